@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * The one entry point: `bot <command> [flags]`. Each command lives in src/cli/<command>.ts and exports
+ * `run(argv): Promise<number>` (the exit code); it is loaded only when asked for, so a quick command does
+ * not pay for the daemon's start-up.
+ */
+import { BotError } from './errors.js';
+
+interface Command {
+  summary: string;
+  load: () => Promise<{ run(argv: string[]): Promise<number> }>;
+}
+
+const commands: Record<string, Command> = {
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length), 8);
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `usage: bot <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nRun 'bot <command> --help' for a command's flags.`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    console.error(`bot: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const module = await command.load();
+  return module.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    // Last resort only: commands report their own errors. Still never a stack for a known error.
+    if (err instanceof BotError) console.error(`bot: ${err.code}: ${err.message}`);
+    else console.error('bot: unexpected error:', err);
+    process.exitCode = 1;
+  },
+);

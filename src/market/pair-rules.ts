@@ -1,0 +1,116 @@
+import type { PairConfig } from '../exchange/schemas.js';
+import { D, dec, type Dec, type DecimalLike, fromWire } from './decimal.js';
+
+export type Side = 'BUY' | 'SELL';
+
+/** The trading rules of one pair, in exact decimals, read once from the exchange's pair configuration. */
+export interface PairRules {
+  symbol: string;
+  baseAsset: string;
+  quoteAsset: string;
+  baseAssetId: number | undefined;
+  quoteAssetId: number | undefined;
+  status: string;
+  /** Price step; derived from quotePrecision when the exchange publishes none (or 0). */
+  tickSize: Dec;
+  minPrice: Dec;
+  /** Upper price bound; undefined when the exchange publishes none (or 0). */
+  maxPrice: Dec | undefined;
+  /** Quantity step: LOT_SIZE stepSize when published, else 10^-baseAssetPrecision. */
+  stepSize: Dec;
+  minQty: Dec;
+  maxQty: Dec | undefined;
+  /** Minimum order value in the quote asset (MIN_NOTIONAL / NOTIONAL filter), zero when absent. */
+  minNotional: Dec;
+  baseAssetPrecision: number;
+  quotePrecision: number;
+  orderTypes: ReadonlySet<string>;
+  ocoAllowed: boolean;
+}
+
+function filter(config: PairConfig, type: string): Record<string, unknown> | undefined {
+  return config.filters.find((f) => f.filterType === type);
+}
+
+function optDec(v: unknown): Dec | undefined {
+  if (typeof v === 'number' || (typeof v === 'string' && v.trim() !== '')) {
+    const d = fromWire(v);
+    return d.isZero() ? undefined : d;
+  }
+  return undefined;
+}
+
+export function pairRulesFrom(config: PairConfig): PairRules {
+  const price = filter(config, 'PRICE_FILTER');
+  const lot = filter(config, 'LOT_SIZE');
+  const notional = filter(config, 'MIN_NOTIONAL') ?? filter(config, 'NOTIONAL');
+  const quoteStep = new D(1).div(new D(10).pow(config.quotePrecision));
+  const baseStep = new D(1).div(new D(10).pow(config.baseAssetPrecision));
+  return {
+    symbol: config.symbol,
+    baseAsset: config.baseAsset,
+    quoteAsset: config.quoteAsset,
+    baseAssetId: config.baseAssetId ?? undefined,
+    quoteAssetId: config.quoteAssetId ?? undefined,
+    status: config.status,
+    tickSize: optDec(price?.tickSize) ?? quoteStep,
+    minPrice: optDec(price?.minPrice) ?? new D(0),
+    maxPrice: optDec(price?.maxPrice),
+    stepSize: optDec(lot?.stepSize) ?? baseStep,
+    minQty: optDec(lot?.minQty) ?? new D(0),
+    maxQty: optDec(lot?.maxQty),
+    minNotional: optDec(notional?.minNotional ?? notional?.minNotionalValue) ?? new D(0),
+    baseAssetPrecision: config.baseAssetPrecision,
+    quotePrecision: config.quotePrecision,
+    orderTypes: new Set(config.orderTypes),
+    ocoAllowed: config.ocoAllowed ?? config.orderTypes.includes('OCO'),
+  };
+}
+
+/** Round to a multiple of step, towards zero or away from it. */
+function toStep(value: Dec, step: Dec, up: boolean): Dec {
+  const n = value.div(step);
+  return (up ? n.ceil() : n.floor()).mul(step);
+}
+
+/**
+ * Round a price onto the tick grid, never worse for the side than asked: a BUY rounds down (pays no more),
+ * a SELL rounds up (receives no less).
+ */
+export function roundPrice(rules: PairRules, price: DecimalLike, side: Side): Dec {
+  return toStep(dec(price), rules.tickSize, side === 'SELL');
+}
+
+/** Round a quantity down onto the quantity step: never trade more than asked. */
+export function roundQuantity(rules: PairRules, quantity: DecimalLike): Dec {
+  return toStep(dec(quantity), rules.stepSize, false);
+}
+
+export function isOnTick(rules: PairRules, price: Dec): boolean {
+  return price.mod(rules.tickSize).isZero();
+}
+
+export function isOnStep(rules: PairRules, quantity: Dec): boolean {
+  return quantity.mod(rules.stepSize).isZero();
+}
+
+/** Why a price breaks PRICE_FILTER, or undefined when it is fine. */
+export function priceProblem(rules: PairRules, price: Dec, field = 'price'): string | undefined {
+  if (!price.isFinite() || price.lte(0)) return `${field} ${price.toFixed()} is not positive`;
+  if (!isOnTick(rules, price)) return `${field} ${price.toFixed()} is not a multiple of tickSize ${rules.tickSize.toFixed()}`;
+  if (price.lt(rules.minPrice)) return `${field} ${price.toFixed()} is below minPrice ${rules.minPrice.toFixed()}`;
+  if (rules.maxPrice && price.gt(rules.maxPrice))
+    return `${field} ${price.toFixed()} is above maxPrice ${rules.maxPrice.toFixed()}`;
+  return undefined;
+}
+
+/** Why a quantity breaks the pair's precision or lot bounds, or undefined when it is fine. */
+export function quantityProblem(rules: PairRules, quantity: Dec): string | undefined {
+  if (!quantity.isFinite() || quantity.lte(0)) return `quantity ${quantity.toFixed()} is not positive`;
+  if (!isOnStep(rules, quantity))
+    return `quantity ${quantity.toFixed()} has more precision than step ${rules.stepSize.toFixed()}`;
+  if (quantity.lt(rules.minQty)) return `quantity ${quantity.toFixed()} is below minQty ${rules.minQty.toFixed()}`;
+  if (rules.maxQty && quantity.gt(rules.maxQty))
+    return `quantity ${quantity.toFixed()} is above maxQty ${rules.maxQty.toFixed()}`;
+  return undefined;
+}

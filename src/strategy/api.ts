@@ -1,0 +1,173 @@
+/**
+ * The strategy plugin API: the only module strategies/ may import (with zod). A strategy never sees the
+ * exchange client, the database, the venue or Date.now(): it gets a context, and returns intents through
+ * the context's builders. The engine checks every intent (pair rules, risk, balance) before anything is sent.
+ */
+import type { z } from 'zod';
+import type { Dec, DecimalLike } from '../market/decimal.js';
+import type { PairRules, Side } from '../market/pair-rules.js';
+import type { Ticker } from '../exchange/schemas.js';
+
+export type { Dec, DecimalLike, PairRules, Side, Ticker };
+export { D, dec, plain } from '../market/decimal.js';
+
+/** An order of this instance as the engine knows it (from its journal). */
+export interface OrderView {
+  /** The engine's own id for the order (stable across restarts). */
+  localId: string;
+  /** The exchange's displayingId, once known. */
+  exchangeId: string | undefined;
+  symbol: string;
+  side: Side;
+  type: 'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO';
+  /** PENDING, OPEN, PARTIALLY_FILLED, FILLED, CANCELED, REJECTED, UNKNOWN (outcome not yet reconciled). */
+  status: string;
+  price: Dec | undefined;
+  stopPrice: Dec | undefined;
+  limitPrice: Dec | undefined;
+  quantity: Dec;
+  filledQuantity: Dec;
+  /** The free-form tag the strategy gave the intent (e.g. "grid:3:buy"), to recognise its own orders. */
+  tag: string | undefined;
+  createdAt: number;
+}
+
+export interface FillView {
+  /** The exchange's trade id (or a derived key where the venue gives none). */
+  fillId: string;
+  order: OrderView;
+  side: Side;
+  price: Dec;
+  quantity: Dec;
+  /** Fee paid, in feeAsset. */
+  fee: Dec;
+  feeAsset: string | undefined;
+  time: number;
+}
+
+export interface Position {
+  /** Base asset held by this instance from its own fills (bought minus sold). */
+  quantity: Dec;
+  /** Average entry price of the open quantity (quote per base), zero when flat. */
+  averagePrice: Dec;
+  realisedPnl: Dec;
+}
+
+export interface Balance {
+  asset: string;
+  free: Dec;
+  locked: Dec;
+}
+
+export interface StrategyLogger {
+  debug(msg: string, data?: Record<string, unknown>): void;
+  info(msg: string, data?: Record<string, unknown>): void;
+  warn(msg: string, data?: Record<string, unknown>): void;
+  error(msg: string, data?: Record<string, unknown>): void;
+}
+
+/** Common options of every order intent. */
+export interface IntentOptions {
+  /** A label the strategy can find the order by later (OrderView.tag). */
+  tag?: string;
+}
+
+export interface LimitIntent extends IntentOptions {
+  kind: 'LIMIT';
+  side: Side;
+  price: Dec;
+  quantity: Dec;
+}
+export interface MarketIntent extends IntentOptions {
+  kind: 'MARKET';
+  side: Side;
+  /** Base quantity, or quote amount when quoteAmount is set. */
+  quantity?: Dec;
+  quoteAmount?: Dec;
+}
+export interface StopLimitIntent extends IntentOptions {
+  kind: 'STOP_LIMIT';
+  side: Side;
+  stopPrice: Dec;
+  price: Dec;
+  quantity: Dec;
+}
+/** Two legs that cancel each other: a plain limit at `price`, and a stop at `stopPrice` resting at `limitPrice`. */
+export interface OcoIntent extends IntentOptions {
+  kind: 'OCO';
+  side: Side;
+  price: Dec;
+  stopPrice: Dec;
+  limitPrice: Dec;
+  quantity: Dec;
+}
+export interface CancelIntent {
+  kind: 'CANCEL';
+  localId: string;
+}
+export type OrderIntent = LimitIntent | MarketIntent | StopLimitIntent | OcoIntent;
+export type Intent = OrderIntent | CancelIntent;
+
+/**
+ * Builders for intents. Prices are rounded onto the pair's tick grid never worse for the side (BUY down,
+ * SELL up) and quantities down onto the pair's step; the engine re-checks everything anyway.
+ * Each builder queues its intent for the engine and returns it.
+ */
+export interface IntentBuilders {
+  limit(side: Side, price: DecimalLike, quantity: DecimalLike, options?: IntentOptions): LimitIntent;
+  market(side: Side, amount: { quantity: DecimalLike } | { quoteAmount: DecimalLike }, options?: IntentOptions): MarketIntent;
+  stopLimit(side: Side, stopPrice: DecimalLike, price: DecimalLike, quantity: DecimalLike, options?: IntentOptions): StopLimitIntent;
+  oco(
+    side: Side,
+    legs: { price: DecimalLike; stopPrice: DecimalLike; limitPrice: DecimalLike },
+    quantity: DecimalLike,
+    options?: IntentOptions,
+  ): OcoIntent;
+  cancel(order: OrderView | string): CancelIntent;
+}
+
+/** What every hook receives. Read-only views, recomputed by the engine for each call. */
+export interface StrategyContext<P = unknown, S extends object = Record<string, unknown>> extends IntentBuilders {
+  /** Instance name from the strategy file. */
+  readonly instance: string;
+  readonly symbol: string;
+  readonly params: P;
+  readonly rules: PairRules;
+  /** The latest ticker for the symbol (undefined only before the first one arrives, e.g. in onStart). */
+  readonly ticker: Ticker | undefined;
+  /** Last price, exact. */
+  readonly price: Dec | undefined;
+  /** This instance's orders that are not final (PENDING, OPEN, PARTIALLY_FILLED, UNKNOWN). */
+  readonly openOrders: readonly OrderView[];
+  readonly position: Position;
+  /** Account balances by asset code (base and quote of the pair at least). */
+  readonly balances: ReadonlyMap<string, Balance>;
+  /** Whether the venue supports cancel (exchange-notes.md: optional capability). */
+  readonly canCancel: boolean;
+  /** Persisted per-instance state: mutate it freely; the engine saves it after each hook. JSON values only. */
+  readonly state: S;
+  readonly log: StrategyLogger;
+  /** Epoch ms from the engine's clock (virtual in backtests). */
+  now(): number;
+}
+
+export interface StrategyDefinition<Schema extends z.ZodType = z.ZodType, S extends object = Record<string, unknown>> {
+  name: string;
+  description?: string;
+  params: Schema;
+  /** Order types this strategy may send; checked against the pair at start. */
+  orderTypes?: ReadonlyArray<'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO'>;
+  /** Set when the strategy cannot work without cancel; the engine refuses to start it on a venue without. */
+  requiresCancel?: boolean;
+  onStart?(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
+  onTick(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
+  onFill?(ctx: StrategyContext<z.infer<Schema>, S>, fill: FillView): void | Promise<void>;
+  onStop?(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
+}
+
+/** Declare a strategy: the default export of a module in strategies/. */
+export function defineStrategy<Schema extends z.ZodType, S extends object = Record<string, unknown>>(
+  definition: StrategyDefinition<Schema, S>,
+): StrategyDefinition<Schema, S> {
+  return definition;
+}
