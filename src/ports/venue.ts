@@ -47,6 +47,12 @@ export interface BalanceQuery {
 }
 
 export interface Venue {
+  /**
+   * Optional change counter: bumped whenever any order or trade changes on the venue (place, fill, trigger,
+   * cancel). An in-process venue offers it so a backtest can skip order polls that would find nothing new;
+   * the results are the same as polling every time.
+   */
+  readonly revision?: number;
   marketWatch(symbol?: string): Promise<Ticker[]>;
   pairConfig(symbol?: string): Promise<PairConfig[]>;
   balance(query?: BalanceQuery): Promise<Balances>;
