@@ -1,0 +1,51 @@
+/**
+ * A strategy file in config/ is one bot instance: which strategy, on which symbol, how often, with which
+ * parameters and risk limits. Unknown keys are errors (a typo must never fall back to a default silently).
+ */
+import { z } from 'zod';
+import { D, type Dec } from '../market/decimal.js';
+
+/** A positive decimal given as a JSON number or as text ("0.05"), read exactly. */
+export const positiveDecimal = z
+  .union([z.number(), z.string()])
+  .transform((v, ctx): Dec => {
+    const text = typeof v === 'number' ? v.toPrecision(15) : v.trim();
+    let d: Dec;
+    try {
+      d = new D(text);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    if (!d.isFinite() || d.lte(0)) {
+      ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
+      return z.NEVER;
+    }
+    return d;
+  });
+
+export const RiskLimitsSchema = z.strictObject({
+  /** Largest value of one order in the quote asset (price × quantity). */
+  maxOrderNotional: positiveDecimal.optional(),
+  /** Most orders of this instance open at once. */
+  maxOpenOrders: z.number().int().positive().optional(),
+  /** Largest base-asset position this instance may hold. */
+  maxPosition: positiveDecimal.optional(),
+  /** Realised loss in the quote asset after which new entries stop until the next UTC day. */
+  dailyLossLimit: positiveDecimal.optional(),
+});
+export type RiskLimits = z.infer<typeof RiskLimitsSchema>;
+
+export const StrategyFileSchema = z.strictObject({
+  /** Instance name: unique across config/, used in logs, the journal and status. */
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64)'),
+  /** Module name in strategies/ (file name without extension). */
+  strategy: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a module name in strategies/, e.g. "grid"'),
+  symbol: z.string().regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"'),
+  /** node-cron expression (seconds allowed) for how often this instance observes the market live/paper. */
+  schedule: z.string().min(1).default('*/5 * * * * *'),
+  enabled: z.boolean().default(true),
+  params: z.record(z.string(), z.unknown()).default({}),
+  risk: RiskLimitsSchema.default({}),
+});
+export type StrategyFile = z.infer<typeof StrategyFileSchema>;
