@@ -12,6 +12,7 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./cli/exchange.js') },
 };
 
 function usage(): string {

@@ -1,0 +1,163 @@
+/**
+ * The exchange client's errors. Each has a stable code and carries where it happened (`METHOD /path`) and
+ * what the exchange said (HTTP status, exchange code, requestId, message) so a user can act on it or quote it
+ * to support. Messages never contain the secret, a signature or a signed query: the endpoint path is enough.
+ */
+import { BotError, ConfigError } from '../errors.js';
+import type { OrderRequest } from '../ports/venue.js';
+
+export interface ExchangeErrorDetails {
+  /** `METHOD /path`, without the query. */
+  endpoint: string;
+  status?: number;
+  exchangeCode?: number | string;
+  requestId?: string;
+  exchangeMessage?: string;
+  cause?: unknown;
+}
+
+function detailText(d: ExchangeErrorDetails): string {
+  const parts: string[] = [];
+  if (d.status !== undefined) parts.push(`HTTP ${d.status}`);
+  if (d.exchangeCode !== undefined) parts.push(`exchange code ${d.exchangeCode}`);
+  if (d.requestId !== undefined) parts.push(`requestId ${d.requestId}`);
+  return parts.length === 0 ? '' : ` [${parts.join(', ')}]`;
+}
+
+/** Base of every error that comes out of a request to the exchange. */
+export class ExchangeClientError extends BotError {
+  readonly endpoint: string;
+  readonly status: number | undefined;
+  readonly exchangeCode: number | string | undefined;
+  readonly requestId: string | undefined;
+  readonly exchangeMessage: string | undefined;
+
+  constructor(code: string, what: string, d: ExchangeErrorDetails) {
+    const said = d.exchangeMessage ? `: ${d.exchangeMessage}` : '';
+    super(code, `${d.endpoint}: ${what}${said}${detailText(d)}`, {
+      cause: d.cause,
+      context: { endpoint: d.endpoint, status: d.status, exchangeCode: d.exchangeCode, requestId: d.requestId },
+    });
+    this.endpoint = d.endpoint;
+    this.status = d.status;
+    this.exchangeCode = d.exchangeCode;
+    this.requestId = d.requestId;
+    this.exchangeMessage = d.exchangeMessage;
+  }
+}
+
+/**
+ * The connection failed. `sent: false` means the request certainly never left (connection refused, DNS
+ * failure, connect timeout): an order was not placed. `sent: true` means it may have (reset after sending).
+ */
+export class NetworkError extends ExchangeClientError {
+  readonly sent: boolean;
+  constructor(d: ExchangeErrorDetails & { sent: boolean; reason: string }) {
+    super('E_NETWORK', `network error (${d.reason}; request ${d.sent ? 'may have been sent' : 'was not sent'})`, d);
+    this.sent = d.sent;
+  }
+}
+
+export class TimeoutError extends ExchangeClientError {
+  readonly timeoutMs: number;
+  constructor(d: ExchangeErrorDetails & { timeoutMs: number }) {
+    super('E_TIMEOUT', `no answer within ${d.timeoutMs} ms`, d);
+    this.timeoutMs = d.timeoutMs;
+  }
+}
+
+/** An HTTP status the client cannot read as an exchange answer: a non-JSON body, an unknown shape, any 5xx. */
+export class HttpStatusError extends ExchangeClientError {
+  declare readonly status: number;
+  constructor(d: ExchangeErrorDetails & { status: number; reason: string }) {
+    super('E_HTTP', d.reason, d);
+  }
+}
+
+/** The exchange answered and refused: `status` other than ok, or the public `{statusCode, message}` shape. */
+export class ExchangeRejectedError extends ExchangeClientError {
+  constructor(d: ExchangeErrorDetails) {
+    super('E_EXCHANGE', 'exchange refused the request', d);
+  }
+}
+
+/** HTTP 401. Never retried: it does not heal by itself. */
+export class AuthError extends ExchangeClientError {
+  constructor(d: ExchangeErrorDetails) {
+    super(
+      'E_AUTH',
+      'authentication failed (check EXCHANGE_API_KEY, EXCHANGE_API_SECRET and that this machine’s clock is right)',
+      d,
+    );
+  }
+}
+
+/** HTTP 429. `retryAfterMs` is the exchange's Retry-After, when it sent one. */
+export class RateLimitError extends ExchangeClientError {
+  readonly retryAfterMs: number | undefined;
+  constructor(d: ExchangeErrorDetails & { retryAfterMs: number | undefined }) {
+    const after = d.retryAfterMs === undefined ? '' : ` (retry after ${d.retryAfterMs} ms)`;
+    super('E_RATE_LIMIT', `rate limited${after}`, d);
+    this.retryAfterMs = d.retryAfterMs;
+  }
+}
+
+/** A successful answer whose data is not what the bot relies on; `path` is the JSON path that failed. */
+export class ResponseShapeError extends ExchangeClientError {
+  readonly path: string;
+  constructor(d: ExchangeErrorDetails & { path: string; problem: string }) {
+    super('E_RESPONSE_SHAPE', `response ${d.path}: ${d.problem}`, d);
+    this.path = d.path;
+  }
+}
+
+/** What was asked when the outcome became unknown, unsigned, so the order manager can reconcile it. */
+export type UnknownOutcomeRequest =
+  { kind: 'create'; order: OrderRequest } | { kind: 'cancel'; symbol: string; displayingId: string };
+
+/**
+ * An order create or cancel may have reached the exchange but no usable answer came back (timeout, reset
+ * after sending, 5xx, unreadable success). Never retried: resolve it from open orders and history.
+ */
+export class OutcomeUnknownError extends ExchangeClientError {
+  readonly request: UnknownOutcomeRequest;
+  /** The request's timestamp (epoch ms): where to start looking in the history. */
+  readonly sentAt: number;
+  constructor(cause: ExchangeClientError, request: UnknownOutcomeRequest, sentAt: number) {
+    const reason = cause.message.startsWith(`${cause.endpoint}: `)
+      ? cause.message.slice(cause.endpoint.length + 2)
+      : cause.message;
+    super('E_OUTCOME_UNKNOWN', `outcome unknown, reconcile before retrying (${cause.code}: ${reason})`, {
+      endpoint: cause.endpoint,
+      cause,
+    });
+    this.request = request;
+    this.sentAt = sentAt;
+  }
+}
+
+/** A request the client refused to send: a value that is not what the exchange expects. Raised before any I/O. */
+export class RequestParamError extends BotError {
+  constructor(endpoint: string, field: string, problem: string) {
+    super('E_INVALID_REQUEST', `${endpoint}: ${field} ${problem}`, { context: { endpoint, field } });
+  }
+}
+
+/** A private endpoint was called without an API key and secret. Raised before any I/O. */
+export class MissingCredentialsError extends BotError {
+  constructor(endpoint: string) {
+    super(
+      'E_CREDENTIALS',
+      `${endpoint} is private: it needs an API key and secret (set EXCHANGE_API_KEY and EXCHANGE_API_SECRET)`,
+      { context: { endpoint } },
+    );
+  }
+}
+
+/** One line for a user: code and message (endpoint, HTTP status, exchange code and requestId are in it). */
+export function describeError(err: unknown): string {
+  if (err instanceof ConfigError) return `${err.code}: ${err.problems.join('; ')}`;
+  if (err instanceof BotError) return `${err.code}: ${err.message}`.replace(/\s*\n\s*/g, '; ');
+  const message = err instanceof Error ? err.message : String(err);
+  return `E_UNEXPECTED: ${message}`.replace(/\s*\n\s*/g, '; ');
+}
