@@ -1,0 +1,98 @@
+/**
+ * `bot record --symbols A,B [--every 5s] [--out DIR]`: polls the exchange's market watch and appends every new
+ * ticker to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz until SIGINT/SIGTERM, which flush and close the files.
+ */
+import { clientOptionsFromEnv, loadEnv, parseEnv } from '../config/env.js';
+import { BotError } from '../errors.js';
+import { ExchangeClient } from '../exchange/client.js';
+import { describeError } from '../exchange/errors.js';
+import { createLogger } from '../ops/logger.js';
+import { Recorder, marketWatchFetcher, runEvery } from '../record/recorder.js';
+import { parseFlags } from './flags.js';
+
+const HELP = `usage: bot record --symbols SYMBOL[,SYMBOL…] [--every 5s] [--out DIR] [--base-url URL]
+
+Polls the market watch every interval (500ms, 5s, 1m, …; aligned to the clock) and appends each new 24-hour
+ticker, every key kept, to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz (UTC day of the ticker; default DIR data/recordings).
+A failed poll is logged and retried at the next tick. Stop with Ctrl-C (SIGINT) or SIGTERM.
+Reads EXCHANGE_BASE_URL (or --base-url) and the other EXCHANGE_* settings from the environment or .env.`;
+
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** `5s`, `500ms`, `1m`, `1h`, or a bare number of seconds. */
+export function parseInterval(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const ms = match ? Number(match[1]) * UNITS[match[2] ?? 's']! : NaN;
+  if (!(ms >= 100) || !Number.isFinite(ms)) {
+    throw new BotError('E_USAGE', `--every must be an interval of 100ms or more like 5s, 500ms or 1m, got '${text}'`);
+  }
+  return Math.round(ms);
+}
+
+function parseSymbols(text: string | undefined): string[] {
+  const symbols = (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const bad = symbols.find((s) => !/^[A-Z0-9]{2,20}$/.test(s));
+  if (symbols.length === 0 || bad !== undefined) {
+    throw new BotError(
+      'E_USAGE',
+      `--symbols must list exchange symbols like BTCUSDT,ETHUSDT${bad === undefined ? '' : `, got '${bad}'`}`,
+    );
+  }
+  return [...new Set(symbols)];
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    const { values } = parseFlags('record', argv, {
+      symbols: { type: 'string' },
+      every: { type: 'string', default: '5s' },
+      out: { type: 'string', default: 'data/recordings' },
+      'base-url': { type: 'string' },
+    });
+    if (values.help) {
+      console.log(HELP);
+      return 0;
+    }
+    const symbols = parseSymbols(values.symbols);
+    const everyMs = parseInterval(values.every);
+    const env = loadEnv();
+    const baseUrl = values['base-url'];
+    const options = clientOptionsFromEnv(
+      baseUrl === undefined ? env : parseEnv({ ...process.env, EXCHANGE_BASE_URL: baseUrl }),
+    );
+    const logger = createLogger({ fd: 2 });
+    const client = new ExchangeClient({ ...options, logger });
+    const recorder = new Recorder({
+      symbols,
+      dir: values.out,
+      fetchTickers: marketWatchFetcher(client),
+      logger,
+      origin: new URL(options.baseUrl).origin,
+    });
+    const tty = process.stderr.isTTY === true;
+    const timer = runEvery(everyMs, async () => {
+      await recorder.poll();
+      if (!tty) return;
+      const { written, failedPolls, lastTickerTime } = recorder.status;
+      const last = lastTickerTime === undefined ? 'none yet' : new Date(lastTickerTime).toISOString();
+      process.stderr.write(`\r\x1b[Krecord: ${written} tickers written, last ${last}, failed polls ${failedPolls}`);
+    });
+    logger.info({ symbols, everyMs, out: values.out }, 'recorder started');
+    const signal = await new Promise<string>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    if (tty) process.stderr.write('\n');
+    await timer.stop();
+    await recorder.close();
+    await client.close();
+    logger.info({ signal, ...recorder.status }, 'recorder stopped; files flushed and closed');
+    return 0;
+  } catch (err) {
+    console.error(`record: ${describeError(err)}`);
+    return err instanceof BotError && err.code === 'E_USAGE' ? 2 : 1;
+  }
+}

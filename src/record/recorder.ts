@@ -1,0 +1,233 @@
+/**
+ * Market-watch recorder: polls the 24-hour tickers of some symbols and appends each new entry, every key as
+ * it came, to `DIR/SYMBOL/YYYY-MM-DD.jsonl.gz` (the UTC day of the ticker's own time `t`).
+ */
+import type { Ticker } from '../exchange/schemas.js';
+import { silentLogger, type Logger } from '../ops/logger.js';
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { Venue } from '../ports/venue.js';
+import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, utcDay } from './recording-format.js';
+import { RecordingWriter } from './recording-writer.js';
+
+export type FetchTickers = (symbols: readonly string[]) => Promise<Ticker[]>;
+
+export interface RecorderOptions {
+  symbols: readonly string[];
+  dir: string;
+  fetchTickers: FetchTickers;
+  logger?: Logger;
+  clock?: Clock;
+  /** Where the tickers come from (e.g. the exchange's origin), written into each new file's header. */
+  origin?: string;
+  /** See RecordingWriter (default 60 s). */
+  fsyncIntervalMs?: number;
+}
+
+export interface RecorderStatus {
+  written: number;
+  /** Tickers not written because their time was not after the last one written for the symbol. */
+  unchanged: number;
+  failedPolls: number;
+  /** Time (t) of the last ticker written. */
+  lastTickerTime?: number;
+}
+
+interface Slot {
+  day: string;
+  writer: RecordingWriter;
+}
+
+function timeOfLine(line: string | undefined): number | undefined {
+  if (line === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    const t = typeof value === 'object' && value !== null ? (value as { t?: unknown }).t : undefined;
+    return typeof t === 'number' ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class Recorder {
+  readonly status: RecorderStatus = { written: 0, unchanged: 0, failedPolls: 0 };
+  private readonly slots = new Map<string, Slot>();
+  /** Time of the last ticker written per symbol: the exchange's ticker may not change between polls. */
+  private readonly lastTime = new Map<string, number>();
+  private readonly wanted: ReadonlySet<string>;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+
+  constructor(private readonly options: RecorderOptions) {
+    this.wanted = new Set(options.symbols);
+    this.logger = options.logger ?? silentLogger;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  /** One poll: fetch, write what is new. Never throws: a failure is logged and the next poll tries again. */
+  async poll(): Promise<number> {
+    let tickers: Ticker[];
+    try {
+      tickers = await this.options.fetchTickers(this.options.symbols);
+    } catch (err) {
+      this.status.failedPolls++;
+      this.logger.warn({ err }, 'recorder: market watch poll failed; retrying at the next tick');
+      return 0;
+    }
+    const bySymbol = new Map<string, Ticker[]>();
+    for (const ticker of tickers) {
+      if (!this.wanted.has(ticker.s)) continue;
+      const list = bySymbol.get(ticker.s);
+      if (list) list.push(ticker);
+      else bySymbol.set(ticker.s, [ticker]);
+    }
+    let written = 0;
+    for (const [symbol, list] of bySymbol) {
+      try {
+        written += await this.write(symbol, list);
+      } catch (err) {
+        this.logger.error({ err, symbol }, 'recorder: write failed; the file is reopened at the next tick');
+        await this.drop(symbol);
+      }
+    }
+    await this.closeStaleDays();
+    return written;
+  }
+
+  /** Flushes and closes every open file. */
+  async close(): Promise<void> {
+    for (const symbol of [...this.slots.keys()]) await this.drop(symbol);
+  }
+
+  private async write(symbol: string, tickers: readonly Ticker[]): Promise<number> {
+    let pending: string[] = [];
+    let slot = this.slots.get(symbol);
+    let written = 0;
+    for (const ticker of tickers) {
+      if (ticker.t <= (this.lastTime.get(symbol) ?? -Infinity)) {
+        this.status.unchanged++;
+        continue;
+      }
+      const day = utcDay(ticker.t);
+      if (slot?.day !== day) {
+        if (slot) {
+          await slot.writer.writeLines(pending);
+          pending = [];
+          await this.drop(symbol, false);
+        }
+        slot = await this.open(symbol, ticker.t, day);
+        if (ticker.t <= (this.lastTime.get(symbol) ?? -Infinity)) {
+          this.status.unchanged++;
+          continue;
+        }
+      }
+      pending.push(JSON.stringify(ticker));
+      this.lastTime.set(symbol, ticker.t);
+      written++;
+    }
+    if (slot) await slot.writer.writeLines(pending);
+    this.status.written += written;
+    const last = this.lastTime.get(symbol);
+    if (written > 0 && last !== undefined && last > (this.status.lastTickerTime ?? -Infinity)) {
+      this.status.lastTickerTime = last;
+    }
+    return written;
+  }
+
+  private async open(symbol: string, t: number, day: string): Promise<Slot> {
+    const writer = await RecordingWriter.open(dayFilePath(this.options.dir, symbol, t), {
+      header: {
+        format: RECORDING_FORMAT,
+        version: RECORDING_VERSION,
+        symbol,
+        source: 'market-watch',
+        ...(this.options.origin === undefined ? {} : { provenance: `market watch of ${this.options.origin}` }),
+      },
+      fsyncIntervalMs: this.options.fsyncIntervalMs,
+      now: () => this.clock.now(),
+      warn: (message) => this.logger.warn(message),
+    });
+    // After a restart the file's last entry is the one to compare the first poll with.
+    const fileTime = timeOfLine(writer.lastLine);
+    if (fileTime !== undefined && fileTime > (this.lastTime.get(symbol) ?? -Infinity)) {
+      this.lastTime.set(symbol, fileTime);
+    }
+    const slot = { day, writer };
+    this.slots.set(symbol, slot);
+    return slot;
+  }
+
+  /** Closes a symbol's file; after a failure also forgets its last time, to be read back from the file. */
+  private async drop(symbol: string, failed = true): Promise<void> {
+    const slot = this.slots.get(symbol);
+    this.slots.delete(symbol);
+    if (failed) this.lastTime.delete(symbol);
+    if (!slot) return;
+    try {
+      await slot.writer.close();
+    } catch (err) {
+      this.logger.error({ err, file: slot.writer.file }, 'recorder: closing a recording failed');
+    }
+  }
+
+  /** Past UTC midnight a symbol whose ticker has not moved still gets its day file closed (and fsynced). */
+  private async closeStaleDays(): Promise<void> {
+    const today = utcDay(this.clock.now());
+    for (const [symbol, slot] of [...this.slots]) if (slot.day < today) await this.drop(symbol, false);
+  }
+}
+
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/**
+ * Runs `task` at every multiple of everyMs on the clock, one run at a time; slots missed while a run was slow
+ * are skipped, not queued. A self-rescheduling timer rather than node-cron: any interval works (a second-level
+ * cron only expresses divisors of a minute), a run can never overlap the previous one, and tests drive it with
+ * an injected clock and timers.
+ */
+export function runEvery(
+  everyMs: number,
+  task: () => Promise<void>,
+  options: { clock?: Clock; timers?: Timers; onError?: (err: unknown) => void } = {},
+): { stop(): Promise<void> } {
+  const clock = options.clock ?? systemClock;
+  const timers = options.timers ?? realTimers;
+  let handle: unknown;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const schedule = (): void => {
+    const now = clock.now();
+    handle = timers.setTimeout(fire, (Math.floor(now / everyMs) + 1) * everyMs - now);
+  };
+  const fire = (): void => {
+    running = task()
+      .catch((err: unknown) => options.onError?.(err))
+      .finally(() => {
+        running = undefined;
+        if (!stopped) schedule();
+      });
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      timers.clearTimeout(handle);
+      await running;
+    },
+  };
+}
+
+/**
+ * fetchTickers over a venue's market watch: one symbol is asked for by name, several in one call for all pairs
+ * (the recorder keeps only the symbols it records).
+ */
+export function marketWatchFetcher(venue: Pick<Venue, 'marketWatch'>): FetchTickers {
+  return (symbols) => (symbols.length === 1 ? venue.marketWatch(symbols[0]) : venue.marketWatch());
+}

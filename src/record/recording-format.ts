@@ -1,0 +1,58 @@
+/**
+ * The recording format (described for users in data/README.md): gzip-compressed JSON lines, one 24-hour
+ * ticker entry per line with every key kept as it came, preceded by one header line that says what the
+ * file is and where its data came from. A file may hold several concatenated gzip members (one per writer
+ * session); readers treat them as one stream.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { BotError } from '../errors.js';
+
+export const RECORDING_FORMAT = 'spot-bot-recording';
+export const RECORDING_VERSION = 1;
+export const RECORDING_EXTENSION = '.jsonl.gz';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * First line of a recording. Optional for readers (a headerless file of tickers is still a recording), always
+ * written by the writers so that a file found on disk says which symbol it holds and how it was made.
+ */
+export const RecordingHeaderSchema = z.looseObject({
+  format: z.literal(RECORDING_FORMAT),
+  version: z.number().int().positive(),
+  symbol: z.string(),
+  /** `market-watch` (the recorder) or `candles` (the candle importer). */
+  source: z.string(),
+  /** Free text: where the data came from and how it was transformed. */
+  provenance: z.string().optional(),
+});
+export type RecordingHeader = z.infer<typeof RecordingHeaderSchema>;
+
+/** A recording that cannot be read or written: names the file and, where it applies, the line. */
+export class RecordingError extends BotError {
+  constructor(message: string, context: { file: string; line?: number }, cause?: unknown) {
+    const where = context.line === undefined ? context.file : `${context.file}:${context.line}`;
+    super('E_RECORDING', `${where}: ${message}`, { context, cause });
+  }
+}
+
+/** UTC day of an epoch-ms time as YYYY-MM-DD. */
+export function utcDay(t: number): string {
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+/** The recorder's layout: one folder per symbol, one file per UTC day. */
+export function dayFilePath(dir: string, symbol: string, t: number): string {
+  return path.join(dir, symbol, `${utcDay(t)}${RECORDING_EXTENSION}`);
+}
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl\.gz$/;
+
+/** [start, end) epoch ms of a recorder day file, from its name; undefined for any other name. */
+export function dayFileSpan(file: string): [number, number] | undefined {
+  const match = DAY_FILE.exec(path.basename(file));
+  if (!match) return undefined;
+  const start = Date.parse(`${match[1]}T00:00:00Z`);
+  return Number.isNaN(start) ? undefined : [start, start + DAY_MS];
+}

@@ -1,0 +1,268 @@
+/**
+ * Streaming reader of recordings. A recording may end in a torn gzip member and a torn last line (the
+ * writer crashed mid-write): everything complete is returned and the torn line is skipped with one warning.
+ * Anything malformed before the end is an error naming the file and the line.
+ */
+import { createReadStream } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { constants, createGunzip } from 'node:zlib';
+import { TickerSchema, type Ticker } from '../exchange/schemas.js';
+import {
+  RECORDING_EXTENSION,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  RecordingError,
+  RecordingHeaderSchema,
+  dayFileSpan,
+  type RecordingHeader,
+} from './recording-format.js';
+
+export type Warn = (message: string) => void;
+
+export interface ReadOptions {
+  /** Receives the warnings (torn last line, out-of-order tickers skipped). Default: process.emitWarning. */
+  warn?: Warn;
+  /** Earliest ticker time returned, epoch ms, inclusive. */
+  from?: number;
+  /** Ticker time at which reading stops, epoch ms, exclusive. Files are in time order, so the rest is not read. */
+  to?: number;
+  /** Receives the file's header line, when it has one. */
+  onHeader?: (header: RecordingHeader) => void;
+}
+
+const defaultWarn: Warn = (message) => process.emitWarning(message, 'RecordingWarning');
+
+export interface LineBatch {
+  lines: string[];
+  /** Line number (1-based) of lines[0]. */
+  firstLine: number;
+  /** Set on the last batch when the data ends without a newline: the torn (or unterminated) last line. */
+  tail?: string;
+}
+
+/**
+ * Decompressed lines of a file, a batch per decompressed chunk (not a promise per line). `strict` makes a
+ * truncated gzip member an error (the writer uses it to decide whether a file needs repair); otherwise the
+ * data up to the truncation is returned.
+ */
+export async function* readLineBatches(file: string, strict = false): AsyncGenerator<LineBatch> {
+  const source = createReadStream(file, { highWaterMark: 1 << 20 });
+  const gunzip = createGunzip({ chunkSize: 1 << 17, ...(strict ? {} : { finishFlush: constants.Z_SYNC_FLUSH }) });
+  source.on('error', (err) => gunzip.destroy(err));
+  source.pipe(gunzip);
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let lineNo = 0;
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      const text = rest + decoder.write(chunk);
+      const lines: string[] = [];
+      const firstLine = lineNo + 1;
+      let start = 0;
+      let nl = text.indexOf('\n', start);
+      while (nl !== -1) {
+        lines.push(text.slice(start, nl));
+        start = nl + 1;
+        nl = text.indexOf('\n', start);
+      }
+      lineNo += lines.length;
+      rest = start === 0 ? text : text.slice(start);
+      if (lines.length > 0) yield { lines, firstLine };
+    }
+  } catch (err) {
+    if (strict) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new RecordingError(`corrupt gzip data after line ${lineNo} (${message})`, { file }, err);
+  } finally {
+    source.destroy();
+    gunzip.destroy();
+  }
+  rest += decoder.end();
+  if (rest.length > 0) yield { lines: [], firstLine: lineNo + 1, tail: rest };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The bot relies on s, p and t: checked with plain typeofs, zod only for the rare entry that fails them. */
+function toTicker(value: unknown, file: string, line: number): Ticker {
+  if (isObject(value) && typeof value.s === 'string' && typeof value.p === 'number' && Number.isInteger(value.t)) {
+    return value as Ticker;
+  }
+  const parsed = TickerSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+  throw new RecordingError(`not a ticker entry${where}: ${issue?.message ?? 'invalid'}`, { file, line });
+}
+
+function toHeader(value: Record<string, unknown>, file: string): RecordingHeader {
+  const parsed = RecordingHeaderSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new RecordingError(`bad header at ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`, {
+      file,
+      line: 1,
+    });
+  }
+  if (parsed.data.version > RECORDING_VERSION) {
+    throw new RecordingError(
+      `recording format version ${parsed.data.version} is newer than this reader (${RECORDING_VERSION})`,
+      { file, line: 1 },
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * The tickers of one file in batches (one per decompressed chunk): the fast path for replays. A header line is
+ * passed to onHeader, blank lines are skipped, a torn last line is skipped with a warning.
+ */
+export async function* readRecordingBatches(file: string, options: ReadOptions = {}): AsyncGenerator<Ticker[]> {
+  const warn = options.warn ?? defaultWarn;
+  const from = options.from ?? -Infinity;
+  const to = options.to ?? Infinity;
+  for await (const batch of readLineBatches(file)) {
+    const tickers: Ticker[] = [];
+    let lineNo = batch.firstLine;
+    for (const line of batch.lines) {
+      if (line.length > 0) {
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch (err) {
+          throw new RecordingError(`malformed JSON line: ${(err as Error).message}`, { file, line: lineNo }, err);
+        }
+        if (lineNo === 1 && isObject(value) && value.format === RECORDING_FORMAT) {
+          const header = toHeader(value, file);
+          options.onHeader?.(header);
+        } else {
+          const ticker = toTicker(value, file, lineNo);
+          if (ticker.t >= to) {
+            if (tickers.length > 0) yield tickers;
+            return;
+          }
+          if (ticker.t >= from) tickers.push(ticker);
+        }
+      }
+      lineNo++;
+    }
+    if (batch.tail !== undefined) {
+      // The writer ends every line with a newline, so a missing one means a crash mid-write; a tail that still
+      // parses is a complete entry that only lost its newline.
+      let value: unknown;
+      try {
+        value = JSON.parse(batch.tail);
+      } catch {
+        warn(`${file}:${batch.firstLine}: skipped a torn last line (${batch.tail.length} characters, no newline)`);
+      }
+      if (value !== undefined) {
+        const ticker = toTicker(value, file, batch.firstLine);
+        if (ticker.t >= from && ticker.t < to) tickers.push(ticker);
+      }
+    }
+    if (tickers.length > 0) yield tickers;
+  }
+}
+
+/** The tickers of one file, one at a time. */
+export async function* readRecording(file: string, options: ReadOptions = {}): AsyncGenerator<Ticker> {
+  for await (const batch of readRecordingBatches(file, options)) yield* batch;
+}
+
+/** A file's header, or undefined when its first line is a ticker (or it is empty). Reads only the first chunk. */
+export async function readRecordingHeader(file: string): Promise<RecordingHeader | undefined> {
+  for await (const batch of readLineBatches(file)) {
+    const first = batch.lines[0] ?? batch.tail;
+    if (first === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(first);
+    } catch (err) {
+      throw new RecordingError(`malformed JSON line: ${(err as Error).message}`, { file, line: 1 }, err);
+    }
+    return isObject(value) && value.format === RECORDING_FORMAT ? toHeader(value, file) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The recordings of one symbol under dir, in both layouts: the recorder's `SYMBOL/YYYY-MM-DD.jsonl.gz` and the
+ * importer's `SYMBOL-*.jsonl.gz`. Sorted by name; readSymbolRecordings orders them by time.
+ */
+export async function listRecordingFiles(dir: string, symbol: string): Promise<string[]> {
+  const files: string[] = [];
+  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new RecordingError(`cannot list recordings: ${err.code ?? err.message}`, { file: dir }, err);
+  });
+  for (const entry of entries) {
+    if (entry.isFile() && entry.name.startsWith(`${symbol}-`) && entry.name.endsWith(RECORDING_EXTENSION)) {
+      files.push(path.join(dir, entry.name));
+    } else if (entry.isDirectory() && entry.name === symbol) {
+      const days = await readdir(path.join(dir, symbol));
+      for (const day of days) if (day.endsWith(RECORDING_EXTENSION)) files.push(path.join(dir, symbol, day));
+    }
+  }
+  return files.sort();
+}
+
+async function firstTickerTime(file: string): Promise<number | undefined> {
+  for await (const batch of readRecordingBatches(file, { warn: () => undefined })) return batch[0]?.t;
+  return undefined;
+}
+
+/**
+ * Tickers of several files of one symbol in time order: files are ordered by their first ticker (a recorder day
+ * file outside [from, to) is not opened at all), and a ticker not later than the one before it (overlapping
+ * files, duplicates) is skipped with one warning per file.
+ */
+export async function* readRecordings(files: readonly string[], options: ReadOptions = {}): AsyncGenerator<Ticker[]> {
+  const warn = options.warn ?? defaultWarn;
+  const from = options.from ?? -Infinity;
+  const to = options.to ?? Infinity;
+  const starts: { file: string; start: number }[] = [];
+  for (const file of files) {
+    const span = dayFileSpan(file);
+    if (span && (span[1] <= from || span[0] >= to)) continue;
+    const start = await firstTickerTime(file);
+    if (start !== undefined && start < to) starts.push({ file, start });
+  }
+  starts.sort((a, b) => a.start - b.start || (a.file < b.file ? -1 : 1));
+  let last = -Infinity;
+  for (const { file } of starts) {
+    let skipped = 0;
+    for await (const batch of readRecordingBatches(file, { ...options, warn })) {
+      if (batch.length > 0 && batch[0]!.t > last && isIncreasing(batch)) {
+        last = batch[batch.length - 1]!.t;
+        yield batch;
+        continue;
+      }
+      const kept: Ticker[] = [];
+      for (const ticker of batch) {
+        if (ticker.t > last) {
+          kept.push(ticker);
+          last = ticker.t;
+        } else skipped++;
+      }
+      if (kept.length > 0) yield kept;
+    }
+    if (skipped > 0) warn(`${file}: skipped ${skipped} tickers not later than the ticker before them`);
+  }
+}
+
+function isIncreasing(batch: readonly Ticker[]): boolean {
+  for (let i = 1; i < batch.length; i++) if (batch[i]!.t <= batch[i - 1]!.t) return false;
+  return true;
+}
+
+/** Every recording of one symbol under dir, in time order, within the optional [from, to) bounds. */
+export async function* readSymbolRecordings(
+  dir: string,
+  symbol: string,
+  options: ReadOptions = {},
+): AsyncGenerator<Ticker[]> {
+  yield* readRecordings(await listRecordingFiles(dir, symbol), options);
+}

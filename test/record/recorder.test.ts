@@ -1,0 +1,255 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExchangeClient } from '../../src/exchange/client.js';
+import type { Ticker } from '../../src/exchange/schemas.js';
+import { Recorder, marketWatchFetcher, runEvery, type Timers } from '../../src/record/recorder.js';
+import { fullTicker, readAll, tempDir } from './fixtures.js';
+
+/** A market watch on 127.0.0.1 serving whatever `tickers` holds; `failNext` answers errors instead. */
+class MarketWatchServer {
+  tickers: Ticker[] = [];
+  failNext = 0;
+  readonly queries: string[] = [];
+  private readonly waiters: { count: number; resolve: () => void }[] = [];
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      this.queries.push(url.search);
+      for (const w of this.waiters.filter((w) => this.queries.length >= w.count)) w.resolve();
+      if (url.pathname !== '/api/v3/spot/market_watch') {
+        res.writeHead(404).end();
+      } else if (this.failNext > 0) {
+        this.failNext--;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ statusCode: 400, message: 'market watch is resting', error: 'Bad Request' }));
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'ok', data: this.tickers }));
+      }
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Resolves once the server has answered `count` requests in all. */
+  served(count: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.queries.length >= count) resolve();
+      else this.waiters.push({ count, resolve });
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server!.close(() => resolve()));
+  }
+}
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let server: MarketWatchServer;
+let client: ExchangeClient;
+let logs: string[];
+let now: number;
+const clock = { now: () => now };
+
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+  server = new MarketWatchServer();
+  await server.start();
+  client = new ExchangeClient({ baseUrl: server.url, rateLimit: false, retry: { maxAttempts: 1 } });
+  logs = [];
+  now = Date.UTC(2024, 4, 31, 23, 59, 50);
+});
+afterEach(async () => {
+  await client.close();
+  await server.stop();
+  await cleanup();
+});
+
+function recorder(symbols = ['BTCUSDT', 'BTCUSDC']): Recorder {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  return new Recorder({ symbols, dir, fetchTickers: marketWatchFetcher(client), clock, logger: pino(sink) });
+}
+
+const day1 = (name: string) => path.join(dir, name, '2024-05-31.jsonl.gz');
+const day2 = (name: string) => path.join(dir, name, '2024-06-01.jsonl.gz');
+
+describe('recorder', () => {
+  it('appends each symbol’s tickers, every key kept, skipping unchanged ones and unrequested symbols', async () => {
+    const rec = recorder();
+    const a = fullTicker(now - 5000, 67000.5, 'BTCUSDT');
+    const b = fullTicker(now - 4000, 67010, 'BTCUSDC');
+    server.tickers = [a, b, fullTicker(now, 3000, 'ETHUSDT')];
+    expect(await rec.poll()).toBe(2);
+    expect(await rec.poll()).toBe(0); // the exchange's tickers have not moved
+    const a2 = fullTicker(now + 1000, 67001, 'BTCUSDT');
+    server.tickers = [a2, b];
+    expect(await rec.poll()).toBe(1);
+    await rec.close();
+    expect(await readAll(day1('BTCUSDT'))).toEqual([a, a2]);
+    expect(await readAll(day1('BTCUSDC'))).toEqual([b]);
+    expect(rec.status).toMatchObject({ written: 3, unchanged: 3, failedPolls: 0, lastTickerTime: now + 1000 });
+    expect(server.queries.every((q) => q === '')).toBe(true); // several symbols: one call for all pairs
+  });
+
+  it('asks for a single symbol by name', async () => {
+    server.tickers = [fullTicker(now)];
+    await recorder(['BTCUSDT']).poll();
+    expect(server.queries).toEqual(['?symbol=BTCUSDT']);
+  });
+
+  it('rotates to a new file at UTC midnight (by the ticker’s time) and closes the old one', async () => {
+    const rec = recorder(['BTCUSDT']);
+    const before = fullTicker(Date.UTC(2024, 4, 31, 23, 59, 58));
+    const after = fullTicker(Date.UTC(2024, 5, 1, 0, 0, 3));
+    server.tickers = [before];
+    await rec.poll();
+    server.tickers = [after];
+    now += 15_000;
+    await rec.poll();
+    // The old day is complete gzip (member ended) while the recorder still runs.
+    expect(gunzipSync(readFileSync(day1('BTCUSDT'))).toString()).toContain(`"t":${before.t}`);
+    await rec.close();
+    expect(await readAll(day1('BTCUSDT'))).toEqual([before]);
+    expect(await readAll(day2('BTCUSDT'))).toEqual([after]);
+  });
+
+  it('closes a day file past midnight even when no new ticker comes', async () => {
+    const rec = recorder(['BTCUSDT']);
+    server.tickers = [fullTicker(now)];
+    await rec.poll();
+    now += 60_000; // past midnight, same ticker
+    await rec.poll();
+    expect(() => gunzipSync(readFileSync(day1('BTCUSDT')))).not.toThrow();
+    await rec.close();
+  });
+
+  it('logs a failed poll and records again at the next one', async () => {
+    const rec = recorder(['BTCUSDT']);
+    server.failNext = 1;
+    server.tickers = [fullTicker(now)];
+    expect(await rec.poll()).toBe(0);
+    expect(rec.status.failedPolls).toBe(1);
+    expect(logs.join('')).toContain('market watch poll failed');
+    expect(await rec.poll()).toBe(1);
+    await rec.close();
+    expect(await readAll(day1('BTCUSDT'))).toEqual([fullTicker(now)]);
+  });
+
+  it('after a restart does not write again the ticker the file already ends with', async () => {
+    server.tickers = [fullTicker(now)];
+    const first = recorder(['BTCUSDT']);
+    await first.poll();
+    await first.close();
+    const second = recorder(['BTCUSDT']);
+    expect(await second.poll()).toBe(0);
+    server.tickers = [fullTicker(now + 1)];
+    expect(await second.poll()).toBe(1);
+    await second.close();
+    expect((await readAll(day1('BTCUSDT'))).map((t) => t.t)).toEqual([now, now + 1]);
+  });
+
+  it('stops via CLI on SIGTERM with its files flushed and closed', async () => {
+    server.tickers = [fullTicker(Date.now())];
+    const cli = path.resolve('src/cli.ts');
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        cli,
+        'record',
+        '--symbols',
+        'BTCUSDT',
+        '--every',
+        '100ms',
+        '--out',
+        dir,
+        '--base-url',
+        server.url,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await Promise.race([server.served(3), exited]);
+    child.kill('SIGTERM');
+    expect(await exited, stderr).toBe(0);
+    const files = await import('node:fs/promises').then((fs) => fs.readdir(path.join(dir, 'BTCUSDT')));
+    expect(files).toHaveLength(1);
+    const text = gunzipSync(readFileSync(path.join(dir, 'BTCUSDT', files[0]!))).toString(); // strict: member ended
+    expect(text.trim().split('\n')).toHaveLength(2); // header and the one unchanging ticker
+  });
+});
+
+describe('runEvery', () => {
+  /** Timers run by hand: the test fires them; the clock jumps to each timer's due time. */
+  function manualTimers() {
+    const pending: { due: number; callback: () => void; id: number }[] = [];
+    let id = 0;
+    const timers: Timers = {
+      setTimeout: (callback, ms) => {
+        pending.push({ due: now + ms, callback, id: ++id });
+        return id;
+      },
+      clearTimeout: (handle) => {
+        const i = pending.findIndex((p) => p.id === handle);
+        if (i >= 0) pending.splice(i, 1);
+      },
+    };
+    const fireNext = () => {
+      const next = pending.shift()!;
+      now = next.due;
+      next.callback();
+    };
+    return { timers, pending, fireNext };
+  }
+
+  it('runs at multiples of the interval, one run at a time, skipping slots missed by a slow run', async () => {
+    now = 1_000_250;
+    const { timers, pending, fireNext } = manualTimers();
+    const starts: number[] = [];
+    let finish: () => void = () => undefined;
+    const loop = runEvery(
+      1000,
+      () => {
+        starts.push(now);
+        return new Promise<void>((resolve) => (finish = resolve));
+      },
+      { clock, timers },
+    );
+    expect(pending.map((p) => p.due)).toEqual([1_001_000]);
+    fireNext();
+    expect(pending).toHaveLength(0); // nothing scheduled while the run is in progress
+    now += 2_500; // the run takes 2.5 intervals
+    finish();
+    await new Promise((r) => setImmediate(r));
+    expect(pending.map((p) => p.due)).toEqual([1_004_000]);
+    fireNext();
+    const stopping = loop.stop();
+    let stopped = false;
+    void stopping.then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false); // stop waits for the run in progress
+    finish();
+    await stopping;
+    expect(pending).toHaveLength(0);
+    expect(starts).toEqual([1_001_000, 1_004_000]);
+  });
+});
