@@ -14,6 +14,7 @@ interface Command {
 const commands: Record<string, Command> = {
   'import-candles': { summary: 'turn one-minute candle CSVs into a ticker recording', load: () => import('./cli/import-candles.js') },
   record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./cli/record.js') },
+  'check-config': { summary: 'validate strategy files offline (schema, schedule, module, params)', load: () => import('./cli/check-config.js') },
   exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./cli/exchange.js') },
 };
 

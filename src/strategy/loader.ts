@@ -1,0 +1,111 @@
+/**
+ * Finds a strategy module by name in strategies/ and checks that its default export is what
+ * defineStrategy returns, so that a broken plugin is a config error at start, not a crash on the first tick.
+ */
+import { access } from 'node:fs/promises';
+import { isAbsolute, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { BotError } from '../errors.js';
+import type { StrategyDefinition } from './api.js';
+
+/** strategies/ at the project root: two levels up from src/strategy/ and from dist/src/strategy/ alike. */
+export const defaultStrategiesDir: string = fileURLToPath(new URL('../../strategies/', import.meta.url));
+
+/** Under tsx the sources are .ts; a build in dist/ holds only .js, which plain node can load. */
+const EXTENSIONS = import.meta.url.endsWith('.ts') ? ['.ts', '.js'] : ['.js', '.ts'];
+
+const ORDER_TYPES = ['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO'];
+const HOOKS = ['onStart', 'onFill', 'onStop'] as const;
+
+/** A strategy module that cannot be used; `problems` holds one line per thing wrong with it. */
+export class StrategyLoadError extends BotError {
+  readonly problems: readonly string[];
+  constructor(file: string, problems: readonly string[], cause?: unknown) {
+    super('E_STRATEGY_MODULE', problems.map((p) => `${file}: ${p}`).join('\n'), { cause, context: { file } });
+    this.problems = problems.map((p) => `${file}: ${p}`);
+  }
+}
+
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What is wrong with a module's default export, measured against defineStrategy's result; empty when fine. */
+export function strategyShapeProblems(value: unknown): string[] {
+  if (value === undefined) return ['has no default export (expected `export default defineStrategy({...})`)'];
+  if (value === null || typeof value !== 'object') {
+    return [`default export: expected the object defineStrategy returns, found ${typeof value}`];
+  }
+  const def = value as Record<string, unknown>;
+  const problems: string[] = [];
+  if (typeof def.name !== 'string' || def.name === '')
+    problems.push('default export: name: expected a non-empty string');
+  if (!(def.params instanceof z.ZodType)) problems.push('default export: params: expected a zod schema');
+  if (typeof def.onTick !== 'function') problems.push('default export: onTick: expected a function');
+  for (const hook of HOOKS) {
+    if (def[hook] !== undefined && typeof def[hook] !== 'function') {
+      problems.push(`default export: ${hook}: expected a function when present`);
+    }
+  }
+  if (def.description !== undefined && typeof def.description !== 'string') {
+    problems.push('default export: description: expected a string when present');
+  }
+  if (def.requiresCancel !== undefined && typeof def.requiresCancel !== 'boolean') {
+    problems.push('default export: requiresCancel: expected a boolean when present');
+  }
+  if (def.orderTypes !== undefined) {
+    const types: unknown = def.orderTypes;
+    const valid =
+      Array.isArray(types) &&
+      types.length > 0 &&
+      types.every((t) => typeof t === 'string' && ORDER_TYPES.includes(t)) &&
+      new Set(types).size === types.length;
+    if (!valid) {
+      problems.push(
+        `default export: orderTypes: expected a non-empty list of distinct ${ORDER_TYPES.join(', ')}, found ${JSON.stringify(types)}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * Load strategies/<name>.ts (or .js) from `dir` and return its validated default export.
+ * Throws StrategyLoadError naming the module file and what is missing.
+ */
+export async function loadStrategy(name: string, dir: string = defaultStrategiesDir): Promise<StrategyDefinition> {
+  const candidates = EXTENSIONS.map((ext) => join(dir, `${name}${ext}`));
+  let file: string | undefined;
+  for (const candidate of candidates) {
+    if (await exists(candidate)) {
+      file = candidate;
+      break;
+    }
+  }
+  if (file === undefined) {
+    throw new StrategyLoadError(`${shown(dir)}/`, [
+      `expected a strategy module ${EXTENSIONS.map((e) => name + e).join(' or ')}, found none`,
+    ]);
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new StrategyLoadError(shown(file), [`cannot be loaded: ${reason}`], err);
+  }
+  const problems = strategyShapeProblems(module.default);
+  if (problems.length > 0) throw new StrategyLoadError(shown(file), problems);
+  return module.default as StrategyDefinition;
+}

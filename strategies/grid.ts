@@ -1,0 +1,263 @@
+/**
+ * Grid: a fixed ladder of LIMIT orders around a reference price that harvests the spacing as the price
+ * oscillates. Level k sits at reference + k × step, for k in [-levels, levels]. The ladder is a set of
+ * slots: slot j owns level j (where it buys) and level j + 1 (where it sells what it bought). The slots are
+ * the levels below the reference, plus those above it that `initialBase` seeded with base to sell, so
+ * - a slot holding no base keeps a buy at its level, when that level is below the market;
+ * - a filled buy at level j turns into a sell at level j + 1, a filled sell at level j + 1 into a buy at j.
+ * Orders carry the tag `grid:<level>:<buy|sell>`, which is how a slot knows it is armed: every tick (and
+ * every fill) re-arms what is missing and never duplicates what is open or pending, so it is idempotent and
+ * survives restarts (open orders come from the engine's journal, slots from the persisted state).
+ *
+ * It never cancels, so it runs on venues without cancel. The range is fixed: when the price leaves it the
+ * grid waits (logging it once) instead of chasing. It only sells base it bought, plus `initialBase`,
+ * which seeds sells on the slots above the reference at start. `budgetQuote` caps the quote tied up in open
+ * buys plus the cost of the base held.
+ */
+import { z } from 'zod';
+import { D, dec, defineStrategy, type Dec, type FillView, type StrategyContext } from '../src/strategy/api.js';
+
+const decimal = z.union([z.number(), z.string()]).transform((v, ctx): Dec => {
+  try {
+    const d = dec(typeof v === 'string' ? v.trim() : v);
+    if (d.isFinite() && d.gt(0)) return d;
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
+  return z.NEVER;
+});
+
+function exactlyOne(p: Record<string, unknown>, a: string, b: string, ctx: z.RefinementCtx): void {
+  const given = [a, b].filter((k) => p[k] !== undefined);
+  if (given.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected exactly one of ${a} and ${b}, found ${given.length === 0 ? 'neither' : 'both'}`,
+    });
+  }
+}
+
+const params = z
+  .object({
+    /** Centre of the ladder; the first price observed when absent (kept in state). */
+    referencePrice: decimal.optional(),
+    /** Levels on each side of the reference. */
+    levels: z.number().int().min(1).max(50).default(5),
+    /** Distance between levels in percent of the reference (0.3 = 0.3 %)… */
+    spacingPct: decimal.optional(),
+    /** …or in quote units. */
+    spacingAbs: decimal.optional(),
+    /** Base quantity per order… */
+    quantity: decimal.optional(),
+    /** …or quote value per buy (base = quotePerLevel / level price). */
+    quotePerLevel: decimal.optional(),
+    /** Most quote tied up in open buys plus the cost of the base held; no cap when absent. */
+    budgetQuote: decimal.optional(),
+    /** Base the grid may sell without having bought it: seeds sells on the levels above the reference. */
+    initialBase: decimal.optional(),
+  })
+  .superRefine((p, ctx) => {
+    exactlyOne(p, 'spacingPct', 'spacingAbs', ctx);
+    exactlyOne(p, 'quantity', 'quotePerLevel', ctx);
+    if (p.spacingPct && p.spacingPct.mul(p.levels).gte(100)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['spacingPct'],
+        message: `expected spacingPct × levels below 100 (the lowest level must stay above zero), found ${p.spacingPct.toFixed()} × ${p.levels}`,
+      });
+    }
+  });
+
+type Params = z.infer<typeof params>;
+
+/** One slot of the ladder, as JSON: base held from its buy (not yet sold) and the quote that base cost. */
+interface Slot {
+  held: string;
+  cost: string;
+}
+
+interface GridState {
+  /** The first price seen, when no referencePrice is given. */
+  reference?: string;
+  /** Slots by their buy level; created on the first tick with a price. */
+  slots?: Record<string, Slot>;
+  /** Which side of the range the price was last seen outside of, so that it is logged once. */
+  outside?: 'above' | 'below';
+  /** One-off notices already logged. */
+  noticed?: string[];
+}
+
+type Ctx = StrategyContext<Params, GridState>;
+
+const TAG = /^grid:(-?\d+):(buy|sell)$/;
+const tag = (level: number, side: 'buy' | 'sell'): string => `grid:${level}:${side}`;
+
+function floorTo(value: Dec, step: Dec): Dec {
+  return value.div(step).floor().mul(step);
+}
+
+function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
+  const noticed = (ctx.state.noticed ??= []);
+  if (noticed.includes(key)) return;
+  noticed.push(key);
+  ctx.log.warn(message, data);
+}
+
+/** The ladder's geometry for this instance; undefined until a reference price is known. */
+function ladder(ctx: Ctx) {
+  const p = ctx.params;
+  let reference = p.referencePrice ?? (ctx.state.reference === undefined ? undefined : dec(ctx.state.reference));
+  if (reference === undefined) {
+    if (ctx.price === undefined) return undefined;
+    reference = ctx.price;
+    ctx.state.reference = reference.toFixed();
+    ctx.log.info('grid centred on the first price', { reference: ctx.state.reference });
+  }
+  const step = p.spacingAbs ?? reference.mul(p.spacingPct!).div(100);
+  const ref = reference;
+  return {
+    levels: p.levels,
+    price: (level: number): Dec => ref.plus(step.mul(level)),
+    /** Base for one order at `price`. */
+    quantityAt: (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price),
+  };
+}
+type Ladder = NonNullable<ReturnType<typeof ladder>>;
+
+function slotsOf(ctx: Ctx, grid: Ladder): Record<string, Slot> {
+  if (ctx.state.slots) return ctx.state.slots;
+  const slots: Record<string, Slot> = {};
+  // Seed the slots just above the reference with initialBase, nearest first, one order's worth each.
+  let seed = ctx.params.initialBase ?? new D(0);
+  for (let j = 0; j < grid.levels && seed.gt(0); j++) {
+    const held = D.min(seed, grid.quantityAt(grid.price(j + 1)));
+    slots[j] = { held: held.toFixed(), cost: '0' };
+    seed = seed.minus(held);
+  }
+  ctx.state.slots = slots;
+  return slots;
+}
+
+/** What a slot can sell at `price` after rounding to the pair's step; zero for dust the pair would reject. */
+function sellable(ctx: Ctx, slot: Slot | undefined, price: Dec): Dec {
+  if (!slot) return new D(0);
+  const qty = floorTo(dec(slot.held), ctx.rules.stepSize);
+  if (qty.lte(0) || qty.lt(ctx.rules.minQty) || qty.mul(price).lt(ctx.rules.minNotional)) return new D(0);
+  return qty;
+}
+
+function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
+  const side = price.gt(grid.price(grid.levels)) ? 'above' : price.lt(grid.price(-grid.levels)) ? 'below' : undefined;
+  if (side !== undefined && ctx.state.outside !== side) {
+    ctx.log.info(`price left the grid ${side} its range: waiting, not chasing`, { price: price.toFixed() });
+  }
+  ctx.state.outside = side;
+}
+
+/** Make sure every slot that should have an order has one; never duplicates an open or pending order. */
+function arm(ctx: Ctx): void {
+  const grid = ladder(ctx);
+  const price = ctx.price;
+  if (!grid || !price) return;
+  const slots = slotsOf(ctx, grid);
+  watchRange(ctx, grid, price);
+  const open = new Set(ctx.openOrders.map((o) => o.tag));
+  const armed = (j: number): boolean => open.has(tag(j, 'buy')) || open.has(tag(j + 1, 'sell'));
+  // Balances guard against intents the engine would only refuse for insufficient funds, tick after tick.
+  let freeBase = ctx.balances.get(ctx.rules.baseAsset)?.free;
+  let freeQuote = ctx.balances.get(ctx.rules.quoteAsset)?.free;
+
+  for (let j = -grid.levels; j < grid.levels; j++) {
+    const at = grid.price(j + 1);
+    const qty = sellable(ctx, slots[j], at);
+    if (armed(j) || qty.isZero()) continue;
+    if (freeBase !== undefined && qty.gt(freeBase)) {
+      noticeOnce(ctx, `base:${j}`, 'not enough free base for a grid sell: waiting', {
+        level: j + 1,
+        quantity: qty.toFixed(),
+      });
+      continue;
+    }
+    ctx.limit('SELL', at, qty, { tag: tag(j + 1, 'sell') });
+    freeBase = freeBase?.minus(qty);
+  }
+
+  // Quote tied up: what open buys still wait to spend, plus what the base held cost.
+  let committed = new D(0);
+  for (const o of ctx.openOrders) {
+    if (o.side === 'BUY' && o.price) committed = committed.plus(o.price.mul(o.quantity.minus(o.filledQuantity)));
+  }
+  for (const slot of Object.values(slots)) committed = committed.plus(slot.cost);
+
+  // Nearest level below the market first, so that a tight budget buys closest to the price.
+  for (let j = grid.levels - 1; j >= -grid.levels; j--) {
+    const at = grid.price(j);
+    const slot = slots[j];
+    if (j >= 0 && slot === undefined) continue; // above the reference only seeded slots trade
+    if (armed(j) || !sellable(ctx, slot, grid.price(j + 1)).isZero() || at.gte(price) || at.lte(0)) continue;
+    const bid = floorTo(at, ctx.rules.tickSize);
+    const qty = floorTo(grid.quantityAt(at), ctx.rules.stepSize);
+    if (
+      qty.lte(0) ||
+      qty.lt(ctx.rules.minQty) ||
+      qty.mul(bid).lt(ctx.rules.minNotional) ||
+      bid.lt(ctx.rules.minPrice)
+    ) {
+      noticeOnce(ctx, `small:${j}`, 'grid order below the pair minimums: level skipped', {
+        level: j,
+        quantity: qty.toFixed(),
+      });
+      continue;
+    }
+    const cost = bid.mul(qty);
+    if (ctx.params.budgetQuote && committed.plus(cost).gt(ctx.params.budgetQuote)) {
+      noticeOnce(ctx, 'budget', 'grid budget fully committed: further buys wait for sells', {
+        budgetQuote: ctx.params.budgetQuote.toFixed(),
+      });
+      break;
+    }
+    if (freeQuote !== undefined && cost.gt(freeQuote)) {
+      noticeOnce(ctx, 'quote', 'not enough free quote for a grid buy: waiting', { level: j, cost: cost.toFixed() });
+      break;
+    }
+    ctx.limit('BUY', bid, qty, { tag: tag(j, 'buy') });
+    committed = committed.plus(cost);
+    freeQuote = freeQuote?.minus(cost);
+  }
+}
+
+/** Book a fill into its slot: a buy adds base and cost, a sell removes base and its share of the cost. */
+function book(ctx: Ctx, fill: FillView): void {
+  const m = TAG.exec(fill.order.tag ?? '');
+  const grid = ladder(ctx);
+  if (!m || !grid) return;
+  const level = Number(m[1]);
+  const slots = slotsOf(ctx, grid);
+  const key = String(m[2] === 'buy' ? level : level - 1);
+  const slot = (slots[key] ??= { held: '0', cost: '0' });
+  const baseFee = fill.feeAsset === ctx.rules.baseAsset ? fill.fee : new D(0);
+  const quoteFee = fill.feeAsset === ctx.rules.quoteAsset ? fill.fee : new D(0);
+  const held = dec(slot.held);
+  if (fill.side === 'BUY') {
+    slot.held = held.plus(fill.quantity).minus(baseFee).toFixed();
+    slot.cost = dec(slot.cost).plus(fill.price.mul(fill.quantity)).plus(quoteFee).toFixed();
+  } else {
+    const left = D.max(held.minus(fill.quantity).minus(baseFee), 0);
+    slot.cost = held.gt(0) ? dec(slot.cost).mul(left).div(held).toFixed() : '0';
+    slot.held = left.toFixed();
+  }
+}
+
+export default defineStrategy<typeof params, GridState>({
+  name: 'grid',
+  description: 'LIMIT ladder around a reference price; each fill re-arms the opposite side one level away',
+  params,
+  orderTypes: ['LIMIT'],
+  requiresCancel: false,
+  onTick: arm,
+  onFill(ctx, fill) {
+    book(ctx, fill);
+    arm(ctx);
+  },
+});

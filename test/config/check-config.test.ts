@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GOOD_STRATEGY, REPO, tempProject, type TempProject } from './temp-project.js';
+
+let project: TempProject;
+beforeAll(() => {
+  project = tempProject();
+  project.strategy('good.ts', GOOD_STRATEGY);
+});
+afterAll(() => project.remove());
+
+interface Outcome {
+  code: number;
+  stdout: string[];
+  stderr: string[];
+}
+
+/** Run `tsx src/cli.ts check-config …` from the repository, without network or API keys in the env. */
+function checkConfig(...args: string[]): Promise<Outcome> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+  return new Promise((resolve) => {
+    execFile(
+      join(REPO, 'node_modules/.bin/tsx'),
+      ['src/cli.ts', 'check-config', ...args],
+      { cwd: REPO, env },
+      (err, stdout, stderr) => {
+        const lines = (text: string) => text.split('\n').filter((l) => l !== '');
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        resolve({ code, stdout: lines(stdout), stderr: lines(stderr) });
+      },
+    );
+  });
+}
+
+describe.concurrent('bot check-config', () => {
+  it('prints one ok line per instance and exits 0', async () => {
+    const a = project.config('a.json', { name: 'alpha', strategy: 'good', symbol: 'BTCUSDT' });
+    const b = project.config('b.json', { name: 'beta', strategy: 'good', symbol: 'ETHUSDT', enabled: false });
+    const out = await checkConfig('--strategies', project.strategiesDir, a, b);
+    expect(out).toEqual({
+      code: 0,
+      stdout: [`ok: ${a} (alpha → good on BTCUSDT)`, `ok: ${b} (beta → good on ETHUSDT) [disabled]`],
+      stderr: [],
+    });
+  });
+
+  it('validates the shipped config with the real strategies by default', async () => {
+    const out = await checkConfig('config/grid-btcusdt.json');
+    expect(out).toEqual({
+      code: 0,
+      stdout: ['ok: config/grid-btcusdt.json (grid-btcusdt → grid on BTCUSDT)'],
+      stderr: [],
+    });
+  });
+
+  it('prints every problem on stderr, one per line, and exits 1', async () => {
+    const bad = project.config('bad.json', {
+      name: 'alpha',
+      strategy: 'good',
+      symbol: 'BTCUSDT',
+      schedule: 'often',
+      params: { spacingPtc: 1 },
+    });
+    const broken = project.config('broken.json', '{ "name": "x", }');
+    const out = await checkConfig('--strategies', project.strategiesDir, bad, broken);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toEqual([]);
+    expect(out.stderr).toEqual([
+      `${bad}: schedule: expected a node-cron expression ([second] minute hour day month weekday), found "often" (expected 5 or 6 fields but got 1)`,
+      `${bad}: params.spacingPtc: unknown key (did you mean spacingPct?)`,
+      `${broken}: line 1, column 16: expected a property name in double quotes, found '}'`,
+    ]);
+  });
+
+  it('rejects an unknown flag with exit 2 and prints help with exit 0', async () => {
+    const wrong = await checkConfig('--strategy', 'x');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr[0]).toMatch(/^check-config: .*--strategy/);
+    const help = await checkConfig('--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout[0]).toBe('usage: bot check-config [--strategies <dir>] [file|dir …]');
+  });
+});

@@ -1,0 +1,176 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadStrategyFiles } from '../../src/config/loader.js';
+import { ConfigError } from '../../src/errors.js';
+import { GOOD_STRATEGY, REPO, tempProject, type TempProject } from './temp-project.js';
+
+let project: TempProject;
+const valid = { name: 'good-1', strategy: 'good', symbol: 'BTCUSDT', params: { levels: 4 } };
+
+beforeAll(() => {
+  project = tempProject();
+  project.strategy('good.ts', GOOD_STRATEGY);
+  project.strategy('noexport.ts', `export const notDefault = 1;\n`);
+  project.strategy('shapeless.ts', `export default { name: 'shapeless', params: { levels: 3 }, onStart: 1 };\n`);
+  project.strategy('boom.ts', `throw new Error('boom while loading');\n`);
+  project.strategy(
+    'badtypes.ts',
+    `import { z } from 'zod';\nexport default { name: 'badtypes', params: z.object({}), orderTypes: ['LIMIT', 'ICEBERG'], onTick() {} };\n`,
+  );
+});
+afterAll(() => project.remove());
+
+/** The problems loadStrategyFiles reports, failing the test when it does not throw a ConfigError. */
+async function problemsOf(source: string | string[]): Promise<readonly string[]> {
+  try {
+    await loadStrategyFiles(source, { strategiesDir: project.strategiesDir });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).code).toBe('E_CONFIG');
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadStrategyFiles', () => {
+  it('loads a valid file: defaults applied, params parsed by the strategy schema', async () => {
+    const file = project.config('valid.json', valid);
+    const [instance, ...rest] = await loadStrategyFiles(file, { strategiesDir: project.strategiesDir });
+    expect(rest).toEqual([]);
+    expect(instance!.file).toBe(file);
+    expect(instance!.config).toMatchObject({
+      name: 'good-1',
+      strategy: 'good',
+      enabled: true,
+      schedule: '*/5 * * * * *',
+    });
+    expect(instance!.definition.name).toBe('good');
+    expect(instance!.params).toEqual({ levels: 4, spacingPct: 1 });
+  });
+
+  it('loads every *.json of a directory in name order and ignores other files', async () => {
+    const dir = join(project.root, 'many');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'b.json'), JSON.stringify({ ...valid, name: 'b' }));
+    writeFileSync(join(dir, 'a.json'), JSON.stringify({ ...valid, name: 'a' }));
+    writeFileSync(join(dir, 'notes.txt'), 'not a config');
+    const instances = await loadStrategyFiles(dir, { strategiesDir: project.strategiesDir });
+    expect(instances.map((i) => [i.file, i.config.name])).toEqual([
+      [join(dir, 'a.json'), 'a'],
+      [join(dir, 'b.json'), 'b'],
+    ]);
+  });
+
+  it('reports every problem of a file at once, one line each with path, expected and found', async () => {
+    const file = project.config('all-wrong.json', {
+      name: 'all wrong',
+      strategy: 'good',
+      symbol: 'BTCUSDT',
+      schedule: '*/5 * * *',
+      enabled: 'yes',
+      strategi: 'good',
+      params: { spacingPtc: 0.3, levels: 'three' },
+      risk: { maxPosition: '-1', maxOrderNotional: '1e', maxOpenOrders: 2.5 },
+    });
+    expect([...(await problemsOf(file))].sort()).toEqual(
+      [
+        `${file}: name: expected letters, digits, _ . - (at most 64), found "all wrong"`,
+        `${file}: enabled: expected a boolean, found "yes"`,
+        `${file}: strategi: unknown key (did you mean strategy?)`,
+        `${file}: risk.maxPosition: expected a positive decimal, found "-1"`,
+        `${file}: risk.maxOrderNotional: expected a positive decimal, found "1e"`,
+        `${file}: risk.maxOpenOrders: expected an int, found 2.5`,
+        `${file}: schedule: expected a node-cron expression ([second] minute hour day month weekday), found "*/5 * * *" (expected 5 or 6 fields but got 4)`,
+        `${file}: params.spacingPtc: unknown key (did you mean spacingPct?)`,
+        `${file}: params.levels: expected a number, found "three"`,
+      ].sort(),
+    );
+  });
+
+  it('applies a plain z.object params schema strictly: an unknown key is an error, not a default', async () => {
+    const file = project.config('typo.json', { ...valid, params: { spacingPtc: 2 } });
+    expect(await problemsOf(file)).toEqual([`${file}: params.spacingPtc: unknown key (did you mean spacingPct?)`]);
+  });
+
+  it('lists the allowed keys when no key is close', async () => {
+    const file = project.config('far.json', { ...valid, params: { zzz: 1 } });
+    expect(await problemsOf(file)).toEqual([`${file}: params.zzz: unknown key (allowed: spacingPct, levels)`]);
+  });
+
+  it('reports a missing field and a wrong top-level type', async () => {
+    const missing = project.config('missing.json', { strategy: 'good', symbol: 'BTCUSDT' });
+    const array = project.config('array.json', '[1, 2]\n');
+    expect(await problemsOf([missing, array])).toEqual([
+      `${missing}: name: expected a string, found nothing`,
+      `${array}: (root): expected an object, found an array of 2`,
+    ]);
+  });
+
+  it('rejects an instance name used twice across files, naming both files', async () => {
+    const first = project.config('dup-1.json', { ...valid, name: 'twin' });
+    const second = project.config('dup-2.json', { ...valid, name: 'twin', symbol: 'ETHUSDT' });
+    expect(await problemsOf([first, second])).toEqual([
+      `${second}: name: expected an instance name unique across strategy files, found "twin" (also in ${first})`,
+    ]);
+  });
+
+  it('reports an unknown strategy module and still checks the rest of the file', async () => {
+    const file = project.config('unknown.json', { ...valid, strategy: 'nope', symbol: 'btcusdt' });
+    const problems = await problemsOf(file);
+    expect(problems).toContain(`${file}: symbol: expected an exchange symbol such as "BTCUSDT", found "btcusdt"`);
+    expect(problems).toContain(
+      `${file}: strategy: ${project.strategiesDir}/: expected a strategy module nope.ts or nope.js, found none`,
+    );
+    expect(problems).toHaveLength(2);
+  });
+
+  it('reports a module without a valid default export, naming the module file and what is missing', async () => {
+    const files = ['noexport', 'shapeless', 'boom', 'badtypes'].map((s) =>
+      project.config(`module-${s}.json`, { ...valid, name: `m-${s}`, strategy: s, params: {} }),
+    );
+    const module = (name: string) => join(project.strategiesDir, `${name}.ts`);
+    expect(await problemsOf(files)).toEqual([
+      `${files[0]}: strategy: ${module('noexport')}: has no default export (expected \`export default defineStrategy({...})\`)`,
+      `${files[1]}: strategy: ${module('shapeless')}: default export: params: expected a zod schema`,
+      `${files[1]}: strategy: ${module('shapeless')}: default export: onTick: expected a function`,
+      `${files[1]}: strategy: ${module('shapeless')}: default export: onStart: expected a function when present`,
+      `${files[2]}: strategy: ${module('boom')}: cannot be loaded: boom while loading`,
+      `${files[3]}: strategy: ${module('badtypes')}: default export: orderTypes: expected a non-empty list of distinct LIMIT, MARKET, STOP_LIMIT, OCO, found ["LIMIT","ICEBERG"]`,
+    ]);
+  });
+
+  it('reports invalid JSON with line and column', async () => {
+    const file = project.config('syntax.json', '{\n  "name": "x",\n  "strategy": "good"\n  "symbol": "BTCUSDT"\n}\n');
+    const trailing = project.config('trailing.json', '{\n  "name": "x",\n}\n');
+    const cut = project.config('cut.json', '{\n  "name": "x",\n  "params": {"a": [1, 2');
+    expect(await problemsOf([file, trailing, cut])).toEqual([
+      `${file}: line 4, column 3: expected ',' or '}' after the property value, found '"symbol": "BTCUS…'`,
+      `${trailing}: line 3, column 1: expected a property name in double quotes, found '}'`,
+      `${cut}: line 3, column 24: expected ',' or ']' after the array element, found the end of the file`,
+    ]);
+  });
+
+  it('reports a missing path and a directory without strategy files', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const empty = join(project.root, 'empty');
+    mkdirSync(empty);
+    const missing = join(project.root, 'absent.json');
+    expect(await problemsOf([missing, empty])).toEqual([
+      `${missing}: expected a strategy file or a directory of them, found none (ENOENT)`,
+      `${empty}: expected at least one *.json strategy file, found none`,
+    ]);
+  });
+
+  it('validates the shipped config/grid-btcusdt.json against the real grid strategy', async () => {
+    const [instance] = await loadStrategyFiles(join(REPO, 'config/grid-btcusdt.json'));
+    expect(instance!.config).toMatchObject({
+      name: 'grid-btcusdt',
+      strategy: 'grid',
+      symbol: 'BTCUSDT',
+      enabled: true,
+    });
+    expect(instance!.definition.orderTypes).toEqual(['LIMIT']);
+    expect(instance!.config.risk.maxOpenOrders).toBe(12);
+  });
+});
