@@ -1,0 +1,57 @@
+/**
+ * The order-history and trade-history filters (spot-api.md endpoints 2 and 3), with the defaults the spec
+ * leaves open: page 1, pageSize 20 (at most 100: larger sizes are clamped), newest first (highest id first).
+ * timeFrom/timeTo are ISO 8601 and inclusive, compared with the record's creation time. hideCanceled drops
+ * CANCELED orders, including partially filled ones; trades are never canceled, so it does not touch them.
+ */
+import type { Side } from '../exchange/schemas.js';
+import type { HistoryQuery } from '../ports/venue.js';
+import { SimRejectError } from './error-codes.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface HistoryItem {
+  symbol: string;
+  side: Side;
+  time: number;
+  canceled: boolean;
+}
+
+function time(field: 'timeFrom' | 'timeTo', text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const ms = Date.parse(text);
+  if (!Number.isFinite(ms))
+    throw new SimRejectError('INVALID_QUERY', `${field} must be an ISO 8601 time, got ${JSON.stringify(text)}`, {
+      field,
+    });
+  return ms;
+}
+
+function positiveInt(field: 'page' | 'pageSize', value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1)
+    throw new SimRejectError('INVALID_QUERY', `${field} must be a positive integer, got ${value}`, { field });
+  return value;
+}
+
+/** One page of `items` (oldest first, as stored) matching the query, newest first. */
+export function queryHistory<T>(items: readonly T[], view: (item: T) => HistoryItem, query: HistoryQuery = {}): T[] {
+  const from = time('timeFrom', query.timeFrom, -Infinity);
+  const to = time('timeTo', query.timeTo, Infinity);
+  const page = positiveInt('page', query.page, 1);
+  const size = Math.min(positiveInt('pageSize', query.pageSize, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
+  const skip = (page - 1) * size;
+  const out: T[] = [];
+  let matched = 0;
+  for (let i = items.length - 1; i >= 0 && out.length < size; i--) {
+    const item = items[i] as T;
+    const v = view(item);
+    if (query.symbol !== undefined && v.symbol !== query.symbol) continue;
+    if (query.side !== undefined && v.side !== query.side) continue;
+    if (query.hideCanceled === true && v.canceled) continue;
+    if (v.time < from || v.time > to) continue;
+    if (matched++ >= skip) out.push(item);
+  }
+  return out;
+}

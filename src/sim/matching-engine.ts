@@ -1,0 +1,692 @@
+/**
+ * The simulated exchange's matching engine: one code path for paper trading (behind the HTTP server) and
+ * backtests (in process), design.md invariant 6. Synchronous, deterministic, no timers, no I/O.
+ *
+ * Fill model (the market watch has no book, so everything is modelled on the last price):
+ * - A marketable order on arrival (MARKET; LIMIT BUY with price >= last, SELL with price <= last) fills at
+ *   once, in full, at the last price moved against it by `slippageBps` (+ seeded jitter) and rounded onto
+ *   the tick, never worse than its limit; taker fee.
+ * - A resting limit fills at its own price (maker fee) once the last price trades through it by
+ *   `fillThroughTicks` ticks: BUY when last <= price - n*tick, SELL when last >= price + n*tick (0 = touch).
+ * - A stop triggers when the last price reaches it (BUY last >= stop, SELL last <= stop) and becomes a limit:
+ *   marketable then, it fills at once as a taker bounded by its limit; gapped past its limit, it rests
+ *   unfilled and fills later only by the resting-limit rule.
+ * - OCO is one order with two legs sharing one lock; the first leg to fill (even partly) or to trigger
+ *   cancels the other (see records.ts for how it shows).
+ * - With `participationRate` set, fills on a tick are capped at rate × the base volume the caller says traded
+ *   since the previous tick (no volume given: no cap), shared out best price first, then oldest first; orders
+ *   go PARTIALLY_FILLED. Marketable orders on arrival still fill in full: there is no volume to share then.
+ *   A stop triggered on a tick without volume left rests as a limit, filling later by the resting rule.
+ *
+ * Money: balances, locks, fills and fees are exact decimals. A BUY locks quote (its highest possible price ×
+ * quantity; an OCO BUY the larger leg price), a SELL locks base; each fill spends from the lock and a final
+ * order releases what is left. The fee is taken from the asset received at the maker or taker ratio, unrounded.
+ *
+ * Time is the time of the last price given (or the injected Clock): records never read the wall clock.
+ *
+ * Hot path: `onPrice` keeps per pair the highest price at or below which some resting order needs attention
+ * (`downAt`) and the lowest at or above which one does (`upAt`), as numbers computed once from exact decimals
+ * when orders change. A tick strictly between them (the usual case) costs two comparisons and allocates
+ * nothing. Comparing doubles is sound here: each threshold and tick is a short decimal, and rounding short
+ * decimals to the nearest double preserves their order.
+ */
+import type { PairConfig, Side } from '../exchange/schemas.js';
+import { BotError } from '../errors.js';
+import { D, type Dec, type DecimalLike, dec, fromWire, ZERO } from '../market/decimal.js';
+import { pairRulesFrom } from '../market/pair-rules.js';
+import type { Clock } from '../ports/clock.js';
+import type { BalanceQuery, HistoryQuery } from '../ports/venue.js';
+import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from './default-market.js';
+import { SimRejectError } from './error-codes.js';
+import { queryHistory } from './history-query.js';
+import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
+import { mulberry32 } from './prng.js';
+import { orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
+import type { SimAccount, SimBalance, SimFill, SimOrder, SimPair } from './state.js';
+
+export interface MatchingEngineOptions {
+  /** Default: DEFAULT_ASSETS (default-market.ts). */
+  assets?: readonly SimAsset[];
+  /** Default: DEFAULT_PAIRS. */
+  pairs?: readonly PairConfig[];
+  /** Fee ratios, default 0.001 each (as the exchange). */
+  makerFee?: DecimalLike;
+  takerFee?: DecimalLike;
+  /** Ticks a resting limit must be traded through to fill; default 1, 0 fills on touch. */
+  fillThroughTicks?: number;
+  /** Taker slippage in basis points, default 0. */
+  slippageBps?: DecimalLike;
+  /** Extra taker slippage drawn uniformly from [0, this) bps with the seeded PRNG; default 0. */
+  slippageJitterBps?: number;
+  /** Partial fills: share of the traded base volume resting orders may take per tick; default off. */
+  participationRate?: DecimalLike;
+  /** PRNG seed, default 1. */
+  seed?: number;
+  /** Record times come from this clock when given, else from the last price's time. */
+  clock?: Clock;
+}
+
+export interface AccountOptions {
+  apiKey: string;
+  /** Default: 1 for the first account, then 2, 3… */
+  userId?: number;
+  /** Starting free balances by asset code, e.g. { USDT: '10000', BTC: '0.5' }. */
+  balances?: Record<string, DecimalLike>;
+}
+
+/** A ticker entry in the market watch's shape: s, p, t always, plus asset codes and ids. */
+export interface SimTicker {
+  [key: string]: unknown;
+  s: string;
+  p: number;
+  t: number;
+  b: string;
+  q: string;
+  bi: number;
+  qi: number;
+}
+
+/** A market-watch entry as recorded: s, p and t are all the engine reads; the rest is served back as is. */
+export interface TickerInput {
+  [key: string]: unknown;
+  s: string;
+  p: number;
+  t: number;
+}
+
+export type SimBalances = Record<string, { value: number; locked_value: number; type: number }>;
+
+interface Book {
+  pair: SimPair;
+  /** fillThroughTicks × tickSize. */
+  through: Dec;
+  /** NaN until the first price. */
+  last: number;
+  lastTime: number;
+  ticker: TickerInput | undefined;
+  downAt: number;
+  upAt: number;
+  /** Resting orders, oldest first. */
+  open: SimOrder[];
+}
+
+const SPOT = 0;
+const FUTURE = 2;
+const BPS = new D(10000);
+
+function configError(message: string): BotError {
+  return new BotError('E_SIM_CONFIG', message);
+}
+
+function unknownSymbol(symbol: string): SimRejectError {
+  return new SimRejectError('UNKNOWN_SYMBOL', `unknown trading pair ${JSON.stringify(symbol)}`, { symbol });
+}
+
+function isOpen(o: SimOrder): boolean {
+  return o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
+}
+
+/** Who gets the tick's volume first: buys before sells (an arbitrary but fixed rule), best price, oldest. */
+function byPriority(a: SimOrder, b: SimOrder): number {
+  if (a.side !== b.side) return a.side === 'BUY' ? -1 : 1;
+  const byPrice = (a.limit as Dec).cmp(b.limit as Dec);
+  if (byPrice !== 0) return a.side === 'BUY' ? -byPrice : byPrice;
+  return a.id - b.id;
+}
+
+function stopCrossed(side: Side, stop: Dec, price: Dec): boolean {
+  return side === 'BUY' ? price.gte(stop) : price.lte(stop);
+}
+
+function marketable(side: Side, limit: Dec, price: Dec): boolean {
+  return side === 'BUY' ? limit.gte(price) : limit.lte(price);
+}
+
+export class MatchingEngine {
+  private readonly assetsById = new Map<number, SimAsset>();
+  private readonly assetsByCode = new Map<string, SimAsset>();
+  private readonly books = new Map<string, Book>();
+  private readonly accounts = new Map<string, SimAccount>();
+  private readonly orders = new Map<number, SimOrder>();
+  private readonly makerFee: Dec;
+  private readonly takerFee: Dec;
+  private readonly slippageBps: Dec;
+  private readonly jitterBps: number;
+  private readonly participation: Dec | undefined;
+  private readonly random: () => number;
+  private readonly clock: Clock | undefined;
+  private tickTime = 0;
+  private orderSeq = 0;
+  private fillSeq = 0;
+  private changes = 0;
+  /** Base volume still available to fills on the tick being matched; undefined = no cap. */
+  private pool: Dec | undefined;
+
+  constructor(options: MatchingEngineOptions = {}) {
+    for (const a of options.assets ?? DEFAULT_ASSETS) {
+      if (this.assetsById.has(a.id) || this.assetsByCode.has(a.code))
+        throw configError(`asset ${a.code} (id ${a.id}) is defined twice`);
+      this.assetsById.set(a.id, a);
+      this.assetsByCode.set(a.code, a);
+    }
+    const ticks = options.fillThroughTicks ?? 1;
+    if (!Number.isInteger(ticks) || ticks < 0)
+      throw configError(`fillThroughTicks must be a non-negative integer, got ${ticks}`);
+    for (const config of options.pairs ?? DEFAULT_PAIRS) {
+      const rules = pairRulesFrom(config);
+      const base = this.pairAsset(config, 'base');
+      const quote = this.pairAsset(config, 'quote');
+      if (this.books.has(config.symbol)) throw configError(`pair ${config.symbol} is defined twice`);
+      this.books.set(config.symbol, {
+        pair: { symbol: config.symbol, config, rules, base, quote },
+        through: rules.tickSize.mul(ticks),
+        last: NaN,
+        lastTime: 0,
+        ticker: undefined,
+        downAt: 0,
+        upAt: Infinity,
+        open: [],
+      });
+    }
+    this.makerFee = this.ratio('makerFee', options.makerFee ?? '0.001');
+    this.takerFee = this.ratio('takerFee', options.takerFee ?? '0.001');
+    this.slippageBps = dec(options.slippageBps ?? 0);
+    this.jitterBps = options.slippageJitterBps ?? 0;
+    if (this.slippageBps.lt(0) || !(this.jitterBps >= 0))
+      throw configError('slippageBps and slippageJitterBps must not be negative');
+    if (options.participationRate !== undefined) {
+      this.participation = this.ratio('participationRate', options.participationRate);
+      if (this.participation.isZero()) throw configError('participationRate must be above 0');
+    }
+    this.random = mulberry32(options.seed ?? 1);
+    this.clock = options.clock;
+  }
+
+  private pairAsset(config: PairConfig, which: 'base' | 'quote'): SimAsset {
+    const id = which === 'base' ? config.baseAssetId : config.quoteAssetId;
+    const code = which === 'base' ? config.baseAsset : config.quoteAsset;
+    const found = id == null ? this.assetsByCode.get(code) : this.assetsById.get(id);
+    if (!found || found.code !== code)
+      throw configError(`pair ${config.symbol}: ${which} asset ${code} (id ${id ?? 'none'}) is not a known asset`);
+    return found;
+  }
+
+  private ratio(name: string, value: DecimalLike): Dec {
+    const r = dec(value);
+    if (r.lt(0) || r.gt(1)) throw configError(`${name} must be within [0, 1], got ${r.toFixed()}`);
+    return r;
+  }
+
+  /** Bumped on every order or trade change (place, fill, trigger, cancel). */
+  get revision(): number {
+    return this.changes;
+  }
+
+  /** The engine's time in epoch ms: the injected clock's, else the last price's. */
+  now(): number {
+    return this.clock ? this.clock.now() : this.tickTime;
+  }
+
+  createAccount(options: AccountOptions): void {
+    if (this.accounts.has(options.apiKey)) throw configError('an account with this API key already exists');
+    const balances = new Map<number, SimBalance>();
+    for (const a of this.assetsById.values()) balances.set(a.id, { free: ZERO, locked: ZERO });
+    for (const [code, amount] of Object.entries(options.balances ?? {})) {
+      const a = this.assetsByCode.get(code);
+      if (!a) throw configError(`starting balance for unknown asset ${code}`);
+      const value = dec(amount);
+      if (value.lt(0)) throw configError(`starting balance of ${code} is negative: ${value.toFixed()}`);
+      balances.set(a.id, { free: value, locked: ZERO });
+    }
+    const userId = options.userId ?? this.accounts.size + 1;
+    this.accounts.set(options.apiKey, {
+      apiKey: options.apiKey,
+      userId,
+      balances,
+      orders: [],
+      open: new Map(),
+      fills: [],
+    });
+  }
+
+  private account(apiKey: string): SimAccount {
+    const a = this.accounts.get(apiKey);
+    if (!a) throw new SimRejectError('UNKNOWN_ACCOUNT', 'no account for this API key');
+    return a;
+  }
+
+  private book(symbol: string): Book {
+    const b = this.books.get(symbol);
+    if (!b) throw unknownSymbol(symbol);
+    return b;
+  }
+
+  /** Pair configurations in the exchange's shape; an unknown symbol gives an empty list. */
+  pairConfigs(symbol?: string): PairConfig[] {
+    const out: PairConfig[] = [];
+    for (const b of this.books.values()) if (symbol === undefined || b.pair.symbol === symbol) out.push(b.pair.config);
+    return out;
+  }
+
+  assets(): SimAsset[] {
+    return [...this.assetsById.values()];
+  }
+
+  /** The last price of a pair, undefined before its first. */
+  lastPrice(symbol: string): number | undefined {
+    const last = this.book(symbol).last;
+    return Number.isNaN(last) ? undefined : last;
+  }
+
+  /**
+   * The per-tick entry point: a new last price for a pair at `timeMs`, with the base volume traded since the
+   * previous tick when partial fills are on. Fills, triggers and cancels whatever the price crosses.
+   */
+  onPrice(symbol: string, price: number, timeMs: number, volume?: number): void {
+    const book = this.books.get(symbol);
+    if (book === undefined) throw unknownSymbol(symbol);
+    if (price > book.downAt && price < book.upAt) {
+      book.last = price;
+      book.lastTime = timeMs;
+      this.tickTime = timeMs;
+      return;
+    }
+    if (!(price > 0 && price < Infinity))
+      throw new SimRejectError('INVALID_NUMBER', `price for ${symbol} must be a positive finite number, got ${price}`, {
+        symbol,
+      });
+    if (volume !== undefined && !(volume >= 0 && volume < Infinity))
+      throw new SimRejectError('INVALID_NUMBER', `volume for ${symbol} must be a finite number >= 0, got ${volume}`, {
+        symbol,
+      });
+    book.last = price;
+    book.lastTime = timeMs;
+    this.tickTime = timeMs;
+    this.match(book, fromWire(price), volume);
+  }
+
+  /** onPrice from a market-watch entry, keeping the whole entry for the market watch. */
+  onTicker(ticker: TickerInput, volume?: number): void {
+    this.book(ticker.s).ticker = ticker;
+    this.onPrice(ticker.s, ticker.p, ticker.t, volume);
+  }
+
+  /** Market-watch entries of the pairs that have a price (one pair when `symbol` is given). */
+  tickers(symbol?: string): SimTicker[] {
+    const out: SimTicker[] = [];
+    for (const b of this.books.values()) {
+      if (Number.isNaN(b.last) || (symbol !== undefined && b.pair.symbol !== symbol)) continue;
+      const { base, quote } = b.pair;
+      out.push({
+        ...b.ticker,
+        s: b.pair.symbol,
+        p: b.last,
+        t: b.lastTime,
+        b: base.code,
+        q: quote.code,
+        bi: base.id,
+        qi: quote.id,
+      });
+    }
+    return out;
+  }
+
+  placeOrder(apiKey: string, input: SimOrderInput): SimOrderRecord {
+    const account = this.account(apiKey);
+    const book = this.book(input.symbol);
+    const { pair } = book;
+    if (pair.config.status !== 'TRADING')
+      throw new SimRejectError('PAIR_NOT_TRADING', `${pair.symbol} is ${pair.config.status}, not TRADING`, {
+        symbol: pair.symbol,
+      });
+    const p = parseOrderInput(pair.rules, input);
+    const last = Number.isNaN(book.last) ? undefined : fromWire(book.last);
+    const context = { symbol: pair.symbol, side: p.side, type: p.type, last: last?.toFixed() };
+    if (last === undefined && p.type !== 'LIMIT')
+      throw new SimRejectError(
+        'NO_MARKET_PRICE',
+        `${p.type} order on ${pair.symbol} needs a last price; none yet`,
+        context,
+      );
+
+    if (p.stopPrice && last) {
+      const ok = p.side === 'BUY' ? p.stopPrice.gt(last) : p.stopPrice.lt(last);
+      if (!ok)
+        throw new SimRejectError(
+          'STOP_WRONG_SIDE',
+          `${p.side} stopPrice ${p.stopPrice.toFixed()} must be ${p.side === 'BUY' ? 'above' : 'below'} the last price ${last.toFixed()}`,
+          context,
+        );
+    }
+    if (p.type === 'OCO' && p.price && last) {
+      const ok = p.side === 'BUY' ? p.price.lt(last) : p.price.gt(last);
+      if (!ok)
+        throw new SimRejectError(
+          'OCO_PRICE_WRONG_SIDE',
+          `OCO ${p.side} price ${p.price.toFixed()} must be ${p.side === 'BUY' ? 'below' : 'above'} the last price ${last.toFixed()}`,
+          context,
+        );
+    }
+
+    let quantity = p.quantity;
+    let takerPrice: Dec | undefined;
+    let lockPerUnit = new D(1);
+    if (p.type === 'MARKET' && last) {
+      takerPrice = this.takerPrice(book, p.side, last, undefined);
+      if (p.quoteOrderQty) {
+        quantity = quantityForQuote(pair.rules, p.quoteOrderQty, takerPrice);
+        if (quantity.isZero())
+          throw new SimRejectError(
+            'QUANTITY_OUT_OF_BOUNDS',
+            `quoteOrderQty ${p.quoteOrderQty.toFixed()} buys less than one step ${pair.rules.stepSize.toFixed()} of ${pair.base.code} at ${takerPrice.toFixed()}`,
+            context,
+          );
+        checkQuantity(pair.rules, quantity);
+      }
+      if (p.side === 'BUY') lockPerUnit = takerPrice;
+    } else if (p.side === 'BUY' && p.price) {
+      lockPerUnit = p.limitPrice && p.limitPrice.gt(p.price) ? p.limitPrice : p.price;
+    }
+    if (!quantity) throw new Error('unreachable: order without quantity passed validation');
+
+    const lockAsset = p.side === 'BUY' ? pair.quote : pair.base;
+    const lockBalance = this.balanceEntry(account, lockAsset.id);
+    const lock = lockPerUnit.mul(quantity);
+    if (lockBalance.free.lt(lock))
+      throw new SimRejectError(
+        'INSUFFICIENT_BALANCE',
+        `${p.side} ${quantity.toFixed()} ${pair.symbol} needs ${lock.toFixed()} ${lockAsset.code} free, have ${lockBalance.free.toFixed()}`,
+        { ...context, asset: lockAsset.code, needed: lock.toFixed(), free: lockBalance.free.toFixed() },
+      );
+
+    const now = this.now();
+    const o: SimOrder = {
+      id: ++this.orderSeq,
+      account,
+      pair,
+      side: p.side,
+      type: p.type,
+      quantity,
+      price: p.type === 'MARKET' ? ZERO : (p.price ?? ZERO),
+      stopPrice: p.stopPrice ?? ZERO,
+      limitPrice: p.limitPrice ?? p.price ?? ZERO,
+      quoteOrderQty: p.quoteOrderQty,
+      useQuoteQty: p.useQuoteQty,
+      status: 'NEW',
+      stop: p.stopPrice,
+      limit: p.type === 'LIMIT' || p.type === 'OCO' ? p.price : undefined,
+      leg: undefined,
+      lockPerUnit,
+      locked: lock,
+      executedQty: ZERO,
+      executedQuoteQty: ZERO,
+      fee: ZERO,
+      feeRatio: p.type === 'MARKET' ? this.takerFee : this.makerFee,
+      createdAt: now,
+      updatedAt: now,
+      downAt: -Infinity,
+      upAt: Infinity,
+    };
+    lockBalance.free = lockBalance.free.minus(lock);
+    lockBalance.locked = lockBalance.locked.plus(lock);
+    account.orders.push(o);
+    account.open.set(o.id, o);
+    this.orders.set(o.id, o);
+    this.changes++;
+
+    if (takerPrice) this.fill(o, quantity, takerPrice, false);
+    else if (p.type === 'LIMIT' && last && p.price && marketable(p.side, p.price, last))
+      this.fill(o, quantity, this.takerPrice(book, p.side, last, p.price), false);
+
+    if (isOpen(o)) {
+      book.open.push(o);
+      this.setThresholds(o, book.through);
+      if (o.downAt > book.downAt) book.downAt = o.downAt;
+      if (o.upAt < book.upAt) book.upAt = o.upAt;
+    }
+    return orderRecord(o);
+  }
+
+  cancelOrder(apiKey: string, symbol: string, displayingId: string | number): SimOrderRecord {
+    const account = this.account(apiKey);
+    const book = this.book(symbol);
+    const o = this.orders.get(Number(displayingId));
+    if (!o || o.account !== account || o.pair !== book.pair)
+      throw new SimRejectError('UNKNOWN_ORDER', `no order ${displayingId} on ${symbol} for this account`, {
+        symbol,
+        displayingId: String(displayingId),
+      });
+    if (!isOpen(o))
+      throw new SimRejectError('ORDER_NOT_OPEN', `order ${displayingId} on ${symbol} is already ${o.status}`, {
+        symbol,
+        displayingId: String(displayingId),
+        status: o.status,
+      });
+    o.status = 'CANCELED';
+    o.updatedAt = this.now();
+    this.close(o);
+    book.open = book.open.filter((x) => x !== o);
+    this.recomputeThresholds(book);
+    this.changes++;
+    return orderRecord(o);
+  }
+
+  /** Wallet entries keyed by asset id as text: value is free + locked, locked_value the locked part. */
+  balances(apiKey: string, query: BalanceQuery = {}): SimBalances {
+    const account = this.account(apiKey);
+    const type = query.type ?? SPOT;
+    if (type !== SPOT && type !== FUTURE)
+      throw new SimRejectError('INVALID_QUERY', `wallet type must be 0 (spot) or 2 (future), got ${type}`, {
+        field: 'type',
+      });
+    const out: SimBalances = {};
+    for (const [id, b] of account.balances) {
+      if (query.currency !== undefined && query.currency !== id) continue;
+      // The futures wallet is not simulated: it exists, and is empty.
+      out[String(id)] =
+        type === SPOT
+          ? { value: Number(b.free.plus(b.locked).toFixed()), locked_value: Number(b.locked.toFixed()), type }
+          : { value: 0, locked_value: 0, type };
+    }
+    return out;
+  }
+
+  /** Exact free and locked amounts of one asset (by code). */
+  balanceOf(apiKey: string, assetCode: string): Readonly<SimBalance> {
+    const a = this.assetsByCode.get(assetCode);
+    if (!a) throw configError(`unknown asset ${assetCode}`);
+    return { ...this.balanceEntry(this.account(apiKey), a.id) };
+  }
+
+  /** Open orders, oldest first, of one pair or all. */
+  openOrders(apiKey: string, symbol?: string): SimOrderRecord[] {
+    if (symbol !== undefined) this.book(symbol);
+    const out: SimOrderRecord[] = [];
+    for (const o of this.account(apiKey).open.values())
+      if (symbol === undefined || o.pair.symbol === symbol) out.push(orderRecord(o));
+    return out;
+  }
+
+  /** Orders of every status, filtered and paged as history-query.ts documents (newest first). */
+  orderHistory(apiKey: string, query?: HistoryQuery): SimOrderRecord[] {
+    const page = queryHistory(
+      this.account(apiKey).orders,
+      (o) => ({ symbol: o.pair.symbol, side: o.side, time: o.createdAt, canceled: o.status === 'CANCELED' }),
+      query,
+    );
+    return page.map(orderRecord);
+  }
+
+  /** Trades (one per fill), filtered and paged as history-query.ts documents (newest first). */
+  tradeHistory(apiKey: string, query?: HistoryQuery): SimTradeRecord[] {
+    const page = queryHistory(
+      this.account(apiKey).fills,
+      (f) => ({ symbol: f.symbol, side: f.side, time: f.time, canceled: false }),
+      query,
+    );
+    return page.map((f) => {
+      const { base, quote } = this.book(f.symbol).pair;
+      return tradeRecord(f, base.id, quote.id);
+    });
+  }
+
+  /** Every fill of the account, oldest first, exact. */
+  fills(apiKey: string): readonly SimFill[] {
+    return this.account(apiKey).fills;
+  }
+
+  private balanceEntry(account: SimAccount, assetId: number): SimBalance {
+    const b = account.balances.get(assetId);
+    if (!b) throw new Error(`unreachable: account has no entry for asset ${assetId}`);
+    return b;
+  }
+
+  /** The price a taker gets: the last price moved against it by the slippage, on the tick, within its limit. */
+  private takerPrice(book: Book, side: Side, last: Dec, limit: Dec | undefined): Dec {
+    let price = last;
+    if (!this.slippageBps.isZero() || this.jitterBps > 0) {
+      const bps = this.jitterBps > 0 ? this.slippageBps.plus(dec(this.random() * this.jitterBps)) : this.slippageBps;
+      const tick = book.pair.rules.tickSize;
+      const moved = last
+        .mul(side === 'BUY' ? BPS.plus(bps) : BPS.minus(bps))
+        .div(BPS)
+        .div(tick);
+      price = (side === 'BUY' ? moved.ceil() : moved.floor()).mul(tick);
+      if (price.lt(tick)) price = tick;
+    }
+    if (limit) price = side === 'BUY' ? D.min(price, limit) : D.max(price, limit);
+    return price;
+  }
+
+  /** The slow path of a tick that crossed a threshold: triggers first, then resting limits. */
+  private match(book: Book, price: Dec, volume: number | undefined): void {
+    const through = book.through;
+    this.pool =
+      this.participation && volume !== undefined
+        ? fromWire(volume).mul(this.participation).div(book.pair.rules.stepSize).floor().mul(book.pair.rules.stepSize)
+        : undefined;
+    const triggered: SimOrder[] = [];
+    for (const o of book.open) {
+      if (!o.stop || !stopCrossed(o.side, o.stop, price)) continue;
+      o.stop = undefined;
+      if (o.type === 'OCO') {
+        o.leg = 'STOP_LIMIT';
+        o.limit = o.limitPrice;
+      } else {
+        o.limit = o.price;
+      }
+      o.updatedAt = this.now();
+      this.changes++;
+      triggered.push(o);
+      if (marketable(o.side, o.limit, price)) this.take(o, this.takerPrice(book, o.side, price, o.limit), false);
+    }
+    const crossed = book.open.filter((o) => {
+      if (!isOpen(o) || !o.limit || triggered.includes(o)) return false;
+      return o.side === 'BUY' ? price.lte(o.limit.minus(through)) : price.gte(o.limit.plus(through));
+    });
+    if (this.pool) crossed.sort(byPriority);
+    for (const o of crossed) {
+      const limit = o.limit as Dec;
+      if (this.take(o, limit, true) && o.type === 'OCO' && !o.leg) {
+        o.leg = 'LIMIT';
+        o.stop = undefined;
+      }
+    }
+    book.open = book.open.filter(isOpen);
+    this.recomputeThresholds(book);
+  }
+
+  /** Fill as much of the order's remainder as the tick's volume allows; false when nothing was left to take. */
+  private take(o: SimOrder, price: Dec, maker: boolean): boolean {
+    let qty = o.quantity.minus(o.executedQty);
+    if (this.pool) {
+      qty = D.min(qty, this.pool);
+      if (qty.isZero()) return false;
+      this.pool = this.pool.minus(qty);
+    }
+    this.fill(o, qty, price, maker);
+    return true;
+  }
+
+  private fill(o: SimOrder, qty: Dec, price: Dec, maker: boolean): void {
+    const { account, pair } = o;
+    const base = this.balanceEntry(account, pair.base.id);
+    const quote = this.balanceEntry(account, pair.quote.id);
+    const quoteQty = price.mul(qty);
+    const ratio = maker ? this.makerFee : this.takerFee;
+    const spentFromLock = o.lockPerUnit.mul(qty);
+    let fee: Dec;
+    if (o.side === 'BUY') {
+      quote.locked = quote.locked.minus(spentFromLock);
+      quote.free = quote.free.plus(spentFromLock.minus(quoteQty));
+      fee = qty.mul(ratio);
+      base.free = base.free.plus(qty.minus(fee));
+    } else {
+      base.locked = base.locked.minus(spentFromLock);
+      fee = quoteQty.mul(ratio);
+      quote.free = quote.free.plus(quoteQty.minus(fee));
+    }
+    const now = this.now();
+    o.locked = o.locked.minus(spentFromLock);
+    o.executedQty = o.executedQty.plus(qty);
+    o.executedQuoteQty = o.executedQuoteQty.plus(quoteQty);
+    o.fee = o.fee.plus(fee);
+    o.feeRatio = ratio;
+    o.updatedAt = now;
+    o.status = o.executedQty.eq(o.quantity) ? 'FILLED' : 'PARTIALLY_FILLED';
+    if (o.status === 'FILLED') this.close(o);
+    account.fills.push({
+      id: ++this.fillSeq,
+      orderId: o.id,
+      symbol: pair.symbol,
+      side: o.side,
+      price,
+      baseQty: qty,
+      quoteQty,
+      fee,
+      feeAsset: o.side === 'BUY' ? pair.base : pair.quote,
+      feeRatio: ratio,
+      maker,
+      time: now,
+    });
+    this.changes++;
+  }
+
+  /** A final order: release what it still holds and take it off the account's open list. */
+  private close(o: SimOrder): void {
+    const entry = this.balanceEntry(o.account, o.side === 'BUY' ? o.pair.quote.id : o.pair.base.id);
+    entry.locked = entry.locked.minus(o.locked);
+    entry.free = entry.free.plus(o.locked);
+    o.locked = ZERO;
+    o.stop = undefined;
+    o.limit = undefined;
+    o.account.open.delete(o.id);
+  }
+
+  private setThresholds(o: SimOrder, through: Dec): void {
+    let down = -Infinity;
+    let up = Infinity;
+    if (o.stop) {
+      if (o.side === 'BUY') up = Number(o.stop.toFixed());
+      else down = Number(o.stop.toFixed());
+    }
+    if (o.limit) {
+      if (o.side === 'BUY') down = Number(o.limit.minus(through).toFixed());
+      else up = Number(o.limit.plus(through).toFixed());
+    }
+    o.downAt = down;
+    o.upAt = up;
+  }
+
+  private recomputeThresholds(book: Book): void {
+    let down = 0;
+    let up = Infinity;
+    for (const o of book.open) {
+      this.setThresholds(o, book.through);
+      if (o.downAt > down) down = o.downAt;
+      if (o.upAt < up) up = o.upAt;
+    }
+    book.downAt = down;
+    book.upAt = up;
+  }
+}

@@ -1,0 +1,88 @@
+/** The matching engine's internal state: exact decimals throughout, turned into wire records only on query. */
+import type { OrderType, PairConfig, Side } from '../exchange/schemas.js';
+import type { Dec } from '../market/decimal.js';
+import type { PairRules } from '../market/pair-rules.js';
+import type { SimAsset } from './default-market.js';
+
+export interface SimBalance {
+  free: Dec;
+  locked: Dec;
+}
+
+export interface SimAccount {
+  apiKey: string;
+  userId: number;
+  /** Keyed by asset id; every asset of the engine has an entry. */
+  balances: Map<number, SimBalance>;
+  /** Every order, oldest first. */
+  orders: SimOrder[];
+  /** Orders still NEW or PARTIALLY_FILLED, by id, oldest first. */
+  open: Map<number, SimOrder>;
+  /** Every fill, oldest first. */
+  fills: SimFill[];
+}
+
+export interface SimPair {
+  symbol: string;
+  config: PairConfig;
+  rules: PairRules;
+  base: SimAsset;
+  quote: SimAsset;
+}
+
+export type SimOrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED';
+
+/** Which OCO leg went on once the other was cancelled (shown as the record's executedType). */
+export type OcoLeg = 'LIMIT' | 'STOP_LIMIT';
+
+export interface SimOrder {
+  id: number;
+  account: SimAccount;
+  pair: SimPair;
+  side: Side;
+  type: OrderType;
+  /** Base quantity (for a MARKET order by quote amount: the quantity it bought or sold). */
+  quantity: Dec;
+  /** As placed; zero where the type has none (as the exchange shows them). */
+  price: Dec;
+  stopPrice: Dec;
+  limitPrice: Dec;
+  quoteOrderQty: Dec | undefined;
+  useQuoteQty: boolean;
+  status: SimOrderStatus;
+  /** The armed stop trigger: an untriggered STOP_LIMIT, or an OCO whose stop leg is still live. */
+  stop: Dec | undefined;
+  /** The limit price in force: LIMIT, a triggered STOP_LIMIT, an OCO's limit leg or its triggered stop leg. */
+  limit: Dec | undefined;
+  leg: OcoLeg | undefined;
+  /** Quote per base unit locked by a BUY (its highest possible price); 1 for a SELL (it locks base). */
+  lockPerUnit: Dec;
+  /** What this order still holds locked, in the quote asset for a BUY, the base asset for a SELL. */
+  locked: Dec;
+  executedQty: Dec;
+  executedQuoteQty: Dec;
+  fee: Dec;
+  feeRatio: Dec;
+  createdAt: number;
+  updatedAt: number;
+  /** The order needs attention when the last price is <= downAt or >= upAt (numbers: see MatchingEngine). */
+  downAt: number;
+  upAt: number;
+}
+
+/** One fill, exact. The backtester can read these directly (MatchingEngine.fills) for exact metrics. */
+export interface SimFill {
+  id: number;
+  orderId: number;
+  symbol: string;
+  side: Side;
+  price: Dec;
+  baseQty: Dec;
+  quoteQty: Dec;
+  /** Taken from the asset received: base for a BUY, quote for a SELL. */
+  fee: Dec;
+  feeAsset: SimAsset;
+  feeRatio: Dec;
+  maker: boolean;
+  time: number;
+}

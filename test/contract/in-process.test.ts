@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { InProcessVenue } from '../../src/sim/in-process-venue.js';
+import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import { SimRejectError } from '../../src/sim/error-codes.js';
+import { CONTRACT_BALANCES, runVenueContract, type VenueHarness } from './venue-contract.js';
+
+const KEY = 'contract-key';
+const T0 = Date.parse('2024-05-01T00:00:00.000Z');
+
+function harness(): VenueHarness & { engine: MatchingEngine } {
+  const engine = new MatchingEngine();
+  engine.createAccount({ apiKey: KEY, balances: CONTRACT_BALANCES });
+  let time = T0;
+  return {
+    engine,
+    venue: new InProcessVenue(engine, KEY),
+    setPrice: (symbol, price) => {
+      time += 1000;
+      engine.onPrice(symbol, Number(price), time);
+      return Promise.resolve();
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+runVenueContract('in-process matching engine', () => Promise.resolve(harness()));
+
+describe('InProcessVenue', () => {
+  it('exposes the engine revision so a backtest can skip polls that would find nothing new', async () => {
+    const h = harness();
+    const venue = h.venue as InProcessVenue;
+    await h.setPrice('BTCUSDT', 60000);
+    const r0 = venue.revision;
+    await venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.1', price: '59000' });
+    expect(venue.revision).toBe(r0 + 1);
+    await h.setPrice('BTCUSDT', 59500);
+    expect(venue.revision).toBe(r0 + 1);
+    await h.setPrice('BTCUSDT', 58000);
+    expect(venue.revision).toBeGreaterThan(r0 + 1);
+  });
+
+  it('rejects with the SimRejectError itself, as a rejected promise rather than a throw', async () => {
+    const { venue } = harness();
+    const pending = venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.1' });
+    await expect(pending).rejects.toBeInstanceOf(SimRejectError);
+    await expect(pending).rejects.toMatchObject({ reason: 'NO_MARKET_PRICE', exchangeCode: 6116 });
+  });
+});
