@@ -1,0 +1,104 @@
+/**
+ * The Scheduler port on the wall clock, with node-cron v4. Each job runs on its own task: `noOverlap` plus
+ * our own running flag keep a job from overlapping itself, so a slow job delays only itself, and errors are
+ * caught, logged and counted per job. Timers are imprecise (design.md): a firing that the heartbeat wakes up
+ * for late, within MISSED_TOLERANCE_MS, still runs; later ones are counted as missed. Jobs are idempotent,
+ * so correctness never depends on a particular firing.
+ */
+import { createTask, type ScheduledTask, validate } from 'node-cron';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../ops/logger.js';
+import type { JobStats, Scheduler } from '../ports/scheduler.js';
+
+/** A late firing still runs within this many ms (node-cron's default is 1 s; an event-loop stall can be longer). */
+export const MISSED_TOLERANCE_MS = 5_000;
+
+interface Job {
+  stats: JobStats;
+  task: ScheduledTask;
+  current: Promise<void> | undefined;
+}
+
+export class CronScheduler implements Scheduler {
+  private readonly jobs = new Map<string, Job>();
+
+  constructor(
+    private readonly logger: Logger,
+    /** IANA time zone of the expressions; UTC, like the daily loss limit's day. */
+    private readonly timezone = 'UTC',
+  ) {}
+
+  schedule(name: string, cron: string, run: () => Promise<void>): void {
+    if (!validate(cron)) throw new ConfigError([`job ${name}: invalid cron expression ${JSON.stringify(cron)}`]);
+    if (this.jobs.has(name)) throw new ConfigError([`job ${name} is scheduled twice`]);
+    const stats: JobStats = { name, cron, runs: 0, failures: 0, overlapsSkipped: 0, missed: 0, running: false };
+    const log = this.logger.child({ job: name });
+    const job: Job = { stats, task: undefined as unknown as ScheduledTask, current: undefined };
+    const fire = (): Promise<void> | undefined => {
+      if (job.current) {
+        stats.overlapsSkipped++;
+        log.debug('previous run still going: firing skipped');
+        return undefined;
+      }
+      stats.running = true;
+      stats.runs++;
+      const current = (async () => {
+        try {
+          await run();
+        } catch (err) {
+          stats.failures++;
+          log.warn({ err, failures: stats.failures }, `job ${name} failed`);
+        } finally {
+          stats.running = false;
+          job.current = undefined;
+        }
+      })();
+      job.current = current;
+      return current;
+    };
+    job.task = createTask(cron, fire, {
+      name,
+      timezone: this.timezone,
+      noOverlap: true,
+      missedExecutionTolerance: MISSED_TOLERANCE_MS,
+      suppressMissedWarning: true,
+      logger: {
+        info: (m) => log.debug(m),
+        warn: (m) => log.debug(m),
+        error: (m, err) => log.warn({ err }, String(m)),
+        debug: (m) => log.debug(String(m)),
+      },
+    });
+    job.task.on('execution:missed', () => {
+      stats.missed++;
+    });
+    // node-cron's noOverlap blocks the firing before `fire` sees it: count it here.
+    job.task.on('execution:overlap', () => {
+      stats.overlapsSkipped++;
+      log.debug('previous run still going: firing skipped');
+    });
+    this.jobs.set(name, job);
+    void job.task.start();
+  }
+
+  stats(): JobStats[] {
+    return [...this.jobs.values()].map((j) => ({ ...j.stats }));
+  }
+
+  async stop(timeoutMs: number): Promise<boolean> {
+    for (const job of this.jobs.values()) await job.task.stop();
+    const running = [...this.jobs.values()].flatMap((j) => (j.current ? [j.current] : []));
+    for (const job of this.jobs.values()) await job.task.destroy();
+    this.jobs.clear();
+    if (running.length === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([Promise.all(running).then(() => true), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

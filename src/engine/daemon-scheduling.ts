@@ -1,0 +1,41 @@
+/**
+ * The daemon's wall-clock wiring: the engine's jobs mapped onto a Scheduler. One market job per distinct
+ * instance schedule (instances sharing a schedule share its request), the orders poll, and the less frequent
+ * refresh of pair configs and balances. The engine itself knows nothing of schedulers.
+ */
+import type { Scheduler } from '../ports/scheduler.js';
+import type { Engine } from './engine.js';
+
+export interface DaemonSchedule {
+  /** Orders poll (default every 5 s). */
+  ordersPoll: string;
+  /** Pair configs and balances (default every minute). */
+  refresh: string;
+}
+
+export const DEFAULT_DAEMON_SCHEDULE: DaemonSchedule = { ordersPoll: '*/5 * * * * *', refresh: '0 * * * * *' };
+
+export class DaemonScheduling {
+  constructor(
+    private readonly engine: Engine,
+    private readonly scheduler: Scheduler,
+    private readonly schedule: DaemonSchedule = DEFAULT_DAEMON_SCHEDULE,
+  ) {}
+
+  /** Schedules every job; call after engine.start(). */
+  start(): void {
+    for (const cron of this.engine.schedules()) {
+      this.scheduler.schedule(`market ${cron}`, cron, () => this.engine.marketCycle(cron));
+    }
+    this.scheduler.schedule('orders poll', this.schedule.ordersPoll, async () => {
+      await this.engine.pollOrders();
+    });
+    this.scheduler.schedule('refresh', this.schedule.refresh, () => this.engine.refresh());
+  }
+
+  /** Stops the jobs (waiting for running ones, bounded), then the engine (onStop hooks). */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    await this.scheduler.stop(timeoutMs);
+    await this.engine.stop();
+  }
+}

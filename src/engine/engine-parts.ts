@@ -1,0 +1,20 @@
+/** The collaborators the order manager and the order tracker share (one set per engine). */
+import type { Logger } from '../ops/logger.js';
+import type { Clock } from '../ports/clock.js';
+import type { Venue } from '../ports/venue.js';
+import type { Store } from '../store/store.js';
+import type { MarketState } from './market-state.js';
+import type { OrderBook } from './order-book.js';
+import type { TradingGuard } from './trading-guard.js';
+
+export interface EngineParts {
+  venue: Venue;
+  clock: Clock;
+  store: Store;
+  logger: Logger;
+  book: OrderBook;
+  market: MarketState;
+  guard: TradingGuard;
+  /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */
+  inFlight: Set<string>;
+}

@@ -1,0 +1,319 @@
+/**
+ * One bot instance (one strategy file): its strategy context (one object, reused for every hook), its
+ * persisted state, its position, and the single safe wrapper every hook is called through. A hook that
+ * throws or rejects pauses this instance, with the reason logged and recorded; the daemon goes on.
+ */
+import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
+import type { Ticker } from '../exchange/schemas.js';
+import { D, type Dec } from '../market/decimal.js';
+import type { PairRules } from '../market/pair-rules.js';
+import type { Logger } from '../ops/logger.js';
+import type { Clock } from '../ports/clock.js';
+import type {
+  Balance,
+  FillView,
+  Intent,
+  IntentBuilders,
+  OrderView,
+  Position,
+  StrategyContext,
+  StrategyDefinition,
+  StrategyLogger,
+} from '../strategy/api.js';
+import type { OrderRow } from '../store/order-journal.js';
+import type { Store } from '../store/store.js';
+import { intentBuilders } from './intent-builders.js';
+import type { MarketState } from './market-state.js';
+import type { OrderBook } from './order-book.js';
+import { positionFromFills, type PositionTracker } from './position.js';
+
+/** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
+export interface InstanceSpec {
+  config: StrategyFile;
+  definition: StrategyDefinition;
+  params: unknown;
+}
+
+export type InstanceStatus = 'idle' | 'running' | 'paused' | 'refused' | 'stopped';
+
+type State = Record<string, unknown>;
+
+export interface RunnerDeps {
+  store: Store;
+  book: OrderBook;
+  market: MarketState;
+  clock: Clock;
+  logger: Logger;
+  canCancel: boolean;
+}
+
+/** Refusal events for the same reason are recorded at most once per this many ms (each one is counted). */
+const REFUSAL_EVENT_INTERVAL_MS = 60_000;
+
+function isPromise(x: unknown): x is Promise<unknown> {
+  return x instanceof Promise;
+}
+
+function optDec(text: string | undefined): Dec | undefined {
+  return text === undefined ? undefined : new D(text);
+}
+
+export function orderView(row: OrderRow): OrderView {
+  return {
+    localId: row.localId,
+    exchangeId: row.exchangeId,
+    symbol: row.symbol,
+    side: row.side,
+    type: row.type as OrderView['type'],
+    status: row.status,
+    price: optDec(row.price),
+    stopPrice: optDec(row.stopPrice),
+    limitPrice: optDec(row.limitPrice),
+    quantity: new D(row.quantity ?? 0),
+    filledQuantity: new D(row.filledQty),
+    tag: row.tag,
+    createdAt: row.createdAt,
+  };
+}
+
+function strategyLogger(logger: Logger): StrategyLogger {
+  return {
+    debug: (msg, data) => logger.debug(data ?? {}, msg),
+    info: (msg, data) => logger.info(data ?? {}, msg),
+    warn: (msg, data) => logger.warn(data ?? {}, msg),
+    error: (msg, data) => logger.error(data ?? {}, msg),
+  };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+class InstanceContext implements StrategyContext<unknown, State> {
+  readonly instance: string;
+  readonly symbol: string;
+  readonly params: unknown;
+  readonly canCancel: boolean;
+  readonly log: StrategyLogger;
+  private readonly builders: IntentBuilders;
+  readonly limit: IntentBuilders['limit'] = (...a) => this.builders.limit(...a);
+  readonly market: IntentBuilders['market'] = (...a) => this.builders.market(...a);
+  readonly stopLimit: IntentBuilders['stopLimit'] = (...a) => this.builders.stopLimit(...a);
+  readonly oco: IntentBuilders['oco'] = (...a) => this.builders.oco(...a);
+  readonly cancel: IntentBuilders['cancel'] = (...a) => this.builders.cancel(...a);
+
+  constructor(private readonly runner: InstanceRunner) {
+    this.instance = runner.name;
+    this.symbol = runner.symbol;
+    this.params = runner.params;
+    this.canCancel = runner.deps.canCancel;
+    this.log = strategyLogger(runner.logger);
+    this.builders = intentBuilders(() => this.rules, runner.queue);
+  }
+
+  get rules(): PairRules {
+    const rules = this.runner.deps.market.rules.get(this.symbol);
+    if (!rules) throw new Error(`no pair rules for ${this.symbol} (pair configuration not loaded)`);
+    return rules;
+  }
+
+  get ticker(): Ticker | undefined {
+    return this.runner.deps.market.tickers.get(this.symbol);
+  }
+
+  /** Parsed once per ticker, and only when a strategy asks. */
+  get price(): Dec | undefined {
+    return this.runner.deps.market.lastPrice(this.symbol);
+  }
+
+  get openOrders(): readonly OrderView[] {
+    return this.runner.openOrderViews();
+  }
+
+  get position(): Position {
+    return this.runner.position.position;
+  }
+
+  get balances(): ReadonlyMap<string, Balance> {
+    return this.runner.deps.market.balances;
+  }
+
+  get state(): State {
+    return this.runner.state;
+  }
+
+  now(): number {
+    return this.runner.deps.clock.now();
+  }
+}
+
+export class InstanceRunner {
+  readonly name: string;
+  readonly symbol: string;
+  readonly schedule: string;
+  readonly limits: RiskLimits;
+  readonly params: unknown;
+  readonly definition: StrategyDefinition;
+  readonly logger: Logger;
+  readonly queue: Intent[] = [];
+  readonly ctx: InstanceContext;
+  status: InstanceStatus = 'idle';
+  reason: string | undefined;
+  position: PositionTracker;
+  /** Next local id number: `<instance>-<seq>`, deterministic so backtests are byte-identical. */
+  seq = 0;
+  /** A fill was recorded that onFill has not seen yet. */
+  pendingDelivery = true;
+  /** A hook is running (an async one may span other jobs): ticks are skipped and fills wait meanwhile. */
+  inHook = false;
+  /** The UTC day on which the daily loss limit was last reported, so it is reported once a day. */
+  lossHaltReportedDay = -1;
+  readonly counters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
+  private raw: State = {};
+  private proxy: State = {};
+  private dirty = false;
+  private savedJson: string | undefined;
+  private viewsVersion = -1;
+  private views: readonly OrderView[] = [];
+  private lastRefusal: { reason: string; time: number; suppressed: number } | undefined;
+
+  constructor(
+    spec: InstanceSpec,
+    readonly deps: RunnerDeps,
+  ) {
+    this.name = spec.config.name;
+    this.symbol = spec.config.symbol;
+    this.schedule = spec.config.schedule;
+    this.limits = spec.config.risk;
+    this.params = spec.params;
+    this.definition = spec.definition;
+    this.logger = deps.logger.child({ instance: this.name });
+    this.position = positionFromFills([]);
+    this.ctx = new InstanceContext(this);
+  }
+
+  /** Loads persisted state, the local id sequence and the position from the store. */
+  init(): void {
+    const { store } = this.deps;
+    const saved = store.state.get(this.name);
+    this.savedJson = saved;
+    const parsed: unknown = saved === undefined ? {} : JSON.parse(saved);
+    this.raw = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as State) : {};
+    // Top-level writes mark the state dirty for free; nested changes are found by the full comparison that
+    // runs after every hook that queued intents, after onStart/onFill/onStop, and on each refresh.
+    this.proxy = new Proxy(this.raw, {
+      set: (target, key, value) => {
+        this.dirty = true;
+        return Reflect.set(target, key, value);
+      },
+      deleteProperty: (target, key) => {
+        this.dirty = true;
+        return Reflect.deleteProperty(target, key);
+      },
+    });
+    this.seq = store.orders.maxSeq(this.name);
+    this.position = positionFromFills(store.fills.forInstance(this.name));
+  }
+
+  get state(): State {
+    return this.proxy;
+  }
+
+  get isDirty(): boolean {
+    return this.dirty;
+  }
+
+  openOrderViews(): readonly OrderView[] {
+    const version = this.deps.book.version(this.name);
+    if (version !== this.viewsVersion) {
+      this.views = this.deps.book.activeFor(this.name).map(orderView);
+      this.viewsVersion = version;
+    }
+    return this.views;
+  }
+
+  /** onStart, onTick or onStop through the safe wrapper: true when it returned normally. */
+  callHook(hook: 'onStart' | 'onTick' | 'onStop'): boolean | Promise<boolean> {
+    return this.guard(hook, undefined);
+  }
+
+  callFill(fill: FillView): boolean | Promise<boolean> {
+    return this.guard('onFill', fill);
+  }
+
+  /** The one safe wrapper (no closure per call: onTick runs up to a million times a second in a backtest). */
+  private guard(
+    hook: 'onStart' | 'onTick' | 'onStop' | 'onFill',
+    fill: FillView | undefined,
+  ): boolean | Promise<boolean> {
+    const definition = this.definition;
+    if (definition[hook] === undefined) return true;
+    this.inHook = true;
+    let result: void | Promise<void>;
+    try {
+      result = hook === 'onFill' ? definition.onFill?.(this.ctx, fill as FillView) : definition[hook]?.(this.ctx);
+    } catch (err) {
+      this.inHook = false;
+      this.pause(`${hook} threw: ${errorText(err)}`, err);
+      return false;
+    }
+    if (isPromise(result)) {
+      return result.then(
+        () => {
+          this.inHook = false;
+          return true;
+        },
+        (err: unknown) => {
+          this.inHook = false;
+          this.pause(`${hook} rejected: ${errorText(err)}`, err);
+          return false;
+        },
+      );
+    }
+    this.inHook = false;
+    return true;
+  }
+
+  /** Stops calling this instance's hooks; its orders stay on the venue and their fills are still recorded. */
+  pause(reason: string, err?: unknown): void {
+    if (this.status !== 'running') return;
+    this.status = 'paused';
+    this.reason = reason;
+    // Intents from a hook that failed half-way are not trusted.
+    this.queue.length = 0;
+    this.logger.error({ err }, `instance ${this.name} paused: ${reason}`);
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', { reason });
+  }
+
+  /** Saves the state when it differs from the last saved text; a state that is not JSON pauses the instance. */
+  saveState(): void {
+    let json: string;
+    try {
+      json = JSON.stringify(this.raw);
+    } catch (err) {
+      this.pause(`state is not JSON-serialisable: ${errorText(err)}`, err);
+      return;
+    }
+    this.dirty = false;
+    if (json === this.savedJson) return;
+    this.deps.store.state.put(this.name, json, this.deps.clock.now());
+    this.savedJson = json;
+  }
+
+  /** Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted). */
+  refuse(intent: Record<string, unknown>, reason: string): void {
+    this.counters.refused++;
+    const now = this.deps.clock.now();
+    const last = this.lastRefusal;
+    if (last && last.reason === reason && now - last.time < REFUSAL_EVENT_INTERVAL_MS) {
+      last.suppressed++;
+      this.logger.debug({ intent }, `intent refused: ${reason}`);
+      return;
+    }
+    this.logger.warn({ intent }, `intent refused: ${reason}`);
+    const data: Record<string, unknown> = { reason, intent };
+    if (last && last.suppressed > 0) data.repeatsOfPrevious = last.suppressed;
+    this.deps.store.events.record(now, this.name, 'refused', data);
+    this.lastRefusal = { reason, time: now, suppressed: 0 };
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * What the engine knows of the market and the account between polls: the latest ticker per symbol, the pair
+ * rules, and balances by asset code (the venue keys them by currency id; pair configs and tickers map ids to
+ * codes). Balances are lowered locally when an order is sent, so two intents of one tick cannot both spend
+ * the same funds; each refresh replaces them with the venue's figures.
+ */
+import type { Balances, PairConfig, Ticker } from '../exchange/schemas.js';
+import { type Dec, fromWire } from '../market/decimal.js';
+import { type PairRules, pairRulesFrom } from '../market/pair-rules.js';
+import type { Balance } from '../strategy/api.js';
+
+export class MarketState {
+  readonly tickers = new Map<string, Ticker>();
+  readonly rules = new Map<string, PairRules>();
+  /** Shared by every strategy context (read-only there). */
+  readonly balances = new Map<string, Balance>();
+  private readonly assetCodes = new Map<string, string>();
+  private readonly prices = new Map<string, { ticker: Ticker; price: Dec }>();
+  /** Currency ids the venue reported that no pair or ticker names. */
+  unknownAssetIds: string[] = [];
+
+  setPairs(configs: readonly PairConfig[], wanted: ReadonlySet<string>): void {
+    for (const c of configs) {
+      if (c.baseAssetId != null) this.assetCodes.set(String(c.baseAssetId), c.baseAsset);
+      if (c.quoteAssetId != null) this.assetCodes.set(String(c.quoteAssetId), c.quoteAsset);
+      if (wanted.has(c.symbol)) this.rules.set(c.symbol, pairRulesFrom(c));
+    }
+  }
+
+  setTicker(t: Ticker): void {
+    const previous = this.tickers.get(t.s);
+    this.tickers.set(t.s, t);
+    // Asset ids from the first ticker of a symbol only: this runs on every tick.
+    if (previous === undefined) {
+      if (t.bi != null && t.b) this.assetCodes.set(String(t.bi), t.b);
+      if (t.qi != null && t.q) this.assetCodes.set(String(t.qi), t.q);
+    }
+  }
+
+  /** Replaces the balances: `value` is the total, `locked_value` the locked part of it (spot-api.md). */
+  setBalances(b: Balances): void {
+    this.balances.clear();
+    const unknown: string[] = [];
+    for (const [id, entry] of Object.entries(b)) {
+      const asset = this.assetCodes.get(id);
+      if (asset === undefined) {
+        unknown.push(id);
+        continue;
+      }
+      const total = fromWire(entry.value);
+      const locked = fromWire(entry.locked_value);
+      this.balances.set(asset, { asset, free: total.minus(locked), locked });
+    }
+    this.unknownAssetIds = unknown;
+  }
+
+  /** The symbol's last price, parsed once per ticker however many instances ask. */
+  lastPrice(symbol: string): Dec | undefined {
+    const t = this.tickers.get(symbol);
+    if (t === undefined) return undefined;
+    let cached = this.prices.get(symbol);
+    if (cached === undefined || cached.ticker !== t) {
+      cached = { ticker: t, price: fromWire(t.p) };
+      this.prices.set(symbol, cached);
+    }
+    return cached.price;
+  }
+
+  free(asset: string): Dec | undefined {
+    return this.balances.get(asset)?.free;
+  }
+
+  /** Moves `amount` from free to locked until the next refresh. */
+  reserve(asset: string, amount: Dec): void {
+    const b = this.balances.get(asset);
+    if (b) this.balances.set(asset, { asset, free: b.free.minus(amount), locked: b.locked.plus(amount) });
+  }
+}

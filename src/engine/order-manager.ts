@@ -1,0 +1,290 @@
+/**
+ * From intent to order: pair rules, order shape, risk, balance, then the journal row (PENDING, durable)
+ * BEFORE the request leaves, then the venue's answer. A create whose outcome is not certain is UNKNOWN and
+ * is resolved from open orders and history, never by sending again (invariants 2 and 3).
+ */
+import { D, type Dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
+import type { OrderRecord } from '../exchange/schemas.js';
+import { newOrderRow, type OrderRow } from '../store/order-journal.js';
+import type { EngineParts } from './engine-parts.js';
+import type { InstanceRunner } from './instance-runner.js';
+import { isActive, isUnresolved } from './order-book.js';
+import { checkOrder, type CheckedOrder } from './order-checks.js';
+import { journalStatus } from './order-matching.js';
+import { utcDay } from './position.js';
+import { riskProblem } from './risk.js';
+import { createOutcome, venueErrorInfo } from './venue-errors.js';
+
+/** An intent as an event or log line shows it: decimals as text. */
+export function describeIntent(intent: Intent): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(intent)) out[key] = value instanceof D ? value.toFixed() : value;
+  return out;
+}
+
+export class OrderManager {
+  /** Set when an order was sent (or may have been) since the last orders poll: fills should be looked for. */
+  placedSincePoll = false;
+
+  constructor(
+    private readonly p: EngineParts,
+    private readonly feeMargin: Dec,
+    /** Reconciles the symbol's unresolved rows against the venue (the order tracker's poll). */
+    private readonly reconcile: (symbol: string) => Promise<void>,
+  ) {}
+
+  /** Processes the intents in order. The caller holds the engine's lock. */
+  async process(r: InstanceRunner, intents: readonly Intent[]): Promise<void> {
+    for (const intent of intents) {
+      if (r.status !== 'running') {
+        r.logger.debug({ intent: describeIntent(intent) }, `intent dropped: instance is ${r.status}`);
+        continue;
+      }
+      r.counters.intents++;
+      try {
+        if (intent.kind === 'CANCEL') await this.cancel(r, intent);
+        else await this.submit(r, intent);
+      } catch (err) {
+        // A store failure or a bug: the order was either never sent or is PENDING in the journal, which the
+        // next poll reconciles. Either way the daemon goes on.
+        r.logger.error({ err, intent: describeIntent(intent) }, 'intent failed unexpectedly');
+        this.p.store.events.record(this.p.clock.now(), r.name, 'engine-error', {
+          intent: describeIntent(intent),
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+  }
+
+  private unresolvedRows(r: InstanceRunner): OrderRow[] {
+    return this.p.book.activeFor(r.name).filter((row) => isUnresolved(row) && !this.p.inFlight.has(row.localId));
+  }
+
+  private async submit(r: InstanceRunner, intent: OrderIntent): Promise<void> {
+    const { book, market, guard, clock, venue, inFlight } = this.p;
+    const summary = describeIntent(intent);
+    const block = guard.orderBlock();
+    if (block) return r.refuse(summary, block);
+    if (this.unresolvedRows(r).length > 0) {
+      try {
+        await this.reconcile(r.symbol);
+      } catch (err) {
+        r.logger.warn({ err }, 'reconciliation before sending failed');
+      }
+      const waiting = this.unresolvedRows(r);
+      if (waiting.length > 0)
+        return r.refuse(
+          summary,
+          `waiting for the outcome of order ${waiting.map((w) => w.localId).join(', ')} (not known yet)`,
+        );
+    }
+    const rules = market.rules.get(r.symbol);
+    if (!rules) return r.refuse(summary, `no pair rules for ${r.symbol}`);
+    const checked = checkOrder(intent, rules, market.lastPrice(r.symbol));
+    if (!checked.ok) return r.refuse(summary, checked.reason);
+    const { order } = checked;
+
+    const now = clock.now();
+    const riskReason = this.riskReason(r, intent.side, order, now);
+    if (riskReason) return r.refuse(summary, riskReason);
+    const spend = this.spend(intent.side, order, rules.baseAsset, rules.quoteAsset);
+    const free = market.free(spend.asset);
+    if (free === undefined) return r.refuse(summary, `no ${spend.asset} balance known (balances not loaded)`);
+    if (free.lt(spend.amount))
+      return r.refuse(
+        summary,
+        `insufficient ${spend.asset}: order needs ${spend.amount.toFixed()}, free ${free.toFixed()}`,
+      );
+
+    r.seq++;
+    const { request } = order;
+    const row = newOrderRow({
+      localId: `${r.name}-${r.seq}`,
+      instance: r.name,
+      seq: r.seq,
+      symbol: r.symbol,
+      side: intent.side,
+      type: intent.kind,
+      price: request.price,
+      stopPrice: request.stopPrice,
+      limitPrice: request.limitPrice,
+      quantity: request.quantity,
+      quoteAmount: request.quoteOrderQty,
+      tag: intent.tag,
+      status: 'PENDING',
+      createdAt: now,
+      sentAt: now,
+    });
+    // Journal before send: this commit is durable (synchronous=FULL) before the request exists.
+    book.insert(row);
+    inFlight.add(row.localId);
+    let record: OrderRecord;
+    try {
+      record = await guard.call(`create ${r.symbol}`, () => venue.createOrder(request));
+    } catch (err) {
+      inFlight.delete(row.localId);
+      this.failed(r, row, err, spend);
+      return;
+    }
+    inFlight.delete(row.localId);
+    this.accepted(r, row, record, spend);
+  }
+
+  private riskReason(r: InstanceRunner, side: 'BUY' | 'SELL', order: CheckedOrder, now: number): string | undefined {
+    let openBuy = ZERO;
+    let openSell = ZERO;
+    const active = this.p.book.activeFor(r.name);
+    for (const row of active) {
+      const remaining = new D(row.quantity ?? 0).minus(row.filledQty);
+      if (row.side === 'BUY') openBuy = openBuy.plus(remaining);
+      else openSell = openSell.plus(remaining);
+    }
+    const day = utcDay(now);
+    const reason = riskProblem({
+      limits: r.limits,
+      side,
+      quantity: order.baseQuantity,
+      notional: order.notional,
+      position: r.position.position.quantity,
+      openBuy,
+      openSell,
+      openCount: active.length,
+      realisedToday: r.position.realisedOn(day),
+    });
+    if (reason?.startsWith('daily loss limit') && r.lossHaltReportedDay !== day) {
+      r.lossHaltReportedDay = day;
+      r.logger.warn(reason);
+      this.p.store.events.record(now, r.name, 'daily-loss-halt', { reason });
+    }
+    return reason;
+  }
+
+  /** What the order needs free: quote for a BUY (value plus a fee margin), base for a SELL. */
+  private spend(
+    side: 'BUY' | 'SELL',
+    order: CheckedOrder,
+    base: string,
+    quote: string,
+  ): { asset: string; amount: Dec } {
+    if (side === 'BUY') return { asset: quote, amount: order.notional.mul(this.feeMargin.plus(1)) };
+    return { asset: base, amount: order.baseQuantity };
+  }
+
+  private accepted(r: InstanceRunner, row: OrderRow, record: OrderRecord, spend: { asset: string; amount: Dec }): void {
+    const { book, clock, market, store } = this.p;
+    const now = clock.now();
+    const id = record.displayingId;
+    this.placedSincePoll = true;
+    market.reserve(spend.asset, spend.amount);
+    const clash = book.byExchangeId(id);
+    if (clash && clash.localId !== row.localId) {
+      // Cannot be ours twice: leave it UNKNOWN for reconciliation rather than trust either row.
+      const reason = `venue answered with exchange id ${id}, already journaled as ${clash.localId}`;
+      book.save({ ...row, status: 'UNKNOWN', rejectCode: 'E_DUPLICATE_ID', rejectReason: reason, updatedAt: now });
+      r.logger.error(reason);
+      store.events.record(now, r.name, 'order-unknown', { localId: row.localId, reason });
+      return;
+    }
+    const executed = fromWire(record.executedQty ?? 0);
+    book.save({
+      ...row,
+      status: journalStatus(row, record.status, executed, false),
+      venueStatus: record.status,
+      exchangeId: id,
+      execQty: plain(executed),
+      matchMethod: 'response',
+      updatedAt: now,
+    });
+    r.counters.placed++;
+    r.logger.info(
+      {
+        localId: row.localId,
+        exchangeId: id,
+        side: row.side,
+        type: row.type,
+        price: row.price,
+        quantity: row.quantity,
+      },
+      'order placed',
+    );
+  }
+
+  private failed(r: InstanceRunner, row: OrderRow, err: unknown, spend: { asset: string; amount: Dec }): void {
+    const { book, clock, market, store } = this.p;
+    const now = clock.now();
+    const info = venueErrorInfo(err);
+    const outcome = createOutcome(info);
+    if (outcome === 'UNKNOWN') {
+      this.placedSincePoll = true;
+      // It may exist: count its funds as spent until a refresh says otherwise.
+      market.reserve(spend.asset, spend.amount);
+      book.save({ ...row, status: 'UNKNOWN', rejectCode: info.code, rejectReason: info.message, updatedAt: now });
+      r.logger.warn(
+        { localId: row.localId, code: info.code },
+        `order outcome unknown, will reconcile: ${info.message}`,
+      );
+      store.events.record(now, r.name, 'order-unknown', {
+        localId: row.localId,
+        code: info.code,
+        message: info.message,
+      });
+      return;
+    }
+    const code = info.exchangeCode === undefined ? info.code : String(info.exchangeCode);
+    book.save({ ...row, status: outcome, rejectCode: code, rejectReason: info.message, updatedAt: now });
+    r.logger.warn(
+      { localId: row.localId, code },
+      `order ${outcome === 'REJECTED' ? 'rejected' : 'not sent'}: ${info.message}`,
+    );
+    store.events.record(now, r.name, outcome === 'REJECTED' ? 'order-rejected' : 'order-not-sent', {
+      localId: row.localId,
+      code,
+      message: info.message,
+    });
+  }
+
+  private async cancel(r: InstanceRunner, intent: CancelIntent): Promise<void> {
+    const { book, clock, venue, guard, store } = this.p;
+    const summary = describeIntent(intent);
+    const row = book.get(intent.localId);
+    if (!row || row.instance !== r.name || row.external)
+      return r.refuse(summary, `order ${intent.localId} is not an order of this instance`);
+    if (!isActive(row.status)) return r.refuse(summary, `order ${row.localId} is already ${row.status}`);
+    if (row.exchangeId === undefined)
+      return r.refuse(summary, `order ${row.localId} has no exchange id yet (status ${row.status})`);
+    const cancelOrder = venue.cancelOrder?.bind(venue);
+    if (cancelOrder === undefined) return r.refuse(summary, 'this venue cannot cancel orders');
+    if (guard.halted) return r.refuse(summary, guard.halted);
+    const exchangeId = row.exchangeId;
+    let record: OrderRecord;
+    try {
+      record = await guard.call(`cancel ${row.symbol}`, () => cancelOrder(row.symbol, exchangeId));
+    } catch (err) {
+      const info = venueErrorInfo(err);
+      // Refused (e.g. already filled) or unknown: either way the next poll reads what really happened.
+      const outcome = createOutcome(info) === 'UNKNOWN' ? 'unknown, resolved by the next poll' : 'refused';
+      r.logger.warn({ localId: row.localId, code: info.code }, `cancel ${outcome}: ${info.message}`);
+      store.events.record(clock.now(), r.name, 'cancel-failed', {
+        localId: row.localId,
+        outcome,
+        code: info.exchangeCode === undefined ? info.code : String(info.exchangeCode),
+        message: info.message,
+      });
+      this.placedSincePoll = true;
+      return;
+    }
+    const current = book.get(row.localId);
+    if (!current || !isActive(current.status)) return;
+    const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);
+    book.save({
+      ...current,
+      status: journalStatus(current, record.status, executed, false),
+      venueStatus: record.status,
+      execQty: plain(executed),
+      updatedAt: clock.now(),
+    });
+    this.placedSincePoll = true;
+    r.logger.info({ localId: row.localId, exchangeId, status: record.status }, 'order cancelled');
+  }
+}

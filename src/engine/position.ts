@@ -1,0 +1,97 @@
+/**
+ * An instance's position from its own fills, folded in recording order: net base quantity, average entry
+ * price and realised PnL in the quote asset, exact. Fees paid in the base asset change the quantity (a BUY
+ * of 1 with a 0.001 base fee holds 0.999); fees paid in the quote asset are realised costs at once; fees in
+ * a third asset are not converted (they stay visible on the fill rows).
+ */
+import { D, type Dec, ZERO } from '../market/decimal.js';
+import type { FillRow } from '../store/fills.js';
+import type { Position, Side } from '../strategy/api.js';
+
+export interface PositionFill {
+  side: Side;
+  price: Dec;
+  qty: Dec;
+  fee: Dec;
+  feeIn: 'base' | 'quote' | 'other';
+  time: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Days since the epoch in UTC: the key of the daily loss limit. */
+export function utcDay(ms: number): number {
+  return Math.floor(ms / DAY_MS);
+}
+
+export class PositionTracker {
+  private quantity: Dec = ZERO;
+  /** Quote value of the open quantity at its average price. */
+  private cost: Dec = ZERO;
+  private realised: Dec = ZERO;
+  private readonly realisedByDay = new Map<number, Dec>();
+  private snapshot: Position = { quantity: ZERO, averagePrice: ZERO, realisedPnl: ZERO };
+
+  /** Folds one fill in; returns the PnL it realised (negative for a loss, fees included). */
+  apply(fill: PositionFill): Dec {
+    const baseFee = fill.feeIn === 'base' ? fill.fee : ZERO;
+    const quoteFee = fill.feeIn === 'quote' ? fill.fee : ZERO;
+    const delta = fill.side === 'BUY' ? fill.qty.minus(baseFee) : fill.qty.plus(baseFee).neg();
+    let realised = quoteFee.neg();
+    if (!delta.isZero()) {
+      // The fill's quote value, split between the part that closes and the part that opens without a
+      // per-unit price, so a whole fill or a whole position is accounted exactly.
+      const value = fill.qty.mul(fill.price);
+      const held = this.quantity;
+      if (held.isZero() || held.isNeg() === delta.isNeg()) {
+        this.cost = this.cost.plus(value);
+        this.quantity = held.plus(delta);
+      } else {
+        const closed = D.min(delta.abs(), held.abs());
+        const closedCost = closed.eq(held.abs()) ? this.cost : this.cost.mul(closed).div(held.abs());
+        const proceeds = closed.eq(delta.abs()) ? value : value.mul(closed).div(delta.abs());
+        realised = realised.plus(held.isPos() ? proceeds.minus(closedCost) : closedCost.minus(proceeds));
+        const opened = delta.abs().minus(closed);
+        this.quantity = held.plus(delta);
+        this.cost = opened.isZero() ? this.cost.minus(closedCost) : value.minus(proceeds);
+      }
+      if (this.quantity.isZero()) this.cost = ZERO;
+    }
+    this.realised = this.realised.plus(realised);
+    const day = utcDay(fill.time);
+    this.realisedByDay.set(day, (this.realisedByDay.get(day) ?? ZERO).plus(realised));
+    this.snapshot = {
+      quantity: this.quantity,
+      averagePrice: this.quantity.isZero() ? ZERO : this.cost.div(this.quantity.abs()),
+      realisedPnl: this.realised,
+    };
+    return realised;
+  }
+
+  /** The current position (a new object after each fill, so a strategy may keep one as a snapshot). */
+  get position(): Position {
+    return this.snapshot;
+  }
+
+  /** Realised PnL of fills whose time falls on the given UTC day. */
+  realisedOn(day: number): Dec {
+    return this.realisedByDay.get(day) ?? ZERO;
+  }
+
+  /** PnL of the open quantity if it were closed at `price` (before fees). */
+  unrealisedAt(price: Dec): Dec {
+    const { quantity, averagePrice } = this.snapshot;
+    return quantity.isZero() ? ZERO : price.minus(averagePrice).mul(quantity);
+  }
+}
+
+/** A position from stored fill rows (recording order), as at start or for `status`. */
+export function positionFromFills(rows: readonly FillRow[]): PositionTracker {
+  const tracker = new PositionTracker();
+  for (const f of rows) tracker.apply(positionFill(f));
+  return tracker;
+}
+
+export function positionFill(f: FillRow): PositionFill {
+  return { side: f.side, price: new D(f.price), qty: new D(f.qty), fee: new D(f.fee), feeIn: f.feeIn, time: f.time };
+}

@@ -1,0 +1,102 @@
+/**
+ * What `status` shows, read from the store alone (the daemon may or may not be running): per instance its
+ * state (from the last lifecycle event), open orders, today's fills and PnL; engine-wide, the last kill
+ * switch, circuit breaker and authentication events.
+ */
+import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
+import type { EventRow } from '../store/events.js';
+import type { FillRow } from '../store/fills.js';
+import type { OrderRow } from '../store/order-journal.js';
+import type { Store } from '../store/store.js';
+import { isActive } from './order-book.js';
+import { positionFromFills, utcDay } from './position.js';
+
+const LIFECYCLE = ['started', 'paused', 'stopped', 'start-refused'] as const;
+
+export interface InstanceStatusReport {
+  instance: string;
+  /** From the last lifecycle event: running, paused, stopped, refused, or unknown (never started). */
+  state: 'running' | 'paused' | 'stopped' | 'refused' | 'unknown';
+  reason: string | undefined;
+  since: number | undefined;
+  symbols: string[];
+  openOrders: OrderRow[];
+  todaysFills: FillRow[];
+  position: { quantity: Dec; averagePrice: Dec };
+  realisedPnl: Dec;
+  realisedToday: Dec;
+  /** Given a price for the instance's symbol; undefined otherwise. */
+  unrealisedPnl: Dec | undefined;
+}
+
+export interface StatusReport {
+  time: number;
+  instances: InstanceStatusReport[];
+  /** External (adopted) orders still live. */
+  externalOrders: OrderRow[];
+  killSwitch: EventRow | undefined;
+  circuitBreaker: EventRow | undefined;
+  authFailure: EventRow | undefined;
+}
+
+function stateOf(event: EventRow | undefined): Pick<InstanceStatusReport, 'state' | 'reason' | 'since'> {
+  if (!event) return { state: 'unknown', reason: undefined, since: undefined };
+  const text = (key: string) => {
+    const value = event.data[key];
+    return typeof value === 'string' ? value : undefined;
+  };
+  switch (event.kind) {
+    case 'started':
+      return { state: 'running', reason: undefined, since: event.time };
+    case 'paused':
+      return { state: 'paused', reason: text('reason'), since: event.time };
+    case 'start-refused':
+      return { state: 'refused', reason: text('reason'), since: event.time };
+    default:
+      return { state: 'stopped', reason: text('pausedReason'), since: event.time };
+  }
+}
+
+function latest(store: Store, kind: string): EventRow | undefined {
+  return store.events.list({ kinds: [kind], limit: 1 })[0];
+}
+
+/**
+ * The status of every instance the store knows. `prices` (by symbol) gives unrealised PnL; `now` decides
+ * which UTC day "today" is.
+ */
+export function readStatus(
+  store: Store,
+  options: { now: number; prices?: ReadonlyMap<string, DecimalLike> },
+): StatusReport {
+  const names = new Set([...store.orders.instances(), ...store.events.instances()]);
+  const dayStart = utcDay(options.now) * 86_400_000;
+  const active = store.orders.active();
+  const instances = [...names].sort().map((instance): InstanceStatusReport => {
+    const fills = store.fills.forInstance(instance);
+    const tracker = positionFromFills(fills);
+    const openOrders = active.filter((o) => o.instance === instance && isActive(o.status));
+    const symbols = [...new Set([...openOrders.map((o) => o.symbol), ...fills.map((f) => f.symbol)])].sort();
+    const price = symbols.length === 1 ? options.prices?.get(symbols[0] as string) : undefined;
+    const { quantity, averagePrice, realisedPnl } = tracker.position;
+    return {
+      instance,
+      ...stateOf(store.events.list({ instance, kinds: LIFECYCLE, limit: 1 })[0]),
+      symbols,
+      openOrders,
+      todaysFills: fills.filter((f) => f.time >= dayStart),
+      position: { quantity, averagePrice },
+      realisedPnl,
+      realisedToday: tracker.realisedOn(utcDay(options.now)),
+      unrealisedPnl: price === undefined ? undefined : tracker.unrealisedAt(dec(price)),
+    };
+  });
+  return {
+    time: options.now,
+    instances,
+    externalOrders: active.filter((o) => o.external),
+    killSwitch: latest(store, 'kill-switch'),
+    circuitBreaker: latest(store, 'circuit-breaker'),
+    authFailure: latest(store, 'auth-failed'),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The engine-wide brakes, checked before every order: authentication failure (trading stops until the
+ * operator acts), the kill switch, and the circuit breaker fed by every venue call's outcome. Each change of
+ * state is logged and recorded once.
+ */
+import type { Logger } from '../ops/logger.js';
+import type { Clock } from '../ports/clock.js';
+import type { EventLog } from '../store/events.js';
+import { CircuitBreaker, type CircuitBreakerOptions, KillSwitch } from './risk.js';
+import { isAuthError, venueErrorInfo } from './venue-errors.js';
+
+export class TradingGuard {
+  readonly killSwitch: KillSwitch;
+  private readonly breaker: CircuitBreaker;
+  /** Set on an authentication failure: no order is sent again in this process. */
+  halted: string | undefined;
+  venueErrors = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly events: EventLog,
+    killSwitchFile: string | undefined,
+    breaker: CircuitBreakerOptions,
+  ) {
+    this.killSwitch = new KillSwitch(killSwitchFile);
+    this.breaker = new CircuitBreaker(breaker);
+  }
+
+  /** Runs one venue call and feeds its outcome to the breaker; errors are rethrown for the caller to classify. */
+  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      result = await fn();
+    } catch (err) {
+      this.failed(what, err);
+      throw err;
+    }
+    this.succeeded();
+    return result;
+  }
+
+  /** Why no new order may be sent now, or undefined when orders may go. */
+  orderBlock(): string | undefined {
+    const kill = this.checkKillSwitch();
+    if (this.halted) return this.halted;
+    if (kill) return `${this.killSwitch.describe()}: no new orders`;
+    const until = this.breaker.blockedUntil(this.clock.now());
+    if (until !== undefined)
+      return `circuit breaker open after repeated venue errors, until ${new Date(until).toISOString()}`;
+    return undefined;
+  }
+
+  /** Polls the kill switch, recording a change; true while it is on. */
+  checkKillSwitch(): boolean {
+    const { on, changed } = this.killSwitch.poll();
+    if (changed) {
+      const what = on ? `on (${this.killSwitch.describe()}): no new orders` : 'off: orders allowed again';
+      this.logger.warn(`kill switch ${what}`);
+      this.events.record(this.clock.now(), undefined, 'kill-switch', { on });
+    }
+    return on;
+  }
+
+  private succeeded(): void {
+    const change = this.breaker.onSuccess(this.clock.now());
+    if (change?.kind === 'closed') {
+      this.logger.info('circuit breaker closed: venue answering again, trading resumes');
+      this.events.record(this.clock.now(), undefined, 'circuit-breaker', { state: 'closed' });
+    }
+  }
+
+  private failed(what: string, err: unknown): void {
+    this.venueErrors++;
+    const info = venueErrorInfo(err);
+    const now = this.clock.now();
+    if (isAuthError(info)) {
+      if (!this.halted) {
+        this.halted = `trading stopped: authentication failed on ${what} (${info.message})`;
+        this.logger.error(
+          { code: info.code },
+          `${this.halted}. Fix the API key, secret or clock, then restart the bot.`,
+        );
+        this.events.record(now, undefined, 'auth-failed', { call: what, code: info.code, message: info.message });
+      }
+      return;
+    }
+    const change = this.breaker.onFailure(now);
+    if (change?.kind === 'tripped') {
+      this.logger.warn(
+        { errors: change.errors, trips: change.trips, code: info.code },
+        `circuit breaker open: ${change.errors} consecutive venue errors (last on ${what}: ${info.message}); ` +
+          `no new orders until ${new Date(change.until).toISOString()}`,
+      );
+      this.events.record(now, undefined, 'circuit-breaker', {
+        state: 'open',
+        until: change.until,
+        trips: change.trips,
+        lastError: { call: what, code: info.code, message: info.message },
+      });
+    }
+  }
+}

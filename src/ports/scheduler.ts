@@ -1,0 +1,24 @@
+/**
+ * The Scheduler port: named jobs on cron expressions (seconds field allowed). The wall-clock adapter uses
+ * node-cron; a backtest needs none (it calls the engine's jobs itself on a virtual clock). Implementations
+ * guarantee that one job never overlaps itself and that a slow or failing job delays only itself.
+ */
+export interface JobStats {
+  name: string;
+  cron: string;
+  runs: number;
+  failures: number;
+  /** Firings skipped because the previous run of the same job was still going. */
+  overlapsSkipped: number;
+  /** Firings the timer woke up too late for (beyond the missed-execution tolerance). */
+  missed: number;
+  running: boolean;
+}
+
+export interface Scheduler {
+  /** Starts firing `run` on `cron`. Throws on an invalid expression or a name already scheduled. */
+  schedule(name: string, cron: string, run: () => Promise<void>): void;
+  stats(): JobStats[];
+  /** Stops firing and waits for running jobs to finish, at most `timeoutMs`; resolves true when they all did. */
+  stop(timeoutMs: number): Promise<boolean>;
+}

@@ -1,0 +1,91 @@
+/**
+ * The operator's log in the database: refusals with their reason, pauses, circuit breaker, kill switch,
+ * reconciliation results. What `status` shows; never read on a hot path.
+ */
+import type { Db } from './database.js';
+
+export interface EventRow {
+  id: number;
+  time: number;
+  /** Undefined for engine-wide events (kill switch, circuit breaker). */
+  instance: string | undefined;
+  kind: string;
+  data: Record<string, unknown>;
+}
+
+interface DbEvent {
+  id: number;
+  time: number;
+  instance: string | null;
+  kind: string;
+  data: string;
+}
+
+function fromDb(r: DbEvent): EventRow {
+  return {
+    id: r.id,
+    time: r.time,
+    instance: r.instance ?? undefined,
+    kind: r.kind,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+  };
+}
+
+export interface EventQuery {
+  instance?: string;
+  kinds?: readonly string[];
+  sinceTime?: number;
+  /** Most recent first when set; oldest first otherwise. */
+  limit?: number;
+}
+
+export class EventLog {
+  private readonly db: Db;
+  private readonly insertStmt;
+
+  constructor(db: Db) {
+    this.db = db;
+    this.insertStmt = db.prepare<[number, string | null, string, string]>(
+      'INSERT INTO events (time, instance, kind, data) VALUES (?, ?, ?, ?)',
+    );
+  }
+
+  record(time: number, instance: string | undefined, kind: string, data: Record<string, unknown> = {}): void {
+    this.insertStmt.run(time, instance ?? null, kind, JSON.stringify(data));
+  }
+
+  /** Ad-hoc queries for status and tests (prepared per call: not a hot path). */
+  list(query: EventQuery = {}): EventRow[] {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (query.instance !== undefined) {
+      where.push('instance = ?');
+      args.push(query.instance);
+    }
+    if (query.kinds && query.kinds.length > 0) {
+      where.push(`kind IN (${query.kinds.map(() => '?').join(', ')})`);
+      args.push(...query.kinds);
+    }
+    if (query.sinceTime !== undefined) {
+      where.push('time >= ?');
+      args.push(query.sinceTime);
+    }
+    const clause = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+    const order =
+      query.limit === undefined ? ' ORDER BY id' : ` ORDER BY id DESC LIMIT ${Math.max(0, Math.floor(query.limit))}`;
+    return this.db
+      .prepare<(string | number)[], DbEvent>(`SELECT id, time, instance, kind, data FROM events${clause}${order}`)
+      .all(...args)
+      .map(fromDb);
+  }
+
+  /** Instances that ever recorded an event, sorted. */
+  instances(): string[] {
+    return this.db
+      .prepare<[], { instance: string }>(
+        'SELECT DISTINCT instance FROM events WHERE instance IS NOT NULL ORDER BY instance',
+      )
+      .all()
+      .map((r) => r.instance);
+  }
+}

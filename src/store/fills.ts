@@ -1,0 +1,110 @@
+/**
+ * Fills: one row per execution, keyed by the exchange's trade id (or `<exchangeOrderId>:<cumulativeQty>` where
+ * the venue gives none), so inserting the same fill twice is a no-op. `delivered` records that the owning
+ * strategy's onFill has seen it: delivery is exactly-once across restarts.
+ */
+import { columnMapper } from './columns.js';
+import type { Db } from './database.js';
+import type { Side } from './order-journal.js';
+
+export type FeeIn = 'base' | 'quote' | 'other';
+
+export interface FillRow {
+  fillKey: string;
+  orderLocalId: string;
+  instance: string | undefined;
+  symbol: string;
+  side: Side;
+  price: string;
+  qty: string;
+  fee: string;
+  feeAsset: string | undefined;
+  feeIn: FeeIn;
+  time: number;
+  source: 'trade' | 'delta';
+  delivered: boolean;
+  recordedAt: number;
+}
+
+const FILL = columnMapper<FillRow>(
+  {
+    fillKey: 'fill_key',
+    orderLocalId: 'order_local_id',
+    instance: 'instance',
+    symbol: 'symbol',
+    side: 'side',
+    price: 'price',
+    qty: 'qty',
+    fee: 'fee',
+    feeAsset: 'fee_asset',
+    feeIn: 'fee_in',
+    time: 'time',
+    source: 'source',
+    delivered: 'delivered',
+    recordedAt: 'recorded_at',
+  },
+  ['delivered'],
+);
+type DbFill = Record<string, unknown>;
+const COLUMNS = FILL.columns;
+const fromDb = (r: DbFill): FillRow => FILL.fromDb(r);
+
+export class FillStore {
+  private readonly insertStmt;
+  private readonly deliveredStmt;
+  private readonly undeliveredStmt;
+  private readonly forInstanceStmt;
+  private readonly forInstanceSinceStmt;
+  private readonly forOrderStmt;
+  private readonly latestTimeStmt;
+
+  constructor(db: Db) {
+    this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
+    this.deliveredStmt = db.prepare<[string]>('UPDATE fills SET delivered = 1 WHERE fill_key = ?');
+    this.undeliveredStmt = db.prepare<[string], DbFill>(
+      `SELECT ${COLUMNS} FROM fills WHERE instance = ? AND delivered = 0 ORDER BY rowid`,
+    );
+    this.forInstanceStmt = db.prepare<[string], DbFill>(
+      `SELECT ${COLUMNS} FROM fills WHERE instance = ? ORDER BY rowid`,
+    );
+    this.forInstanceSinceStmt = db.prepare<[string, number], DbFill>(
+      `SELECT ${COLUMNS} FROM fills WHERE instance = ? AND time >= ? ORDER BY rowid`,
+    );
+    this.forOrderStmt = db.prepare<[string], DbFill>(
+      `SELECT ${COLUMNS} FROM fills WHERE order_local_id = ? ORDER BY rowid`,
+    );
+    this.latestTimeStmt = db.prepare<[string], { t: number | null }>(
+      "SELECT MAX(time) AS t FROM fills WHERE symbol = ? AND source = 'trade'",
+    );
+  }
+
+  /** Inserts the fill unless its key is already recorded; true when it was new. */
+  insert(fill: FillRow): boolean {
+    return this.insertStmt.run(FILL.toDb(fill)).changes === 1;
+  }
+
+  markDelivered(fillKey: string): void {
+    this.deliveredStmt.run(fillKey);
+  }
+
+  /** The instance's fills its strategy has not seen yet, in the order they were recorded. */
+  undelivered(instance: string): FillRow[] {
+    return this.undeliveredStmt.all(instance).map(fromDb);
+  }
+
+  /** Every fill of the instance in recording order (the order positions are folded in). */
+  forInstance(instance: string, sinceTime?: number): FillRow[] {
+    const rows =
+      sinceTime === undefined ? this.forInstanceStmt.all(instance) : this.forInstanceSinceStmt.all(instance, sinceTime);
+    return rows.map(fromDb);
+  }
+
+  forOrder(orderLocalId: string): FillRow[] {
+    return this.forOrderStmt.all(orderLocalId).map(fromDb);
+  }
+
+  /** Time of the newest trade-sourced fill on the symbol: where the next trade-history poll starts (minus a margin). */
+  latestTradeTime(symbol: string): number | undefined {
+    return this.latestTimeStmt.get(symbol)?.t ?? undefined;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The schema, as an append-only list of migrations: a released migration is never edited, a change is a new
+ * entry. Decimals are TEXT (exact, as the bot wrote them); times are epoch ms from the engine's Clock.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'journal, fills, strategy state, events',
+    sql: `
+      CREATE TABLE orders (
+        local_id      TEXT PRIMARY KEY,
+        -- NULL for orders the bot did not place (adopted from the venue at start).
+        instance      TEXT,
+        seq           INTEGER,
+        symbol        TEXT NOT NULL,
+        side          TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+        type          TEXT NOT NULL,
+        price         TEXT,
+        stop_price    TEXT,
+        limit_price   TEXT,
+        quantity      TEXT,
+        quote_amount  TEXT,
+        tag           TEXT,
+        -- The journal's status: final only once every fill the venue reported is recorded.
+        status        TEXT NOT NULL,
+        -- The status the venue last reported, verbatim.
+        venue_status  TEXT,
+        exchange_id   TEXT UNIQUE,
+        filled_qty    TEXT NOT NULL DEFAULT '0',
+        avg_price     TEXT,
+        -- What the venue last reported as executed; above filled_qty while fills are still to be recorded.
+        exec_qty      TEXT NOT NULL DEFAULT '0',
+        -- 'trades' or 'delta' (executedQty deltas) once the first fill is recorded; never mixed on one order.
+        fill_source   TEXT,
+        reject_code   TEXT,
+        reject_reason TEXT,
+        match_method  TEXT,
+        external      INTEGER NOT NULL DEFAULT 0,
+        created_at    INTEGER NOT NULL,
+        sent_at       INTEGER,
+        updated_at    INTEGER NOT NULL,
+        UNIQUE (instance, seq)
+      );
+      CREATE INDEX orders_status ON orders (status);
+      CREATE INDEX orders_instance ON orders (instance, status);
+
+      CREATE TABLE fills (
+        fill_key       TEXT PRIMARY KEY,
+        order_local_id TEXT NOT NULL REFERENCES orders (local_id),
+        instance       TEXT,
+        symbol         TEXT NOT NULL,
+        side           TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+        price          TEXT NOT NULL,
+        qty            TEXT NOT NULL,
+        fee            TEXT NOT NULL,
+        fee_asset      TEXT,
+        -- Whether the fee was paid in the pair's base or quote asset (or another): positions need it.
+        fee_in         TEXT NOT NULL CHECK (fee_in IN ('base', 'quote', 'other')),
+        time           INTEGER NOT NULL,
+        source         TEXT NOT NULL CHECK (source IN ('trade', 'delta')),
+        delivered      INTEGER NOT NULL DEFAULT 0,
+        recorded_at    INTEGER NOT NULL
+      );
+      CREATE INDEX fills_order ON fills (order_local_id);
+      CREATE INDEX fills_instance ON fills (instance, delivered);
+      CREATE INDEX fills_symbol_time ON fills (symbol, time);
+
+      CREATE TABLE strategy_state (
+        instance   TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE events (
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        time     INTEGER NOT NULL,
+        instance TEXT,
+        kind     TEXT NOT NULL,
+        data     TEXT NOT NULL
+      );
+      CREATE INDEX events_instance ON events (instance, kind, id);
+      CREATE INDEX events_time ON events (time);
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

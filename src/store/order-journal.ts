@@ -1,0 +1,190 @@
+/**
+ * The order journal: one row per order the bot placed (or adopted), written BEFORE the request leaves
+ * (invariant 2) and updated as the venue answers, reconciles and fills. Decimals are exact TEXT.
+ */
+import { columnMapper } from './columns.js';
+import type { Db } from './database.js';
+
+export type Side = 'BUY' | 'SELL';
+
+/** Statuses the engine writes; rows resolved from the venue keep the venue's final status verbatim. */
+export const ACTIVE_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN'] as const;
+export type MatchMethod = 'response' | 'open-orders' | 'history' | 'not-found' | 'adopted';
+export type FillSource = 'trades' | 'delta';
+
+export interface OrderRow {
+  localId: string;
+  /** Undefined for an order the bot did not place (external, adopted). */
+  instance: string | undefined;
+  seq: number | undefined;
+  symbol: string;
+  side: Side;
+  type: string;
+  price: string | undefined;
+  stopPrice: string | undefined;
+  limitPrice: string | undefined;
+  quantity: string | undefined;
+  quoteAmount: string | undefined;
+  tag: string | undefined;
+  status: string;
+  /** The status the venue last reported, verbatim (the journal's stays active until its fills are recorded). */
+  venueStatus: string | undefined;
+  exchangeId: string | undefined;
+  filledQty: string;
+  avgPrice: string | undefined;
+  execQty: string;
+  fillSource: FillSource | undefined;
+  rejectCode: string | undefined;
+  rejectReason: string | undefined;
+  matchMethod: MatchMethod | undefined;
+  external: boolean;
+  createdAt: number;
+  sentAt: number | undefined;
+  updatedAt: number;
+}
+
+/** A new journal row: what identifies it, plus any other field; the outcome fields start empty. */
+export function newOrderRow(
+  fields: Pick<OrderRow, 'localId' | 'instance' | 'symbol' | 'side' | 'type' | 'status' | 'createdAt'> &
+    Partial<OrderRow>,
+): OrderRow {
+  return {
+    seq: undefined,
+    price: undefined,
+    stopPrice: undefined,
+    limitPrice: undefined,
+    quantity: undefined,
+    quoteAmount: undefined,
+    tag: undefined,
+    venueStatus: undefined,
+    exchangeId: undefined,
+    filledQty: '0',
+    avgPrice: undefined,
+    execQty: '0',
+    fillSource: undefined,
+    rejectCode: undefined,
+    rejectReason: undefined,
+    matchMethod: undefined,
+    external: false,
+    sentAt: undefined,
+    updatedAt: fields.createdAt,
+    ...fields,
+  };
+}
+
+const ORDER = columnMapper<OrderRow>(
+  {
+    localId: 'local_id',
+    instance: 'instance',
+    seq: 'seq',
+    symbol: 'symbol',
+    side: 'side',
+    type: 'type',
+    price: 'price',
+    stopPrice: 'stop_price',
+    limitPrice: 'limit_price',
+    quantity: 'quantity',
+    quoteAmount: 'quote_amount',
+    tag: 'tag',
+    status: 'status',
+    venueStatus: 'venue_status',
+    exchangeId: 'exchange_id',
+    filledQty: 'filled_qty',
+    avgPrice: 'avg_price',
+    execQty: 'exec_qty',
+    fillSource: 'fill_source',
+    rejectCode: 'reject_code',
+    rejectReason: 'reject_reason',
+    matchMethod: 'match_method',
+    external: 'external',
+    createdAt: 'created_at',
+    sentAt: 'sent_at',
+    updatedAt: 'updated_at',
+  },
+  ['external'],
+);
+type DbOrder = Record<string, unknown>;
+const COLUMNS = ORDER.columns;
+const ACTIVE_LIST = ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ');
+
+export class OrderJournal {
+  private readonly insertStmt;
+  private readonly updateStmt;
+  private readonly getStmt;
+  private readonly byExchangeIdStmt;
+  private readonly activeStmt;
+  private readonly activeForInstanceStmt;
+  private readonly outstandingStmt;
+  private readonly maxSeqStmt;
+  private readonly instancesStmt;
+
+  constructor(db: Db) {
+    this.insertStmt = db.prepare<[DbOrder]>(`INSERT INTO orders (${COLUMNS}) VALUES (${ORDER.params})`);
+    // Identity (local id, instance, what was asked) never changes after insert; only the outcome does.
+    this.updateStmt = db.prepare<[DbOrder]>(
+      'UPDATE orders SET status = @status, venue_status = @venue_status, exchange_id = @exchange_id, filled_qty = @filled_qty, ' +
+        'avg_price = @avg_price, exec_qty = @exec_qty, fill_source = @fill_source, reject_code = @reject_code, ' +
+        'reject_reason = @reject_reason, match_method = @match_method, sent_at = @sent_at, updated_at = @updated_at ' +
+        'WHERE local_id = @local_id',
+    );
+    this.getStmt = db.prepare<[string], DbOrder>(`SELECT ${COLUMNS} FROM orders WHERE local_id = ?`);
+    this.byExchangeIdStmt = db.prepare<[string], DbOrder>(`SELECT ${COLUMNS} FROM orders WHERE exchange_id = ?`);
+    this.activeStmt = db.prepare<[], DbOrder>(
+      `SELECT ${COLUMNS} FROM orders WHERE status IN (${ACTIVE_LIST}) ORDER BY created_at, rowid`,
+    );
+    this.activeForInstanceStmt = db.prepare<[string], DbOrder>(
+      `SELECT ${COLUMNS} FROM orders WHERE instance = ? AND status IN (${ACTIVE_LIST}) ORDER BY created_at, rowid`,
+    );
+    // Decimals are written canonically (plain()), so text inequality is numeric inequality here.
+    this.outstandingStmt = db.prepare<[], DbOrder>(
+      `SELECT ${COLUMNS} FROM orders WHERE status NOT IN (${ACTIVE_LIST}) AND exec_qty <> filled_qty ORDER BY created_at, rowid`,
+    );
+    this.maxSeqStmt = db.prepare<[string], { s: number | null }>('SELECT MAX(seq) AS s FROM orders WHERE instance = ?');
+    this.instancesStmt = db.prepare<[], { instance: string }>(
+      'SELECT DISTINCT instance FROM orders WHERE instance IS NOT NULL ORDER BY instance',
+    );
+  }
+
+  insert(row: OrderRow): void {
+    this.insertStmt.run(ORDER.toDb(row));
+  }
+
+  /** Writes the row's outcome fields (status, exchange id, fills, reject, match method, times). */
+  update(row: OrderRow): void {
+    const result = this.updateStmt.run(ORDER.toDb(row));
+    if (result.changes !== 1) throw new Error(`order ${row.localId} is not in the journal`);
+  }
+
+  get(localId: string): OrderRow | undefined {
+    const r = this.getStmt.get(localId);
+    return r && ORDER.fromDb(r);
+  }
+
+  byExchangeId(exchangeId: string): OrderRow | undefined {
+    const r = this.byExchangeIdStmt.get(exchangeId);
+    return r && ORDER.fromDb(r);
+  }
+
+  /** Every row that is not final (PENDING, OPEN, PARTIALLY_FILLED, UNKNOWN), oldest first. */
+  active(): OrderRow[] {
+    return this.activeStmt.all().map((r) => ORDER.fromDb(r));
+  }
+
+  activeForInstance(instance: string): OrderRow[] {
+    return this.activeForInstanceStmt.all(instance).map((r) => ORDER.fromDb(r));
+  }
+
+  /** Final rows whose venue-reported executed quantity is not yet covered by recorded fills. */
+  withOutstandingFills(): OrderRow[] {
+    return this.outstandingStmt.all().map((r) => ORDER.fromDb(r));
+  }
+
+  /** Highest sequence number used by the instance (0 when none): local ids continue from it after a restart. */
+  maxSeq(instance: string): number {
+    return this.maxSeqStmt.get(instance)?.s ?? 0;
+  }
+
+  instances(): string[] {
+    return this.instancesStmt.all().map((r) => r.instance);
+  }
+}

@@ -1,0 +1,612 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FillView, OrderView, StrategyContext } from '../../src/strategy/api.js';
+import { readStatus } from '../../src/engine/status.js';
+import { orderRow } from '../store/fixtures.js';
+import { firstTick, Harness, instance, matching, strategy, venueError } from './harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+/** Keeps one BUY limit open at `price` while it has none (tag "entry"). */
+function oneBuy(price: string, quantity = '0.01', fills: FillView[] = []) {
+  return strategy({
+    onTick(ctx: StrategyContext) {
+      if (ctx.openOrders.length === 0 && fills.length === 0) ctx.limit('BUY', price, quantity, { tag: 'entry' });
+    },
+    onFill(_ctx, fill) {
+      fills.push(fill);
+    },
+  });
+}
+
+function totalChanges(h: Harness): number {
+  return h.store.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
+}
+
+describe('order flow', () => {
+  it('journals the order durably before the venue sees the request', async () => {
+    h = new Harness();
+    h.price(100);
+    const seen: unknown[] = [];
+    h.venue.beforeCreate = (request) => {
+      // A separate connection sees only committed rows: the PENDING row is on disk before the request.
+      const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
+      seen.push(other.prepare('SELECT local_id, status, price, quantity FROM orders').all());
+      other.close();
+      expect(request).toMatchObject({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', price: '99.5', quantity: '0.01' });
+    };
+    await h.start([instance('a', oneBuy('99.5'))]);
+    await h.tick(100);
+    expect(seen).toEqual([[{ local_id: 'a-1', status: 'PENDING', price: '99.5', quantity: '0.01' }]]);
+    const row = h.store.orders.get('a-1');
+    expect(row).toMatchObject({ status: 'OPEN', matchMethod: 'response', tag: 'entry' });
+    expect(row?.exchangeId).toBeDefined();
+  });
+
+  it('records each fill once, in one transaction with its order, and calls onFill exactly once', async () => {
+    h = new Harness();
+    h.price(100);
+    const fills: FillView[] = [];
+    await h.start([instance('a', oneBuy('99.5', '0.01', fills))]);
+    await h.tick(100);
+    await h.tick(99.4); // trades through the limit: filled
+    await h.tick(99.4);
+    await h.tick(100);
+    expect(fills).toHaveLength(1);
+    expect(fills[0]).toMatchObject({ side: 'BUY', feeAsset: 'BTC' });
+    expect(fills[0]!.price.toFixed()).toBe('99.5');
+    expect(fills[0]!.quantity.toFixed()).toBe('0.01');
+    expect(h.store.orders.get('a-1')).toMatchObject({
+      status: 'FILLED',
+      filledQty: '0.01',
+      avgPrice: '99.5',
+      fillSource: 'trades',
+    });
+    const stored = h.store.fills.forOrder('a-1');
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ delivered: true, fee: '0.00001', feeIn: 'base', source: 'trade' });
+    expect(h.sim.fills('k')).toHaveLength(1);
+    // The position nets the base fee: 0.01 bought, 0.00001 paid in BTC.
+    expect(h.engine!.instances()[0]!.counters.fills).toBe(1);
+  });
+
+  it('tracks partial fills as PARTIALLY_FILLED and delivers each part', async () => {
+    h = new Harness({ sim: { participationRate: '0.5' } });
+    h.price(100);
+    const fills: FillView[] = [];
+    const seenStatus: string[] = [];
+    await h.start([
+      instance(
+        'a',
+        strategy({
+          onTick(ctx) {
+            if (ctx.openOrders.length === 0 && fills.length === 0 && seenStatus.length === 0) {
+              ctx.limit('BUY', '99.5', '0.01');
+              seenStatus.push('placed');
+            }
+          },
+          onFill(ctx, fill) {
+            fills.push(fill);
+            seenStatus.push(fill.order.status);
+          },
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    h.clock.advance(5000);
+    h.sim.onPrice('BTCUSDT', 99.4, h.clock.now(), 0.01); // half the volume: 0.005 fills
+    await h.engine!.pollOrders();
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'PARTIALLY_FILLED', filledQty: '0.005' });
+    h.clock.advance(5000);
+    h.sim.onPrice('BTCUSDT', 99.3, h.clock.now(), 0.01);
+    await h.engine!.pollOrders();
+    expect(fills.map((f) => f.quantity.toFixed())).toEqual(['0.005', '0.005']);
+    expect(seenStatus).toEqual(['placed', 'PARTIALLY_FILLED', 'FILLED']);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', filledQty: '0.01' });
+  });
+
+  it('does not touch SQLite on a tick where nothing happens, and skips polls when the venue did not change', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', oneBuy('90'))]);
+    await h.tick(100);
+    const before = totalChanges(h);
+    for (let i = 0; i < 20; i++) {
+      h.clock.advance(1000);
+      h.sim.onPrice('BTCUSDT', 100 + (i % 3), h.clock.now());
+      expect(h.engine!.observe(await h.venue.inner.marketWatch('BTCUSDT'))).toBeUndefined();
+      expect(h.engine!.pollOrders()).toBeUndefined();
+    }
+    expect(totalChanges(h)).toBe(before);
+  });
+});
+
+describe('refusals before the network', () => {
+  it('refuses a stop that would trigger at once and OCO legs on the wrong side, without sending', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.stopLimit('BUY', '99', '99.5', '0.01');
+          ctx.stopLimit('SELL', '101', '100.5', '0.01');
+          ctx.oco('SELL', { price: '95', stopPrice: '105', limitPrice: '104' }, '0.01');
+          ctx.oco('BUY', { price: '105', stopPrice: '95', limitPrice: '96' }, '0.01');
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(0);
+    const reasons = h.events('refused').map((e) => e.data.reason as string);
+    expect(reasons).toHaveLength(4);
+    expect(reasons[0]).toMatch(/STOP_LIMIT BUY stopPrice 99 is at or below the last price 100/);
+    expect(reasons[1]).toMatch(/STOP_LIMIT SELL stopPrice 101 is at or above/);
+    expect(reasons[2]).toMatch(/OCO SELL legs on the wrong side/);
+    expect(reasons[3]).toMatch(/OCO BUY legs on the wrong side/);
+    expect(h.store.orders.active()).toEqual([]);
+    expect(h.engine!.instances()[0]!.counters.refused).toBe(4);
+  });
+
+  it('enforces each risk limit with its reason', async () => {
+    h = new Harness();
+    h.price(100);
+    const intents: ((ctx: StrategyContext) => void)[] = [
+      (ctx) => ctx.limit('BUY', '99', '2'), // 198 > maxOrderNotional 150
+      (ctx) => ctx.limit('BUY', '90', '1'),
+      (ctx) => ctx.limit('BUY', '89', '1'), // would make 2 open > maxOpenOrders... after position check below
+    ];
+    let step = 0;
+    await h.start([
+      instance(
+        'a',
+        strategy({
+          onTick(ctx) {
+            intents[step++]?.(ctx);
+          },
+        }),
+        { risk: { maxOrderNotional: 150, maxOpenOrders: 1, maxPosition: '1.5' } },
+      ),
+    ]);
+    await h.tick(100);
+    await h.tick(100);
+    await h.tick(100);
+    const reasons = h.events('refused').map((e) => e.data.reason as string);
+    expect(reasons[0]).toMatch(/order value 198 exceeds maxOrderNotional 150/);
+    expect(reasons[1]).toMatch(/1 orders already open, maxOpenOrders is 1/);
+    expect(h.venue.creates).toBe(1);
+  });
+
+  it('refuses entries once the daily realised loss reaches the limit, and allows exits', async () => {
+    h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
+    h.price(100);
+    const plan: ((ctx: StrategyContext) => void)[] = [
+      (ctx) => ctx.market('BUY', { quantity: '1' }),
+      () => undefined,
+      (ctx) => ctx.market('SELL', { quantity: '0.5' }), // realises a loss of ~5
+      () => undefined,
+      (ctx) => ctx.market('BUY', { quantity: '0.1' }), // entry: refused
+      (ctx) => ctx.market('SELL', { quantity: '0.1' }), // exit: allowed
+    ];
+    let step = 0;
+    await h.start([instance('a', strategy({ onTick: (ctx) => plan[step++]?.(ctx) }), { risk: { dailyLossLimit: 3 } })]);
+    await h.tick(100);
+    await h.tick(100);
+    await h.tick(90);
+    await h.tick(90);
+    await h.tick(90);
+    await h.tick(90);
+    expect(h.venue.creates).toBe(3);
+    expect(h.events('refused').map((e) => e.data.reason)).toEqual([matching(/daily loss limit reached/)]);
+    expect(h.events('daily-loss-halt')).toHaveLength(1);
+  });
+
+  it('refuses a SELL beyond the free base balance and a BUY beyond the free quote', async () => {
+    h = new Harness({ balances: { USDT: '50', BTC: '0.001' } });
+    h.price(100);
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.limit('SELL', '101', '0.002');
+          ctx.limit('BUY', '99', '0.6');
+          ctx.limit('BUY', '99', '0.4'); // 39.6 + fee margin: fits
+          ctx.limit('BUY', '99', '0.4'); // the previous one reserved the funds
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    expect(h.events('refused').map((e) => e.data.reason)).toEqual([
+      matching(/insufficient BTC: order needs 0.002, free 0.001/),
+      matching(/insufficient USDT/),
+      matching(/insufficient USDT/),
+    ]);
+    expect(h.venue.creates).toBe(1);
+  });
+
+  it('refuses to start a strategy that requires cancel on a venue without it', async () => {
+    h = new Harness({ canCancel: false });
+    h.price(100);
+    const needy = strategy({ requiresCancel: true });
+    const ctxSeen: boolean[] = [];
+    const other = strategy({ onStart: (ctx) => void ctxSeen.push(ctx.canCancel) });
+    await h.start([instance('needy', needy), instance('other', other)]);
+    expect(h.engine!.instances().map((i) => [i.name, i.status])).toEqual([
+      ['needy', 'refused'],
+      ['other', 'running'],
+    ]);
+    expect(h.events('start-refused')[0]?.data.reason).toMatch(/requires cancel/);
+    expect(ctxSeen).toEqual([false]);
+  });
+});
+
+describe('kill switch and circuit breaker', () => {
+  it('stops new orders while the kill switch file exists, reporting each change once', async () => {
+    h = new Harness();
+    h.price(100);
+    const file = join(h.dir, 'STOP');
+    const { writeFileSync, rmSync } = await import('node:fs');
+    await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))], {
+      killSwitchFile: file,
+    });
+    writeFileSync(file, '');
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(0);
+    rmSync(file);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(1);
+    expect(h.events('kill-switch').map((e) => e.data.on)).toEqual([true, false]);
+    expect(h.events('refused')[0]?.data.reason).toMatch(/kill switch file .* exists/);
+  });
+
+  it('trips after repeated venue errors, refuses orders during the backoff, and recovers on success', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))], {
+      circuitBreaker: { threshold: 3, baseBackoffMs: 60_000 },
+    });
+    h.venue.outage = venueError('E_NETWORK', { sent: false });
+    await h.tick(100); // create fails (not sent)
+    await h.tick(100);
+    await h.tick(100); // third error: tripped
+    expect(h.events('circuit-breaker').map((e) => e.data.state)).toEqual(['open']);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'NOT_SENT', rejectCode: 'E_NETWORK' });
+    h.venue.outage = undefined;
+    await h.tick(100); // still within the backoff: refused without sending
+    expect(h.venue.creates).toBe(0);
+    expect(h.events('refused').at(-1)?.data.reason).toMatch(/circuit breaker open/);
+    h.clock.advance(60_000);
+    await h.engine!.refresh(); // a successful call after the backoff closes it
+    await h.tick(100);
+    expect(h.events('circuit-breaker').map((e) => e.data.state)).toEqual(['open', 'closed']);
+    expect(h.venue.creates).toBe(1);
+  });
+});
+
+describe('unknown outcomes (invariant 3)', () => {
+  it('records a definite rejection with the exchange code, and the next intent goes out normally', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))]);
+    h.venue.createFault = { when: 'before-place', error: venueError('E_EXCHANGE', { exchangeCode: 6113 }) };
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'REJECTED', rejectCode: '6113', matchMethod: undefined });
+    expect(h.events('order-rejected')[0]?.data).toMatchObject({ localId: 'a-1', code: '6113' });
+    expect(h.store.orders.get('a-2')).toMatchObject({ status: 'OPEN' });
+    expect(h.venue.creates).toBe(1);
+  });
+
+  it('reconciles a create that was placed but whose answer was lost to the placed order: no duplicate', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', oneBuy('99.5'))]);
+    h.venue.createFault = { when: 'after-place', error: venueError('E_OUTCOME_UNKNOWN') };
+    await h.tick(100);
+    // The poll right after the cycle matched it in open orders.
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'OPEN', matchMethod: 'open-orders' });
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.sim.openOrders('k')).toHaveLength(1);
+    expect(h.store.orders.active()).toHaveLength(1);
+    expect(h.events('order-unknown')).toHaveLength(1);
+    expect(h.events('reconciled')[0]?.data).toMatchObject({ localId: 'a-1', via: 'open-orders' });
+  });
+
+  it('blocks the instance while unknown, then marks NOT_PLACED once the window passed with history readable', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', oneBuy('99.5'))], { reconcileWindowMs: 20_000 });
+    h.venue.createFault = { when: 'before-place', error: venueError('E_TIMEOUT') };
+    await h.tick(100);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'UNKNOWN', rejectCode: 'E_TIMEOUT' });
+    h.venue.historyFails = true; // not consistently readable: no decision
+    for (let i = 0; i < 6; i++) await h.tick(100);
+    expect(h.store.orders.get('a-1')?.status).toBe('UNKNOWN');
+    expect(h.venue.creates).toBe(0);
+    h.venue.historyFails = false;
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'NOT_PLACED', matchMethod: 'not-found' });
+    await h.tick(100);
+    expect(h.store.orders.get('a-2')).toMatchObject({ status: 'OPEN' });
+    expect(h.sim.openOrders('k')).toHaveLength(1);
+  });
+
+  it('reconciles an unknown order that filled at once through order history, and records its fill', async () => {
+    h = new Harness();
+    h.price(100);
+    const fills: FillView[] = [];
+    let sent = false;
+    await h.start([
+      instance(
+        'a',
+        strategy({
+          onTick(ctx) {
+            if (!sent) ctx.market('BUY', { quantity: '0.02' });
+            sent = true;
+          },
+          onFill: (_ctx, f) => void fills.push(f),
+        }),
+      ),
+    ]);
+    h.venue.createFault = { when: 'after-place', error: venueError('E_HTTP', { status: 502 }) };
+    await h.tick(100);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', matchMethod: 'history', filledQty: '0.02' });
+    expect(fills).toHaveLength(1);
+  });
+});
+
+describe('restart (invariant 2)', () => {
+  it('reconciles, records fills made while down exactly once, delivers them once, and places no duplicate', async () => {
+    h = new Harness();
+    h.price(100);
+    const fills: FillView[] = [];
+    const grid = () =>
+      strategy({
+        onTick(ctx) {
+          const tags = new Set(ctx.openOrders.map((o: OrderView) => o.tag));
+          for (const [tag, price] of [
+            ['b1', '99'],
+            ['b2', '98'],
+          ] as const)
+            if (!tags.has(tag) && !(ctx.state[tag] === 'filled')) ctx.limit('BUY', price, '0.01', { tag });
+        },
+        onFill(ctx, f) {
+          fills.push(f);
+          ctx.state[f.order.tag as string] = 'filled';
+        },
+      });
+    await h.start([instance('g', grid())]);
+    await h.tick(100);
+    expect(h.sim.openOrders('k')).toHaveLength(2);
+    await h.engine!.stop();
+    h.store.close();
+    // While the bot is down, b1 fills.
+    h.clock.advance(60_000);
+    h.sim.onPrice('BTCUSDT', 98.9, h.clock.now());
+    h.store = h.openStore();
+    await h.start([instance('g', grid())]);
+    expect(fills.map((f) => f.order.tag)).toEqual(['b1']);
+    expect(h.store.fills.undelivered('g')).toEqual([]);
+    await h.tick(99.5);
+    await h.tick(99.5);
+    // Restart again: nothing new is delivered, nothing duplicated.
+    await h.restart([instance('g', grid())]);
+    await h.tick(99.5);
+    expect(fills).toHaveLength(1);
+    expect(h.sim.openOrders('k')).toHaveLength(1);
+    expect(h.sim.fills('k')).toHaveLength(1);
+    expect(h.store.fills.forInstance('g')).toHaveLength(1);
+    expect(JSON.parse(h.store.state.get('g')!)).toEqual({ b1: 'filled' });
+  });
+
+  it('resolves PENDING rows left by a crash: the one that reached the venue is matched, the other never placed', async () => {
+    h = new Harness();
+    h.price(100);
+    const sentAt = h.clock.now();
+    const pending = (seq: number, price: string) =>
+      orderRow({ localId: `a-${seq}`, seq, price, quantity: '0.01', createdAt: sentAt, sentAt, updatedAt: sentAt });
+    h.store.orders.insert(pending(1, '97'));
+    h.store.orders.insert(pending(2, '96'));
+    await h.venue.inner.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', price: '97', quantity: '0.01' });
+    await h.start([instance('a', strategy({}))], { reconcileWindowMs: 10_000 });
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'OPEN', matchMethod: 'open-orders' });
+    expect(h.store.orders.get('a-2')).toMatchObject({ status: 'UNKNOWN', rejectCode: 'E_INTERRUPTED' });
+    await h.tick(100, 6_000);
+    await h.tick(100, 6_000); // window passed: first clean miss
+    expect(h.store.orders.get('a-2')?.status).toBe('UNKNOWN');
+    await h.tick(100, 6_000); // confirmed
+    expect(h.store.orders.get('a-2')).toMatchObject({ status: 'NOT_PLACED' });
+    expect(h.events('adopted')).toEqual([]);
+  });
+
+  it('delivers after a restart a fill whose onFill threw (the instance was paused, the fill kept undelivered)', async () => {
+    h = new Harness();
+    h.price(100);
+    const delivered: string[] = [];
+    const buggy = strategy({
+      onTick: (ctx) => {
+        if (ctx.openOrders.length === 0 && ctx.position.quantity.isZero()) ctx.limit('BUY', '99', '0.01');
+      },
+      onFill: () => {
+        throw new Error('bug in onFill');
+      },
+    });
+    await h.start([instance('a', buggy)]);
+    await h.tick(100);
+    await h.tick(98.9);
+    expect(h.engine!.instances()[0]).toMatchObject({
+      status: 'paused',
+      reason: matching(/onFill threw: Error: bug in onFill/),
+    });
+    expect(h.store.fills.undelivered('a')).toHaveLength(1);
+    const fixed = strategy({ onFill: (_ctx, f) => void delivered.push(f.fillId) });
+    await h.restart([instance('a', fixed)]);
+    await h.restart([instance('a', fixed)]);
+    expect(delivered).toHaveLength(1);
+  });
+});
+
+describe('instances and adoption', () => {
+  it('adopts open orders nobody journaled as external, never handing them to a strategy', async () => {
+    h = new Harness();
+    h.price(100);
+    const external = await h.venue.inner.createOrder({
+      symbol: 'BTCUSDT',
+      side: 'SELL',
+      type: 'LIMIT',
+      price: '101',
+      quantity: '0.5',
+    });
+    const seen: number[] = [];
+    const fills: FillView[] = [];
+    await h.start([
+      instance(
+        'a',
+        strategy({ onTick: (ctx) => void seen.push(ctx.openOrders.length), onFill: (_c, f) => void fills.push(f) }),
+      ),
+    ]);
+    const row = h.store.orders.byExchangeId(external.displayingId);
+    expect(row).toMatchObject({ external: true, matchMethod: 'adopted', instance: undefined, status: 'OPEN' });
+    await h.tick(101.5); // the external order fills
+    await h.tick(101.5);
+    expect(seen).toEqual([0, 0]);
+    expect(fills).toEqual([]);
+    expect(h.store.orders.byExchangeId(external.displayingId)).toMatchObject({ status: 'FILLED', filledQty: '0.5' });
+    expect(h.events('adopted')).toHaveLength(1);
+  });
+
+  it('pauses a throwing strategy with its reason while another instance keeps trading', async () => {
+    h = new Harness();
+    h.price(100);
+    let calls = 0;
+    const broken = strategy({
+      onTick() {
+        calls++;
+        throw new Error('division by zero');
+      },
+    });
+    const placed: number[] = [];
+    const healthy = strategy({
+      onTick(ctx) {
+        placed.push(ctx.openOrders.length);
+        ctx.limit('BUY', '50', '0.01');
+      },
+    });
+    await h.start([instance('broken', broken), instance('healthy', healthy)]);
+    await h.tick(100);
+    await h.tick(100);
+    expect(calls).toBe(1);
+    expect(placed).toEqual([0, 1]);
+    expect(h.venue.creates).toBe(2);
+    const status = readStatus(h.store, { now: h.clock.now(), prices: new Map([['BTCUSDT', '100']]) });
+    expect(status.instances.map((i) => [i.instance, i.state, i.reason])).toEqual([
+      ['broken', 'paused', 'onTick threw: Error: division by zero'],
+      ['healthy', 'running', undefined],
+    ]);
+    expect(status.instances[1]!.openOrders).toHaveLength(2);
+  });
+
+  it('cancels only its own orders', async () => {
+    h = new Harness();
+    h.price(100);
+    let target: string | undefined;
+    let step = 0;
+    const owner = strategy({
+      onTick(ctx) {
+        if (step === 0) ctx.limit('BUY', '90', '0.01');
+        else if (step === 2) ctx.cancel(ctx.openOrders[0]!);
+        target = ctx.openOrders[0]?.localId ?? target;
+      },
+    });
+    const thief = strategy({
+      onTick(ctx) {
+        if (step++ === 1 && target) ctx.cancel(target);
+      },
+    });
+    await h.start([instance('owner', owner), instance('thief', thief)]);
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.events('refused')[0]?.data.reason).toMatch(/not an order of this instance/);
+    expect(h.sim.openOrders('k')).toHaveLength(1);
+    await h.tick(100);
+    expect(h.sim.openOrders('k')).toHaveLength(0);
+    expect(h.store.orders.get('owner-1')?.status).toBe('CANCELED');
+  });
+});
+
+describe('fills without trade history', () => {
+  it('falls back to executedQty deltas keyed <orderId>:<cumulativeQty>, never mixed with trades', async () => {
+    h = new Harness();
+    h.price(100);
+    const fills: FillView[] = [];
+    await h.start([instance('a', oneBuy('99.5', '0.01', fills))], { tradeHistoryFallbackAfter: 2 });
+    await h.tick(100);
+    h.venue.tradesFail = true;
+    await h.tick(99.4);
+    expect(fills).toHaveLength(0); // one failure: wait
+    await h.tick(99.4);
+    expect(fills).toHaveLength(1);
+    const exchangeId = h.store.orders.get('a-1')!.exchangeId!;
+    expect(fills[0]!.fillId).toBe(`${exchangeId}:0.01`);
+    expect(fills[0]!.price.toFixed()).toBe('99.5');
+    h.venue.tradesFail = false;
+    await h.tick(99.4);
+    expect(h.store.fills.forOrder('a-1')).toHaveLength(1);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', fillSource: 'delta' });
+  });
+});
+
+describe('operator-facing behaviour', () => {
+  it('stops trading on an authentication failure and tells the operator once', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))]);
+    h.venue.createFault = { when: 'before-place', error: venueError('E_AUTH', { status: 401 }) };
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'REJECTED', rejectCode: 'E_AUTH' });
+    expect(h.events('auth-failed')).toHaveLength(1);
+    expect(h.events('refused')[0]?.data.reason).toMatch(/trading stopped: authentication failed/);
+    expect(h.venue.creates).toBe(0);
+    expect(h.engine!.health().orderBlock).toMatch(/authentication failed/);
+  });
+
+  it('runs async hooks, saves nested state changes at the next refresh, and reports PnL in status', async () => {
+    h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
+    h.price(100);
+    let step = 0;
+    const s = strategy({
+      async onTick(ctx) {
+        await Promise.resolve();
+        if (step === 0) ctx.market('BUY', { quantity: '1' });
+        if (step === 2) ctx.market('SELL', { quantity: '0.5' });
+        step++;
+        ((ctx.state.seen ??= { n: 0 }) as { n: number }).n = step; // nested: not a top-level write after the first
+      },
+    });
+    await h.start([instance('a', s)]);
+    await h.tick(100);
+    await h.tick(100);
+    await h.tick(110);
+    await h.tick(110);
+    expect(JSON.parse(h.store.state.get('a')!)).toEqual({ seen: { n: 3 } });
+    await h.engine!.refresh();
+    expect(JSON.parse(h.store.state.get('a')!)).toEqual({ seen: { n: 4 } });
+    const status = readStatus(h.store, { now: h.clock.now(), prices: new Map([['BTCUSDT', '120']]) });
+    const a = status.instances[0]!;
+    // Bought 1 at 100 (fee 0.001 BTC): holds 0.999 at ~100.1001; sold 0.5 at 110, fee 0.055 USDT.
+    expect(a.state).toBe('running');
+    expect(a.todaysFills).toHaveLength(2);
+    expect(a.position.quantity.toFixed()).toBe('0.499');
+    expect(a.realisedPnl.toDecimalPlaces(6).toFixed()).toBe('4.89495');
+    expect(a.unrealisedPnl?.toDecimalPlaces(6).toFixed()).toBe('9.93005');
+    expect(a.realisedToday.eq(a.realisedPnl)).toBe(true);
+  });
+});

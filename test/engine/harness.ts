@@ -1,0 +1,210 @@
+/**
+ * Engine tests' collaborators: the real matching engine behind the real in-process venue, a temp-file store,
+ * a virtual clock, and a venue wrapper that delegates everything and injects one fault at a time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { z } from 'zod';
+import { StrategyFileSchema } from '../../src/config/strategy-file.js';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import type { InstanceSpec } from '../../src/engine/instance-runner.js';
+import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../../src/exchange/schemas.js';
+import { silentLogger } from '../../src/ops/logger.js';
+import type { Clock } from '../../src/ports/clock.js';
+import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../../src/ports/venue.js';
+import { InProcessVenue } from '../../src/sim/in-process-venue.js';
+import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import { type StrategyContext, type StrategyDefinition, defineStrategy } from '../../src/strategy/api.js';
+import { openStore, type Store } from '../../src/store/store.js';
+
+export const T0 = Date.UTC(2024, 0, 2, 10, 0, 0);
+
+/** expect.stringMatching, typed (it returns any). */
+export function matching(re: RegExp): string {
+  return expect.stringMatching(re) as string;
+}
+
+export class VirtualClock implements Clock {
+  constructor(public time = T0) {}
+  now(): number {
+    return this.time;
+  }
+  advance(ms: number): number {
+    this.time += ms;
+    return this.time;
+  }
+}
+
+export function venueError(code: string, extra: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(`${code} injected by the test venue`), { code, ...extra });
+}
+
+/** Delegates to the in-process venue; each field, when set, injects one fault. */
+export class FaultyVenue implements Venue {
+  /** Called with the request before it reaches the venue (e.g. to assert the journal row exists). */
+  beforeCreate: ((request: OrderRequest) => void) | undefined;
+  /** 'after-place': the order is placed, then the answer is lost. 'before-place': lost before reaching the venue. */
+  createFault: { when: 'after-place' | 'before-place'; error: Error } | undefined;
+  historyFails = false;
+  tradesFail = false;
+  /** Every call fails with this error (an exchange outage). */
+  outage: Error | undefined;
+  creates = 0;
+  readonly cancelOrder: ((symbol: string, displayingId: string) => Promise<OrderRecord>) | undefined;
+
+  constructor(
+    readonly inner: InProcessVenue,
+    options: { canCancel?: boolean } = {},
+  ) {
+    this.cancelOrder =
+      options.canCancel === false ? undefined : (symbol, id) => this.guard(() => this.inner.cancelOrder(symbol, id));
+  }
+
+  get revision(): number {
+    return this.inner.revision;
+  }
+
+  private guard<T>(fn: () => Promise<T>): Promise<T> {
+    return this.outage ? Promise.reject(this.outage) : fn();
+  }
+
+  marketWatch(symbol?: string): Promise<Ticker[]> {
+    return this.guard(() => this.inner.marketWatch(symbol));
+  }
+  pairConfig(symbol?: string): Promise<PairConfig[]> {
+    return this.guard(() => this.inner.pairConfig(symbol));
+  }
+  balance(query?: BalanceQuery): Promise<Balances> {
+    return this.guard(() => this.inner.balance(query));
+  }
+  openOrders(pair?: string): Promise<OrderRecord[]> {
+    return this.guard(() => this.inner.openOrders(pair));
+  }
+  orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
+    if (this.historyFails) return Promise.reject(venueError('E_TIMEOUT'));
+    return this.guard(() => this.inner.orderHistory(query));
+  }
+  tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
+    if (this.tradesFail) return Promise.reject(venueError('E_HTTP', { status: 503 }));
+    return this.guard(() => this.inner.tradeHistory(query));
+  }
+  async createOrder(request: OrderRequest): Promise<OrderRecord> {
+    this.beforeCreate?.(request);
+    const fault = this.createFault;
+    this.createFault = undefined;
+    if (fault?.when === 'before-place') throw fault.error;
+    if (this.outage) throw this.outage;
+    this.creates++;
+    const record = await this.inner.createOrder(request);
+    if (fault?.when === 'after-place') throw fault.error;
+    return record;
+  }
+}
+
+export interface HarnessOptions {
+  balances?: Record<string, string>;
+  canCancel?: boolean;
+  engine?: Partial<EngineOptions>;
+  sim?: ConstructorParameters<typeof MatchingEngine>[0];
+}
+
+/** A strategy file for a test instance (defaults applied by the real schema). */
+export function instance(
+  name: string,
+  definition: StrategyDefinition,
+  file: Record<string, unknown> = {},
+): InstanceSpec {
+  const config = StrategyFileSchema.parse({ name, strategy: 'inline', symbol: 'BTCUSDT', ...file });
+  return { config, definition, params: definition.params.parse(config.params) };
+}
+
+/** A strategy whose onTick runs `tick` (params: none). */
+export function strategy(
+  hooks: Omit<StrategyDefinition<z.ZodObject>, 'name' | 'params' | 'onTick'> & {
+    onTick?: StrategyDefinition['onTick'];
+  },
+  name = 'test',
+): StrategyDefinition {
+  return defineStrategy({ name, params: z.object({}), onTick: () => undefined, ...hooks });
+}
+
+/** A strategy that runs `fn` on its first tick only. */
+export function firstTick(fn: (ctx: StrategyContext) => void): StrategyDefinition {
+  let done = false;
+  return strategy({
+    onTick(ctx) {
+      if (done) return;
+      done = true;
+      fn(ctx);
+    },
+  });
+}
+
+export class Harness {
+  readonly clock = new VirtualClock();
+  readonly sim: MatchingEngine;
+  readonly venue: FaultyVenue;
+  readonly dir = mkdtempSync(join(tmpdir(), 'engine-test-'));
+  store: Store;
+  engine: Engine | undefined;
+
+  constructor(private readonly options: HarnessOptions = {}) {
+    this.sim = new MatchingEngine({ clock: this.clock, ...options.sim });
+    this.sim.createAccount({ apiKey: 'k', balances: options.balances ?? { USDT: '100000', BTC: '2' } });
+    this.venue = new FaultyVenue(new InProcessVenue(this.sim, 'k'), { canCancel: options.canCancel });
+    this.store = this.openStore();
+  }
+
+  openStore(): Store {
+    return openStore({ path: join(this.dir, 'bot.db'), clock: this.clock });
+  }
+
+  /** A new engine over the same venue and store (a restart when the previous one was stopped). */
+  async start(instances: InstanceSpec[], engine: Partial<EngineOptions> = {}): Promise<Engine> {
+    this.engine = new Engine({
+      venue: this.venue,
+      clock: this.clock,
+      store: this.store,
+      logger: silentLogger,
+      instances,
+      ...this.options.engine,
+      ...engine,
+    });
+    await this.engine.start();
+    return this.engine;
+  }
+
+  /** Moves time and price (the venue matches), then runs one market cycle and one orders poll. */
+  async tick(price: number, stepMs = 5_000, symbol = 'BTCUSDT'): Promise<void> {
+    this.clock.advance(stepMs);
+    this.sim.onPrice(symbol, price, this.clock.now());
+    const engine = this.engine!;
+    const p = engine.observe(await this.venue.inner.marketWatch(symbol));
+    if (p) await p;
+    await engine.pollOrders();
+  }
+
+  /** Sets the first price without running the engine (the venue needs one for MARKET/stop orders). */
+  price(price: number, symbol = 'BTCUSDT'): void {
+    this.sim.onPrice(symbol, price, this.clock.now());
+  }
+
+  async restart(instances: InstanceSpec[], engine: Partial<EngineOptions> = {}): Promise<Engine> {
+    await this.engine?.stop();
+    this.store.close();
+    this.store = this.openStore();
+    return this.start(instances, engine);
+  }
+
+  async close(): Promise<void> {
+    await this.engine?.stop();
+    this.store.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  events(kind?: string) {
+    return this.store.events.list(kind === undefined ? {} : { kinds: [kind] });
+  }
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { CronScheduler } from '../../src/engine/cron-scheduler.js';
+import { DaemonScheduling } from '../../src/engine/daemon-scheduling.js';
+import { silentLogger } from '../../src/ops/logger.js';
+import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
+import { Harness, instance, strategy } from './harness.js';
+
+/** Waits until `check` holds (polling), failing after `ms`: waits on events, asserts no timing. */
+async function until(check: () => boolean, ms = 8_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('CronScheduler (node-cron)', () => {
+  it('rejects invalid expressions and duplicate names', async () => {
+    const s = new CronScheduler(silentLogger);
+    expect(() => s.schedule('x', 'not a cron', () => Promise.resolve())).toThrow(/invalid cron expression/);
+    s.schedule('x', '0 0 1 1 *', () => Promise.resolve());
+    expect(() => s.schedule('x', '0 0 1 1 *', () => Promise.resolve())).toThrow(/scheduled twice/);
+    expect(await s.stop(1000)).toBe(true);
+  });
+
+  it('never overlaps a job with itself, lets a slow job delay only itself, and counts failures', async () => {
+    const s = new CronScheduler(silentLogger);
+    let release: () => void = () => undefined;
+    let slowRuns = 0;
+    let fastRuns = 0;
+    s.schedule('slow', '* * * * * *', () => {
+      slowRuns++;
+      return new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    s.schedule('failing', '* * * * * *', () => {
+      fastRuns++;
+      return Promise.reject(new Error('boom'));
+    });
+    const stat = (name: string) => s.stats().find((j) => j.name === name) as JobStats;
+    await until(() => stat('slow').overlapsSkipped + stat('slow').missed >= 1 && stat('failing').failures >= 2);
+    expect(slowRuns).toBe(1);
+    expect(stat('slow').running).toBe(true);
+    expect(stat('failing').failures).toBe(fastRuns);
+    release();
+    await until(() => slowRuns === 2);
+    release();
+    expect(await s.stop(2000)).toBe(true);
+  });
+});
+
+describe('DaemonScheduling', () => {
+  it('maps one market job per distinct schedule, the orders poll and the refresh onto the scheduler', async () => {
+    const h = new Harness();
+    h.price(100);
+    const jobs = new Map<string, { cron: string; run: () => Promise<void> }>();
+    let stopped = false;
+    const scheduler: Scheduler = {
+      schedule: (name, cron, run) => void jobs.set(name, { cron, run }),
+      stats: () => [],
+      stop: () => {
+        stopped = true;
+        return Promise.resolve(true);
+      },
+    };
+    const ticks: string[] = [];
+    const s = (tag: string) => strategy({ onTick: () => void ticks.push(tag) });
+    const engine = await h.start([
+      instance('a', s('a'), { schedule: '*/5 * * * * *' }),
+      instance('b', s('b'), { schedule: '*/5 * * * * *', symbol: 'ETHUSDT' }),
+      instance('c', s('c'), { schedule: '0 * * * * *' }),
+    ]);
+    h.price(2000, 'ETHUSDT');
+    const daemon = new DaemonScheduling(engine, scheduler, { ordersPoll: '*/2 * * * * *', refresh: '0 */5 * * * *' });
+    daemon.start();
+    expect([...jobs].map(([name, j]) => [name, j.cron])).toEqual([
+      ['market */5 * * * * *', '*/5 * * * * *'],
+      ['market 0 * * * * *', '0 * * * * *'],
+      ['orders poll', '*/2 * * * * *'],
+      ['refresh', '0 */5 * * * *'],
+    ]);
+    await jobs.get('market */5 * * * * *')!.run();
+    expect(ticks.sort()).toEqual(['a', 'b']);
+    await jobs.get('orders poll')!.run();
+    await jobs.get('refresh')!.run();
+    await daemon.stop(1000);
+    expect(stopped).toBe(true);
+    expect(h.events('stopped')).toHaveLength(3);
+    await h.close();
+  });
+});

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/database.js';
+import type { FillRow } from '../../src/store/fills.js';
+import { LATEST_VERSION } from '../../src/store/migrations.js';
+import type { OrderRow } from '../../src/store/order-journal.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { orderRow } from './fixtures.js';
+
+const clock = { now: () => 1_700_000_000_000 };
+
+function order(over: Partial<OrderRow> = {}): OrderRow {
+  return orderRow({ localId: 'grid-1', instance: 'grid', price: '60000.1', quantity: '0.001', tag: 'grid:1', ...over });
+}
+
+function fill(over: Partial<FillRow> = {}): FillRow {
+  return {
+    fillKey: 't-1',
+    orderLocalId: 'grid-1',
+    instance: 'grid',
+    symbol: 'BTCUSDT',
+    side: 'BUY',
+    price: '60000.1',
+    qty: '0.0005',
+    fee: '0.0000005',
+    feeAsset: 'BTC',
+    feeIn: 'base',
+    time: 2000,
+    source: 'trade',
+    delivered: false,
+    recordedAt: 2000,
+    ...over,
+  };
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'store-test-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('openDatabase', () => {
+  it('creates the file (and its folder), uses WAL, FULL sync and foreign keys, and records the migrations', () => {
+    const path = join(dir, 'nested', 'bot.db');
+    const db = openDatabase({ path, clock });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(Number(db.pragma('busy_timeout', { simple: true }))).toBeGreaterThan(0);
+    const versions = db.prepare('SELECT version, applied_at FROM schema_migrations').all();
+    expect(versions).toEqual([{ version: LATEST_VERSION, applied_at: clock.now() }]);
+    db.close();
+    // Reopening applies nothing twice.
+    const again = openDatabase({ path, clock });
+    expect(again.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
+    again.close();
+  });
+
+  it('refuses a database written by a newer version of the bot', () => {
+    const path = join(dir, 'bot.db');
+    openDatabase({ path, clock }).close();
+    const raw = new Database(path);
+    raw
+      .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+      .run(LATEST_VERSION + 1, 'future', 1);
+    raw.close();
+    expect(() => openDatabase({ path, clock })).toThrow(expect.objectContaining({ code: 'E_DB_VERSION' }));
+  });
+
+  it('opens :memory: for tests and backtests', () => {
+    const db = openDatabase({ path: ':memory:', clock });
+    expect(db.memory).toBe(true);
+    db.close();
+  });
+});
+
+describe('Store', () => {
+  let store: Store;
+  beforeEach(() => {
+    store = openStore({ path: join(dir, 'bot.db'), clock });
+  });
+  afterEach(() => store.close());
+
+  it('journals orders with exact decimal text and updates their outcome', () => {
+    store.orders.insert(order());
+    expect(store.orders.get('grid-1')).toEqual(order());
+    const open = { ...order(), status: 'OPEN', exchangeId: '42', matchMethod: 'response' as const, updatedAt: 1500 };
+    store.orders.update(open);
+    expect(store.orders.byExchangeId('42')).toEqual(open);
+    expect(store.orders.active().map((o) => o.localId)).toEqual(['grid-1']);
+    expect(store.orders.maxSeq('grid')).toBe(1);
+    expect(store.orders.maxSeq('other')).toBe(0);
+    store.orders.update({ ...open, status: 'CANCELED' });
+    expect(store.orders.active()).toEqual([]);
+  });
+
+  it('keeps exchange ids unique and local ids unique', () => {
+    store.orders.insert(order({ exchangeId: '7', status: 'OPEN' }));
+    expect(() => store.orders.insert(order({ localId: 'grid-2', seq: 2, exchangeId: '7' }))).toThrow(/UNIQUE/);
+    expect(() => store.orders.insert(order())).toThrow(/UNIQUE/);
+  });
+
+  it('lists final orders whose fills are not all recorded', () => {
+    store.orders.insert(order({ status: 'FILLED', exchangeId: '1', execQty: '0.001', filledQty: '0.0005' }));
+    store.orders.insert(
+      order({ localId: 'grid-2', seq: 2, status: 'FILLED', exchangeId: '2', execQty: '0.001', filledQty: '0.001' }),
+    );
+    expect(store.orders.withOutstandingFills().map((o) => o.localId)).toEqual(['grid-1']);
+  });
+
+  it('inserts a fill once per key and tracks delivery', () => {
+    store.orders.insert(order());
+    expect(store.fills.insert(fill())).toBe(true);
+    expect(store.fills.insert(fill({ qty: '999' }))).toBe(false);
+    expect(store.fills.forOrder('grid-1')).toEqual([fill()]);
+    expect(store.fills.undelivered('grid').map((f) => f.fillKey)).toEqual(['t-1']);
+    store.fills.markDelivered('t-1');
+    expect(store.fills.undelivered('grid')).toEqual([]);
+    expect(store.fills.latestTradeTime('BTCUSDT')).toBe(2000);
+    expect(store.fills.latestTradeTime('ETHUSDT')).toBeUndefined();
+  });
+
+  it('refuses a fill for an order the journal does not have (foreign key)', () => {
+    expect(() => store.fills.insert(fill({ orderLocalId: 'nope' }))).toThrow(/FOREIGN KEY/);
+  });
+
+  it('rolls a transaction back as a whole', () => {
+    store.orders.insert(order());
+    expect(() =>
+      store.transaction(() => {
+        store.fills.insert(fill());
+        store.orders.update({ ...order(), filledQty: '0.0005' });
+        throw new Error('crash between the two writes');
+      }),
+    ).toThrow('crash');
+    expect(store.fills.forOrder('grid-1')).toEqual([]);
+    expect(store.orders.get('grid-1')?.filledQty).toBe('0');
+  });
+
+  it('persists strategy state and events across reopening', () => {
+    store.state.put('grid', '{"levels":[1,2]}', 10);
+    store.state.put('grid', '{"levels":[3]}', 11);
+    store.events.record(12, 'grid', 'paused', { reason: 'onTick threw' });
+    store.events.record(13, undefined, 'kill-switch', { on: true });
+    store.close();
+    store = openStore({ path: join(dir, 'bot.db'), clock });
+    expect(store.state.get('grid')).toBe('{"levels":[3]}');
+    expect(store.state.get('other')).toBeUndefined();
+    expect(store.events.list({ instance: 'grid' })).toEqual([
+      { id: 1, time: 12, instance: 'grid', kind: 'paused', data: { reason: 'onTick threw' } },
+    ]);
+    expect(store.events.list({ kinds: ['kill-switch'], limit: 1 })[0]?.data).toEqual({ on: true });
+    expect(store.events.instances()).toEqual(['grid']);
+  });
+});
