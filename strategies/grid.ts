@@ -15,18 +15,15 @@
  * buys plus the cost of the base held.
  */
 import { z } from 'zod';
-import { D, dec, defineStrategy, type Dec, type FillView, type StrategyContext } from '../src/strategy/api.js';
-
-const decimal = z.union([z.number(), z.string()]).transform((v, ctx): Dec => {
-  try {
-    const d = dec(typeof v === 'string' ? v.trim() : v);
-    if (d.isFinite() && d.gt(0)) return d;
-  } catch {
-    // reported below
-  }
-  ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
-  return z.NEVER;
-});
+import {
+  D,
+  dec,
+  decimalParam,
+  defineStrategy,
+  type Dec,
+  type FillView,
+  type StrategyContext,
+} from '../src/strategy/api.js';
 
 function exactlyOne(p: Record<string, unknown>, a: string, b: string, ctx: z.RefinementCtx): void {
   const given = [a, b].filter((k) => p[k] !== undefined);
@@ -41,21 +38,21 @@ function exactlyOne(p: Record<string, unknown>, a: string, b: string, ctx: z.Ref
 const params = z
   .object({
     /** Centre of the ladder; the first price observed when absent (kept in state). */
-    referencePrice: decimal.optional(),
+    referencePrice: decimalParam.optional(),
     /** Levels on each side of the reference. */
     levels: z.number().int().min(1).max(50).default(5),
     /** Distance between levels in percent of the reference (0.3 = 0.3 %)… */
-    spacingPct: decimal.optional(),
+    spacingPct: decimalParam.optional(),
     /** …or in quote units. */
-    spacingAbs: decimal.optional(),
+    spacingAbs: decimalParam.optional(),
     /** Base quantity per order… */
-    quantity: decimal.optional(),
+    quantity: decimalParam.optional(),
     /** …or quote value per buy (base = quotePerLevel / level price). */
-    quotePerLevel: decimal.optional(),
+    quotePerLevel: decimalParam.optional(),
     /** Most quote tied up in open buys plus the cost of the base held; no cap when absent. */
-    budgetQuote: decimal.optional(),
+    budgetQuote: decimalParam.optional(),
     /** Base the grid may sell without having bought it: seeds sells on the levels above the reference. */
-    initialBase: decimal.optional(),
+    initialBase: decimalParam.optional(),
   })
   .superRefine((p, ctx) => {
     exactlyOne(p, 'spacingPct', 'spacingAbs', ctx);

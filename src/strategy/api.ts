@@ -3,13 +3,28 @@
  * exchange client, the database, the venue or Date.now(): it gets a context, and returns intents through
  * the context's builders. The engine checks every intent (pair rules, risk, balance) before anything is sent.
  */
-import type { z } from 'zod';
-import type { Dec, DecimalLike } from '../market/decimal.js';
+import { z } from 'zod';
+import { dec, type Dec, type DecimalLike } from '../market/decimal.js';
 import type { PairRules, Side } from '../market/pair-rules.js';
 import type { Ticker } from '../exchange/schemas.js';
 
 export type { Dec, DecimalLike, PairRules, Side, Ticker };
 export { D, dec, plain } from '../market/decimal.js';
+
+/**
+ * A params field holding a positive exact decimal, given as a JSON number or as text ("0.05"); parses to Dec.
+ * Text is read exactly, a number at the 15 significant digits a double round-trips (see dec()).
+ */
+export const decimalParam = z.union([z.number(), z.string()]).transform((v, ctx): Dec => {
+  try {
+    const d = dec(typeof v === 'string' ? v.trim() : v);
+    if (d.isFinite() && d.gt(0)) return d;
+  } catch {
+    // reported below
+  }
+  ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
+  return z.NEVER;
+});
 
 /** An order of this instance as the engine knows it (from its journal). */
 export interface OrderView {

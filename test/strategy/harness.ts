@@ -1,27 +1,23 @@
 /**
- * A small stand-in for the engine, to test a strategy's decisions before the real engine (src/engine/)
- * exists: it builds a StrategyContext with the real pair rules, keeps an in-memory order list and account,
- * and applies fills only when a test says so ("the buy at level -1 filled"). Like the engine it rejects
- * intents that break the pair rules or exceed the free balance, and it round-trips state through JSON.
- * The engine-level tests replace it once the engine runs strategies; keep it this small until then.
+ * A small stand-in for the engine, to test a strategy's decisions on hand-made price paths: it builds a
+ * StrategyContext with the real pair rules and the engine's own intent builders, keeps an in-memory order
+ * list and account, and applies fills only when a test says so ("the buy at level -1 filled") or, with
+ * fillCrossed, as the simulated exchange would on the last price. Every intent goes through the engine's
+ * own order checks (pair rules, stop-would-trigger, OCO sides) and a free-balance check, and state
+ * round-trips through JSON after each hook. Risk limits are not modelled: that is the engine's business.
  */
 import type { z } from 'zod';
+import { intentBuilders } from '../../src/engine/intent-builders.js';
+import { checkOrder } from '../../src/engine/order-checks.js';
+import { PositionTracker } from '../../src/engine/position.js';
 import { PairConfigSchema, TickerSchema, type PairConfig } from '../../src/exchange/schemas.js';
 import { D, dec, type Dec, type DecimalLike } from '../../src/market/decimal.js';
-import {
-  pairRulesFrom,
-  priceProblem,
-  quantityProblem,
-  roundPrice,
-  roundQuantity,
-  type PairRules,
-  type Side,
-} from '../../src/market/pair-rules.js';
+import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../../src/market/pair-rules.js';
 import type {
   Balance,
   FillView,
   Intent,
-  IntentOptions,
+  OrderIntent,
   OrderView,
   Position,
   StrategyContext,
@@ -50,6 +46,13 @@ export interface HarnessOptions<S extends object> {
   state?: S;
   /** Open orders as the journal would hand them over after a restart. */
   openOrders?: OrderView[];
+  /** What the venue knows that an OrderView does not: quote amounts of MARKET buys, stops already triggered. */
+  venue?: VenueMemory;
+}
+
+interface VenueMemory {
+  quoteAmounts: Map<string, Dec>;
+  triggered: Set<string>;
 }
 
 export interface Rejection {
@@ -76,11 +79,13 @@ export class Harness<S extends object = Record<string, unknown>> {
   time = Date.UTC(2023, 2, 1);
   base: Dec;
   quote: Dec;
-  position: Position = { quantity: new D(0), averagePrice: new D(0), realisedPnl: new D(0) };
+  /** The engine's own position arithmetic, fed with this harness's fills. */
+  tracker = new PositionTracker();
   /** Every intent accepted so far, and every intent the "engine" refused. */
   readonly placed: Intent[] = [];
   readonly rejected: Rejection[] = [];
   readonly logs: { level: string; msg: string }[] = [];
+  private readonly venue: VenueMemory;
   private nextId = 1;
 
   constructor(
@@ -94,6 +99,8 @@ export class Harness<S extends object = Record<string, unknown>> {
     this.orders = [...(options.openOrders ?? [])];
     this.base = dec(options.base ?? 0);
     this.quote = dec(options.quote ?? 1_000_000);
+    this.venue = options.venue ?? { quoteAmounts: new Map(), triggered: new Set() };
+    this.nextId = this.orders.length + 1;
   }
 
   /** The engine after a restart: persisted state and journaled open orders, fresh everything else. */
@@ -104,19 +111,30 @@ export class Harness<S extends object = Record<string, unknown>> {
       quote: this.quote,
       state: JSON.parse(JSON.stringify(this.state)) as S,
       openOrders: this.orders,
+      venue: this.venue,
     });
-    next.position = this.position;
+    next.time = this.time;
+    next.tracker = this.tracker;
     next.price = this.price;
     return next;
   }
 
+  /** What an open order holds back: quote for a BUY at its highest price, base for a SELL. */
+  private lockOf(o: OrderView): Dec {
+    const left = o.quantity.minus(o.filledQuantity);
+    if (o.side === 'SELL') return left;
+    const quote = this.venue.quoteAmounts.get(o.localId);
+    if (quote !== undefined) return o.filledQuantity.isZero() ? quote : new D(0);
+    const worst = o.limitPrice && o.price && o.limitPrice.gt(o.price) ? o.limitPrice : (o.price ?? new D(0));
+    return left.mul(worst);
+  }
+
   private locked(side: Side): Dec {
-    return this.orders
-      .filter((o) => o.side === side)
-      .reduce((sum, o) => {
-        const left = o.quantity.minus(o.filledQuantity);
-        return sum.plus(side === 'BUY' ? left.mul(o.price ?? 0) : left);
-      }, new D(0));
+    return this.orders.filter((o) => o.side === side).reduce((sum, o) => sum.plus(this.lockOf(o)), new D(0));
+  }
+
+  get position(): Position {
+    return this.tracker.position;
   }
 
   balances(): Map<string, Balance> {
@@ -133,14 +151,9 @@ export class Harness<S extends object = Record<string, unknown>> {
 
   private context(queue: Intent[]): StrategyContext<unknown, S> {
     const rules = this.rules;
-    const push = <I extends Intent>(intent: I): I => {
-      queue.push(intent);
-      return intent;
-    };
-    const opts = (o: IntentOptions | undefined) => (o?.tag === undefined ? {} : { tag: o.tag });
     const price = this.price;
     return {
-      instance: 'test-grid',
+      instance: `test-${this.definition.name}`,
       symbol: rules.symbol,
       params: this.params,
       rules,
@@ -158,37 +171,7 @@ export class Harness<S extends object = Record<string, unknown>> {
         error: (msg) => this.logs.push({ level: 'error', msg }),
       },
       now: () => this.time,
-      limit: (side, p, q, o) =>
-        push({ kind: 'LIMIT', side, price: roundPrice(rules, p, side), quantity: roundQuantity(rules, q), ...opts(o) }),
-      market: (side, amount, o) =>
-        push({
-          kind: 'MARKET',
-          side,
-          ...('quantity' in amount
-            ? { quantity: roundQuantity(rules, amount.quantity) }
-            : { quoteAmount: dec(amount.quoteAmount) }),
-          ...opts(o),
-        }),
-      stopLimit: (side, stop, p, q, o) =>
-        push({
-          kind: 'STOP_LIMIT',
-          side,
-          stopPrice: roundPrice(rules, stop, side),
-          price: roundPrice(rules, p, side),
-          quantity: roundQuantity(rules, q),
-          ...opts(o),
-        }),
-      oco: (side, legs, q, o) =>
-        push({
-          kind: 'OCO',
-          side,
-          price: roundPrice(rules, legs.price, side),
-          stopPrice: roundPrice(rules, legs.stopPrice, side),
-          limitPrice: roundPrice(rules, legs.limitPrice, side),
-          quantity: roundQuantity(rules, q),
-          ...opts(o),
-        }),
-      cancel: (order) => push({ kind: 'CANCEL', localId: typeof order === 'string' ? order : order.localId }),
+      ...intentBuilders(() => rules, queue),
     };
   }
 
@@ -203,23 +186,8 @@ export class Harness<S extends object = Record<string, unknown>> {
       }
       if (intent.kind === 'CANCEL') {
         this.orders = this.orders.filter((o) => o.localId !== intent.localId);
-      } else if (intent.kind === 'LIMIT') {
-        const id = this.nextId++;
-        this.orders.push({
-          localId: `L${id}`,
-          exchangeId: `X${id}`,
-          symbol: this.rules.symbol,
-          side: intent.side,
-          type: 'LIMIT',
-          status: 'OPEN',
-          price: intent.price,
-          stopPrice: undefined,
-          limitPrice: undefined,
-          quantity: intent.quantity,
-          filledQuantity: new D(0),
-          tag: intent.tag,
-          createdAt: this.time,
-        });
+      } else {
+        this.open(intent);
       }
       accepted.push(intent);
       this.placed.push(intent);
@@ -227,23 +195,53 @@ export class Harness<S extends object = Record<string, unknown>> {
     return accepted;
   }
 
+  private open(intent: OrderIntent): void {
+    const id = this.nextId++;
+    const localId = `L${id}`;
+    if (intent.kind === 'MARKET' && intent.quoteAmount !== undefined)
+      this.venue.quoteAmounts.set(localId, intent.quoteAmount);
+    this.orders.push({
+      localId,
+      exchangeId: `X${id}`,
+      symbol: this.rules.symbol,
+      side: intent.side,
+      type: intent.kind,
+      status: 'OPEN',
+      price: intent.kind === 'MARKET' ? undefined : intent.price,
+      stopPrice: intent.kind === 'STOP_LIMIT' || intent.kind === 'OCO' ? intent.stopPrice : undefined,
+      limitPrice: intent.kind === 'OCO' ? intent.limitPrice : undefined,
+      // As in the engine's journal, a MARKET order by quote amount has no base quantity until it fills.
+      quantity: intent.kind === 'MARKET' ? (intent.quantity ?? new D(0)) : intent.quantity,
+      filledQuantity: new D(0),
+      tag: intent.tag,
+      createdAt: this.time,
+    });
+  }
+
   private refusal(intent: Intent): string | undefined {
     if (intent.kind === 'CANCEL') {
       if (!this.canCancel) return 'venue cannot cancel';
       return this.orders.some((o) => o.localId === intent.localId) ? undefined : 'no such open order';
     }
-    if (intent.kind !== 'LIMIT') return `the harness only runs LIMIT orders, got ${intent.kind}`;
-    const problem = priceProblem(this.rules, intent.price) ?? quantityProblem(this.rules, intent.quantity);
-    if (problem) return problem;
+    const checked = checkOrder(intent, this.rules, this.price);
+    if (!checked.ok) return checked.reason;
+    const { notional, baseQuantity } = checked.order;
     const free = this.balances().get(intent.side === 'BUY' ? this.rules.quoteAsset : this.rules.baseAsset)!.free;
-    const needed = intent.side === 'BUY' ? intent.price.mul(intent.quantity) : intent.quantity;
+    const needed = intent.side === 'BUY' ? notional : baseQuantity;
     return needed.gt(free) ? `insufficient balance: needs ${needed.toFixed()}, free ${free.toFixed()}` : undefined;
   }
 
-  /** Observe a price and run onTick; returns the intents accepted. */
-  async tick(price: DecimalLike): Promise<Intent[]> {
+  /** Run onStart (before any price, as the engine does after reconciling); returns the intents accepted. */
+  async start(): Promise<Intent[]> {
+    const queue: Intent[] = [];
+    await this.definition.onStart?.(this.context(queue));
+    return this.settle(queue);
+  }
+
+  /** Observe a price `stepMs` after the previous one and run onTick; returns the intents accepted. */
+  async tick(price: DecimalLike, stepMs = 1000): Promise<Intent[]> {
     this.price = dec(price);
-    this.time += 1000;
+    this.time += stepMs;
     const queue: Intent[] = [];
     await this.definition.onTick(this.context(queue));
     return this.settle(queue);
@@ -261,14 +259,23 @@ export class Harness<S extends object = Record<string, unknown>> {
     return order;
   }
 
-  /** Fill (all of or part of) an open order, update account and position, and run onFill. */
+  /**
+   * Fill (all of or part of) an open order, update account and position, and run onFill. By default the
+   * whole remainder fills at the order's price (an OCO's at its take-profit leg, a MARKET at the last price).
+   */
   async fill(target: string | OrderView, options: FillOptions = {}): Promise<Intent[]> {
     const order = typeof target === 'string' ? this.order(target) : target;
-    const qty = options.quantity === undefined ? order.quantity.minus(order.filledQuantity) : dec(options.quantity);
-    const price = options.price === undefined ? order.price! : dec(options.price);
+    const price = options.price === undefined ? (order.price ?? this.price!) : dec(options.price);
+    const quoteAmount = this.venue.quoteAmounts.get(order.localId);
+    const remainder =
+      quoteAmount === undefined
+        ? order.quantity.minus(order.filledQuantity)
+        : roundQuantity(this.rules, quoteAmount.div(price));
+    const qty = options.quantity === undefined ? remainder : dec(options.quantity);
     const fee = dec(options.fee ?? 0);
     const feeAsset = options.feeAsset ?? this.rules.quoteAsset;
     order.filledQuantity = order.filledQuantity.plus(qty);
+    if (quoteAmount !== undefined) order.quantity = order.filledQuantity;
     order.status = order.filledQuantity.gte(order.quantity) ? 'FILLED' : 'PARTIALLY_FILLED';
     if (order.status === 'FILLED') this.orders = this.orders.filter((o) => o !== order);
 
@@ -277,7 +284,8 @@ export class Harness<S extends object = Record<string, unknown>> {
     const quoteFee = feeAsset === this.rules.quoteAsset ? fee : new D(0);
     this.base = this.base.plus(qty.mul(sign)).minus(baseFee);
     this.quote = this.quote.minus(price.mul(qty).mul(sign)).minus(quoteFee);
-    this.position = this.nextPosition(order.side, price, qty);
+    const feeIn = feeAsset === this.rules.baseAsset ? 'base' : feeAsset === this.rules.quoteAsset ? 'quote' : 'other';
+    this.tracker.apply({ side: order.side, price, qty, fee, feeIn, time: this.time });
 
     const fill: FillView = {
       fillId: `F${this.nextId++}`,
@@ -294,27 +302,44 @@ export class Harness<S extends object = Record<string, unknown>> {
     return this.settle(queue);
   }
 
-  /** Fill, at their own prices, every open order the current price has reached; repeats for new ones. */
-  async fillCrossed(): Promise<void> {
-    const price = this.price!;
+  /**
+   * The price at which an open order fills on the last price, as the simulated exchange fills it: a resting
+   * limit (or an OCO's limit leg) at its own price once reached, a MARKET at once at the last price, a stop
+   * once triggered as a taker at the last price within its limit (a gapped one rests until the price comes back).
+   */
+  private fillPrice(o: OrderView, last: Dec): Dec | undefined {
+    const buy = o.side === 'BUY';
+    if (o.type === 'MARKET') return last;
+    if ((o.type === 'STOP_LIMIT' || o.type === 'OCO') && !this.venue.triggered.has(o.localId)) {
+      if (buy ? last.gte(o.stopPrice!) : last.lte(o.stopPrice!)) this.venue.triggered.add(o.localId);
+    }
+    if (this.venue.triggered.has(o.localId)) {
+      const limit = o.type === 'OCO' ? o.limitPrice! : o.price!;
+      return (buy ? last.lte(limit) : last.gte(limit)) ? last : undefined;
+    }
+    if (o.type === 'STOP_LIMIT') return undefined;
+    return (buy ? last.lte(o.price!) : last.gte(o.price!)) ? o.price : undefined;
+  }
+
+  /** Fill every open order the current price reaches, repeating for orders placed on those fills. */
+  async fillCrossed(): Promise<Intent[]> {
+    const last = this.price!;
+    const placed: Intent[] = [];
     for (;;) {
-      const crossed = this.orders.find((o) => (o.side === 'BUY' ? price.lte(o.price!) : price.gte(o.price!)));
-      if (!crossed) return;
-      await this.fill(crossed);
+      let price: Dec | undefined;
+      const crossed = this.orders.find((o) => (price = this.fillPrice(o, last)) !== undefined);
+      if (!crossed || price === undefined) return placed;
+      placed.push(...(await this.fill(crossed, { price })));
     }
   }
 
-  private nextPosition(side: Side, price: Dec, qty: Dec): Position {
-    const { quantity, averagePrice, realisedPnl } = this.position;
-    if (side === 'BUY') {
-      const total = quantity.plus(qty);
-      return { quantity: total, averagePrice: averagePrice.mul(quantity).plus(price.mul(qty)).div(total), realisedPnl };
+  /** Tick through a path of prices, `stepMs` apart, filling what each one reaches; returns what was placed. */
+  async walk(prices: readonly DecimalLike[], stepMs = 1000): Promise<Intent[]> {
+    const placed: Intent[] = [];
+    for (const p of prices) {
+      placed.push(...(await this.tick(p, stepMs)));
+      placed.push(...(await this.fillCrossed()));
     }
-    const left = quantity.minus(qty);
-    return {
-      quantity: left,
-      averagePrice: left.gt(0) ? averagePrice : new D(0),
-      realisedPnl: realisedPnl.plus(price.minus(averagePrice).mul(qty)),
-    };
+    return placed;
   }
 }

@@ -1,0 +1,235 @@
+/**
+ * Breakout: buys when the price breaks above its recent high, with a STOP_LIMIT BUY resting above that high,
+ * and protects every base it bought with an OCO SELL bracket (take profit above the entry, stop loss below).
+ *
+ * - The recent high is the highest price seen over the last `lookbackMinutes`, measured on ctx.now(). It is
+ *   kept in state as BUCKETS time buckets (the highest price of each), so the state stays the same size
+ *   however long it runs, and the window is exact to one bucket (lookback / BUCKETS). Nothing is placed
+ *   until a whole lookback has been watched without a gap longer than the lookback.
+ * - The entry (tag `breakout:entry`): stop = high × (1 + triggerPct/100), resting at
+ *   limit = stop × (1 + slippagePct/100). The current price counts in the high, so the stop is always above
+ *   the last price; a stop that would still trigger at once after rounding is not placed.
+ * - Exits (tag `breakout:exit`): whatever base the instance holds that open exits do not cover yet is
+ *   bracketed at its average entry price, so a partly filled entry is protected at once and the rest when it
+ *   fills. A price already past a leg is met with a marketable LIMIT SELL instead: at the take profit, or at the
+ *   stop's limit (the last price when below it).
+ * - One position at a time: no entry while holding base or while an exit is open.
+ * - When the high moves, the pending entry is stale. With cancel it is cancelled (at most once per
+ *   `repriceMinutes`) and placed anew at the next tick; without cancel it waits for its stop to trigger or
+ *   the price to come back.
+ * Every decision comes from the persisted buckets, the journal's open orders and the position, so a tick
+ * repeated, a fill reported late or a restart never places an order twice.
+ */
+import { z } from 'zod';
+import {
+  D,
+  dec,
+  decimalParam,
+  defineStrategy,
+  type Dec,
+  type OrderView,
+  type StrategyContext,
+} from '../src/strategy/api.js';
+
+const BUCKETS = 30;
+const ENTRY = 'breakout:entry';
+const EXIT = 'breakout:exit';
+
+const params = z
+  .object({
+    /** How far back the recent high reaches. */
+    lookbackMinutes: z.number().int().min(1).max(10_080).default(60),
+    /** How far above the recent high the entry's stop triggers, in percent (0.1 = 0.1 %). */
+    triggerPct: decimalParam.default(dec('0.1')),
+    /** How far above its stop the triggered entry may fill, in percent. */
+    slippagePct: decimalParam.default(dec('0.1')),
+    /** Quote to spend per entry (base = quoteAmount / entry limit)… */
+    quoteAmount: decimalParam.optional(),
+    /** …or base quantity per entry. */
+    quantity: decimalParam.optional(),
+    /** Take profit this far above the average entry, in percent. */
+    takeProfitPct: decimalParam.default(dec('1.5')),
+    /** Stop loss this far below the average entry, in percent. */
+    stopLossPct: decimalParam.default(dec('0.75')),
+    /** The stop leg's limit, this far under its stop, in percent: room for the sell to fill in a fall. */
+    stopLimitPct: decimalParam.default(dec('0.2')),
+    /** Least time between two reprices of a stale entry (with cancel only). */
+    repriceMinutes: z.number().int().min(1).default(5),
+  })
+  .superRefine((p, ctx) => {
+    if ((p.quoteAmount === undefined) === (p.quantity === undefined)) {
+      const found = p.quoteAmount === undefined ? 'neither' : 'both';
+      ctx.addIssue({ code: 'custom', message: `expected exactly one of quoteAmount and quantity, found ${found}` });
+    }
+    for (const key of ['stopLossPct', 'stopLimitPct'] as const) {
+      if (p[key].gte(100))
+        ctx.addIssue({ code: 'custom', path: [key], message: `expected below 100, found ${p[key].toFixed()}` });
+    }
+  });
+
+type Params = z.infer<typeof params>;
+
+interface BreakoutState {
+  /** [bucket start (ms), highest price in it], oldest first; at most BUCKETS + 1 entries. */
+  highs?: [number, string][];
+  /** Since when the price has been watched without a gap longer than the lookback. */
+  since?: number;
+  /** One-off notices already logged. */
+  noticed?: string[];
+}
+
+type Ctx = StrategyContext<Params, BreakoutState>;
+
+const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
+const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
+const pct = (value: Dec, percent: Dec): Dec => value.mul(percent.div(100).plus(1));
+
+function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
+  const noticed = (ctx.state.noticed ??= []);
+  if (noticed.includes(key)) return;
+  noticed.push(key);
+  ctx.log.warn(message, data);
+}
+
+/** Adds the price to its bucket, drops buckets out of the window; the recent high once a lookback is watched. */
+function recentHigh(ctx: Ctx, price: Dec): Dec | undefined {
+  const now = ctx.now();
+  const lookbackMs = ctx.params.lookbackMinutes * 60_000;
+  const bucketMs = lookbackMs / BUCKETS;
+  const start = Math.floor(now / bucketMs) * bucketMs;
+  const highs = (ctx.state.highs ?? []).filter(([t]) => t + bucketMs > now - lookbackMs);
+  if (highs.length === 0) ctx.state.since = now;
+  const last = highs[highs.length - 1];
+  if (last !== undefined && last[0] === start) {
+    if (price.gt(last[1])) last[1] = price.toFixed();
+  } else {
+    highs.push([start, price.toFixed()]);
+  }
+  ctx.state.highs = highs;
+  if (now - (ctx.state.since ?? now) < lookbackMs) return undefined;
+  return highs.reduce((high, [, p]) => (high.gte(p) ? high : dec(p)), price);
+}
+
+function remaining(orders: readonly OrderView[]): Dec {
+  return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
+}
+
+/** Quantity the pair would accept at this price; zero for dust below its minimums. */
+function tradable(ctx: Ctx, quantity: Dec, price: Dec): Dec {
+  const { stepSize, minQty, minNotional } = ctx.rules;
+  const qty = floorTo(quantity, stepSize);
+  return qty.lte(0) || qty.lt(minQty) || qty.mul(price).lt(minNotional) ? dec(0) : qty;
+}
+
+/**
+ * Brackets the base held that open exits do not cover yet. True while the instance holds base or has an
+ * exit open: a position is open and no new entry may start.
+ */
+function protect(ctx: Ctx, price: Dec): boolean {
+  const exits = ctx.openOrders.filter((o) => o.tag === EXIT);
+  const { takeProfitPct, stopLossPct, stopLimitPct } = ctx.params;
+  const { quantity: held, averagePrice: entry } = ctx.position;
+  const tick = ctx.rules.tickSize;
+  const stop = ceilTo(pct(entry, stopLossPct.neg()), tick);
+  const qty = tradable(ctx, held.minus(remaining(exits)), stop);
+  if (qty.isZero()) return exits.length > 0 || tradable(ctx, held, price).gt(0);
+  const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
+  if (free !== undefined && free.lt(qty)) {
+    noticeOnce(ctx, 'base', 'not enough free base to bracket the position: waiting', { quantity: qty.toFixed() });
+    return true;
+  }
+  const takeProfit = ceilTo(pct(entry, takeProfitPct), tick);
+  const limit = pct(stop, stopLimitPct.neg());
+  const data = { quantity: qty.toFixed(), entry: entry.toFixed(), price: price.toFixed() };
+  if (price.gte(takeProfit)) {
+    ctx.log.info('price already above the take profit: selling at it', data);
+    ctx.limit('SELL', takeProfit, qty, { tag: EXIT });
+  } else if (price.lte(stop)) {
+    ctx.log.info(
+      'price already at or below the stop loss: selling at once (at its limit, or at the last price when already under it)',
+      data,
+    );
+    ctx.limit('SELL', D.min(limit, price), qty, { tag: EXIT });
+  } else {
+    ctx.log.info('bracketing the position', { ...data, takeProfit: takeProfit.toFixed(), stop: stop.toFixed() });
+    ctx.oco('SELL', { price: takeProfit, stopPrice: stop, limitPrice: limit }, qty, { tag: EXIT });
+  }
+  return true;
+}
+
+/** The entry for this high: stop and limit rounded as the builder will (BUY down), with its quantity. */
+function entryFor(ctx: Ctx, high: Dec): { stop: Dec; limit: Dec; quantity: Dec } {
+  const { triggerPct, slippagePct, quantity, quoteAmount } = ctx.params;
+  const stop = floorTo(pct(high, triggerPct), ctx.rules.tickSize);
+  const limit = floorTo(pct(stop, slippagePct), ctx.rules.tickSize);
+  return { stop, limit, quantity: tradable(ctx, quantity ?? quoteAmount!.div(limit), limit) };
+}
+
+function placeEntry(ctx: Ctx, high: Dec, price: Dec): void {
+  const { stop, limit, quantity } = entryFor(ctx, high);
+  if (stop.lte(price)) {
+    ctx.log.debug('entry stop would trigger at once after rounding: not placed', { stop: stop.toFixed() });
+    return;
+  }
+  if (quantity.isZero()) {
+    noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { limit: limit.toFixed() });
+    return;
+  }
+  const free = ctx.balances.get(ctx.rules.quoteAsset)?.free;
+  if (free !== undefined && free.lt(limit.mul(quantity))) {
+    noticeOnce(ctx, 'quote', 'not enough free quote for the entry: waiting', { cost: limit.mul(quantity).toFixed() });
+    return;
+  }
+  ctx.log.info('entry armed above the recent high', {
+    high: high.toFixed(),
+    stop: stop.toFixed(),
+    limit: limit.toFixed(),
+    quantity: quantity.toFixed(),
+  });
+  ctx.stopLimit('BUY', stop, limit, quantity, { tag: ENTRY });
+}
+
+/** Cancels an untouched entry whose stop no longer matches the high; it is placed anew on a later tick. */
+function reprice(ctx: Ctx, entry: OrderView, high: Dec): void {
+  if (!ctx.canCancel || entry.status !== 'OPEN' || !entry.filledQuantity.isZero()) return;
+  const { stop } = entryFor(ctx, high);
+  if (entry.stopPrice?.eq(stop) || ctx.now() - entry.createdAt < ctx.params.repriceMinutes * 60_000) return;
+  ctx.log.info('recent high moved: cancelling the stale entry', {
+    stop: entry.stopPrice?.toFixed(),
+    wanted: stop.toFixed(),
+  });
+  ctx.cancel(entry);
+}
+
+export default defineStrategy<typeof params, BreakoutState>({
+  name: 'breakout',
+  description: 'STOP_LIMIT BUY above the recent high; each position bracketed by an OCO SELL',
+  params,
+  orderTypes: ['STOP_LIMIT', 'OCO', 'LIMIT'],
+  requiresCancel: false,
+  onStart(ctx) {
+    if (!ctx.canCancel) {
+      ctx.log.info(
+        'this venue cannot cancel: a pending entry is not repriced when the high moves; it waits for its stop to trigger or the price to come back',
+      );
+    }
+  },
+  onTick(ctx) {
+    const price = ctx.price;
+    if (price === undefined) return;
+    const high = recentHigh(ctx, price);
+    if (protect(ctx, price) || high === undefined) return;
+    const entry = ctx.openOrders.find((o) => o.tag === ENTRY);
+    if (entry) reprice(ctx, entry, high);
+    else placeEntry(ctx, high, price);
+  },
+  onFill(ctx, fill) {
+    ctx.log.info(fill.order.tag === ENTRY ? 'entry filled' : 'exit filled', {
+      side: fill.side,
+      price: fill.price.toFixed(),
+      quantity: fill.quantity.toFixed(),
+      realisedPnl: ctx.position.realisedPnl.toFixed(),
+    });
+    if (ctx.price !== undefined) protect(ctx, ctx.price);
+  },
+});

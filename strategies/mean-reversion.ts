@@ -1,0 +1,258 @@
+/**
+ * Mean reversion: buys a dip below the moving average with a LIMIT BUY at a band under it, then sells the
+ * bounce with an OCO SELL bracket (take profit, stop loss).
+ *
+ * - The moving average is of the last price sampled once per `sampleSeconds` (ctx.now()) over the last
+ *   `windowMinutes`, kept in state as a ring of fixed size; nothing is placed until the ring is full. A gap
+ *   longer than the window (a long stop) starts the ring again rather than averaging stale prices.
+ * - The entry (tag `mr:entry`) is a LIMIT BUY at average × (1 - bandPct/100). With cancel, it is cancelled
+ *   when the band has moved more than `repricePct` from it, and placed anew at the next tick; without cancel
+ *   it is placed once and waits for the price to come down to it.
+ * - Exits (tag `mr:exit`): the base held that open exits do not cover is bracketed when it is bought (so a
+ *   partial fill is protected at once): take profit `takeProfitPct` above the average entry, or, without it,
+ *   at the moving average, but at least `bandPct` above the entry; stop loss `stopLossPct` below the entry,
+ *   resting `stopLimitPct` under its stop. A price already past a leg is met with a marketable LIMIT SELL instead.
+ * - One position at a time; after an exit below the entry (a stop loss) it waits `cooldownMinutes`.
+ * Decisions come from the persisted ring, the journal's open orders and the position: repeated ticks, late
+ * fill reports and restarts never place an order twice.
+ */
+import { z } from 'zod';
+import {
+  D,
+  dec,
+  decimalParam,
+  defineStrategy,
+  type Dec,
+  type OrderView,
+  type StrategyContext,
+} from '../src/strategy/api.js';
+
+const MAX_SAMPLES = 1440;
+const ENTRY = 'mr:entry';
+const EXIT = 'mr:exit';
+
+const params = z
+  .object({
+    /** Length of the moving average. */
+    windowMinutes: z.number().int().min(1).max(1440).default(60),
+    /** One sample of the last price per this many seconds feeds the average. */
+    sampleSeconds: z.number().int().min(1).max(3600).default(60),
+    /** The entry sits this far below the average, in percent (1 = 1 %). */
+    bandPct: decimalParam.default(dec('1')),
+    /** With cancel: the entry is re-placed once the band has moved more than this, in percent of its price. */
+    repricePct: decimalParam.default(dec('0.2')),
+    /** Take profit this far above the average entry; absent: at the moving average. */
+    takeProfitPct: decimalParam.optional(),
+    /** Stop loss this far below the average entry, in percent. */
+    stopLossPct: decimalParam.default(dec('1.5')),
+    /** The stop leg's limit, this far under its stop, in percent. */
+    stopLimitPct: decimalParam.default(dec('0.2')),
+    /** Wait this long after a stop loss before the next entry. */
+    cooldownMinutes: z.number().int().min(0).default(0),
+    /** Quote to spend per entry (base = quoteAmount / entry price)… */
+    quoteAmount: decimalParam.optional(),
+    /** …or base quantity per entry. */
+    quantity: decimalParam.optional(),
+  })
+  .superRefine((p, ctx) => {
+    if ((p.quoteAmount === undefined) === (p.quantity === undefined)) {
+      const found = p.quoteAmount === undefined ? 'neither' : 'both';
+      ctx.addIssue({ code: 'custom', message: `expected exactly one of quoteAmount and quantity, found ${found}` });
+    }
+    for (const key of ['bandPct', 'stopLossPct', 'stopLimitPct'] as const) {
+      if (p[key].gte(100))
+        ctx.addIssue({ code: 'custom', path: [key], message: `expected below 100, found ${p[key].toFixed()}` });
+    }
+    const samples = Math.ceil((p.windowMinutes * 60) / p.sampleSeconds);
+    if (samples > MAX_SAMPLES || samples < 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sampleSeconds'],
+        message: `expected windowMinutes × 60 / sampleSeconds between 2 and ${MAX_SAMPLES} samples, found ${samples}`,
+      });
+    }
+  });
+
+type Params = z.infer<typeof params>;
+
+interface MeanReversionState {
+  /** The samples (price text): filled in order, then overwritten from slot `next` on. */
+  ring?: string[];
+  next?: number;
+  sampledAt?: number;
+  /** Average of the full ring (text), recomputed on each sample. */
+  average?: string;
+  /** Average entry of the position, to tell a stop loss from a take profit when the exit fills. */
+  entry?: string;
+  cooldownUntil?: number;
+  /** One-off notices already logged. */
+  noticed?: string[];
+}
+
+type Ctx = StrategyContext<Params, MeanReversionState>;
+
+const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
+const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
+const pct = (value: Dec, percent: Dec): Dec => value.mul(percent.div(100).plus(1));
+
+function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
+  const noticed = (ctx.state.noticed ??= []);
+  if (noticed.includes(key)) return;
+  noticed.push(key);
+  ctx.log.warn(message, data);
+}
+
+/** Takes a sample when one is due; the moving average once the ring is full. */
+function movingAverage(ctx: Ctx, price: Dec): Dec | undefined {
+  const { windowMinutes, sampleSeconds } = ctx.params;
+  const s = ctx.state;
+  const size = Math.ceil((windowMinutes * 60) / sampleSeconds);
+  const now = ctx.now();
+  const since = now - (s.sampledAt ?? now);
+  if (s.sampledAt === undefined || since >= sampleSeconds * 1000) {
+    if (since > windowMinutes * 60_000 || (s.ring?.length ?? 0) > size) {
+      ctx.log.info('price gap longer than the window (or a new window): averaging afresh');
+      s.ring = [];
+    }
+    const ring = (s.ring ??= []);
+    const slot = ring.length < size ? ring.length : (s.next ?? 0);
+    ring[slot] = price.toFixed();
+    s.next = (slot + 1) % size;
+    s.sampledAt = now;
+    s.average =
+      ring.length === size
+        ? ring
+            .reduce((sum, p) => sum.plus(p), dec(0))
+            .div(size)
+            .toDecimalPlaces(8)
+            .toFixed()
+        : undefined;
+  }
+  return s.average === undefined ? undefined : dec(s.average);
+}
+
+function remaining(orders: readonly OrderView[]): Dec {
+  return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
+}
+
+/** Quantity the pair would accept at this price; zero for dust below its minimums. */
+function tradable(ctx: Ctx, quantity: Dec, price: Dec): Dec {
+  const { stepSize, minQty, minNotional } = ctx.rules;
+  const qty = floorTo(quantity, stepSize);
+  return qty.lte(0) || qty.lt(minQty) || qty.mul(price).lt(minNotional) ? dec(0) : qty;
+}
+
+/** Where the position takes its profit: a fixed percentage, or the average but at least the band's width. */
+function takeProfitFor(ctx: Ctx, entry: Dec, average: Dec | undefined): Dec {
+  const { takeProfitPct, bandPct } = ctx.params;
+  if (takeProfitPct !== undefined) return pct(entry, takeProfitPct);
+  const floor = pct(entry, bandPct);
+  return average !== undefined && average.gt(floor) ? average : floor;
+}
+
+/** Brackets base held that exits do not cover; true while a position is open (base held or an exit open). */
+function protect(ctx: Ctx, price: Dec, average: Dec | undefined): boolean {
+  const exits = ctx.openOrders.filter((o) => o.tag === EXIT);
+  const { quantity: held, averagePrice: entry } = ctx.position;
+  const tick = ctx.rules.tickSize;
+  const stop = ceilTo(pct(entry, ctx.params.stopLossPct.neg()), tick);
+  const qty = tradable(ctx, held.minus(remaining(exits)), stop);
+  if (qty.isZero()) return exits.length > 0 || tradable(ctx, held, price).gt(0);
+  const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
+  if (free !== undefined && free.lt(qty)) {
+    noticeOnce(ctx, 'base', 'not enough free base to bracket the position: waiting', { quantity: qty.toFixed() });
+    return true;
+  }
+  const takeProfit = ceilTo(takeProfitFor(ctx, entry, average), tick);
+  const limit = pct(stop, ctx.params.stopLimitPct.neg());
+  const data = { quantity: qty.toFixed(), entry: entry.toFixed(), price: price.toFixed() };
+  if (price.gte(takeProfit)) {
+    ctx.log.info('price already at the take profit: selling at it', data);
+    ctx.limit('SELL', takeProfit, qty, { tag: EXIT });
+  } else if (price.lte(stop)) {
+    ctx.log.info(
+      'price already at or below the stop loss: selling at once (at its limit, or at the last price when already under it)',
+      data,
+    );
+    ctx.limit('SELL', D.min(limit, price), qty, { tag: EXIT });
+  } else {
+    ctx.log.info('bracketing the position', { ...data, takeProfit: takeProfit.toFixed(), stop: stop.toFixed() });
+    ctx.oco('SELL', { price: takeProfit, stopPrice: stop, limitPrice: limit }, qty, { tag: EXIT });
+  }
+  return true;
+}
+
+function enter(ctx: Ctx, average: Dec): void {
+  const { bandPct, repricePct, quantity, quoteAmount } = ctx.params;
+  const band = floorTo(pct(average, bandPct.neg()), ctx.rules.tickSize);
+  const open = ctx.openOrders.find((o) => o.tag === ENTRY);
+  if (open) {
+    if (!ctx.canCancel || open.status !== 'OPEN' || !open.filledQuantity.isZero() || !open.price) return;
+    const moved = band.minus(open.price).abs().div(open.price).mul(100);
+    if (moved.lte(repricePct)) return;
+    ctx.log.info('band moved: cancelling the entry to re-place it', {
+      price: open.price.toFixed(),
+      band: band.toFixed(),
+    });
+    ctx.cancel(open);
+    return;
+  }
+  const qty = tradable(ctx, quantity ?? quoteAmount!.div(band), band);
+  if (qty.isZero()) {
+    noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { band: band.toFixed() });
+    return;
+  }
+  const free = ctx.balances.get(ctx.rules.quoteAsset)?.free;
+  if (free !== undefined && free.lt(band.mul(qty))) {
+    noticeOnce(ctx, 'quote', 'not enough free quote for the entry: waiting', { cost: band.mul(qty).toFixed() });
+    return;
+  }
+  ctx.log.info('entry placed at the band below the average', {
+    average: average.toFixed(),
+    band: band.toFixed(),
+    quantity: qty.toFixed(),
+  });
+  ctx.limit('BUY', band, qty, { tag: ENTRY });
+}
+
+export default defineStrategy<typeof params, MeanReversionState>({
+  name: 'mean-reversion',
+  description: 'LIMIT BUY a band below the moving average; each position bracketed by an OCO SELL',
+  params,
+  orderTypes: ['LIMIT', 'OCO'],
+  requiresCancel: false,
+  onStart(ctx) {
+    if (!ctx.canCancel) {
+      ctx.log.info('this venue cannot cancel: the entry is placed once and waits, it does not follow the band');
+    }
+  },
+  onTick(ctx) {
+    const price = ctx.price;
+    if (price === undefined) return;
+    const average = movingAverage(ctx, price);
+    if (protect(ctx, price, average) || average === undefined) return;
+    const until = ctx.state.cooldownUntil;
+    if (until !== undefined && ctx.now() < until) return;
+    delete ctx.state.cooldownUntil;
+    enter(ctx, average);
+  },
+  onFill(ctx, fill) {
+    const s = ctx.state;
+    const data = { side: fill.side, price: fill.price.toFixed(), quantity: fill.quantity.toFixed() };
+    if (fill.side === 'BUY') {
+      s.entry = ctx.position.averagePrice.toFixed();
+      ctx.log.info('entry filled', data);
+    } else {
+      const loss = s.entry !== undefined && fill.price.lt(s.entry);
+      ctx.log.info(loss ? 'exit filled below the entry (stop loss)' : 'exit filled', {
+        ...data,
+        realisedPnl: ctx.position.realisedPnl.toFixed(),
+      });
+      if (loss && ctx.params.cooldownMinutes > 0) {
+        s.cooldownUntil = ctx.now() + ctx.params.cooldownMinutes * 60_000;
+        ctx.log.info('cooling down after a stop loss', { minutes: ctx.params.cooldownMinutes });
+      }
+    }
+    if (ctx.price !== undefined) protect(ctx, ctx.price, s.average === undefined ? undefined : dec(s.average));
+  },
+});
