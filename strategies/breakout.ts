@@ -22,13 +22,18 @@
  */
 import { z } from 'zod';
 import {
-  D,
+  type Dec,
   dec,
   decimalParam,
   defineStrategy,
-  type Dec,
+  exitLevels,
+  floorTo,
+  noticeOnce,
   type OrderView,
+  pctMove,
+  protectPosition,
   type StrategyContext,
+  tradableQuantity,
 } from '../src/strategy/api.js';
 
 const BUCKETS = 30;
@@ -80,17 +85,6 @@ interface BreakoutState {
 
 type Ctx = StrategyContext<Params, BreakoutState>;
 
-const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
-const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
-const pct = (value: Dec, percent: Dec): Dec => value.mul(percent.div(100).plus(1));
-
-function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
-  const noticed = (ctx.state.noticed ??= []);
-  if (noticed.includes(key)) return;
-  noticed.push(key);
-  ctx.log.warn(message, data);
-}
-
 /** Adds the price to its bucket, drops buckets out of the window; the recent high once a lookback is watched. */
 function recentHigh(ctx: Ctx, price: Dec): Dec | undefined {
   const now = ctx.now();
@@ -110,59 +104,20 @@ function recentHigh(ctx: Ctx, price: Dec): Dec | undefined {
   return highs.reduce((high, [, p]) => (high.gte(p) ? high : dec(p)), price);
 }
 
-function remaining(orders: readonly OrderView[]): Dec {
-  return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
-}
-
-/** Quantity the pair would accept at this price; zero for dust below its minimums. */
-function tradable(ctx: Ctx, quantity: Dec, price: Dec): Dec {
-  const { stepSize, minQty, minNotional } = ctx.rules;
-  const qty = floorTo(quantity, stepSize);
-  return qty.lte(0) || qty.lt(minQty) || qty.mul(price).lt(minNotional) ? dec(0) : qty;
-}
-
-/**
- * Brackets the base held that open exits do not cover yet. True while the instance holds base or has an
- * exit open: a position is open and no new entry may start.
- */
-function protect(ctx: Ctx, price: Dec): boolean {
-  const exits = ctx.openOrders.filter((o) => o.tag === EXIT);
+/** Brackets what the position holds beyond its open exits; true while a position is open. */
+function protect(ctx: Ctx): boolean {
   const { takeProfitPct, stopLossPct, stopLimitPct } = ctx.params;
-  const { quantity: held, averagePrice: entry } = ctx.position;
-  const tick = ctx.rules.tickSize;
-  const stop = ceilTo(pct(entry, stopLossPct.neg()), tick);
-  const qty = tradable(ctx, held.minus(remaining(exits)), stop);
-  if (qty.isZero()) return exits.length > 0 || tradable(ctx, held, price).gt(0);
-  const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
-  if (free !== undefined && free.lt(qty)) {
-    noticeOnce(ctx, 'base', 'not enough free base to bracket the position: waiting', { quantity: qty.toFixed() });
-    return true;
-  }
-  const takeProfit = ceilTo(pct(entry, takeProfitPct), tick);
-  const limit = pct(stop, stopLimitPct.neg());
-  const data = { quantity: qty.toFixed(), entry: entry.toFixed(), price: price.toFixed() };
-  if (price.gte(takeProfit)) {
-    ctx.log.info('price already above the take profit: selling at it', data);
-    ctx.limit('SELL', takeProfit, qty, { tag: EXIT });
-  } else if (price.lte(stop)) {
-    ctx.log.info(
-      'price already at or below the stop loss: selling at once (at its limit, or at the last price when already under it)',
-      data,
-    );
-    ctx.limit('SELL', D.min(limit, price), qty, { tag: EXIT });
-  } else {
-    ctx.log.info('bracketing the position', { ...data, takeProfit: takeProfit.toFixed(), stop: stop.toFixed() });
-    ctx.oco('SELL', { price: takeProfit, stopPrice: stop, limitPrice: limit }, qty, { tag: EXIT });
-  }
-  return true;
+  return protectPosition(ctx, EXIT, (entry) =>
+    exitLevels(ctx.rules, entry, { takeProfitPct, stopLossPct, stopLimitPct }),
+  );
 }
 
 /** The entry for this high: stop and limit rounded as the builder will (BUY down), with its quantity. */
 function entryFor(ctx: Ctx, high: Dec): { stop: Dec; limit: Dec; quantity: Dec } {
   const { triggerPct, slippagePct, quantity, quoteAmount } = ctx.params;
-  const stop = floorTo(pct(high, triggerPct), ctx.rules.tickSize);
-  const limit = floorTo(pct(stop, slippagePct), ctx.rules.tickSize);
-  return { stop, limit, quantity: tradable(ctx, quantity ?? quoteAmount!.div(limit), limit) };
+  const stop = floorTo(pctMove(high, triggerPct), ctx.rules.tickSize);
+  const limit = floorTo(pctMove(stop, slippagePct), ctx.rules.tickSize);
+  return { stop, limit, quantity: tradableQuantity(ctx.rules, quantity ?? quoteAmount!.div(limit), limit) };
 }
 
 function placeEntry(ctx: Ctx, high: Dec, price: Dec): void {
@@ -218,7 +173,7 @@ export default defineStrategy<typeof params, BreakoutState>({
     const price = ctx.price;
     if (price === undefined) return;
     const high = recentHigh(ctx, price);
-    if (protect(ctx, price) || high === undefined) return;
+    if (protect(ctx) || high === undefined) return;
     const entry = ctx.openOrders.find((o) => o.tag === ENTRY);
     if (entry) reprice(ctx, entry, high);
     else placeEntry(ctx, high, price);
@@ -230,6 +185,6 @@ export default defineStrategy<typeof params, BreakoutState>({
       quantity: fill.quantity.toFixed(),
       realisedPnl: ctx.position.realisedPnl.toFixed(),
     });
-    if (ctx.price !== undefined) protect(ctx, ctx.price);
+    protect(ctx);
   },
 });

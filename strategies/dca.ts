@@ -18,12 +18,16 @@
  */
 import { z } from 'zod';
 import {
-  D,
+  type Dec,
   dec,
   decimalParam,
   defineStrategy,
-  type Dec,
+  exitLevels,
+  floorTo,
+  noticeOnce,
   type OrderView,
+  remainingQuantity,
+  sellWithBracket,
   type StrategyContext,
 } from '../src/strategy/api.js';
 
@@ -78,14 +82,8 @@ interface DcaState {
 
 type Ctx = StrategyContext<Params, DcaState>;
 
-const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
-const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
-
 function once(ctx: Ctx, key: string, level: 'info' | 'warn', msg: string): void {
-  const noticed = (ctx.state.noticed ??= []);
-  if (noticed.includes(key)) return;
-  noticed.push(key);
-  ctx.log[level](msg, { buys: ctx.state.buys ?? 0, spent: ctx.state.spent ?? '0' });
+  noticeOnce(ctx, key, msg, { buys: ctx.state.buys ?? 0, spent: ctx.state.spent ?? '0' }, level);
 }
 
 /** Counts a buy the journal knows of, in case state was not saved after it was sent. */
@@ -139,7 +137,7 @@ function armExit(ctx: Ctx, price: Dec, openBuys: readonly OrderView[]): void {
   const exit = ctx.params.exit;
   if (exit === undefined) return;
   const exits = ctx.openOrders.filter((o) => o.tag === EXIT);
-  const covered = exits.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
+  const covered = remainingQuantity(exits);
   const { quantity: held, averagePrice: entry } = ctx.position;
   const step = ctx.rules.stepSize;
   const uncovered = floorTo(held.minus(covered), step);
@@ -155,29 +153,12 @@ function armExit(ctx: Ctx, price: Dec, openBuys: readonly OrderView[]): void {
   }
   if (!ctx.canCancel && (exhausted(ctx) === undefined || openBuys.length > 0)) return;
   const qty = floorTo(held, step);
-  const tick = ctx.rules.tickSize;
-  const takeProfit = ceilTo(entry.mul(exit.takeProfitPct.div(100).plus(1)), tick);
-  const stop = ceilTo(entry.mul(dec(1).minus(exit.stopLossPct.div(100))), tick);
-  const limit = stop.mul(dec(1).minus(exit.stopLimitPct.div(100)));
-  if (qty.mul(stop).lt(ctx.rules.minNotional)) return once(ctx, 'dust', 'warn', 'position below minNotional: no exit');
+  const levels = exitLevels(ctx.rules, entry, exit);
+  if (qty.mul(levels.stop).lt(ctx.rules.minNotional))
+    return once(ctx, 'dust', 'warn', 'position below minNotional: no exit');
   const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
   if (free !== undefined && free.lt(qty)) return once(ctx, 'base', 'warn', 'not enough free base for the exit');
-  const data = {
-    quantity: qty.toFixed(),
-    entry: entry.toFixed(),
-    takeProfit: takeProfit.toFixed(),
-    stop: stop.toFixed(),
-  };
-  if (price.gte(takeProfit)) {
-    ctx.log.info('exit: price already at the take profit, selling the position at it', data);
-    ctx.limit('SELL', takeProfit, qty, { tag: EXIT });
-  } else if (price.lte(stop)) {
-    ctx.log.info('exit: exit: price already at or below the stop, selling the position now', data);
-    ctx.limit('SELL', D.min(limit, price), qty, { tag: EXIT });
-  } else {
-    ctx.log.info('exit armed over the whole position', data);
-    ctx.oco('SELL', { price: takeProfit, stopPrice: stop, limitPrice: limit }, qty, { tag: EXIT });
-  }
+  sellWithBracket(ctx, qty, levels, EXIT, { entry: entry.toFixed(), over: 'the whole position' });
 }
 
 function run(ctx: Ctx, buy: boolean): void {

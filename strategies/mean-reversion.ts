@@ -18,13 +18,17 @@
  */
 import { z } from 'zod';
 import {
-  D,
+  type Dec,
   dec,
   decimalParam,
   defineStrategy,
-  type Dec,
-  type OrderView,
+  exitLevels,
+  floorTo,
+  noticeOnce,
+  pctMove,
+  protectPosition,
   type StrategyContext,
+  tradableQuantity,
 } from '../src/strategy/api.js';
 
 const MAX_SAMPLES = 1440;
@@ -91,17 +95,6 @@ interface MeanReversionState {
 
 type Ctx = StrategyContext<Params, MeanReversionState>;
 
-const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
-const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
-const pct = (value: Dec, percent: Dec): Dec => value.mul(percent.div(100).plus(1));
-
-function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
-  const noticed = (ctx.state.noticed ??= []);
-  if (noticed.includes(key)) return;
-  noticed.push(key);
-  ctx.log.warn(message, data);
-}
-
 /** Takes a sample when one is due; the moving average once the ring is full. */
 function movingAverage(ctx: Ctx, price: Dec): Dec | undefined {
   const { windowMinutes, sampleSeconds } = ctx.params;
@@ -131,60 +124,25 @@ function movingAverage(ctx: Ctx, price: Dec): Dec | undefined {
   return s.average === undefined ? undefined : dec(s.average);
 }
 
-function remaining(orders: readonly OrderView[]): Dec {
-  return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
-}
-
-/** Quantity the pair would accept at this price; zero for dust below its minimums. */
-function tradable(ctx: Ctx, quantity: Dec, price: Dec): Dec {
-  const { stepSize, minQty, minNotional } = ctx.rules;
-  const qty = floorTo(quantity, stepSize);
-  return qty.lte(0) || qty.lt(minQty) || qty.mul(price).lt(minNotional) ? dec(0) : qty;
-}
-
 /** Where the position takes its profit: a fixed percentage, or the average but at least the band's width. */
 function takeProfitFor(ctx: Ctx, entry: Dec, average: Dec | undefined): Dec {
   const { takeProfitPct, bandPct } = ctx.params;
-  if (takeProfitPct !== undefined) return pct(entry, takeProfitPct);
-  const floor = pct(entry, bandPct);
+  if (takeProfitPct !== undefined) return pctMove(entry, takeProfitPct);
+  const floor = pctMove(entry, bandPct);
   return average !== undefined && average.gt(floor) ? average : floor;
 }
 
-/** Brackets base held that exits do not cover; true while a position is open (base held or an exit open). */
-function protect(ctx: Ctx, price: Dec, average: Dec | undefined): boolean {
-  const exits = ctx.openOrders.filter((o) => o.tag === EXIT);
-  const { quantity: held, averagePrice: entry } = ctx.position;
-  const tick = ctx.rules.tickSize;
-  const stop = ceilTo(pct(entry, ctx.params.stopLossPct.neg()), tick);
-  const qty = tradable(ctx, held.minus(remaining(exits)), stop);
-  if (qty.isZero()) return exits.length > 0 || tradable(ctx, held, price).gt(0);
-  const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
-  if (free !== undefined && free.lt(qty)) {
-    noticeOnce(ctx, 'base', 'not enough free base to bracket the position: waiting', { quantity: qty.toFixed() });
-    return true;
-  }
-  const takeProfit = ceilTo(takeProfitFor(ctx, entry, average), tick);
-  const limit = pct(stop, ctx.params.stopLimitPct.neg());
-  const data = { quantity: qty.toFixed(), entry: entry.toFixed(), price: price.toFixed() };
-  if (price.gte(takeProfit)) {
-    ctx.log.info('price already at the take profit: selling at it', data);
-    ctx.limit('SELL', takeProfit, qty, { tag: EXIT });
-  } else if (price.lte(stop)) {
-    ctx.log.info(
-      'price already at or below the stop loss: selling at once (at its limit, or at the last price when already under it)',
-      data,
-    );
-    ctx.limit('SELL', D.min(limit, price), qty, { tag: EXIT });
-  } else {
-    ctx.log.info('bracketing the position', { ...data, takeProfit: takeProfit.toFixed(), stop: stop.toFixed() });
-    ctx.oco('SELL', { price: takeProfit, stopPrice: stop, limitPrice: limit }, qty, { tag: EXIT });
-  }
-  return true;
+/** Brackets what the position holds beyond its open exits; true while a position is open. */
+function protect(ctx: Ctx, average: Dec | undefined): boolean {
+  const { stopLossPct, stopLimitPct } = ctx.params;
+  return protectPosition(ctx, EXIT, (entry) =>
+    exitLevels(ctx.rules, entry, { takeProfit: takeProfitFor(ctx, entry, average), stopLossPct, stopLimitPct }),
+  );
 }
 
 function enter(ctx: Ctx, average: Dec): void {
   const { bandPct, repricePct, quantity, quoteAmount } = ctx.params;
-  const band = floorTo(pct(average, bandPct.neg()), ctx.rules.tickSize);
+  const band = floorTo(pctMove(average, bandPct.neg()), ctx.rules.tickSize);
   const open = ctx.openOrders.find((o) => o.tag === ENTRY);
   if (open) {
     if (!ctx.canCancel || open.status !== 'OPEN' || !open.filledQuantity.isZero() || !open.price) return;
@@ -197,7 +155,7 @@ function enter(ctx: Ctx, average: Dec): void {
     ctx.cancel(open);
     return;
   }
-  const qty = tradable(ctx, quantity ?? quoteAmount!.div(band), band);
+  const qty = tradableQuantity(ctx.rules, quantity ?? quoteAmount!.div(band), band);
   if (qty.isZero()) {
     noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { band: band.toFixed() });
     return;
@@ -230,7 +188,7 @@ export default defineStrategy<typeof params, MeanReversionState>({
     const price = ctx.price;
     if (price === undefined) return;
     const average = movingAverage(ctx, price);
-    if (protect(ctx, price, average) || average === undefined) return;
+    if (protect(ctx, average) || average === undefined) return;
     const until = ctx.state.cooldownUntil;
     if (until !== undefined && ctx.now() < until) return;
     delete ctx.state.cooldownUntil;
@@ -253,6 +211,6 @@ export default defineStrategy<typeof params, MeanReversionState>({
         ctx.log.info('cooling down after a stop loss', { minutes: ctx.params.cooldownMinutes });
       }
     }
-    if (ctx.price !== undefined) protect(ctx, ctx.price, s.average === undefined ? undefined : dec(s.average));
+    protect(ctx, s.average === undefined ? undefined : dec(s.average));
   },
 });

@@ -3,26 +3,10 @@
  * parameters and risk limits. Unknown keys are errors (a typo must never fall back to a default silently).
  */
 import { z } from 'zod';
-import { D, type Dec } from '../market/decimal.js';
+import { decimalParam } from '../strategy/api.js';
 
-/** A positive decimal given as a JSON number or as text ("0.05"), read exactly. */
-export const positiveDecimal = z
-  .union([z.number(), z.string()])
-  .transform((v, ctx): Dec => {
-    const text = typeof v === 'number' ? v.toPrecision(15) : v.trim();
-    let d: Dec;
-    try {
-      d = new D(text);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    if (!d.isFinite() || d.lte(0)) {
-      ctx.addIssue({ code: 'custom', message: `expected a positive decimal, found ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    return d;
-  });
+/** A positive decimal given as a JSON number or as text ("0.05"), read exactly: the same rule as strategy params. */
+export const positiveDecimal = decimalParam;
 
 export const RiskLimitsSchema = z.strictObject({
   /** Largest value of one order in the quote asset (price × quantity). */

@@ -130,8 +130,18 @@ export type Intent = OrderIntent | CancelIntent;
  */
 export interface IntentBuilders {
   limit(side: Side, price: DecimalLike, quantity: DecimalLike, options?: IntentOptions): LimitIntent;
-  market(side: Side, amount: { quantity: DecimalLike } | { quoteAmount: DecimalLike }, options?: IntentOptions): MarketIntent;
-  stopLimit(side: Side, stopPrice: DecimalLike, price: DecimalLike, quantity: DecimalLike, options?: IntentOptions): StopLimitIntent;
+  market(
+    side: Side,
+    amount: { quantity: DecimalLike } | { quoteAmount: DecimalLike },
+    options?: IntentOptions,
+  ): MarketIntent;
+  stopLimit(
+    side: Side,
+    stopPrice: DecimalLike,
+    price: DecimalLike,
+    quantity: DecimalLike,
+    options?: IntentOptions,
+  ): StopLimitIntent;
   oco(
     side: Side,
     legs: { price: DecimalLike; stopPrice: DecimalLike; limitPrice: DecimalLike },
@@ -186,3 +196,17 @@ export function defineStrategy<Schema extends z.ZodType, S extends object = Reco
 ): StrategyDefinition<Schema, S> {
   return definition;
 }
+
+export {
+  ceilTo,
+  exitLevels,
+  floorTo,
+  noticeOnce,
+  pctMove,
+  protectPosition,
+  remainingQuantity,
+  sellWithBracket,
+  tradableQuantity,
+  type ExitLevels,
+  type NoticeState,
+} from './toolkit.js';
