@@ -1,0 +1,390 @@
+/**
+ * Price feeds: what moves the simulated exchange's market. The server starts one with its engine and stops it
+ * on close; every feed gives the engine tickers through `onTicker`, so the market watch serves whatever keys
+ * the feed's tickers carry.
+ *
+ * - replayFeed: recordings at their recorded pace divided by `speed`, all symbols merged in time order. Each
+ *   ticker is due at start + (t - t0) / speed on the feed's clock, so timers never drift cumulatively; every
+ *   ticker due within BATCH_MS is fed in one go. With `loop`, the recording starts over with its times shifted
+ *   past the end (one recorded step later), so times keep increasing; the price jumps back to the start.
+ * - lockstepFeed: one recorded ticker per market-watch request, whatever `symbol` the request asks for, so a
+ *   daemon polling the market moves it one tick per poll. Exhausted, it keeps serving the last tickers.
+ * - randomWalkFeed: a seeded walk on the pairs' tick grid, deterministic for a seed.
+ * - proxyFeed: paper trading on real market data: the live market watch of an upstream venue, fetched at most
+ *   every minIntervalMs when the market watch is asked for.
+ *
+ * A ticker the engine refuses (a non-positive price in a recording) is skipped with a warning.
+ */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { BotError } from '../errors.js';
+import { describeError } from '../exchange/errors.js';
+import type { Ticker } from '../exchange/schemas.js';
+import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
+import { pairRulesFrom } from '../market/pair-rules.js';
+import { systemClock, type Clock } from '../ports/clock.js';
+import type { Venue } from '../ports/venue.js';
+import type { Warn } from '../record/recording-reader.js';
+import { SimRejectError } from './error-codes.js';
+import type { MatchingEngine, TickerInput } from './matching-engine.js';
+import { mulberry32 } from './prng.js';
+import { countTickers, groupBySymbol, type SymbolFiles, TickerCursor } from './recorded-tickers.js';
+
+export interface FeedProgress {
+  /** Tickers fed so far. */
+  fed: number;
+  /** The data is exhausted (never, for looping, random and live feeds). */
+  done: boolean;
+  /** Time (epoch ms) of the last ticker fed. */
+  time?: number;
+  /** Tickers in the recordings, once counted (replay and lockstep count them in the background at start). */
+  total?: number;
+}
+
+export interface PriceFeed {
+  /** Called once by the server with its engine. */
+  start(engine: MatchingEngine): Promise<void> | void;
+  /** Called before the server answers GET /api/v3/spot/market_watch (lockstep feeds advance here). */
+  beforeMarketWatch?(): Promise<void> | void;
+  stop(): Promise<void> | void;
+  /** Ticks fed so far and whether the data is exhausted. */
+  readonly progress: FeedProgress;
+}
+
+/** Tickers due within this many ms of now are fed together rather than each after its own timer. */
+const BATCH_MS = 2;
+/** Longest single wait, so a jump of an injected clock is noticed soon. */
+const MAX_WAIT_MS = 100;
+/** Tickers fed between two turns of the event loop, so requests are served during a fast replay. */
+const YIELD_EVERY = 2000;
+
+const defaultWarn: Warn = (message) => process.emitWarning(message, 'SimFeedWarning');
+
+function feedError(message: string): BotError {
+  return new BotError('E_SIM_CONFIG', message);
+}
+
+/** A setTimeout that stop() can cut short. */
+function sleeper() {
+  let timer: NodeJS.Timeout | undefined;
+  let wake: (() => void) | undefined;
+  return {
+    sleep: (ms: number) =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, ms);
+      }),
+    cancel: () => {
+      clearTimeout(timer);
+      wake?.();
+    },
+  };
+}
+
+/** Feeds one ticker, skipping (with a warning) one the engine refuses; counts it in `progress`. */
+function feeder(progress: FeedProgress, warn: Warn) {
+  return (engine: MatchingEngine, ticker: TickerInput): void => {
+    try {
+      engine.onTicker(ticker);
+    } catch (err) {
+      if (!(err instanceof SimRejectError)) throw err;
+      warn(`skipped a ticker of ${ticker.s} at ${ticker.t}: ${err.message}`);
+      return;
+    }
+    progress.fed++;
+    progress.time = ticker.t;
+  };
+}
+
+/** The recordings grouped by symbol, every symbol checked against the engine's pairs. */
+async function openRecordings(files: readonly string[], engine: MatchingEngine, warn: Warn): Promise<SymbolFiles> {
+  if (files.length === 0) throw feedError('a recorded feed needs at least one recording file');
+  const groups = await groupBySymbol(files, warn);
+  if (groups.size === 0) throw feedError(`no tickers in ${files.join(', ')}`);
+  for (const [symbol, of] of groups) {
+    if (engine.pairConfigs(symbol).length === 0)
+      throw feedError(`${of.join(', ')} holds ${symbol}, which the simulated exchange does not list`);
+  }
+  return groups;
+}
+
+/** Opens the recordings for a feed: a cursor at their first ticker, and their count started in the background. */
+async function openFeed(
+  files: readonly string[],
+  engine: MatchingEngine,
+  progress: FeedProgress,
+  stopped: () => boolean,
+  warn: Warn,
+): Promise<{ groups: SymbolFiles; cursor: TickerCursor }> {
+  const groups = await openRecordings(files, engine, warn);
+  countTickers(groups, stopped).then(
+    (total) => {
+      if (total !== undefined) progress.total = total;
+    },
+    (err: unknown) => warn(`could not count the recorded tickers: ${describeError(err)}`),
+  );
+  return { groups, cursor: new TickerCursor(groups, warn) };
+}
+
+export function replayFeed(options: {
+  files: string[];
+  speed?: number;
+  loop?: boolean;
+  clock?: Clock;
+  warn?: (m: string) => void;
+}): PriceFeed {
+  const speed = options.speed ?? 1;
+  if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
+  const clock = options.clock ?? systemClock;
+  const warn = options.warn ?? defaultWarn;
+  const progress: FeedProgress = { fed: 0, done: false };
+  const feed = feeder(progress, warn);
+  const timer = sleeper();
+  let stopped = false;
+  let pumping: Promise<void> = Promise.resolve();
+  let cursor: TickerCursor | undefined;
+
+  /** Feeds the rest of the recording on schedule; the first ticker (at t0, wall time w0) is already fed. */
+  async function pump(engine: MatchingEngine, groups: SymbolFiles, t0: number, w0: number): Promise<void> {
+    let shift = 0;
+    let last = t0;
+    let step: number | undefined;
+    let sinceYield = 0;
+    while (!stopped) {
+      if (!(await cursor!.ready())) {
+        if (!options.loop) break;
+        shift += last - t0 + (step ?? 1000);
+        await cursor!.close();
+        cursor = new TickerCursor(groups, warn);
+        continue;
+      }
+      const ticker = cursor!.peek();
+      const t = ticker.t + shift;
+      const wait = w0 + (t - t0) / speed - clock.now();
+      if (wait > BATCH_MS) {
+        await timer.sleep(Math.min(wait, MAX_WAIT_MS));
+        sinceYield = 0;
+        continue;
+      }
+      cursor!.take();
+      if (shift === 0) {
+        step ??= ticker.t > t0 ? ticker.t - t0 : undefined;
+        last = ticker.t;
+      }
+      feed(engine, shift === 0 ? ticker : { ...ticker, t });
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await yieldToEventLoop();
+      }
+    }
+    progress.done = !stopped;
+  }
+
+  return {
+    progress,
+    async start(engine) {
+      const opened = await openFeed(options.files, engine, progress, () => stopped, warn);
+      cursor = opened.cursor;
+      if (!(await cursor.ready())) {
+        progress.done = true;
+        return;
+      }
+      // The first ticker goes in now, so the market has a price before the server answers anything.
+      const first = cursor.take();
+      feed(engine, first);
+      pumping = pump(engine, opened.groups, first.t, clock.now()).catch((err: unknown) => {
+        warn(`replay stopped: ${describeError(err)}`);
+        progress.done = true;
+      });
+    },
+    async stop() {
+      stopped = true;
+      timer.cancel();
+      await pumping;
+      await cursor?.close();
+    },
+  };
+}
+
+export function lockstepFeed(options: { files: string[]; warn?: (m: string) => void }): PriceFeed {
+  const warn = options.warn ?? defaultWarn;
+  const progress: FeedProgress = { fed: 0, done: false };
+  const feed = feeder(progress, warn);
+  let engine: MatchingEngine | undefined;
+  let cursor: TickerCursor | undefined;
+  let stopped = false;
+  /** Steps run one after another: concurrent requests each advance one ticker, in order. */
+  let queue: Promise<void> = Promise.resolve();
+
+  async function step(): Promise<void> {
+    if (stopped || progress.done || !engine || !cursor) return;
+    if (await cursor.ready()) feed(engine, cursor.take());
+    else progress.done = true;
+  }
+
+  return {
+    progress,
+    async start(e) {
+      ({ cursor } = await openFeed(options.files, e, progress, () => stopped, warn));
+      engine = e;
+    },
+    beforeMarketWatch() {
+      const next = queue.then(step);
+      queue = next.catch(() => undefined);
+      return next;
+    },
+    async stop() {
+      stopped = true;
+      await queue;
+      await cursor?.close();
+    },
+  };
+}
+
+export interface RandomWalkFeed extends PriceFeed {
+  /** Moves every symbol one step now (the timer calls it every intervalMs). */
+  step(): void;
+}
+
+const DEFAULT_WALK_START = '1000';
+const BPS = new D(10000);
+
+/**
+ * Each step moves each symbol (in the order given) by a uniform draw in ±volatilityBps of its price from one
+ * mulberry32 stream, rounded to the nearest tick and kept within [max(tick, minPrice), maxPrice]. A symbol
+ * starts at `start[symbol]`, else the engine's last price, else 1000 (on the grid). Step n is due at
+ * start + n × intervalMs; missed steps are caught up, so the walk is the same however late the timers fire.
+ */
+export function randomWalkFeed(options: {
+  symbols: string[];
+  seed: number;
+  start?: Record<string, string>;
+  intervalMs?: number;
+  volatilityBps?: number;
+  clock?: Clock;
+}): RandomWalkFeed {
+  const intervalMs = options.intervalMs ?? 1000;
+  const volatility = options.volatilityBps ?? 10;
+  if (!(intervalMs > 0)) throw feedError(`random walk intervalMs must be positive, got ${intervalMs}`);
+  if (!(volatility >= 0 && volatility < 10000))
+    throw feedError(`random walk volatilityBps must be within [0, 10000), got ${volatility}`);
+  if (options.symbols.length === 0) throw feedError('a random walk needs at least one symbol');
+  const clock = options.clock ?? systemClock;
+  const random = mulberry32(options.seed);
+  const progress: FeedProgress = { fed: 0, done: false };
+  const feed = feeder(progress, defaultWarn);
+  let walkers: { symbol: string; price: Dec; tick: Dec; min: Dec; max: Dec | undefined }[] = [];
+  let engine: MatchingEngine | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let w0 = 0;
+  let steps = 0;
+
+  const onGrid = (price: Dec, tick: Dec) => price.div(tick).toDecimalPlaces(0, D.ROUND_HALF_EVEN).mul(tick);
+  const clamp = (w: (typeof walkers)[number], price: Dec) => {
+    const low = D.max(price, w.min);
+    return w.max && low.gt(w.max) ? w.max : low;
+  };
+
+  function emit(): void {
+    const t = clock.now();
+    for (const w of walkers) if (engine) feed(engine, { s: w.symbol, p: Number(w.price.toFixed()), t });
+  }
+
+  function step(): void {
+    for (const w of walkers) {
+      const bps = dec((2 * random() - 1) * volatility);
+      w.price = clamp(w, onGrid(w.price.mul(BPS.plus(bps)).div(BPS), w.tick));
+    }
+    emit();
+  }
+
+  function schedule(): void {
+    const wait = w0 + (steps + 1) * intervalMs - clock.now();
+    timer = setTimeout(
+      () => {
+        // Catch up on steps a late timer missed, a bounded number per wake.
+        for (let n = 0; n < 1000 && w0 + (steps + 1) * intervalMs <= clock.now(); n++) {
+          steps++;
+          step();
+        }
+        schedule();
+      },
+      Math.max(0, Math.min(wait, 2_147_483_647)),
+    );
+  }
+
+  return {
+    progress,
+    step,
+    start(e) {
+      engine = e;
+      walkers = options.symbols.map((symbol) => {
+        const config = e.pairConfigs(symbol)[0];
+        if (!config) throw feedError(`random walk: the simulated exchange does not list ${symbol}`);
+        const rules = pairRulesFrom(config);
+        const min = D.max(rules.tickSize, rules.minPrice);
+        const w = { symbol, price: min, tick: rules.tickSize, min, max: rules.maxPrice };
+        const from: DecimalLike = options.start?.[symbol] ?? e.lastPrice(symbol) ?? DEFAULT_WALK_START;
+        w.price = clamp(w, onGrid(dec(from), w.tick));
+        return w;
+      });
+      emit();
+      w0 = clock.now();
+      schedule();
+    },
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+      engine = undefined;
+    },
+  };
+}
+
+/** The upstream stays the caller's: stop() waits for a fetch in flight but does not close it. */
+export function proxyFeed(options: {
+  upstream: Venue;
+  minIntervalMs?: number;
+  clock?: Clock;
+  warn?: (m: string) => void;
+}): PriceFeed {
+  const minIntervalMs = options.minIntervalMs ?? 1000;
+  const clock = options.clock ?? systemClock;
+  const warn = options.warn ?? defaultWarn;
+  const progress: FeedProgress = { fed: 0, done: false };
+  const feed = feeder(progress, warn);
+  let engine: MatchingEngine | undefined;
+  let fetchedAt = -Infinity;
+  let inFlight: Promise<void> | undefined;
+
+  async function refresh(): Promise<void> {
+    fetchedAt = clock.now();
+    let tickers: Ticker[];
+    try {
+      tickers = await options.upstream.marketWatch();
+    } catch (err) {
+      warn(`proxy feed: upstream market watch failed, serving the last tickers (${describeError(err)})`);
+      return;
+    }
+    // The live exchange lists many pairs: only those the simulated exchange trades are fed.
+    for (const ticker of tickers) if (engine && engine.pairConfigs(ticker.s).length > 0) feed(engine, ticker);
+  }
+
+  function fetchIfDue(): Promise<void> | undefined {
+    if (inFlight) return inFlight;
+    if (clock.now() - fetchedAt < minIntervalMs) return undefined;
+    inFlight = refresh().finally(() => (inFlight = undefined));
+    return inFlight;
+  }
+
+  return {
+    progress,
+    async start(e) {
+      engine = e;
+      await fetchIfDue();
+    },
+    beforeMarketWatch: fetchIfDue,
+    async stop() {
+      await inFlight;
+      engine = undefined;
+    },
+  };
+}

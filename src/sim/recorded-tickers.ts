@@ -1,0 +1,133 @@
+/**
+ * Recordings of several symbols as one stream of tickers in time order, for the replay and lockstep feeds.
+ * Files are grouped by symbol (their header's, else their first ticker's); each group is read in time order by
+ * the recording reader (which orders day files and skips overlaps with a warning), and the groups are merged by
+ * ticker time, ties going to the symbol first in alphabetical order, so a replay is deterministic.
+ */
+import { stat } from 'node:fs/promises';
+import type { Ticker } from '../exchange/schemas.js';
+import { RecordingError } from '../record/recording-format.js';
+import { readRecording, readRecordingHeader, readRecordings, type Warn } from '../record/recording-reader.js';
+
+/** Files by symbol, symbols in alphabetical order. */
+export type SymbolFiles = ReadonlyMap<string, readonly string[]>;
+
+const MERGED_BATCH = 1024;
+const quiet: Warn = () => undefined;
+
+async function symbolOf(file: string): Promise<string | undefined> {
+  const header = await readRecordingHeader(file);
+  if (header) return header.symbol;
+  for await (const ticker of readRecording(file, { warn: quiet })) return ticker.s;
+  return undefined;
+}
+
+/** Groups the files by the symbol they hold; a missing file is an error naming it, an empty one is skipped. */
+export async function groupBySymbol(files: readonly string[], warn: Warn): Promise<SymbolFiles> {
+  const groups = new Map<string, string[]>();
+  for (const file of files) {
+    const info = await stat(file).catch((err: NodeJS.ErrnoException) => {
+      throw new RecordingError(`cannot read the recording (${err.code ?? err.message})`, { file }, err);
+    });
+    if (!info.isFile()) throw new RecordingError('not a file', { file });
+    const symbol = await symbolOf(file);
+    if (symbol === undefined) {
+      warn(`${file}: no tickers in this recording; skipped`);
+      continue;
+    }
+    groups.set(symbol, [...(groups.get(symbol) ?? []), file]);
+  }
+  return new Map([...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+interface Head {
+  it: AsyncIterator<Ticker[]>;
+  batch: Ticker[];
+  i: number;
+}
+
+/** Every ticker of every group, merged in time order, in batches. */
+export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGenerator<Ticker[]> {
+  const iterators = [...groups.values()].map((files) => readRecordings(files, { warn })[Symbol.asyncIterator]());
+  try {
+    const heads: Head[] = [];
+    for (const it of iterators) {
+      const first = await it.next();
+      if (!first.done) heads.push({ it, batch: first.value, i: 0 });
+    }
+    let out: Ticker[] = [];
+    while (heads.length > 0) {
+      let k = 0;
+      for (let j = 1; j < heads.length; j++)
+        if (heads[j]!.batch[heads[j]!.i]!.t < heads[k]!.batch[heads[k]!.i]!.t) k = j;
+      const head = heads[k]!;
+      out.push(head.batch[head.i++]!);
+      if (head.i === head.batch.length) {
+        const next = await head.it.next();
+        if (next.done) heads.splice(k, 1);
+        else {
+          head.batch = next.value;
+          head.i = 0;
+        }
+      }
+      if (out.length >= MERGED_BATCH) {
+        yield out;
+        out = [];
+      }
+    }
+    if (out.length > 0) yield out;
+  } finally {
+    await Promise.all(iterators.map((it) => it.return?.(undefined)));
+  }
+}
+
+/** How many tickers the groups hold (a full read); stops early, returning undefined, once `cancelled()`. */
+export async function countTickers(groups: SymbolFiles, cancelled: () => boolean): Promise<number | undefined> {
+  let total = 0;
+  for (const files of groups.values()) {
+    for await (const batch of readRecordings(files, { warn: quiet })) {
+      if (cancelled()) return undefined;
+      total += batch.length;
+    }
+  }
+  return total;
+}
+
+/** A pull cursor over the merged stream: `ready()` loads the next batch when needed, the rest is synchronous. */
+export class TickerCursor {
+  private readonly source: AsyncGenerator<Ticker[]>;
+  private batch: Ticker[] = [];
+  private i = 0;
+
+  constructor(groups: SymbolFiles, warn: Warn) {
+    this.source = mergedTickers(groups, warn);
+  }
+
+  /** True when a ticker is waiting; false once the recordings are exhausted. */
+  async ready(): Promise<boolean> {
+    while (this.i >= this.batch.length) {
+      const next = await this.source.next();
+      if (next.done) return false;
+      this.batch = next.value;
+      this.i = 0;
+    }
+    return true;
+  }
+
+  /** The waiting ticker; only after ready() resolved true. */
+  peek(): Ticker {
+    const ticker = this.batch[this.i];
+    if (ticker === undefined) throw new Error('TickerCursor.peek before ready()');
+    return ticker;
+  }
+
+  take(): Ticker {
+    const ticker = this.peek();
+    this.i++;
+    return ticker;
+  }
+
+  async close(): Promise<void> {
+    await this.source.return(undefined);
+  }
+}

@@ -1,0 +1,252 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ExchangeClient } from '../../src/exchange/client.js';
+import { dec } from '../../src/market/decimal.js';
+import { lockstepFeed, proxyFeed, randomWalkFeed, replayFeed, type PriceFeed } from '../../src/sim/feeds.js';
+import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
+import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { type RawTicker, tempDir, writeRecording } from './server-fixtures.js';
+
+const T0 = Date.parse('2023-03-01T00:00:00.000Z');
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The real engine, remembering every ticker it was fed. */
+class RecordingEngine extends MatchingEngine {
+  readonly fed: TickerInput[] = [];
+  override onTicker(ticker: TickerInput, volume?: number): void {
+    this.fed.push(ticker);
+    super.onTicker(ticker, volume);
+  }
+}
+
+const usdt = (dt: number, p: number): RawTicker => ({ s: 'BTCUSDT', p, t: T0 + dt, h: p + 1, lbl: 'x' });
+const usdc = (dt: number, p: number): RawTicker => ({ s: 'BTCUSDC', p, t: T0 + dt });
+
+/** Two symbols whose times interleave, with a tie at +3 s (the alphabetically first symbol goes first). */
+function twoSymbols(): string[] {
+  const dir = tempDir();
+  return [
+    writeRecording(dir, 'BTCUSDT', [usdt(1000, 100), usdt(3000, 101), usdt(5000, 102)]),
+    writeRecording(dir, 'BTCUSDC', [usdc(2000, 200), usdc(3000, 201), usdc(4000, 202)]),
+  ];
+}
+const MERGED = [
+  ['BTCUSDT', 1000],
+  ['BTCUSDC', 2000],
+  ['BTCUSDC', 3000],
+  ['BTCUSDT', 3000],
+  ['BTCUSDC', 4000],
+  ['BTCUSDT', 5000],
+].map(([s, dt]) => [s, T0 + (dt as number)]);
+
+const order = (fed: readonly TickerInput[]) => fed.map((t) => [t.s, t.t]);
+
+async function serveWith(
+  feed: PriceFeed,
+  engine = new RecordingEngine(),
+): Promise<{ server: SimServer; client: ExchangeClient; engine: RecordingEngine }> {
+  const server = await startSimServer({ engine, feed });
+  const client = new ExchangeClient({ baseUrl: server.url, rateLimit: false, retry: { maxAttempts: 1 } });
+  cleanups.push(
+    () => server.close(),
+    () => client.close(),
+  );
+  return { server, client, engine };
+}
+
+describe('lockstep feed', () => {
+  it('advances exactly one recorded ticker per market-watch request, in time order across symbols', async () => {
+    const feed = lockstepFeed({ files: twoSymbols() });
+    const { client, engine } = await serveWith(feed);
+    expect(engine.tickers()).toEqual([]);
+    const seen: [string, number][] = [];
+    for (let i = 1; i <= MERGED.length; i++) {
+      const tickers = await client.marketWatch(i % 2 === 0 ? 'BTCUSDC' : undefined);
+      expect(feed.progress.fed).toBe(i);
+      expect(engine.fed).toHaveLength(i);
+      const last = engine.fed[i - 1]!;
+      seen.push([last.s, last.t]);
+      if (i % 2 === 1) expect(tickers.find((t) => t.s === last.s)).toMatchObject({ p: last.p, t: last.t });
+    }
+    expect(seen).toEqual(MERGED);
+    expect(feed.progress.done).toBe(false);
+    expect(await client.marketWatch('BTCUSDT')).toEqual([
+      { s: 'BTCUSDT', p: 102, t: T0 + 5000, h: 103, lbl: 'x', b: 'BTC', q: 'USDT', bi: 1, qi: 2 },
+    ]);
+    expect(feed.progress).toMatchObject({ fed: 6, done: true, total: 6, time: T0 + 5000 });
+    expect((await client.marketWatch()).map((t) => [t.s, t.p]).sort()).toEqual([
+      ['BTCUSDC', 202],
+      ['BTCUSDT', 102],
+    ]);
+  });
+
+  it('steps concurrent requests one ticker each', async () => {
+    const feed = lockstepFeed({ files: twoSymbols() });
+    const { client, engine } = await serveWith(feed);
+    await Promise.all([client.marketWatch(), client.marketWatch(), client.marketWatch()]);
+    expect(order(engine.fed)).toEqual(MERGED.slice(0, 3));
+  });
+
+  it('refuses a recording of a pair the exchange does not list, and a missing file', async () => {
+    const dir = tempDir();
+    const file = writeRecording(dir, 'DOGEUSDT', [{ s: 'DOGEUSDT', p: 0.1, t: T0 }]);
+    await expect(startSimServer({ feed: lockstepFeed({ files: [file] }) })).rejects.toMatchObject({
+      code: 'E_SIM_CONFIG',
+      message: `${file} holds DOGEUSDT, which the simulated exchange does not list`,
+    });
+    await expect(startSimServer({ feed: lockstepFeed({ files: [`${dir}/none.jsonl.gz`] }) })).rejects.toMatchObject({
+      code: 'E_RECORDING',
+      message: expect.stringContaining('none.jsonl.gz: cannot read the recording (ENOENT)') as string,
+    });
+  });
+});
+
+describe('replay feed', () => {
+  it('feeds every ticker in time order across symbols at high speed, the first before the server starts', async () => {
+    const feed = replayFeed({ files: twoSymbols(), speed: 1e9 });
+    const { engine } = await serveWith(feed);
+    expect(engine.fed.length).toBeGreaterThanOrEqual(1);
+    await vi.waitFor(() => expect(feed.progress.done).toBe(true));
+    expect(order(engine.fed)).toEqual(MERGED);
+    expect(feed.progress).toMatchObject({ fed: 6, time: T0 + 5000 });
+    await vi.waitFor(() => expect(feed.progress.total).toBe(6));
+  });
+
+  it('paces by the injected clock: a ticker goes in once its recorded offset / speed has passed', async () => {
+    const clock = { t: 1_000_000 };
+    const feed = replayFeed({ files: twoSymbols(), speed: 2, clock: { now: () => clock.t } });
+    const engine = new RecordingEngine();
+    await feed.start(engine);
+    cleanups.push(() => feed.stop());
+    expect(order(engine.fed)).toEqual(MERGED.slice(0, 1));
+    clock.t += 500; // recorded +1 s at speed 2: the BTCUSDC ticker at +2 s is due
+    await vi.waitFor(() => expect(engine.fed).toHaveLength(2));
+    clock.t += 499; // +2.998 s recorded: +3 s not yet due (the two at +3 s share one batch)
+    for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(engine.fed).toHaveLength(2);
+    clock.t += 1;
+    await vi.waitFor(() => expect(engine.fed).toHaveLength(4));
+    clock.t += 10_000;
+    await vi.waitFor(() => expect(feed.progress.done).toBe(true));
+    expect(order(engine.fed)).toEqual(MERGED);
+  });
+
+  it('loops with times shifted past the end, so they keep increasing', async () => {
+    const dir = tempDir();
+    const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
+    const feed = replayFeed({ files: [file], speed: 1e9, loop: true });
+    const engine = new RecordingEngine();
+    await feed.start(engine);
+    await vi.waitFor(() => expect(engine.fed.length).toBeGreaterThanOrEqual(7));
+    await feed.stop();
+    const times = engine.fed.slice(0, 7).map((t) => t.t - T0);
+    expect(times).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000]);
+    expect(engine.fed.slice(0, 7).map((t) => t.p)).toEqual([100, 101, 102, 100, 101, 102, 100]);
+    expect(feed.progress.done).toBe(false);
+  });
+
+  it('skips a ticker the engine refuses, with a warning, and goes on', async () => {
+    const dir = tempDir();
+    const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, -5), usdt(2000, 102)]);
+    const warnings: string[] = [];
+    const feed = replayFeed({ files: [file], speed: 1e9, warn: (m) => warnings.push(m) });
+    const engine = new RecordingEngine();
+    await feed.start(engine);
+    await vi.waitFor(() => expect(feed.progress.done).toBe(true));
+    expect(feed.progress.fed).toBe(2);
+    expect(engine.lastPrice('BTCUSDT')).toBe(102);
+    expect(warnings).toEqual([expect.stringContaining(`skipped a ticker of BTCUSDT at ${T0 + 1000}`)]);
+  });
+});
+
+describe('random walk feed', () => {
+  function walk(seed: number): number[] {
+    const feed = randomWalkFeed({
+      symbols: ['BTCUSDT', 'ETHUSDT'],
+      seed,
+      start: { BTCUSDT: '60000' },
+      intervalMs: 1e9,
+      volatilityBps: 50,
+    });
+    const engine = new MatchingEngine();
+    void feed.start(engine);
+    const prices: number[] = [engine.lastPrice('BTCUSDT')!, engine.lastPrice('ETHUSDT')!];
+    for (let i = 0; i < 300; i++) {
+      feed.step();
+      prices.push(engine.lastPrice('BTCUSDT')!, engine.lastPrice('ETHUSDT')!);
+    }
+    void feed.stop();
+    expect(feed.progress.fed).toBe(602);
+    return prices;
+  }
+
+  it('is deterministic for a seed, on the tick grid and positive', () => {
+    const a = walk(42);
+    expect(walk(42)).toEqual(a);
+    expect(walk(43)).not.toEqual(a);
+    expect(a.slice(0, 2)).toEqual([60000, 1000]);
+    expect(new Set(a).size).toBeGreaterThan(100);
+    for (const p of a) {
+      expect(p).toBeGreaterThan(0);
+      expect(dec(p).mod('0.01').isZero()).toBe(true);
+    }
+  });
+
+  it('steps on its timer and stops', async () => {
+    const feed = randomWalkFeed({ symbols: ['BTCUSDT'], seed: 1, intervalMs: 1 });
+    const engine = new MatchingEngine();
+    await feed.start(engine);
+    await vi.waitFor(() => expect(feed.progress.fed).toBeGreaterThan(3));
+    await feed.stop();
+    const fed = feed.progress.fed;
+    await new Promise<void>((r) => setTimeout(r, 10));
+    expect(feed.progress.fed).toBe(fed);
+  });
+
+  it('refuses a symbol the exchange does not list', () => {
+    const feed = randomWalkFeed({ symbols: ['NOPE'], seed: 1 });
+    expect(() => feed.start(new MatchingEngine())).toThrow(/does not list NOPE/);
+  });
+});
+
+describe('proxy feed', () => {
+  it('serves the upstream market watch, refetched at most every minIntervalMs, the last tickers when it fails', async () => {
+    const upstream = await startSimServer();
+    upstream.engine.onTicker({ s: 'BTCUSDT', p: 63000.5, t: T0, vq: 12 });
+    upstream.engine.onPrice('ETHUSDT', 3000, T0);
+    const upstreamClient = new ExchangeClient({ baseUrl: upstream.url, rateLimit: false, retry: { maxAttempts: 1 } });
+    cleanups.push(
+      () => upstream.close(),
+      () => upstreamClient.close(),
+    );
+    const clock = { t: 0 };
+    const warnings: string[] = [];
+    const engine = new RecordingEngine({ pairs: new MatchingEngine().pairConfigs('BTCUSDT') });
+    const feed = proxyFeed({
+      upstream: upstreamClient,
+      minIntervalMs: 1000,
+      clock: { now: () => clock.t },
+      warn: (m) => warnings.push(m),
+    });
+    const { client } = await serveWith(feed, engine);
+
+    expect(await client.marketWatch()).toEqual([
+      { s: 'BTCUSDT', p: 63000.5, t: T0, vq: 12, b: 'BTC', q: 'USDT', bi: 1, qi: 2 },
+    ]);
+    upstream.engine.onPrice('BTCUSDT', 63100, T0 + 1000);
+    expect((await client.marketWatch())[0]?.p).toBe(63000.5);
+    clock.t += 1000;
+    expect((await client.marketWatch())[0]).toMatchObject({ p: 63100, t: T0 + 1000 });
+    expect(feed.progress.fed).toBe(2);
+
+    await upstream.close();
+    clock.t += 1000;
+    expect((await client.marketWatch())[0]?.p).toBe(63100);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^proxy feed: upstream market watch failed, serving the last tickers \(E_NETWORK/),
+    ]);
+  });
+});
