@@ -16,6 +16,7 @@ const commands: Record<string, Command> = {
   record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./cli/record.js') },
   'check-config': { summary: 'validate strategy files offline (schema, schedule, module, params)', load: () => import('./cli/check-config.js') },
   exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./cli/exchange.js') },
+  backtest: { summary: 'replay recordings through the engine and strategies; reports and parameter sweeps', load: () => import('./cli/backtest.js') },
   sim: { summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices', load: () => import('./cli/sim.js') },
 };
 

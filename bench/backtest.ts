@@ -1,0 +1,152 @@
+/**
+ * Backtester throughput, printed next to its baselines (no assertions):
+ * 1. replay once loaded (ticks/s), with the grid strategy (config/grid-btcusdt.json) and with a strategy that
+ *    does nothing (the engine + matching + replay loop alone);
+ * 2. the cold first pass (read + parse + replay) against merely reading and JSON.parse-ing the same file;
+ * 3. a sweep of 8 grid combinations on 1 and on 2 worker threads.
+ * On the sample recording and on a synthetic one 10x longer (the sample repeated with shifted times and
+ * scaled prices, written to a temp dir). `npm run bench:backtest [-- --quick]` (--quick: the sample only).
+ */
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { createGzip, gunzipSync } from 'node:zlib';
+import { z } from 'zod';
+import { DEFAULT_JOB_SETTINGS, runJob } from '../src/backtest/job.js';
+import { runBacktest } from '../src/backtest/runner.js';
+import { readConfigs } from '../src/backtest/strategy-configs.js';
+import { runSweep, sweepGrid } from '../src/backtest/sweep.js';
+import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
+import { StrategyFileSchema } from '../src/config/strategy-file.js';
+import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
+
+const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
+const GRID = 'config/grid-btcusdt.json';
+const quick = process.argv.includes('--quick');
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const t0 = performance.now();
+  const value = await fn();
+  return [value, (performance.now() - t0) / 1000];
+}
+
+/** The baseline: gunzip the whole file, split the lines, JSON.parse each. */
+function bareParse(file: string): number {
+  const text = gunzipSync(readFileSync(file)).toString('utf8');
+  let n = 0;
+  let start = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+    if (nl > start) {
+      JSON.parse(text.slice(start, nl));
+      n++;
+    }
+    start = nl + 1;
+  }
+  return n;
+}
+
+/** The sample `times` times over, each copy later by the sample's span and its prices scaled by 1 + 2 % x k. */
+async function synthetic(dir: string, times: number): Promise<string> {
+  const lines = gunzipSync(readFileSync(SAMPLE))
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '');
+  const [header, ...tickers] = lines;
+  const parsed = tickers.map((l) => JSON.parse(l) as Record<string, number>);
+  const span = parsed[parsed.length - 1]!.t! - parsed[0]!.t! + 15_000;
+  const file = join(dir, `BTCUSDT-synthetic-x${times}.jsonl.gz`);
+  const gzip = createGzip();
+  const out = gzip.pipe(createWriteStream(file));
+  gzip.write(`${header}\n`);
+  for (let k = 0; k < times; k++) {
+    const scale = 1 + 0.02 * k;
+    let chunk = '';
+    for (const t of parsed) {
+      chunk += `${JSON.stringify({ ...t, t: t.t! + k * span, p: Math.round(t.p! * scale * 100) / 100 })}\n`;
+      if (chunk.length > 1 << 20) {
+        if (!gzip.write(chunk)) await new Promise((r) => gzip.once('drain', r));
+        chunk = '';
+      }
+    }
+    gzip.write(chunk);
+  }
+  gzip.end();
+  await finished(out);
+  return file;
+}
+
+const idle = defineStrategy({ name: 'idle', params: z.object({}), onTick: () => undefined }) as StrategyDefinition;
+const idleInstance = {
+  config: StrategyFileSchema.parse({ name: 'idle', strategy: 'idle', symbol: 'BTCUSDT', schedule: '* * * * * *' }),
+  definition: idle,
+  params: {},
+};
+const runIdle = (data: TickData, refreshMs?: number) =>
+  runBacktest([idleInstance], data, { balances: { USDT: '10000' }, refreshMs });
+
+async function replayRate(data: TickData, label: string): Promise<void> {
+  const { sources } = await readConfigs([GRID]);
+  const [grid, gridS] = await timed(() => runJob(sources, data, DEFAULT_JOB_SETTINGS));
+  const [, idleS] = await timed(() => runIdle(data));
+  const [, noRefreshS] = await timed(() => runIdle(data, 1e15));
+  console.log(`  replay once loaded, ${label}: ${fmt(data.length)} ticks`);
+  console.log(
+    `    grid strategy            ${fmt(data.length / gridS)} ticks/s (${gridS.toFixed(2)} s, ${grid.run.fills.length} fills)`,
+  );
+  console.log(`    idle strategy            ${fmt(data.length / idleS)} ticks/s (${idleS.toFixed(2)} s)`);
+  console.log(`    idle, refresh never due  ${fmt(data.length / noRefreshS)} ticks/s (${noRefreshS.toFixed(2)} s)`);
+}
+
+async function coldPass(file: string, label: string): Promise<TickData> {
+  const [lines, bareS] = await timed(() => Promise.resolve(bareParse(file)));
+  const { sources } = await readConfigs([GRID]);
+  const [loaded, loadS] = await timed(() => loadTicks([file]));
+  const [, gridS] = await timed(() => runJob(sources, loaded, DEFAULT_JOB_SETTINGS));
+  const [again, againS] = await timed(() => loadTicks([file]));
+  const [, idleS] = await timed(() => runIdle(again));
+  const line = (what: string, seconds: number) =>
+    console.log(
+      `    ${what.padEnd(40)} ${fmt(lines / seconds)} lines/s (${seconds.toFixed(2)} s) = ${(bareS / seconds).toFixed(2)}x the baseline rate`,
+    );
+  console.log(`  cold first pass, ${label}: ${fmt(lines)} lines`);
+  console.log(
+    `    ${'baseline: gunzip + split + JSON.parse'.padEnd(40)} ${fmt(lines / bareS)} lines/s (${bareS.toFixed(2)} s)`,
+  );
+  line('load into columns (read + parse)', loadS);
+  line('load + replay, grid strategy', loadS + gridS);
+  line('load + replay, idle strategy', againS + idleS);
+  return loaded;
+}
+
+async function sweepSpeedup(data: TickData, label: string): Promise<void> {
+  const { sources } = await readConfigs([GRID]);
+  // Combinations of about equal cost (the same ladder size), so the figure measures the threads, not the
+  // luck of which worker drew the slow ones.
+  const combos = sweepGrid([
+    { key: 'spacingPct', values: ['0.15', '0.2', '0.25', '0.3', '0.35', '0.4', '0.45', '0.5'] },
+  ]);
+  const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
+  const [, oneS] = await timed(() => runSweep(job, 1));
+  const [, twoS] = await timed(() => runSweep(job, 2));
+  console.log(`  sweep of ${combos.length} grid combinations, ${label}`);
+  console.log(`    1 worker    ${oneS.toFixed(2)} s`);
+  console.log(`    2 workers   ${twoS.toFixed(2)} s = ${(oneS / twoS).toFixed(2)}x faster`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
+try {
+  const sample = await coldPass(SAMPLE, 'sample');
+  await replayRate(sample, 'sample');
+  await sweepSpeedup(sample, 'sample');
+  if (!quick) {
+    const [file, genS] = await timed(() => synthetic(dir, 10));
+    console.log(`  (synthetic 10x recording written in ${genS.toFixed(1)} s)`);
+    const long = await coldPass(file, 'synthetic 10x');
+    await replayRate(long, 'synthetic 10x');
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,132 @@
+/** The output folder of one backtest: summary.json, orders.csv, fills.csv, equity.csv and report.html. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { BacktestRun } from './runner.js';
+import { reportHtml } from './report-html.js';
+import { type BacktestSummary, iso } from './summary.js';
+
+function cell(value: string | number | boolean | undefined): string {
+  if (value === undefined) return '';
+  const text = String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export function csv(
+  header: readonly string[],
+  rows: Iterable<readonly (string | number | boolean | undefined)[]>,
+): string {
+  const lines = [header.join(',')];
+  for (const row of rows) lines.push(row.map(cell).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+export function ordersCsv(run: BacktestRun): string {
+  return csv(
+    [
+      'time',
+      'local_id',
+      'instance',
+      'symbol',
+      'side',
+      'type',
+      'price',
+      'stop_price',
+      'limit_price',
+      'quantity',
+      'quote_amount',
+      'status',
+      'exchange_id',
+      'filled_qty',
+      'avg_price',
+      'tag',
+      'reject_code',
+      'reject_reason',
+    ],
+    run.orders.map((o) => [
+      iso(o.createdAt),
+      o.localId,
+      o.instance,
+      o.symbol,
+      o.side,
+      o.type,
+      o.price,
+      o.stopPrice,
+      o.limitPrice,
+      o.quantity,
+      o.quoteAmount,
+      o.status,
+      o.exchangeId,
+      o.filledQty,
+      o.avgPrice,
+      o.tag,
+      o.rejectCode,
+      o.rejectReason,
+    ]),
+  );
+}
+
+export function fillsCsv(run: BacktestRun): string {
+  return csv(
+    [
+      'time',
+      'fill_id',
+      'order_id',
+      'instance',
+      'tag',
+      'symbol',
+      'side',
+      'type',
+      'price',
+      'quantity',
+      'quote_qty',
+      'fee',
+      'fee_asset',
+      'maker',
+    ],
+    run.fills.map((f) => {
+      const order = run.orderOwner.get(f.orderId);
+      return [
+        iso(f.time),
+        f.id,
+        f.orderId,
+        order?.instance,
+        order?.tag,
+        f.symbol,
+        f.side,
+        order?.type,
+        f.price.toFixed(),
+        f.baseQty.toFixed(),
+        f.quoteQty.toFixed(),
+        f.fee.toFixed(),
+        f.feeAsset.code,
+        f.maker,
+      ];
+    }),
+  );
+}
+
+export function equityCsv(run: BacktestRun): string {
+  return csv(
+    ['time', 'price', `equity_${run.quoteAsset}`, `base_${run.baseAssets[0] ?? ''}`, `quote_${run.quoteAsset}`],
+    run.equity.map((s) => [iso(s.time), s.price, s.equity.toFixed(), s.base.toFixed(), s.quote.toFixed()]),
+  );
+}
+
+/** Writes every file of the report into `dir` (created when missing); returns the paths written. */
+export async function writeReport(dir: string, run: BacktestRun, summary: BacktestSummary): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const files: [string, string][] = [
+    ['summary.json', `${JSON.stringify(summary, null, 2)}\n`],
+    ['orders.csv', ordersCsv(run)],
+    ['fills.csv', fillsCsv(run)],
+    ['equity.csv', equityCsv(run)],
+    ['report.html', await reportHtml(run, summary)],
+  ];
+  const written: string[] = [];
+  for (const [name, text] of files) {
+    const file = path.join(dir, name);
+    await writeFile(file, text);
+    written.push(file);
+  }
+  return written;
+}

@@ -1,0 +1,138 @@
+/**
+ * report.html: one self-contained file (opens from disk, no network) with the metrics table, the price with
+ * a marker at every fill (exact time and price), the equity curve and its drawdown. The charts are
+ * TradingView Lightweight Charts (Apache-2.0): its standalone build is inlined with its licence header, and
+ * the attribution is shown under the charts.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { BacktestRun } from './runner.js';
+import type { BacktestSummary, ScalarMetric } from './summary.js';
+
+let library: Promise<{ code: string; version: string }> | undefined;
+
+/** The charting library's standalone production build, read once per process. */
+function chartLibrary(): Promise<{ code: string; version: string }> {
+  library ??= (async () => {
+    const manifest = createRequire(import.meta.url).resolve('lightweight-charts/package.json');
+    const dir = path.dirname(manifest);
+    const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
+    const code = await readFile(path.join(dir, 'dist', 'lightweight-charts.standalone.production.js'), 'utf8');
+    return { code: code.replaceAll('</script', '<\\/script'), version };
+  })();
+  return library;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** JSON that cannot end the script element it sits in. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+/** Chart data with times in whole seconds (the charts' unit), one point per second, ascending. */
+function chartData(run: BacktestRun) {
+  const price: [number, number][] = [];
+  const equity: [number, number][] = [];
+  let last = -Infinity;
+  for (const p of run.chart) {
+    const t = Math.floor(p.time / 1000);
+    if (t <= last) continue;
+    last = t;
+    price.push([t, p.price]);
+    equity.push([t, Math.round(p.equity * 100) / 100]);
+  }
+  const first = run.symbols[0];
+  const fills = run.fills
+    .filter((f) => f.symbol === first)
+    .map((f) => [Math.floor(f.time / 1000), f.price.toNumber(), f.side === 'BUY' ? 1 : -1, f.baseQty.toFixed()]);
+  return { symbol: first, price, equity, fills };
+}
+
+const METRIC_LABELS: [ScalarMetric, string][] = [
+  ['totalReturnPct', 'Total return %'],
+  ['buyAndHoldPct', 'Buy and hold %'],
+  ['maxDrawdownPct', 'Max drawdown %'],
+  ['sharpe', 'Sharpe (annualised)'],
+  ['sortino', 'Sortino (annualised)'],
+  ['winRatePct', 'Win rate %'],
+  ['profitFactor', 'Profit factor'],
+  ['fills', 'Trades (fills)'],
+  ['roundTrips', 'Round trips'],
+  ['feesQuote', 'Fees (quote)'],
+  ['exposurePct', 'Exposure %'],
+  ['initialEquity', 'Initial equity'],
+  ['finalEquity', 'Final equity'],
+  ['pnl', 'PnL'],
+];
+
+function metricsTable(summary: BacktestSummary): string {
+  const rows = METRIC_LABELS.map(([key, label]) => {
+    const value = summary.metrics[key];
+    return `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value === null ? 'n/a' : String(value))}</td></tr>`;
+  });
+  return `<table class="metrics">${rows.join('')}</table>`;
+}
+
+function inputsList(summary: BacktestSummary): string {
+  const { inputs, period } = summary;
+  const items = [
+    ...inputs.configs.map((c) => `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`),
+    ...inputs.data.map((d) => `data ${d.path} (${d.size} bytes, sha256 ${d.sha256.slice(0, 12)}…)`),
+    `period ${period.from} to ${period.to}, ${period.ticks} ticks`,
+    `fee ${inputs.fee}, fill through ${inputs.fillThroughTicks} tick(s), seed ${inputs.seed}, cancel ${inputs.cancel ? 'on' : 'off'}`,
+    ...Object.entries(inputs.overrides).map(([k, v]) => `override ${k} = ${JSON.stringify(v)}`),
+  ];
+  return `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>`;
+}
+
+const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}
+table.metrics{border-collapse:collapse;margin:12px 0}table.metrics th,table.metrics td{padding:3px 12px;border-bottom:1px solid #e3e6ee;text-align:left}
+table.metrics td{font-variant-numeric:tabular-nums;text-align:right}#chart{height:640px;margin-top:16px}.note{color:#6b7385;font-size:12px}`;
+
+const SCRIPT = `(function(){
+const d=JSON.parse(document.getElementById('report-data').textContent);
+const L=LightweightCharts;
+const chart=L.createChart(document.getElementById('chart'),{autoSize:true,timeScale:{timeVisible:true,secondsVisible:false},layout:{panes:{separatorColor:'#e3e6ee'}}});
+const price=chart.addSeries(L.LineSeries,{color:'#2962ff',lineWidth:1,title:d.symbol},0);
+price.setData(d.price.map(p=>({time:p[0],value:p[1]})));
+L.createSeriesMarkers(price,d.fills.map(f=>({time:f[0],price:f[1],position:f[2]>0?'atPriceBottom':'atPriceTop',shape:f[2]>0?'arrowUp':'arrowDown',color:f[2]>0?'#089981':'#f23645',text:(f[2]>0?'B ':'S ')+f[3]})));
+const equity=chart.addSeries(L.LineSeries,{color:'#7e57c2',lineWidth:2,title:'equity'},1);
+equity.setData(d.equity.map(p=>({time:p[0],value:p[1]})));
+let peak=-Infinity;
+const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,title:'drawdown %',invertFilledArea:true},2);
+dd.setData(d.equity.map(p=>{peak=Math.max(peak,p[1]);return{time:p[0],value:peak>0?(p[1]/peak-1)*100:0};}));
+const panes=chart.panes();if(panes.length===3){panes[0].setHeight(320);panes[1].setHeight(180);panes[2].setHeight(120);}
+chart.timeScale().fitContent();
+})();`;
+
+export async function reportHtml(run: BacktestRun, summary: BacktestSummary): Promise<string> {
+  const lib = await chartLibrary();
+  const names = summary.inputs.configs.map((c) => c.name).join(' + ');
+  const title = `Backtest ${names} on ${summary.inputs.data.map((d) => d.name).join(', ')}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${inputsList(summary)}
+${metricsTable(summary)}
+<div id="chart"></div>
+<p class="note">Price of ${escapeHtml(run.symbols[0] ?? '')} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their exact time and price; equity in ${escapeHtml(run.quoteAsset)} and its drawdown below.
+Charts by TradingView Lightweight Charts™ v${escapeHtml(lib.version)}, Copyright (c) TradingView, Inc., Apache License 2.0 (licence header kept in the inlined script).</p>
+<script type="application/json" id="report-data">${scriptJson(chartData(run))}</script>
+<script>
+${lib.code}
+</script>
+<script>${SCRIPT}</script>
+</body>
+</html>
+`;
+}

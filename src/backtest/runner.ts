@@ -1,0 +1,406 @@
+/**
+ * One backtest: the real Engine with the real strategies, on one account of the simulated exchange's
+ * MatchingEngine (in process, through InProcessVenue), a ':memory:' store and a virtual clock. Per recorded
+ * tick it does what the daemon's jobs do on a live tick: refresh when a refresh boundary has passed, then the
+ * market moves (matching), the engine observes the ticker (onTick, intents placed), and the orders poll runs
+ * (fills recorded and delivered to onFill; the engine itself skips it when the venue's revision has not
+ * moved and nothing is pending). Nothing here reads the wall clock or sleeps.
+ */
+import { BotError } from '../errors.js';
+import { Engine, type InstanceSummary } from '../engine/engine.js';
+import type { InstanceSpec } from '../engine/instance-runner.js';
+import type { Ticker } from '../exchange/schemas.js';
+import { type Dec, ZERO } from '../market/decimal.js';
+import { silentLogger } from '../ops/logger.js';
+import type { Venue } from '../ports/venue.js';
+import { InProcessVenue } from '../sim/in-process-venue.js';
+import { MatchingEngine } from '../sim/matching-engine.js';
+import type { SimFill } from '../sim/state.js';
+import type { OrderRow } from '../store/order-journal.js';
+import { openStore, type Store } from '../store/store.js';
+import { type ChartPoint, ChartSeries } from './chart-series.js';
+import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
+import { NoCancelVenue } from './no-cancel-venue.js';
+import type { SymbolInfo, TickData } from './tick-data.js';
+import { VirtualClock } from './virtual-clock.js';
+
+const API_KEY = 'backtest';
+
+export interface BacktestSettings {
+  /** Starting balances by asset code, exact text. */
+  balances: Readonly<Record<string, string>>;
+  /** Maker and taker fee ratio (default 0.001, the exchange's). */
+  fee?: string;
+  /** Ticks a resting limit must be traded through to fill (default 1). */
+  fillThroughTicks?: number;
+  /** The matching engine's PRNG seed (slippage jitter); default 1. */
+  seed?: number;
+  /** false: the venue has no cancel (strategies that require it are refused). Default true. */
+  cancel?: boolean;
+  /** Pair configs and balances are re-read at every multiple of this (default 60 s, as the daemon). */
+  refreshMs?: number;
+  /** The equity curve is sampled at every multiple of this (default one hour). */
+  sampleMs?: number;
+}
+
+/** One order or fill as a parity test compares them with the daemon's. */
+export interface TraceEntry {
+  time: number;
+  type: string;
+  side: string;
+  price: string | undefined;
+  quantity: string | undefined;
+}
+
+export interface BacktestRun {
+  symbols: string[];
+  quoteAsset: string;
+  baseAssets: string[];
+  ticks: number;
+  firstTime: number;
+  lastTime: number;
+  firstPrice: number;
+  lastPrice: number;
+  initial: Record<string, Dec>;
+  final: Record<string, Dec>;
+  initialEquity: Dec;
+  finalEquity: Dec;
+  /** At the first tick, at every sampleMs boundary (the state before the boundary's first tick), at the end. */
+  equity: EquitySample[];
+  /** Downsampled price of the first symbol and equity, for the report's charts. */
+  chart: ChartPoint[];
+  /** The deepest fall of equity from a previous peak over all ticks, exact at both ends. */
+  drawdown: { peak: DrawdownPoint; trough: DrawdownPoint } | undefined;
+  /** Every fill of the account, oldest first, exact. */
+  fills: readonly SimFill[];
+  /** Every journal row, in placement order. */
+  orders: OrderRow[];
+  /** The instance (and tag) of each venue order id. */
+  orderOwner: ReadonlyMap<number, OrderRow>;
+  instances: InstanceSummary[];
+  /** The order and fill sequence, for parity with the daemon (storeTrace). */
+  trace: Trace;
+}
+
+export interface RunOptions {
+  /** Called every 65,536 ticks and at the end. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** The ticks of the given symbols: the replay's length, for progress. */
+export function countTicks(data: TickData, symbols: ReadonlySet<number>): number {
+  if (symbols.size === data.symbols.length) return data.length;
+  let n = 0;
+  const sym = data.columns.sym;
+  for (let i = 0; i < data.length; i++) if (symbols.has(sym[i] as number)) n++;
+  return n;
+}
+
+function assetTotals(sim: MatchingEngine, codes: readonly string[]): Record<string, Dec> {
+  const out: Record<string, Dec> = {};
+  for (const code of codes) {
+    const b = sim.balanceOf(API_KEY, code);
+    out[code] = b.free.plus(b.locked);
+  }
+  return out;
+}
+
+/** Every journal row of a store, in the order they were written (placement order). */
+export function journalRows(store: Store): OrderRow[] {
+  const ids = store.db.prepare<[], { local_id: string }>('SELECT local_id FROM orders ORDER BY rowid').all();
+  return ids.map(({ local_id }) => {
+    const row = store.orders.get(local_id);
+    if (!row) throw new Error(`unreachable: journal row ${local_id} vanished`);
+    return row;
+  });
+}
+
+export interface Trace {
+  orders: TraceEntry[];
+  fills: TraceEntry[];
+}
+
+/**
+ * The orders (as journaled) and fills (as recorded) of some instances, read from a store: the same function
+ * reads a backtest's store and a daemon's database, so a parity test compares like with like. Fills are in
+ * time order, ties in instance-name then recording order.
+ */
+export function storeTrace(store: Store, instances: readonly string[]): Trace {
+  const rows = journalRows(store);
+  const byId = new Map(rows.map((r) => [r.localId, r]));
+  const fills = [...instances]
+    .sort()
+    .flatMap((name) => store.fills.forInstance(name))
+    .sort((a, b) => a.time - b.time);
+  return {
+    orders: rows
+      .filter((o) => o.instance !== undefined && instances.includes(o.instance))
+      .map((o) => ({
+        time: o.createdAt,
+        type: o.type,
+        side: o.side,
+        price: o.price,
+        quantity: o.quantity ?? (o.quoteAmount === undefined ? undefined : `quote:${o.quoteAmount}`),
+      })),
+    fills: fills.map((f) => ({
+      time: f.time,
+      type: byId.get(f.orderLocalId)?.type ?? 'UNKNOWN',
+      side: f.side,
+      price: f.price,
+      quantity: f.qty,
+    })),
+  };
+}
+
+/**
+ * Exact accounting: each asset's final total (free + locked) must be the initial amount plus what the fills
+ * brought in minus what they paid out and their fees. A difference is a bug, never rounding: it throws.
+ */
+export function checkAccounting(
+  initial: Readonly<Record<string, Dec>>,
+  final: Readonly<Record<string, Dec>>,
+  fills: readonly SimFill[],
+  pairs: ReadonlyMap<string, { base: string; quote: string }>,
+): void {
+  const expected = new Map<string, Dec>(Object.entries(initial));
+  const add = (asset: string, amount: Dec) => expected.set(asset, (expected.get(asset) ?? ZERO).plus(amount));
+  for (const f of fills) {
+    const pair = pairs.get(f.symbol);
+    if (!pair) throw new BotError('E_BACKTEST_ACCOUNTING', `fill ${f.id} on unknown pair ${f.symbol}`);
+    const buy = f.side === 'BUY';
+    add(pair.base, buy ? f.baseQty : f.baseQty.neg());
+    add(pair.quote, buy ? f.quoteQty.neg() : f.quoteQty);
+    add(f.feeAsset.code, f.fee.neg());
+  }
+  const problems: string[] = [];
+  for (const asset of [...new Set([...expected.keys(), ...Object.keys(final)])].sort()) {
+    const want = expected.get(asset) ?? ZERO;
+    const have = final[asset] ?? ZERO;
+    if (!want.eq(have))
+      problems.push(
+        `${asset}: expected ${want.toFixed()} (initial + fills - fees), the account holds ${have.toFixed()}`,
+      );
+  }
+  if (problems.length > 0)
+    throw new BotError('E_BACKTEST_ACCOUNTING', `accounting mismatch: ${problems.join('; ')}`, {
+      context: { problems },
+    });
+}
+
+/** Runs one backtest of `instances` (one engine, one account) over the ticks of their symbols in `data`. */
+export async function runBacktest(
+  instances: readonly InstanceSpec[],
+  data: TickData,
+  settings: BacktestSettings,
+  options: RunOptions = {},
+): Promise<BacktestRun> {
+  if (instances.length === 0) throw new BotError('E_USAGE', 'a backtest needs at least one strategy file');
+  const refreshMs = settings.refreshMs ?? 60_000;
+  const sampleMs = settings.sampleMs ?? 3_600_000;
+  const { symbols, pairs, quoteAsset, symIndex } = unitSymbols(instances, data);
+  const slot = new Int32Array(data.symbols.length).fill(-1);
+  symIndex.forEach((s, k) => (slot[s] = k));
+  const total = countTicks(data, new Set(symIndex));
+  const { sym, time, price, high, low, vb, vq } = data.columns;
+  let first = 0;
+  while (slot[sym[first] as number] === -1) first++;
+
+  const clock = new VirtualClock(time[first] as number);
+  const sim = new MatchingEngine({
+    clock,
+    seed: settings.seed ?? 1,
+    fillThroughTicks: settings.fillThroughTicks ?? 1,
+    makerFee: settings.fee ?? '0.001',
+    takerFee: settings.fee ?? '0.001',
+  });
+  sim.createAccount({ apiKey: API_KEY, balances: settings.balances });
+  const inProcess = new InProcessVenue(sim, API_KEY);
+  const venue: Venue = settings.cancel === false ? new NoCancelVenue(inProcess) : inProcess;
+  const store = openStore({ path: ':memory:', clock });
+  try {
+    const bases = symbols.map((s) => (pairs.get(s) as PairAssets).base);
+    const assetCodes = [...new Set([...Object.keys(settings.balances), quoteAsset, ...bases])].sort();
+    const initial = assetTotals(sim, assetCodes);
+    const engine = new Engine({ venue, clock, store, logger: silentLogger, instances });
+    const equity = new EquityTracker(symbols.length);
+    let revision = -1;
+    const readBalances = () => {
+      const totals = assetTotals(sim, [quoteAsset, ...bases]);
+      equity.setBalances(
+        totals[quoteAsset] as Dec,
+        bases.map((a) => totals[a] as Dec),
+      );
+      revision = sim.revision;
+    };
+
+    // The market has its first price before the engine starts, as a paper venue has when the daemon starts.
+    const firstSym = sym[first] as number;
+    sim.onPrice(data.symbols[firstSym]!.symbol, price[first] as number, clock.time);
+    equity.prices[slot[firstSym] as number] = price[first] as number;
+    readBalances();
+    equity.sample(clock.time);
+    await engine.start();
+    let nextRefresh = (Math.floor(clock.time / refreshMs) + 1) * refreshMs;
+    const refreshed = { revision: -1, intents: -1 };
+    let nextSample = (Math.floor(clock.time / sampleMs) + 1) * sampleMs;
+
+    const fills = sim.fills(API_KEY);
+    let fillCount = fills.length;
+    const chart = new ChartSeries(Math.max(1, Math.ceil(total / CHART_BUCKETS)));
+    const batch: Ticker[] = [];
+    const infos = data.symbols;
+    const prices = equity.prices;
+    let done = 0;
+    for (let i = first; i < data.length; i++) {
+      const s = sym[i] as number;
+      const k = slot[s] as number;
+      if (k === -1) continue;
+      const t = time[i] as number;
+      const p = price[i] as number;
+      while (t >= nextSample) {
+        equity.sample(nextSample);
+        nextSample += sampleMs;
+      }
+      clock.time = t;
+      if (t >= nextRefresh) {
+        // A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its
+        // revision) and no intent processed since the last one, the venue's pair configs and balances are
+        // what the engine already holds. The daemon's refresh would read the same figures.
+        const intents = intentCount(engine);
+        if (sim.revision !== refreshed.revision || intents !== refreshed.intents) {
+          await engine.refresh();
+          refreshed.revision = sim.revision;
+          refreshed.intents = intents;
+        }
+        nextRefresh = (Math.floor(t / refreshMs) + 1) * refreshMs;
+      }
+      const info = infos[s] as SymbolInfo;
+      if (i !== first) sim.onPrice(info.symbol, p, t);
+      prices[k] = p;
+      // A fresh ticker per tick: MarketState caches the parsed price by ticker identity.
+      const h = high[i] as number;
+      const l = low[i] as number;
+      const b = vb[i] as number;
+      const q = vq[i] as number;
+      batch[0] = {
+        s: info.symbol,
+        p,
+        t,
+        h: h === h ? h : undefined,
+        l: l === l ? l : undefined,
+        vb: b === b ? b : undefined,
+        vq: q === q ? q : undefined,
+        b: info.b,
+        q: info.q,
+        bi: info.bi,
+        qi: info.qi,
+      };
+      const observed = engine.observe(batch);
+      if (observed) await observed;
+      const polled = engine.pollOrders();
+      if (polled) await polled;
+      let filled = false;
+      if (sim.revision !== revision) {
+        readBalances();
+        filled = fills.length !== fillCount;
+        fillCount = fills.length;
+      }
+      const e = equity.update(t);
+      if (k === 0) chart.add(t, p, e, filled);
+      if ((++done & PROGRESS_MASK) === 0) options.onProgress?.(done, total);
+    }
+    const lastTime = clock.time;
+    await engine.stop();
+    readBalances();
+    equity.sample(lastTime);
+    options.onProgress?.(done, total);
+    chart.flush();
+
+    const final = assetTotals(sim, assetCodes);
+    checkAccounting(initial, final, fills, pairs);
+    const orders = journalRows(store);
+    const trace = storeTrace(
+      store,
+      instances.map((i) => i.config.name),
+    );
+    if (trace.fills.length !== fills.length)
+      throw new BotError(
+        'E_BACKTEST_ACCOUNTING',
+        `the engine recorded ${trace.fills.length} fills, the venue made ${fills.length}`,
+      );
+    const owner = new Map<number, OrderRow>();
+    for (const o of orders) if (o.exchangeId !== undefined) owner.set(Number(o.exchangeId), o);
+    const samples = equity.samples;
+    return {
+      symbols,
+      quoteAsset,
+      baseAssets: bases,
+      ticks: done,
+      firstTime: time[first] as number,
+      lastTime,
+      firstPrice: price[first] as number,
+      lastPrice: prices[0] as number,
+      initial,
+      final,
+      initialEquity: (samples[0] as EquitySample).equity,
+      finalEquity: (samples[samples.length - 1] as EquitySample).equity,
+      equity: samples,
+      chart: chart.points,
+      drawdown: equity.drawdown(),
+      fills,
+      orders,
+      orderOwner: owner,
+      instances: engine.instances(),
+      trace,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+const PROGRESS_MASK = (1 << 16) - 1;
+
+function intentCount(engine: Engine): number {
+  let n = 0;
+  for (const i of engine.instances()) n += i.counters.intents;
+  return n;
+}
+/** About this many buckets of ticks (two points each) make the report's price line. */
+const CHART_BUCKETS = 2000;
+
+interface PairAssets {
+  base: string;
+  quote: string;
+}
+
+/** The unit's symbols (first-config order), their pairs on the simulated exchange, and their data index. */
+function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
+  const sim = new MatchingEngine();
+  const symbols = [...new Set(instances.map((i) => i.config.symbol))];
+  const pairs = new Map<string, PairAssets>();
+  for (const name of symbols) {
+    const config = sim.pairConfigs(name)[0];
+    if (!config)
+      throw new BotError('E_BACKTEST_DATA', `symbol ${name} is not a pair of the simulated exchange`, {
+        context: { symbol: name },
+      });
+    pairs.set(name, { base: config.baseAsset, quote: config.quoteAsset });
+  }
+  const quotes = [...new Set([...pairs.values()].map((p) => p.quote))];
+  if (quotes.length > 1)
+    throw new BotError(
+      'E_USAGE',
+      `strategies run together must share one quote asset to value one equity curve, found ${quotes.join(', ')}`,
+    );
+  const symIndex = symbols.map((name) => {
+    const i = data.symbols.findIndex((s) => s.symbol === name);
+    if (i < 0)
+      throw new BotError(
+        'E_BACKTEST_DATA',
+        `no ticks of ${name} in ${data.files.map((f) => f.path).join(', ')} (within --from/--to)`,
+        { context: { symbol: name } },
+      );
+    return i;
+  });
+  return { symbols, pairs, quoteAsset: quotes[0] as string, symIndex };
+}

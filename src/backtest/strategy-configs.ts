@@ -1,0 +1,124 @@
+/**
+ * Strategy files for backtests: loaded and checked by the same loader the daemon uses, kept with their raw
+ * JSON and sha256 (for the summary, and so a sweep can apply overrides and check the result again with the
+ * same schemas). A worker thread rebuilds its instances from these sources.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { loadStrategyFiles, strictParams } from '../config/loader.js';
+import { issueLines } from '../config/problems.js';
+import { StrategyFileSchema } from '../config/strategy-file.js';
+import { BotError, ConfigError } from '../errors.js';
+import type { InstanceSpec } from '../engine/instance-runner.js';
+import { loadStrategy } from '../strategy/loader.js';
+import type { ConfigInput } from './summary.js';
+
+/** A strategy file as read: what crosses to a worker thread (plain JSON). */
+export interface ConfigSource {
+  file: string;
+  sha256: string;
+  raw: Record<string, unknown>;
+}
+
+/** Reads and validates strategy files (every problem of every file at once, as check-config does). */
+export async function readConfigs(
+  files: readonly string[],
+): Promise<{ sources: ConfigSource[]; instances: InstanceSpec[] }> {
+  const instances = await loadStrategyFiles(files);
+  const sources: ConfigSource[] = [];
+  for (const instance of instances) {
+    const bytes = await readFile(instance.file);
+    sources.push({
+      file: instance.file,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      raw: JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, '')) as Record<string, unknown>,
+    });
+  }
+  return { sources, instances };
+}
+
+/** Where a sweep key lands in a strategy file: `risk.*` and `params.*` as written, anything else under params. */
+export function overridePath(key: string): string[] {
+  const parts = key.split('.');
+  return parts[0] === 'risk' || parts[0] === 'params' ? parts : ['params', ...parts];
+}
+
+function valueAt(raw: unknown, path: readonly string[]): unknown {
+  let node = raw;
+  for (const p of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[p];
+  }
+  return node;
+}
+
+/**
+ * A sweep value given as text, typed like the value it replaces: text stays text (exact decimals), a number
+ * becomes a number, a boolean a boolean; a key the file does not set takes a number or boolean when the text
+ * reads as one.
+ */
+export function overrideValue(raw: Record<string, unknown>, key: string, text: string): unknown {
+  const current = valueAt(raw, overridePath(key));
+  if (typeof current === 'string') return text;
+  const number = text.trim() === '' ? NaN : Number(text);
+  if (typeof current === 'number') {
+    if (!Number.isFinite(number)) throw new BotError('E_USAGE', `--sweep ${key}: expected numbers, found '${text}'`);
+    return number;
+  }
+  if (typeof current === 'boolean' || text === 'true' || text === 'false') {
+    if (text !== 'true' && text !== 'false')
+      throw new BotError('E_USAGE', `--sweep ${key}: expected true or false, found '${text}'`);
+    return text === 'true';
+  }
+  return Number.isFinite(number) ? number : text;
+}
+
+function withValue(raw: Record<string, unknown>, path: readonly string[], value: unknown): Record<string, unknown> {
+  const copy = structuredClone(raw);
+  let node: Record<string, unknown> = copy;
+  for (const p of path.slice(0, -1)) {
+    const next = node[p];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[p] = {};
+    node = node[p] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+  return copy;
+}
+
+/** The instance of a strategy file with overrides applied, checked by the loader's own schemas. */
+export async function instanceOf(
+  source: ConfigSource,
+  overrides: Readonly<Record<string, unknown>> = {},
+): Promise<InstanceSpec> {
+  let raw = source.raw;
+  for (const [key, value] of Object.entries(overrides)) raw = withValue(raw, overridePath(key), value);
+  const where =
+    Object.keys(overrides).length === 0
+      ? source.file
+      : `${source.file} (with --sweep ${Object.keys(overrides).join(', ')})`;
+  const parsed = StrategyFileSchema.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
+  const definition = await loadStrategy(parsed.data.strategy);
+  const schema = strictParams(definition.params);
+  const params = schema.safeParse(raw.params ?? {});
+  if (!params.success) throw new ConfigError(issueLines(where, params.error.issues, raw.params, schema, ['params']));
+  return { config: parsed.data, definition, params: params.data };
+}
+
+export function configInput(
+  source: ConfigSource,
+  instance: InstanceSpec,
+  overrides: Readonly<Record<string, unknown>>,
+): ConfigInput {
+  let config: unknown = source.raw;
+  for (const [key, value] of Object.entries(overrides))
+    config = withValue(config as Record<string, unknown>, overridePath(key), value);
+  return {
+    file: source.file,
+    sha256: source.sha256,
+    name: instance.config.name,
+    strategy: instance.config.strategy,
+    symbol: instance.config.symbol,
+    config,
+  };
+}

@@ -1,0 +1,25 @@
+/** A sweep's worker thread: runs the combinations it is sent on the shared recording, one at a time. */
+import { parentPort, workerData } from 'node:worker_threads';
+import { type JobSettings, runJob } from './job.js';
+import type { ConfigSource } from './strategy-configs.js';
+import type { WorkerReply, WorkerRequest } from './sweep.js';
+import type { TickData } from './tick-data.js';
+
+const { sources, data, settings } = workerData as { sources: ConfigSource[]; data: TickData; settings: JobSettings };
+const port = parentPort;
+if (!port) throw new Error('sweep-worker.ts runs as a worker thread only');
+
+port.on('message', (request: WorkerRequest) => {
+  if ('stop' in request) {
+    port.close();
+    return;
+  }
+  runJob(sources, data, settings, request.overrides).then(
+    ({ summary }) => port.postMessage({ index: request.index, metrics: summary.metrics } satisfies WorkerReply),
+    (err: unknown) =>
+      port.postMessage({
+        index: request.index,
+        error: err instanceof Error ? err.message : String(err),
+      } satisfies WorkerReply),
+  );
+});

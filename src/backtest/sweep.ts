@@ -1,0 +1,208 @@
+/**
+ * Parameter sweeps: every combination of the --sweep values (a grid, the last key varying fastest), run on
+ * worker threads that share the parsed recording (its columns live on SharedArrayBuffers: nothing is parsed
+ * or copied per worker). Workers take the next combination when they finish one, so a slow combination does
+ * not hold the others up; the ranking does not depend on which worker ran what.
+ *
+ * Ranking: by total return, highest first; then by Sharpe (a missing Sharpe ranks below any value); then by
+ * combination order.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { BotError } from '../errors.js';
+import { D } from '../market/decimal.js';
+import type { JobSettings } from './job.js';
+import { csv } from './report-files.js';
+import type { ConfigSource } from './strategy-configs.js';
+import { overrideValue } from './strategy-configs.js';
+import type { Metrics } from './summary.js';
+import type { TickData } from './tick-data.js';
+
+export interface SweepAxis {
+  key: string;
+  values: unknown[];
+}
+
+/** `key=a,b,c` typed against every source (the same key applies to each strategy file of the run). */
+export function parseSweep(spec: string, sources: readonly ConfigSource[]): SweepAxis {
+  const eq = spec.indexOf('=');
+  const key = eq > 0 ? spec.slice(0, eq).trim() : '';
+  const texts =
+    eq > 0
+      ? spec
+          .slice(eq + 1)
+          .split(',')
+          .map((v) => v.trim())
+      : [];
+  if (key === '' || texts.length === 0 || texts.some((t) => t === ''))
+    throw new BotError('E_USAGE', `--sweep: expected key=value1,value2,…, found '${spec}'`);
+  const typed = texts.map((t) => overrideValue(sources[0]?.raw ?? {}, key, t));
+  return { key, values: typed };
+}
+
+/** Every combination of the axes, as overrides by key; the last axis varies fastest. */
+export function sweepGrid(axes: readonly SweepAxis[]): Record<string, unknown>[] {
+  let combos: Record<string, unknown>[] = [{}];
+  for (const axis of axes) combos = combos.flatMap((c) => axis.values.map((v) => ({ ...c, [axis.key]: v })));
+  return combos;
+}
+
+export interface SweepResult {
+  /** 1 = best. */
+  rank: number;
+  /** Position in the grid (0-based). */
+  index: number;
+  overrides: Record<string, unknown>;
+  metrics: Metrics;
+}
+
+export interface SweepJob {
+  sources: ConfigSource[];
+  data: TickData;
+  settings: JobSettings;
+  combos: Record<string, unknown>[];
+}
+
+export type WorkerRequest = { index: number; overrides: Record<string, unknown> } | { stop: true };
+export type WorkerReply = { index: number; metrics: Metrics } | { index: number; error: string };
+
+function compare(a: SweepResult, b: SweepResult): number {
+  const byReturn = new D(b.metrics.totalReturnPct).cmp(a.metrics.totalReturnPct);
+  if (byReturn !== 0) return byReturn;
+  const sa = a.metrics.sharpe;
+  const sb = b.metrics.sharpe;
+  if (sa !== sb) {
+    if (sa === null) return 1;
+    if (sb === null) return -1;
+    const bySharpe = new D(sb).cmp(sa);
+    if (bySharpe !== 0) return bySharpe;
+  }
+  return a.index - b.index;
+}
+
+export function rank(results: Omit<SweepResult, 'rank'>[]): SweepResult[] {
+  return results
+    .map((r) => ({ ...r, rank: 0 }))
+    .sort(compare)
+    .map((r, i) => ({ ...r, rank: i + 1 }));
+}
+
+/**
+ * The worker's entry. From the build it is sweep-worker.js. Under tsx (this module is .ts) the worker must
+ * register tsx itself before importing sweep-worker.ts: on Node 20 a worker does not get the loader hooks of
+ * `--import tsx` in its execArgv, so a small ESM bootstrap (a data: URL) calls tsx's register() first.
+ */
+function workerEntry(): URL {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new URL('./sweep-worker.js', here);
+  const manifest = createRequire(here).resolve('tsx/package.json');
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    exports: Record<string, { import?: { default?: string } }>;
+  };
+  const api = exports['./esm/api']?.import?.default;
+  if (api === undefined) throw new BotError('E_SWEEP', `cannot find tsx's ESM register API in ${manifest}`);
+  const register = pathToFileURL(path.join(path.dirname(manifest), api)).href;
+  const worker = new URL('./sweep-worker.ts', here).href;
+  const code = `import { register } from ${JSON.stringify(register)}; register(); await import(${JSON.stringify(worker)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}
+
+export function defaultWorkers(): number {
+  return availableParallelism();
+}
+
+/** Runs every combination on `workers` threads; `onDone` after each. Rejects on the first failure. */
+export async function runSweep(
+  job: SweepJob,
+  workers: number,
+  onDone?: (done: number, total: number) => void,
+): Promise<SweepResult[]> {
+  const url = workerEntry();
+  const total = job.combos.length;
+  const results: Omit<SweepResult, 'rank'>[] = [];
+  let next = 0;
+  const threads: Worker[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let running = 0;
+      const feed = (w: Worker) => {
+        if (next >= total) {
+          w.postMessage({ stop: true } satisfies WorkerRequest);
+          return;
+        }
+        const index = next++;
+        w.postMessage({ index, overrides: job.combos[index] as Record<string, unknown> } satisfies WorkerRequest);
+      };
+      const count = Math.max(1, Math.min(workers, total));
+      for (let i = 0; i < count; i++) {
+        const w = new Worker(url, {
+          workerData: { sources: job.sources, data: job.data, settings: job.settings },
+        });
+        threads.push(w);
+        running++;
+        w.on('message', (reply: WorkerReply) => {
+          if ('error' in reply) {
+            reject(new BotError('E_SWEEP', `combination ${JSON.stringify(job.combos[reply.index])}: ${reply.error}`));
+            return;
+          }
+          results.push({
+            index: reply.index,
+            overrides: job.combos[reply.index] as Record<string, unknown>,
+            metrics: reply.metrics,
+          });
+          onDone?.(results.length, total);
+          feed(w);
+        });
+        w.on('error', reject);
+        w.on('exit', (code) => {
+          running--;
+          if (code !== 0) reject(new BotError('E_SWEEP', `a sweep worker exited with code ${code}`));
+          else if (running === 0) resolve();
+        });
+        feed(w);
+      }
+    });
+  } finally {
+    await Promise.all(threads.map((w) => w.terminate()));
+  }
+  if (results.length !== total)
+    throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
+  return rank(results);
+}
+
+/** A sweep value as the user typed it. */
+export function overrideText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {
+  const metricKeys: (keyof Metrics)[] = [
+    'totalReturnPct',
+    'sharpe',
+    'sortino',
+    'maxDrawdownPct',
+    'winRatePct',
+    'profitFactor',
+    'fills',
+    'roundTrips',
+    'feesQuote',
+    'exposurePct',
+    'finalEquity',
+  ];
+  return csv(
+    ['rank', 'index', ...keys, ...metricKeys],
+    results.map((r) => [
+      r.rank,
+      r.index,
+      ...keys.map((k) => overrideText(r.overrides[k])),
+      ...metricKeys.map((k) => {
+        const v = r.metrics[k];
+        return v === null || typeof v === 'object' ? '' : v;
+      }),
+    ]),
+  );
+}

@@ -1,0 +1,206 @@
+/**
+ * `bot backtest`: the real engine and strategies against the simulated exchange's matching engine, in
+ * process, on a virtual clock, over recordings. Each --config is its own backtest (own account, own engine)
+ * unless --together runs them all in one engine on one account. --sweep runs a grid of params on worker
+ * threads instead of one run.
+ */
+import path from 'node:path';
+import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../backtest/job.js';
+import { progressLine } from '../backtest/progress.js';
+import { writeReport } from '../backtest/report-files.js';
+import { metricsTable, sweepTable } from '../backtest/results-table.js';
+import { type ConfigSource, readConfigs } from '../backtest/strategy-configs.js';
+import { defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
+import { loadTicks, type TickData } from '../backtest/tick-data.js';
+import { BotError, ConfigError } from '../errors.js';
+import { dec, isPlainDecimal } from '../market/decimal.js';
+import { DEFAULT_ASSETS } from '../sim/default-market.js';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { parseFlags } from './flags.js';
+
+const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
+
+Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
+virtual clock, no network). Each --config is its own backtest unless --together.
+
+  --from ISO, --to ISO       only ticks with from <= time < to
+  --balance A=N,B=M          starting balances (default: 10000 of each quote asset)
+  --fee RATIO                maker and taker fee (default 0.001)
+  --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
+  --seed N                   the matching engine's PRNG seed (default 1)
+  --no-cancel                a venue without cancel (strategies that require it are refused)
+  --together                 all configs in one engine on one account (one quote asset)
+  --out DIR                  output folder (default backtests/<config-name>-<data-name>/)
+  --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
+  --workers N                sweep worker threads (default: available cores)
+
+Writes summary.json, orders.csv, fills.csv, equity.csv and report.html (a sweep: sweep.csv, sweep.json).`;
+
+function usage(message: string): BotError {
+  return new BotError('E_USAGE', `backtest: ${message}`);
+}
+
+function intFlag(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min)
+    throw usage(`--${name} must be an integer >= ${min}, got '${value}'`);
+  return n;
+}
+
+function timeFlag(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || !Number.isFinite(ms))
+    throw usage(`--${name} must be an ISO 8601 time such as 2023-03-10T00:00:00Z, got '${value}'`);
+  return ms;
+}
+
+function balanceFlag(value: string | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  const known = new Set(DEFAULT_ASSETS.map((a) => a.code));
+  const out: Record<string, string> = {};
+  for (const part of value.split(',')) {
+    const [asset, amount, extra] = part.split('=').map((s) => s.trim());
+    if (!asset || amount === undefined || extra !== undefined || !isPlainDecimal(amount))
+      throw usage(`--balance expects ASSET=AMOUNT[,ASSET=AMOUNT…] with plain decimals, got '${part}'`);
+    if (!known.has(asset))
+      throw usage(`--balance: unknown asset ${asset} (the simulated exchange has ${[...known].join(', ')})`);
+    out[asset] = dec(amount).toFixed();
+  }
+  return out;
+}
+
+function feeFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainDecimal(value) || dec(value).gt(1))
+    throw usage(`--fee must be a decimal ratio within [0, 1], got '${value}'`);
+  return dec(value).toFixed();
+}
+
+function safeName(text: string): string {
+  return text.replace(/[^A-Za-z0-9._+-]+/g, '_');
+}
+
+interface Unit {
+  name: string;
+  sources: ConfigSource[];
+}
+
+export async function run(argv: string[]): Promise<number> {
+  try {
+    return await backtest(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) console.error(`backtest: ${problem}`);
+      return 1;
+    }
+    if (err instanceof BotError) {
+      console.error(err.message.startsWith('backtest:') ? err.message : `backtest: ${err.message}`);
+      return err.code === 'E_USAGE' ? 2 : 1;
+    }
+    throw err;
+  }
+}
+
+async function backtest(argv: string[]): Promise<number> {
+  const { values } = parseFlags('backtest', argv, {
+    config: { type: 'string', multiple: true },
+    data: { type: 'string', multiple: true },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    balance: { type: 'string' },
+    fee: { type: 'string' },
+    'fill-through-ticks': { type: 'string' },
+    out: { type: 'string' },
+    seed: { type: 'string' },
+    sweep: { type: 'string', multiple: true },
+    workers: { type: 'string' },
+    'no-cancel': { type: 'boolean' },
+    together: { type: 'boolean' },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const configs = values.config ?? [];
+  const dataFiles = (values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
+  if (configs.length === 0) throw usage('--config is required (a strategy file, e.g. config/grid-btcusdt.json)');
+  if (dataFiles.length === 0)
+    throw usage('--data is required (a recording, e.g. data/samples/BTCUSDT-2023-03-01_21.jsonl.gz)');
+  const from = timeFlag('from', values.from);
+  const to = timeFlag('to', values.to);
+  if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
+  const settings: JobSettings = {
+    ...DEFAULT_JOB_SETTINGS,
+    balances: balanceFlag(values.balance),
+    fee: feeFlag(values.fee) ?? DEFAULT_JOB_SETTINGS.fee,
+    fillThroughTicks:
+      intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
+    seed: intFlag('seed', values.seed, 0) ?? DEFAULT_JOB_SETTINGS.seed,
+    cancel: values['no-cancel'] !== true,
+    from: values.from,
+    to: values.to,
+  };
+  const workers = intFlag('workers', values.workers, 1) ?? defaultWorkers();
+  const sweeps = values.sweep ?? [];
+
+  const { sources } = await readConfigs(configs);
+  const units: Unit[] =
+    values.together === true
+      ? [{ name: sources.map((s) => String(s.raw.name)).join('+'), sources }]
+      : sources.map((s) => ({ name: String(s.raw.name), sources: [s] }));
+  if (sweeps.length > 0 && units.length > 1)
+    throw usage('--sweep takes one --config (or several with --together): each combination is one run');
+  const axes = sweeps.map((s) => parseSweep(s, sources));
+
+  const data = await loadTicks(dataFiles, { from, to });
+  const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
+  const outDir = (unit: Unit) =>
+    values.out === undefined
+      ? path.join('backtests', safeName(`${unit.name}-${dataName}`))
+      : units.length > 1
+        ? path.join(values.out, safeName(unit.name))
+        : values.out;
+
+  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, workers, outDir(units[0]!));
+
+  const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
+  for (const unit of units) {
+    const progress = progressLine(`backtest ${unit.name}`, 'ticks');
+    const { run, summary } = await runJob(unit.sources, data, settings, {}, { onProgress: progress?.update });
+    progress?.end();
+    const dir = outDir(unit);
+    await writeReport(dir, run, summary);
+    for (const i of run.instances)
+      if (i.status !== 'stopped') console.error(`backtest: instance ${i.name} ended ${i.status}: ${i.reason ?? ''}`);
+    results.push({ name: unit.name, metrics: summary.metrics });
+    console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
+  }
+  console.log(metricsTable(results));
+  return 0;
+}
+
+async function sweep(
+  unit: Unit,
+  data: TickData,
+  settings: JobSettings,
+  axes: ReturnType<typeof parseSweep>[],
+  workers: number,
+  dir: string,
+): Promise<number> {
+  const combos = sweepGrid(axes);
+  const progress = progressLine(`sweep ${unit.name}`, 'runs');
+  const results = await runSweep({ sources: unit.sources, data, settings, combos }, workers, progress?.update);
+  progress?.end();
+  const keys = axes.map((a) => a.key);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'sweep.csv'), sweepCsv(results, keys));
+  await writeFile(
+    path.join(dir, 'sweep.json'),
+    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256 })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results }, null, 2)}\n`,
+  );
+  console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
+  console.log(sweepTable(results, keys));
+  return 0;
+}

@@ -1,0 +1,109 @@
+/** The metrics on hand-made equity curves and fills, each expected value worked out by hand. */
+import { describe, expect, it } from 'vitest';
+import { EquityTracker } from '../../src/backtest/equity-tracker.js';
+import { exposure, riskRatios, roundTrips, type TradeFill, tradeStats } from '../../src/backtest/metrics.js';
+import { D, type Dec } from '../../src/market/decimal.js';
+
+const HOUR = 3_600_000;
+const d = (x: string | number): Dec => new D(x);
+
+function fill(book: string, side: 'BUY' | 'SELL', quantity: string, value: string, time: number): TradeFill {
+  return { book, side, quantity: d(quantity), value: d(value), time };
+}
+
+describe('max drawdown', () => {
+  it('is the deepest fall from a previous peak, exact at both ends', () => {
+    // One unit of base, no quote: equity = price. Peaks 120 then 130; falls to 90 (-25 %) and 117 (-10 %).
+    const tracker = new EquityTracker(1);
+    tracker.setBalances(d(0), [d(1)]);
+    const prices = [100, 120, 90, 110, 130, 117, 125];
+    prices.forEach((p, i) => {
+      tracker.prices[0] = p;
+      tracker.update(i);
+    });
+    const dd = tracker.drawdown()!;
+    expect(dd.peak).toEqual({ time: 1, equity: d(120) });
+    expect(dd.trough).toEqual({ time: 2, equity: d(90) });
+  });
+
+  it('follows balance changes, and is undefined when equity never falls', () => {
+    const tracker = new EquityTracker(1);
+    tracker.setBalances(d(100), [d(0)]);
+    tracker.prices[0] = 50;
+    tracker.update(0);
+    tracker.setBalances(d(50), [d('1.01')]); // bought 1.01 for 50: worth 50.5
+    tracker.update(1);
+    expect(tracker.drawdown()).toBeUndefined();
+    tracker.prices[0] = 40; // 50 + 1.01 x 40 = 90.4
+    tracker.update(2);
+    expect(tracker.drawdown()!.trough.equity.toFixed()).toBe('90.4');
+    expect(tracker.drawdown()!.peak.equity.toFixed()).toBe('100.5');
+  });
+});
+
+describe('Sharpe and Sortino', () => {
+  it('annualise the mean over the deviations of hourly returns', () => {
+    // Returns +10 %, -10 %, +10 %: mean 1/30; sample sd sqrt(((2/30)^2 x 2 + (4/30)^2) / 2) = sqrt(12)/30;
+    // downside sqrt(0.01 / 3). Annualised by sqrt(8760).
+    const ratios = riskRatios([d(100), d(110), d(99), d('108.9')], HOUR);
+    const annual = Math.sqrt(8760);
+    expect(ratios.sharpe).toBeCloseTo((1 / 30 / (Math.sqrt(12) / 30)) * annual, 9);
+    expect(ratios.sortino).toBeCloseTo((1 / 30 / Math.sqrt(0.01 / 3)) * annual, 9);
+  });
+
+  it('are undefined without deviation or without enough returns', () => {
+    expect(riskRatios([d(100), d(101), d('102.01')], HOUR)).toEqual({ sharpe: undefined, sortino: undefined });
+    expect(riskRatios([d(100), d(101)], HOUR)).toEqual({ sharpe: undefined, sortino: undefined });
+  });
+});
+
+describe('round trips', () => {
+  it('pair fills first in first out, fees included, and count wins and the profit factor', () => {
+    const trips = roundTrips([
+      fill('g', 'BUY', '1', '100', 1), // lot A: 1 at 100
+      fill('g', 'BUY', '1', '110', 2), // lot B: 1 at 110
+      fill('g', 'SELL', '1.5', '157.5', 3), // 105 each: A +5, half of B -2.5
+      fill('g', 'SELL', '0.5', '60', 4), // 120: rest of B +5
+    ]);
+    expect(
+      trips.map((t) => [t.quantity.toFixed(), t.entryPrice.toFixed(), t.exitPrice.toFixed(), t.pnl.toFixed()]),
+    ).toEqual([
+      ['1', '100', '105', '5'],
+      ['0.5', '110', '105', '-2.5'],
+      ['0.5', '110', '120', '5'],
+    ]);
+    const stats = tradeStats(trips);
+    expect(stats.roundTrips).toBe(3);
+    expect(stats.winRate!.toFixed()).toBe(new D(2).div(3).toFixed());
+    expect(stats.profitFactor!.toFixed()).toBe('4');
+  });
+
+  it('opens a short lot when selling what was not bought, and keeps books apart', () => {
+    const trips = roundTrips([
+      fill('a', 'SELL', '1', '100', 1),
+      fill('b', 'BUY', '1', '90', 2),
+      fill('a', 'BUY', '1', '95', 3),
+    ]);
+    expect(trips).toHaveLength(1);
+    expect(trips[0]).toMatchObject({ book: 'a', direction: 'short' });
+    expect(trips[0]!.pnl.toFixed()).toBe('5');
+    const stats = tradeStats(trips);
+    expect(stats.profitFactor).toBeUndefined();
+    expect(tradeStats([]).winRate).toBeUndefined();
+  });
+});
+
+describe('exposure', () => {
+  it('is the share of time with a non-zero net position in any book', () => {
+    // Long from 10 to 30, book b from 25 to 40 and again from 90 to the end (100): 30 + 10 of 100.
+    const fills = [
+      fill('a', 'BUY', '1', '100', 10),
+      fill('b', 'BUY', '2', '200', 25),
+      fill('a', 'SELL', '1', '100', 30),
+      fill('b', 'SELL', '2', '200', 40),
+      fill('b', 'BUY', '1', '100', 90),
+    ];
+    expect(exposure(fills, 0, 100)).toBeCloseTo(0.4, 12);
+    expect(exposure([], 0, 100)).toBe(0);
+  });
+});
