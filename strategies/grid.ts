@@ -16,12 +16,17 @@
  */
 import { z } from 'zod';
 import {
+  type Balance,
   D,
+  type Dec,
   dec,
   decimalParam,
   defineStrategy,
-  type Dec,
   type FillView,
+  floorTo,
+  noticeOnce,
+  type OrderView,
+  type PairRules,
   type StrategyContext,
 } from '../src/strategy/api.js';
 
@@ -90,37 +95,62 @@ type Ctx = StrategyContext<Params, GridState>;
 const TAG = /^grid:(-?\d+):(buy|sell)$/;
 const tag = (level: number, side: 'buy' | 'sell'): string => `grid:${level}:${side}`;
 
-function floorTo(value: Dec, step: Dec): Dec {
-  return value.div(step).floor().mul(step);
+interface Ladder {
+  levels: number;
+  price(level: number): Dec;
+  /** Base for one order at `price`. */
+  quantityAt(price: Dec): Dec;
+  /** The reference and the step as doubles: only to tell cheaply which levels the price sits between. */
+  referenceNumber: number;
+  stepNumber: number;
 }
 
-function noticeOnce(ctx: Ctx, key: string, message: string, data?: Record<string, unknown>): void {
-  const noticed = (ctx.state.noticed ??= []);
-  if (noticed.includes(key)) return;
-  noticed.push(key);
-  ctx.log.warn(message, data);
+/**
+ * What the grid computed for an instance and what its last quiet tick saw, kept in memory by context (the
+ * engine keeps one context per instance): derivable from params, state and the context, so never persisted.
+ */
+interface Memo {
+  reference: string;
+  ladder: Ladder;
+  /** Set after a tick that placed nothing: the inputs that tick saw. Same inputs, same (empty) outcome. */
+  quiet?: { band: number; orders: readonly OrderView[]; base?: Balance; quote?: Balance; rules: PairRules };
 }
+const memos = new WeakMap<object, Memo>();
 
 /** The ladder's geometry for this instance; undefined until a reference price is known. */
-function ladder(ctx: Ctx) {
+function ladder(ctx: Ctx): Ladder | undefined {
   const p = ctx.params;
-  let reference = p.referencePrice ?? (ctx.state.reference === undefined ? undefined : dec(ctx.state.reference));
+  let reference = p.referencePrice?.toFixed() ?? ctx.state.reference;
   if (reference === undefined) {
     if (ctx.price === undefined) return undefined;
-    reference = ctx.price;
-    ctx.state.reference = reference.toFixed();
-    ctx.log.info('grid centred on the first price', { reference: ctx.state.reference });
+    reference = ctx.state.reference = ctx.price.toFixed();
+    ctx.log.info('grid centred on the first price', { reference });
   }
-  const step = p.spacingAbs ?? reference.mul(p.spacingPct!).div(100);
-  const ref = reference;
-  return {
+  const memo = memos.get(ctx);
+  if (memo?.reference === reference) return memo.ladder;
+  const ref = dec(reference);
+  const step = p.spacingAbs ?? ref.mul(p.spacingPct!).div(100);
+  const prices = new Map<number, Dec>();
+  const built: Ladder = {
     levels: p.levels,
-    price: (level: number): Dec => ref.plus(step.mul(level)),
-    /** Base for one order at `price`. */
-    quantityAt: (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price),
+    price: (level) => prices.get(level) ?? prices.set(level, ref.plus(step.mul(level))).get(level)!,
+    quantityAt: (price) => p.quantity ?? p.quotePerLevel!.div(price),
+    referenceNumber: Number(reference),
+    stepNumber: step.toNumber(),
   };
+  memos.set(ctx, { reference, ladder: built });
+  return built;
 }
-type Ladder = NonNullable<ReturnType<typeof ladder>>;
+
+/**
+ * The index k of the levels the price lies strictly between (level k below, k + 1 above), or undefined when
+ * it sits on a level or too near one to tell in floating point: then only the exact comparisons decide.
+ */
+function bandOf(grid: Ladder, price: number): number | undefined {
+  const x = (price - grid.referenceNumber) / grid.stepNumber;
+  const k = Math.floor(x);
+  return x - k < 1e-9 || k + 1 - x < 1e-9 ? undefined : k;
+}
 
 function slotsOf(ctx: Ctx, grid: Ladder): Record<string, Slot> {
   if (ctx.state.slots) return ctx.state.slots;
@@ -146,17 +176,24 @@ function sellable(ctx: Ctx, slot: Slot | undefined, price: Dec): Dec {
 
 function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
   const side = price.gt(grid.price(grid.levels)) ? 'above' : price.lt(grid.price(-grid.levels)) ? 'below' : undefined;
-  if (side !== undefined && ctx.state.outside !== side) {
-    ctx.log.info(`price left the grid ${side} its range: waiting, not chasing`, { price: price.toFixed() });
+  if (ctx.state.outside === side) return; // written only on a change: an unchanged state costs no save
+  if (side === undefined) {
+    delete ctx.state.outside;
+    return;
   }
+  ctx.log.info(`price left the grid ${side} its range: waiting, not chasing`, { price: price.toFixed() });
   ctx.state.outside = side;
 }
 
-/** Make sure every slot that should have an order has one; never duplicates an open or pending order. */
-function arm(ctx: Ctx): void {
+/**
+ * Make sure every slot that should have an order has one; never duplicates an open or pending order.
+ * Returns how many orders it placed.
+ */
+function arm(ctx: Ctx): number {
   const grid = ladder(ctx);
   const price = ctx.price;
-  if (!grid || !price) return;
+  if (!grid || !price) return 0;
+  let placed = 0;
   const slots = slotsOf(ctx, grid);
   watchRange(ctx, grid, price);
   const open = new Set(ctx.openOrders.map((o) => o.tag));
@@ -177,6 +214,7 @@ function arm(ctx: Ctx): void {
       continue;
     }
     ctx.limit('SELL', at, qty, { tag: tag(j + 1, 'sell') });
+    placed++;
     freeBase = freeBase?.minus(qty);
   }
 
@@ -219,9 +257,43 @@ function arm(ctx: Ctx): void {
       break;
     }
     ctx.limit('BUY', bid, qty, { tag: tag(j, 'buy') });
+    placed++;
     committed = committed.plus(cost);
     freeQuote = freeQuote?.minus(cost);
   }
+  return placed;
+}
+
+/**
+ * The tick path. arm() depends on the price only through which levels it lies between, and otherwise on the
+ * open orders, the free balances, the pair rules and the slots (changed only by fills, which re-arm in
+ * onFill). The engine hands out the same open-orders array and balance entries until they change, so when
+ * all of that is as the last quiet tick saw it, this tick would place nothing too and is skipped: no decimal
+ * maths on the ticks where nothing happens (the vast majority in a backtest).
+ */
+function onTick(ctx: Ctx): void {
+  const grid = ladder(ctx);
+  const p = ctx.ticker?.p;
+  if (!grid || p === undefined) return;
+  const memo = memos.get(ctx)!;
+  const band = bandOf(grid, p);
+  const orders = ctx.openOrders;
+  const base = ctx.balances.get(ctx.rules.baseAsset);
+  const quote = ctx.balances.get(ctx.rules.quoteAsset);
+  const q = memo.quiet;
+  if (
+    q !== undefined &&
+    band !== undefined &&
+    q.band === band &&
+    q.orders === orders &&
+    q.base === base &&
+    q.quote === quote &&
+    q.rules === ctx.rules
+  ) {
+    return;
+  }
+  const placed = arm(ctx);
+  memo.quiet = placed === 0 && band !== undefined ? { band, orders, base, quote, rules: ctx.rules } : undefined;
 }
 
 /** Book a fill into its slot: a buy adds base and cost, a sell removes base and its share of the cost. */
@@ -252,9 +324,11 @@ export default defineStrategy<typeof params, GridState>({
   params,
   orderTypes: ['LIMIT'],
   requiresCancel: false,
-  onTick: arm,
+  onTick,
   onFill(ctx, fill) {
     book(ctx, fill);
     arm(ctx);
+    const memo = memos.get(ctx);
+    if (memo) memo.quiet = undefined;
   },
 });
