@@ -95,9 +95,21 @@ type Ctx = StrategyContext<Params, GridState>;
 const TAG = /^grid:(-?\d+):(buy|sell)$/;
 const tag = (level: number, side: 'buy' | 'sell'): string => `grid:${level}:${side}`;
 
+/** One level of the ladder, with the buy it would place there (rounded by the pair's rules). */
+interface Level {
+  price: Dec;
+  buyTag: string;
+  sellTag: string;
+  bid: Dec;
+  bidQty: Dec;
+  bidCost: Dec;
+  /** The pair would refuse that buy (below its minimums). */
+  small: boolean;
+}
+
 interface Ladder {
   levels: number;
-  price(level: number): Dec;
+  level(j: number): Level;
   /** Base for one order at `price`. */
   quantityAt(price: Dec): Dec;
   /** The reference and the step as doubles: only to tell cheaply which levels the price sits between. */
@@ -106,12 +118,18 @@ interface Ladder {
 }
 
 /**
- * What the grid computed for an instance and what its last quiet tick saw, kept in memory by context (the
- * engine keeps one context per instance): derivable from params, state and the context, so never persisted.
+ * What the grid derived for an instance, kept in memory by context (the engine keeps one context per
+ * instance): all of it follows from params, state and the context, so none of it is persisted.
  */
 interface Memo {
   reference: string;
+  rules: PairRules;
   ladder: Ladder;
+  /** Slot holdings (text, as in state) rounded down to the pair's step. */
+  held: Map<string, Dec>;
+  /** The tags of the open orders last seen, by the identity of the engine's open-orders array. */
+  openOrders?: readonly OrderView[];
+  openTags?: ReadonlySet<string | undefined>;
   /** Set after a tick that placed nothing: the inputs that tick saw. Same inputs, same (empty) outcome. */
   quiet?: { band: number; orders: readonly OrderView[]; base?: Balance; quote?: Balance; rules: PairRules };
 }
@@ -119,6 +137,10 @@ const memos = new WeakMap<object, Memo>();
 
 /** The ladder's geometry for this instance; undefined until a reference price is known. */
 function ladder(ctx: Ctx): Ladder | undefined {
+  return memo(ctx)?.ladder;
+}
+
+function memo(ctx: Ctx): Memo | undefined {
   const p = ctx.params;
   let reference = p.referencePrice?.toFixed() ?? ctx.state.reference;
   if (reference === undefined) {
@@ -126,19 +148,34 @@ function ladder(ctx: Ctx): Ladder | undefined {
     reference = ctx.state.reference = ctx.price.toFixed();
     ctx.log.info('grid centred on the first price', { reference });
   }
-  const memo = memos.get(ctx);
-  if (memo?.reference === reference) return memo.ladder;
+  const rules = ctx.rules;
+  const known = memos.get(ctx);
+  if (known?.reference === reference && known.rules === rules) return known;
   const ref = dec(reference);
   const step = p.spacingAbs ?? ref.mul(p.spacingPct!).div(100);
-  const prices = new Map<number, Dec>();
-  const built: Ladder = {
-    levels: p.levels,
-    price: (level) => prices.get(level) ?? prices.set(level, ref.plus(step.mul(level))).get(level)!,
-    quantityAt: (price) => p.quantity ?? p.quotePerLevel!.div(price),
-    referenceNumber: Number(reference),
-    stepNumber: step.toNumber(),
+  const quantityAt = (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price);
+  const levels = new Map<number, Level>();
+  const build = (j: number): Level => {
+    const price = ref.plus(step.mul(j));
+    const bid = floorTo(price, rules.tickSize);
+    const bidQty = floorTo(quantityAt(price), rules.stepSize);
+    const bidCost = bid.mul(bidQty);
+    const small = bidQty.lte(0) || bidQty.lt(rules.minQty) || bidCost.lt(rules.minNotional) || bid.lt(rules.minPrice);
+    return { price, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
   };
-  memos.set(ctx, { reference, ladder: built });
+  const built: Memo = {
+    reference,
+    rules,
+    ladder: {
+      levels: p.levels,
+      level: (j) => levels.get(j) ?? levels.set(j, build(j)).get(j)!,
+      quantityAt,
+      referenceNumber: Number(reference),
+      stepNumber: step.toNumber(),
+    },
+    held: new Map(),
+  };
+  memos.set(ctx, built);
   return built;
 }
 
@@ -158,7 +195,7 @@ function slotsOf(ctx: Ctx, grid: Ladder): Record<string, Slot> {
   // Seed the slots just above the reference with initialBase, nearest first, one order's worth each.
   let seed = ctx.params.initialBase ?? new D(0);
   for (let j = 0; j < grid.levels && seed.gt(0); j++) {
-    const held = D.min(seed, grid.quantityAt(grid.price(j + 1)));
+    const held = D.min(seed, grid.quantityAt(grid.level(j + 1).price));
     slots[j] = { held: held.toFixed(), cost: '0' };
     seed = seed.minus(held);
   }
@@ -166,16 +203,31 @@ function slotsOf(ctx: Ctx, grid: Ladder): Record<string, Slot> {
   return slots;
 }
 
+const NOTHING = new D(0);
+
 /** What a slot can sell at `price` after rounding to the pair's step; zero for dust the pair would reject. */
-function sellable(ctx: Ctx, slot: Slot | undefined, price: Dec): Dec {
-  if (!slot) return new D(0);
-  const qty = floorTo(dec(slot.held), ctx.rules.stepSize);
-  if (qty.lte(0) || qty.lt(ctx.rules.minQty) || qty.mul(price).lt(ctx.rules.minNotional)) return new D(0);
+function sellable(m: Memo, slot: Slot | undefined, price: Dec): Dec {
+  if (!slot) return NOTHING;
+  let qty = m.held.get(slot.held);
+  if (qty === undefined) m.held.set(slot.held, (qty = floorTo(dec(slot.held), m.rules.stepSize)));
+  if (qty.lte(0) || qty.lt(m.rules.minQty) || qty.mul(price).lt(m.rules.minNotional)) return NOTHING;
   return qty;
 }
 
+function openTags(m: Memo, orders: readonly OrderView[]): ReadonlySet<string | undefined> {
+  if (m.openOrders !== orders || !m.openTags) {
+    m.openTags = new Set(orders.map((o) => o.tag));
+    m.openOrders = orders;
+  }
+  return m.openTags;
+}
+
 function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
-  const side = price.gt(grid.price(grid.levels)) ? 'above' : price.lt(grid.price(-grid.levels)) ? 'below' : undefined;
+  const side = price.gt(grid.level(grid.levels).price)
+    ? 'above'
+    : price.lt(grid.level(-grid.levels).price)
+      ? 'below'
+      : undefined;
   if (ctx.state.outside === side) return; // written only on a change: an unchanged state costs no save
   if (side === undefined) {
     delete ctx.state.outside;
@@ -190,22 +242,24 @@ function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
  * Returns how many orders it placed.
  */
 function arm(ctx: Ctx): number {
-  const grid = ladder(ctx);
+  const m = memo(ctx);
   const price = ctx.price;
-  if (!grid || !price) return 0;
+  if (!m || !price) return 0;
+  const grid = m.ladder;
   let placed = 0;
   const slots = slotsOf(ctx, grid);
   watchRange(ctx, grid, price);
-  const open = new Set(ctx.openOrders.map((o) => o.tag));
-  const armed = (j: number): boolean => open.has(tag(j, 'buy')) || open.has(tag(j + 1, 'sell'));
+  const open = openTags(m, ctx.openOrders);
+  const armed = (j: number): boolean => open.has(grid.level(j).buyTag) || open.has(grid.level(j + 1).sellTag);
   // Balances guard against intents the engine would only refuse for insufficient funds, tick after tick.
   let freeBase = ctx.balances.get(ctx.rules.baseAsset)?.free;
   let freeQuote = ctx.balances.get(ctx.rules.quoteAsset)?.free;
 
   for (let j = -grid.levels; j < grid.levels; j++) {
-    const at = grid.price(j + 1);
-    const qty = sellable(ctx, slots[j], at);
-    if (armed(j) || qty.isZero()) continue;
+    if (armed(j)) continue;
+    const at = grid.level(j + 1).price;
+    const qty = sellable(m, slots[j], at);
+    if (qty.isZero()) continue;
     if (freeBase !== undefined && qty.gt(freeBase)) {
       noticeOnce(ctx, `base:${j}`, 'not enough free base for a grid sell: waiting', {
         level: j + 1,
@@ -213,39 +267,39 @@ function arm(ctx: Ctx): number {
       });
       continue;
     }
-    ctx.limit('SELL', at, qty, { tag: tag(j + 1, 'sell') });
+    ctx.limit('SELL', at, qty, { tag: grid.level(j + 1).sellTag });
     placed++;
     freeBase = freeBase?.minus(qty);
   }
 
-  // Quote tied up: what open buys still wait to spend, plus what the base held cost.
-  let committed = new D(0);
-  for (const o of ctx.openOrders) {
-    if (o.side === 'BUY' && o.price) committed = committed.plus(o.price.mul(o.quantity.minus(o.filledQuantity)));
-  }
-  for (const slot of Object.values(slots)) committed = committed.plus(slot.cost);
+  // Quote tied up: what open buys still wait to spend, plus what the base held cost. Summed only when a buy
+  // is about to be weighed against the budget: most calls find every level armed and never need it.
+  let committed: Dec | undefined;
+  const committedNow = (): Dec => {
+    let sum = new D(0);
+    for (const o of ctx.openOrders) {
+      if (o.side === 'BUY' && o.price) sum = sum.plus(o.price.mul(o.quantity.minus(o.filledQuantity)));
+    }
+    for (const slot of Object.values(slots)) sum = sum.plus(slot.cost);
+    return sum;
+  };
 
   // Nearest level below the market first, so that a tight budget buys closest to the price.
   for (let j = grid.levels - 1; j >= -grid.levels; j--) {
-    const at = grid.price(j);
+    const level = grid.level(j);
     const slot = slots[j];
     if (j >= 0 && slot === undefined) continue; // above the reference only seeded slots trade
-    if (armed(j) || !sellable(ctx, slot, grid.price(j + 1)).isZero() || at.gte(price) || at.lte(0)) continue;
-    const bid = floorTo(at, ctx.rules.tickSize);
-    const qty = floorTo(grid.quantityAt(at), ctx.rules.stepSize);
-    if (
-      qty.lte(0) ||
-      qty.lt(ctx.rules.minQty) ||
-      qty.mul(bid).lt(ctx.rules.minNotional) ||
-      bid.lt(ctx.rules.minPrice)
-    ) {
+    if (armed(j) || level.price.gte(price) || level.price.lte(0)) continue;
+    if (!sellable(m, slot, grid.level(j + 1).price).isZero()) continue;
+    if (level.small) {
       noticeOnce(ctx, `small:${j}`, 'grid order below the pair minimums: level skipped', {
         level: j,
-        quantity: qty.toFixed(),
+        quantity: level.bidQty.toFixed(),
       });
       continue;
     }
-    const cost = bid.mul(qty);
+    const cost = level.bidCost;
+    committed ??= committedNow();
     if (ctx.params.budgetQuote && committed.plus(cost).gt(ctx.params.budgetQuote)) {
       noticeOnce(ctx, 'budget', 'grid budget fully committed: further buys wait for sells', {
         budgetQuote: ctx.params.budgetQuote.toFixed(),
@@ -256,7 +310,7 @@ function arm(ctx: Ctx): number {
       noticeOnce(ctx, 'quote', 'not enough free quote for a grid buy: waiting', { level: j, cost: cost.toFixed() });
       break;
     }
-    ctx.limit('BUY', bid, qty, { tag: tag(j, 'buy') });
+    ctx.limit('BUY', level.bid, level.bidQty, { tag: level.buyTag });
     placed++;
     committed = committed.plus(cost);
     freeQuote = freeQuote?.minus(cost);
@@ -272,15 +326,14 @@ function arm(ctx: Ctx): number {
  * maths on the ticks where nothing happens (the vast majority in a backtest).
  */
 function onTick(ctx: Ctx): void {
-  const grid = ladder(ctx);
+  const m = memo(ctx);
   const p = ctx.ticker?.p;
-  if (!grid || p === undefined) return;
-  const memo = memos.get(ctx)!;
-  const band = bandOf(grid, p);
+  if (!m || p === undefined) return;
+  const band = bandOf(m.ladder, p);
   const orders = ctx.openOrders;
   const base = ctx.balances.get(ctx.rules.baseAsset);
   const quote = ctx.balances.get(ctx.rules.quoteAsset);
-  const q = memo.quiet;
+  const q = m.quiet;
   if (
     q !== undefined &&
     band !== undefined &&
@@ -293,7 +346,7 @@ function onTick(ctx: Ctx): void {
     return;
   }
   const placed = arm(ctx);
-  memo.quiet = placed === 0 && band !== undefined ? { band, orders, base, quote, rules: ctx.rules } : undefined;
+  m.quiet = placed === 0 && band !== undefined ? { band, orders, base, quote, rules: ctx.rules } : undefined;
 }
 
 /** Book a fill into its slot: a buy adds base and cost, a sell removes base and its share of the cost. */
@@ -328,7 +381,7 @@ export default defineStrategy<typeof params, GridState>({
   onFill(ctx, fill) {
     book(ctx, fill);
     arm(ctx);
-    const memo = memos.get(ctx);
-    if (memo) memo.quiet = undefined;
+    const m = memos.get(ctx);
+    if (m) m.quiet = undefined;
   },
 });

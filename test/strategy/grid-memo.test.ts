@@ -8,7 +8,7 @@ import grid from '../../strategies/grid.js';
 import { runBacktest } from '../../src/backtest/runner.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { StrategyFileSchema } from '../../src/config/strategy-file.js';
-import { defineStrategy, type StrategyContext } from '../../src/strategy/api.js';
+import { defineStrategy } from '../../src/strategy/api.js';
 import { FROM, SAMPLE, TO } from '../backtest/fixtures.js';
 
 const configs = {
@@ -24,7 +24,7 @@ const configs = {
 };
 
 /** A context whose identity is new on every call: the grid's per-context memo never hits. */
-const fresh = <C extends StrategyContext<never, object>>(ctx: C): C => Object.create(ctx) as C;
+const fresh = <C extends object>(ctx: C): C => Object.create(ctx) as C;
 const forgetful = defineStrategy({
   ...grid,
   onTick: (ctx) => grid.onTick(fresh(ctx)),
