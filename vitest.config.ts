@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest sets MODE=test (Vite's mode), which is the bot's paper/live switch: blank means the default.
+    env: { MODE: '' },
   },
 });

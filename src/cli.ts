@@ -17,6 +17,8 @@ const commands: Record<string, Command> = {
   'check-config': { summary: 'validate strategy files offline (schema, schedule, module, params)', load: () => import('./cli/check-config.js') },
   exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./cli/exchange.js') },
   backtest: { summary: 'replay recordings through the engine and strategies; reports and parameter sweeps', load: () => import('./cli/backtest.js') },
+  run: { summary: 'run the daemon (paper unless MODE=live)', load: () => import('./cli/run.js') },
+  status: { summary: 'instances, open orders, fills and PnL, from the database', load: () => import('./cli/status.js') },
   sim: { summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices', load: () => import('./cli/sim.js') },
 };
 

@@ -30,3 +30,30 @@ export function numberFlag(command: string, name: string, value: string | undefi
   }
   return n;
 }
+
+/**
+ * parseFlags for a command with a usage text: on a bad flag prints the error and the usage to stderr and
+ * returns 2; on --help prints the usage and returns 0; otherwise returns the parsed flags.
+ */
+export function parseCommandFlags<T extends FlagSpec>(
+  command: string,
+  argv: string[],
+  options: T,
+  usage: string,
+  allowPositionals = false,
+) {
+  let flags;
+  try {
+    flags = parseFlags(command, argv, options, allowPositionals);
+  } catch (err) {
+    if (!(err instanceof BotError)) throw err;
+    console.error(`${err.message}\n\n${usage}`);
+    return 2;
+  }
+  // parseFlags always adds --help; the generic return type does not show it.
+  if ((flags.values as { help?: boolean }).help === true) {
+    console.log(usage);
+    return 0;
+  }
+  return flags;
+}

@@ -4,6 +4,7 @@
  * environment. Errors name the variable and, except for secrets, what it held.
  */
 import { config as loadDotenv } from 'dotenv';
+import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ExchangeClientOptions } from '../exchange/client.js';
@@ -46,16 +47,82 @@ const exchangeEnv = {
   EXCHANGE_CANCEL: withDefault(flag, 'true'),
 };
 
+const cron = z.string().refine((v) => validCron(v), {
+  error: 'expected a node-cron expression ([second] minute hour day month weekday)',
+});
+
+const assetCode = /^[A-Z0-9]{1,20}$/;
+const amount = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+/** `USDT=10000,BTC=0.5`: starting paper balances by asset code, plain decimals. */
+const balanceList = z.string().transform((text, ctx): Record<string, string> => {
+  const balances: Record<string, string> = {};
+  for (const item of text.split(',').map((s) => s.trim())) {
+    const [code = '', value = '', extra] = item.split('=').map((s) => s.trim());
+    if (extra !== undefined || !assetCode.test(code) || !amount.test(value)) {
+      ctx.addIssue({ code: 'custom', message: 'expected ASSET=AMOUNT[,ASSET=AMOUNT…] (e.g. USDT=10000,BTC=0.5)' });
+      return z.NEVER;
+    }
+    balances[code] = value;
+  }
+  return balances;
+});
+
+const daemonEnv = {
+  /** paper (default): the simulated exchange; live: the exchange at EXCHANGE_BASE_URL, with the keys. */
+  MODE: withDefault(z.enum(['paper', 'live'], { error: "expected 'paper' or 'live'" }), 'paper'),
+  DB_PATH: withDefault(z.string(), 'data/bot.db'),
+  /** Strategy files (one bot instance each): a directory of *.json or one file. */
+  CONFIG_DIR: withDefault(z.string(), 'config'),
+  /** Where strategy modules live (default: the project's strategies/). */
+  STRATEGIES_DIR: optional(z.string()),
+  /** Paper on recorded data: recording files or directories, comma-separated (default: data/samples for the symbols). */
+  PAPER_DATA: optional(
+    z.string().transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ),
+  /** Recorded time per wall-clock time when replaying (60: one recorded minute per second). */
+  PAPER_SPEED: withDefault(positiveNumber, '60'),
+  /** One recorded tick per market-watch request instead of by time (parity tests). */
+  PAPER_LOCKSTEP: withDefault(flag, 'false'),
+  /** Starting balances of the paper account (default: the simulated exchange's). */
+  PAPER_BALANCES: optional(balanceList),
+  /** New orders stop while this file exists. */
+  KILL_SWITCH_FILE: withDefault(z.string(), 'data/KILL'),
+  LOG_LEVEL: withDefault(
+    z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+      error: 'expected one of trace, debug, info, warn, error, fatal, silent',
+    }),
+    'info',
+  ),
+  /** node-cron schedule of the open-orders and trades poll. */
+  ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
+  /** node-cron schedule of the pair-config and balance refresh. */
+  REFRESH: withDefault(cron, '0 * * * * *'),
+};
+
 /** Every area's variables; extend here (`...storeEnv`) rather than writing a second schema. */
-export const envShape = { ...exchangeEnv };
+export const envShape = { ...exchangeEnv, ...daemonEnv };
 
 export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
+  const missing = new Set<string>();
   const hasKey = env.EXCHANGE_API_KEY !== undefined;
   if (hasKey !== (env.EXCHANGE_API_SECRET !== undefined)) {
-    const [missing, present] = hasKey
+    const [absent, present] = hasKey
       ? ['EXCHANGE_API_SECRET', 'EXCHANGE_API_KEY']
       : ['EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'];
-    ctx.addIssue({ code: 'custom', path: [missing], message: `required when ${present} is set` });
+    missing.add(absent);
+    ctx.addIssue({ code: 'custom', path: [absent], message: `required when ${present} is set` });
+  }
+  if (env.MODE === 'live') {
+    for (const name of ['EXCHANGE_BASE_URL', 'EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'] as const) {
+      if (env[name] === undefined && !missing.has(name))
+        ctx.addIssue({ code: 'custom', path: [name], message: 'required when MODE=live' });
+    }
   }
 });
 export type Env = z.infer<typeof EnvSchema>;

@@ -444,6 +444,19 @@ export class Engine {
 
   private fillRecorded(row: OrderRow, fill: FillRow): void {
     this.balancesStale = true;
+    this.parts.logger.info(
+      {
+        instance: row.instance,
+        localId: row.localId,
+        exchangeId: row.exchangeId,
+        side: fill.side,
+        price: fill.price,
+        quantity: fill.qty,
+        fee: fill.fee,
+        feeAsset: fill.feeAsset,
+      },
+      'fill recorded',
+    );
     if (row.instance === undefined) return;
     const r = this.byName.get(row.instance);
     if (!r) return;

@@ -88,6 +88,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX events_time ON events (time);
     `,
   },
+  {
+    version: 2,
+    name: 'last price per symbol',
+    sql: `
+      -- The last price the bot saw per symbol, so status can value open positions without the venue.
+      CREATE TABLE last_prices (
+        symbol      TEXT PRIMARY KEY,
+        price       TEXT NOT NULL,
+        -- The ticker's own time, and when the bot recorded it.
+        time        INTEGER NOT NULL,
+        recorded_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

@@ -2,6 +2,7 @@
 import { openDatabase, type Db, type OpenDatabaseOptions } from './database.js';
 import { EventLog } from './events.js';
 import { FillStore } from './fills.js';
+import { LastPrices } from './last-prices.js';
 import { OrderJournal } from './order-journal.js';
 import { StrategyStateStore } from './strategy-state.js';
 
@@ -11,6 +12,7 @@ export class Store {
   readonly fills: FillStore;
   readonly state: StrategyStateStore;
   readonly events: EventLog;
+  readonly prices: LastPrices;
   private readonly runInTransaction;
 
   constructor(db: Db) {
@@ -19,6 +21,7 @@ export class Store {
     this.fills = new FillStore(db);
     this.state = new StrategyStateStore(db);
     this.events = new EventLog(db);
+    this.prices = new LastPrices(db);
     // One transaction wrapper created once; nested calls become savepoints (better-sqlite3).
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/database.js';
 import type { FillRow } from '../../src/store/fills.js';
-import { LATEST_VERSION } from '../../src/store/migrations.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import type { OrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from './fixtures.js';
@@ -53,11 +53,11 @@ describe('openDatabase', () => {
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(Number(db.pragma('busy_timeout', { simple: true }))).toBeGreaterThan(0);
     const versions = db.prepare('SELECT version, applied_at FROM schema_migrations').all();
-    expect(versions).toEqual([{ version: LATEST_VERSION, applied_at: clock.now() }]);
+    expect(versions).toEqual(MIGRATIONS.map((m) => ({ version: m.version, applied_at: clock.now() })));
     db.close();
     // Reopening applies nothing twice.
     const again = openDatabase({ path, clock });
-    expect(again.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: 1 });
+    expect(again.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get()).toEqual({ n: MIGRATIONS.length });
     again.close();
   });
 

@@ -1,0 +1,195 @@
+/**
+ * The daemon's loop, measured. Prints its figures; not part of the test run.
+ *
+ * 1. Tick-to-wire: from a ticker handed to the engine (engine.observe) to the order request arriving at the
+ *    simulated exchange's HTTP server on 127.0.0.1 (Node's `http.server.request.start` diagnostics channel,
+ *    i.e. once the request's headers are read), through everything live does: strategy hook, pair rules,
+ *    risk and balance checks, the journal row committed to SQLite (FULL sync: an fsync) before the send, signing
+ *    and the undici request. p50/p99 over many samples, with the journal on a file and in memory.
+ * 2. Memory: RSS after 100k recorded ticks through 10 instances of the shipped strategies (the shipped
+ *    configs' params) against the in-process matching engine, on a virtual clock, with the store on a file.
+ *    BENCH_DB=:memory: or BENCH_SYNC=NORMAL show what the journal's commits cost there.
+ */
+import { subscribe } from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { loadStrategyFiles } from '../src/config/loader.js';
+import { Engine } from '../src/engine/engine.js';
+import type { InstanceSpec } from '../src/engine/instance-runner.js';
+import { ExchangeClient } from '../src/exchange/client.js';
+import { type Ticker, TickerSchema } from '../src/exchange/schemas.js';
+import { silentLogger } from '../src/ops/logger.js';
+import { type Clock, systemClock } from '../src/ports/clock.js';
+import { readRecordingBatches } from '../src/record/recording-reader.js';
+import { InProcessVenue } from '../src/sim/in-process-venue.js';
+import { MatchingEngine } from '../src/sim/matching-engine.js';
+import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/server.js';
+import { defineStrategy } from '../src/strategy/api.js';
+import { openStore } from '../src/store/store.js';
+import { StrategyFileSchema } from '../src/config/strategy-file.js';
+
+const SAMPLE = new URL('../data/samples/BTCUSDT-2023-03-01_21.jsonl.gz', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'bench-loop-'));
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** A strategy that places a resting LIMIT BUY on each ticker marked `fire` and does nothing otherwise. */
+const fireOnMark = defineStrategy({
+  name: 'fire-on-mark',
+  params: z.object({}),
+  onTick(ctx) {
+    if (ctx.ticker?.fire === true) ctx.limit('BUY', '1000', '0.001');
+  },
+});
+
+async function tickToWire(dbPath: string, samples: number): Promise<void> {
+  const sim = await startSimServer({
+    engine: new MatchingEngine({ clock: systemClock }),
+    balances: { USDT: '100000000', BTC: '10' },
+  });
+  sim.engine.onPrice('BTCUSDT', 20_000, Date.now());
+  const client = new ExchangeClient({
+    baseUrl: sim.url,
+    apiKey: DEMO_CREDENTIALS.apiKey,
+    apiSecret: DEMO_CREDENTIALS.apiSecret,
+    rateLimit: false,
+  });
+  const store = openStore({ path: dbPath, clock: systemClock });
+  const config = StrategyFileSchema.parse({ name: 'fire', strategy: 'fire-on-mark', symbol: 'BTCUSDT' });
+  const engine = new Engine({
+    venue: client,
+    clock: systemClock,
+    store,
+    logger: silentLogger,
+    instances: [{ config, definition: fireOnMark, params: {} }],
+  });
+  await engine.start();
+
+  let arrived = 0;
+  const onRequest = (message: unknown) => {
+    const { request } = message as { request: IncomingMessage };
+    if (request.method === 'POST' && request.url?.startsWith('/api/v4/spot/order')) arrived = performance.now();
+  };
+  subscribe('http.server.request.start', onRequest);
+
+  const ticker = (fire: boolean): Ticker => TickerSchema.parse({ s: 'BTCUSDT', p: 20_000, t: Date.now(), fire });
+  const quiet = ticker(false);
+  const latencies: number[] = [];
+  for (let i = 0; i < samples + 200; i++) {
+    // A tick that places nothing first (the usual case), then the one that does.
+    void engine.observe([ticker(false)]);
+    const marked = ticker(true);
+    arrived = 0;
+    const started = performance.now();
+    const pending = engine.observe([marked]);
+    if (pending) await pending;
+    if (arrived === 0) throw new Error(`sample ${i}: no order reached the server`);
+    if (i >= 200) latencies.push(arrived - started); // the first 200 warm up JIT, connections, statements
+  }
+  latencies.sort((a, b) => a - b);
+  const where = dbPath === ':memory:' ? 'journal in memory' : 'journal on a file, FULL sync';
+  console.log(
+    `tick-to-wire (${where}): p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, ` +
+      `max ${ms(latencies.at(-1)!)} over ${latencies.length} orders`,
+  );
+
+  // The usual tick: nothing to send.
+  const quietRuns = 100_000;
+  const ticksBefore = engine.instances()[0]!.counters.ticks;
+  const quietStart = performance.now();
+  for (let i = 0; i < quietRuns; i++) void engine.observe([quiet]);
+  const hooked = engine.instances()[0]!.counters.ticks - ticksBefore;
+  if (hooked !== quietRuns) throw new Error(`onTick ran ${hooked} times for ${quietRuns} ticks`);
+  console.log(
+    `tick without an order (1 instance): ${(((performance.now() - quietStart) * 1000) / quietRuns).toFixed(2)} µs`,
+  );
+
+  await engine.stop();
+  store.close();
+  await client.close();
+  await sim.close();
+}
+
+class TickClock implements Clock {
+  time = 0;
+  now(): number {
+    return this.time;
+  }
+}
+
+async function memory(ticks: number): Promise<void> {
+  const shipped = await loadStrategyFiles('config');
+  const instances: InstanceSpec[] = [];
+  for (let k = 0; instances.length < 10; k++) {
+    const base = shipped[k % shipped.length]!;
+    instances.push({ ...base, config: { ...base.config, name: `${base.config.name}-${k}` } });
+  }
+  const clock = new TickClock();
+  const sim = new MatchingEngine({ clock });
+  sim.createAccount({ apiKey: 'bench', balances: { USDT: '1000000', BTC: '10' } });
+  const venue = new InProcessVenue(sim, 'bench');
+  const store = openStore({
+    path: process.env.BENCH_DB ?? join(dir, 'memory.db'),
+    clock,
+    synchronous: process.env.BENCH_SYNC === 'NORMAL' ? 'NORMAL' : 'FULL',
+  });
+  const engine = new Engine({ venue, clock, store, logger: silentLogger, instances });
+
+  const before = process.memoryUsage();
+  let fed = 0;
+  let started = 0;
+  const t0 = performance.now();
+  for await (const batch of readRecordingBatches(SAMPLE)) {
+    for (const ticker of batch) {
+      clock.time = ticker.t;
+      sim.onTicker(ticker);
+      if (fed === 0) {
+        await engine.start();
+        started = performance.now();
+      }
+      const pending = engine.observe([ticker]);
+      if (pending) await pending;
+      const polled = engine.pollOrders();
+      if (polled) await polled;
+      if (++fed >= ticks) break;
+    }
+    if (fed >= ticks) break;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  global.gc?.();
+  const after = process.memoryUsage();
+  const counts = engine
+    .instances()
+    .reduce((sum, i) => ({ placed: sum.placed + i.counters.placed, fills: sum.fills + i.counters.fills }), {
+      placed: 0,
+      fills: 0,
+    });
+  console.log(
+    `100k ticks × 10 instances (${instances.map((i) => i.config.strategy).join(', ')}): ` +
+      `${(fed / seconds).toFixed(0)} ticks/s, ${counts.placed} orders, ${counts.fills} fills, ` +
+      `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `memory: RSS ${mb(before.rss)} before, ${mb(after.rss)} after ${fed} ticks; heap used ${mb(after.heapUsed)}` +
+      `${global.gc ? ' (after a GC)' : ''}`,
+  );
+  await engine.stop();
+  store.close();
+}
+
+try {
+  // Memory first, so that "before" is a fresh process with the modules loaded.
+  await memory(100_000);
+  await tickToWire(join(dir, 'wire.db'), 2_000);
+  await tickToWire(':memory:', 2_000);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,168 @@
+/**
+ * The composition root: the one place that picks live or paper adapters. It loads and validates every strategy
+ * file, opens the store, builds the venue, starts the engine (reconciliation before anything is placed) and
+ * schedules its jobs on the wall clock; `stop` undoes it all in order. Start-up against a venue that cannot be
+ * reached is retried with backoff; authentication and configuration errors stop it at once.
+ */
+import type { Env } from '../config/env.js';
+import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { CronScheduler } from '../engine/cron-scheduler.js';
+import { DaemonScheduling } from '../engine/daemon-scheduling.js';
+import { Engine } from '../engine/engine.js';
+import { ConfigError } from '../errors.js';
+import { retryWithBackoff } from '../ops/backoff.js';
+import type { Logger } from '../ops/logger.js';
+import { DAEMON_STOPPED } from '../ops/status-view.js';
+import { type Clock, systemClock } from '../ports/clock.js';
+import type { Store } from '../store/store.js';
+import { PriceRecordingVenue } from './price-recording-venue.js';
+import { openRunStore } from './run-history.js';
+import { bannerText, planVenue, type VenuePlan } from './venue-plan.js';
+import { setUpVenue, type VenueSetup } from './venue-setup.js';
+
+export interface DaemonOptions {
+  env: Env;
+  logger: Logger;
+  /** Aborting it ends a start-up retry loop (a shutdown asked for during start). */
+  signal?: AbortSignal;
+  /** How long stop waits for running jobs and in-flight requests (default 10 s). */
+  stopTimeoutMs?: number;
+}
+
+/** Errors that no retry heals: bad configuration, refused credentials. */
+export function isFatalStartError(err: unknown): boolean {
+  for (let e: unknown = err; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof ConfigError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (code === 'E_AUTH' || code === 'E_CREDENTIALS' || code === 'E_SIM_CONFIG' || code === 'E_RECORDING') return true;
+    if (!(e instanceof Error)) break;
+  }
+  return false;
+}
+
+/** Enabled instances from the strategy files; every problem of every file is reported at once. */
+async function loadInstances(env: Env): Promise<StrategyInstance[]> {
+  const all = await loadStrategyFiles(env.CONFIG_DIR, { strategiesDir: env.STRATEGIES_DIR });
+  const enabled = all.filter((i) => i.config.enabled);
+  if (enabled.length === 0)
+    throw new ConfigError([`CONFIG_DIR: expected at least one enabled strategy file in ${env.CONFIG_DIR}, found none`]);
+  return enabled;
+}
+
+/** Bounded wait: resolves when `work` settles or after `ms`, whichever first. */
+async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
+
+export class Daemon {
+  private stopping: Promise<void> | undefined;
+
+  private constructor(
+    readonly plan: VenuePlan,
+    readonly engine: Engine,
+    readonly setup: VenueSetup,
+    private readonly store: Store,
+    private readonly venue: PriceRecordingVenue,
+    private readonly scheduling: DaemonScheduling,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+    private readonly stopTimeoutMs: number,
+  ) {}
+
+  /** Starts everything; on failure closes what was opened and rethrows. */
+  static async start(options: DaemonOptions): Promise<Daemon> {
+    const { env, logger } = options;
+    const clock = systemClock;
+    const plan = planVenue(env);
+    const instances = await loadInstances(env);
+    const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
+    const { store, archivedTo } = openRunStore(
+      env.DB_PATH,
+      { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
+      clock,
+    );
+    if (archivedTo !== undefined)
+      logger.warn(
+        `${env.DB_PATH} held a previous paper run, whose simulated exchange is gone: moved to ${archivedTo}; starting afresh`,
+      );
+    const cleanup: (() => Promise<void> | void)[] = [];
+    const undo = async (err: unknown) => {
+      for (const step of cleanup.reverse()) await step();
+      const reason = `start failed: ${err instanceof Error ? err.message : String(err)}`;
+      store.events.record(clock.now(), undefined, DAEMON_STOPPED, { pid: process.pid, reason });
+      store.close();
+    };
+    try {
+      const retry = { logger, isFatal: isFatalStartError, signal: options.signal };
+      const setup = await retryWithBackoff('set up the venue', () => setUpVenue(plan, env, symbols, logger), retry);
+      cleanup.push(() => setup.close());
+      const banner = bannerText(plan, { simUrl: setup.sim?.url, files: setup.files });
+      if (plan.mode === 'live') logger.warn({ mode: 'live', baseUrl: plan.baseUrl }, banner);
+      else logger.info({ mode: 'paper', data: plan.data }, banner);
+
+      const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols));
+      const engine = await retryWithBackoff(
+        'start the engine (read the venue and reconcile the journal)',
+        async () => {
+          const candidate = new Engine({
+            venue,
+            clock,
+            store,
+            logger,
+            instances,
+            killSwitchFile: env.KILL_SWITCH_FILE,
+            stopTimeoutMs: options.stopTimeoutMs,
+          });
+          await candidate.start();
+          return candidate;
+        },
+        retry,
+      );
+      const strategyOf = new Map(instances.map((s) => [s.config.name, s.config.strategy]));
+      for (const i of engine.instances()) {
+        const line = `${i.name}: ${strategyOf.get(i.name)} on ${i.symbol}, schedule ${i.schedule}, ${plan.mode}`;
+        if (i.status === 'running') logger.info({ instance: i.name, status: i.status }, line);
+        else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
+      }
+      const scheduling = new DaemonScheduling(engine, new CronScheduler(logger), {
+        ordersPoll: env.ORDERS_POLL,
+        refresh: env.REFRESH,
+      });
+      scheduling.start();
+      logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
+      return new Daemon(plan, engine, setup, store, venue, scheduling, logger, clock, options.stopTimeoutMs ?? 10_000);
+    } catch (err) {
+      await undo(err).catch((closeErr: unknown) =>
+        logger.error({ err: closeErr }, 'closing after a failed start failed'),
+      );
+      throw err;
+    }
+  }
+
+  /**
+   * Stops the jobs (running ones finish, bounded), the engine (onStop hooks), then the client (requests in
+   * flight finish, bounded), the embedded exchange and the database. Idempotent.
+   */
+  stop(reason = 'stop'): Promise<void> {
+    this.stopping ??= (async () => {
+      this.logger.info({ reason }, 'stopping');
+      try {
+        await this.scheduling.stop(this.stopTimeoutMs);
+        this.venue.flush();
+        await atMost(this.setup.close(), this.stopTimeoutMs);
+        this.store.events.record(this.clock.now(), undefined, DAEMON_STOPPED, { pid: process.pid, reason });
+      } finally {
+        this.store.close();
+      }
+      this.logger.info('stopped: database closed');
+    })();
+    return this.stopping;
+  }
+}

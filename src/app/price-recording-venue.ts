@@ -1,0 +1,51 @@
+/**
+ * A Venue decorator that remembers the last price of the configured symbols from every market watch and writes
+ * it to the store now and then, so `status` can value open positions from SQLite alone, with or without a
+ * running daemon. Everything else passes straight through.
+ */
+import type { Ticker } from '../exchange/schemas.js';
+import { fromWire, plain } from '../market/decimal.js';
+import type { Clock } from '../ports/clock.js';
+import { ForwardingVenue } from '../ports/forwarding-venue.js';
+import type { Venue } from '../ports/venue.js';
+import type { LastPrice } from '../store/last-prices.js';
+import type { Store } from '../store/store.js';
+
+/** Each write is a committed (fsynced) transaction: status does not need fresher prices than this. */
+const WRITE_INTERVAL_MS = 5_000;
+
+export class PriceRecordingVenue extends ForwardingVenue {
+  private readonly latest = new Map<string, Ticker>();
+  private written = new Map<string, number>();
+  private lastWrite = -Infinity;
+
+  constructor(
+    inner: Venue,
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly symbols: ReadonlySet<string>,
+  ) {
+    super(inner);
+  }
+
+  override async marketWatch(symbol?: string): Promise<Ticker[]> {
+    const tickers = await this.inner.marketWatch(symbol);
+    for (const t of tickers) if (this.symbols.has(t.s)) this.latest.set(t.s, t);
+    if (this.clock.now() - this.lastWrite >= WRITE_INTERVAL_MS) this.flush();
+    return tickers;
+  }
+
+  /** Writes the prices seen since the last write (also called at shutdown). */
+  flush(): void {
+    const now = this.clock.now();
+    this.lastWrite = now;
+    const changed: LastPrice[] = [];
+    for (const [symbol, t] of this.latest)
+      if (this.written.get(symbol) !== t.t) changed.push({ symbol, price: plain(fromWire(t.p)), time: t.t });
+    if (changed.length === 0 || !this.store.db.open) return;
+    this.store.transaction(() => {
+      for (const p of changed) this.store.prices.put(p, now);
+    });
+    this.written = new Map([...this.latest].map(([s, t]) => [s, t.t]));
+  }
+}

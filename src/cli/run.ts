@@ -1,0 +1,53 @@
+/**
+ * `bot run` (`npm start`): the daemon. Paper trading on the embedded simulated exchange unless MODE=live;
+ * the environment (and .env) says everything else. SIGTERM/SIGINT stop it cleanly (exit 0), a second signal
+ * at once; a configuration or authentication problem stops it before anything is sent (exit 1).
+ */
+import { Daemon } from '../app/daemon.js';
+import { ConfigError } from '../errors.js';
+import { describeError } from '../exchange/errors.js';
+import { createLogger } from '../ops/logger.js';
+import { installShutdown } from '../ops/shutdown.js';
+import { commandEnv } from './command-env.js';
+import { parseCommandFlags } from './flags.js';
+
+const HELP = `usage: bot run
+
+Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM or SIGINT.
+MODE=paper (default): on the embedded simulated exchange, fed by recordings (PAPER_DATA, default the samples)
+or, with EXCHANGE_BASE_URL set, by the exchange's live public market watch. MODE=live: on EXCHANGE_BASE_URL
+with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in README.md.`;
+
+export async function run(argv: string[]): Promise<number> {
+  const flags = parseCommandFlags('run', argv, {}, HELP);
+  if (typeof flags === 'number') return flags;
+  const env = commandEnv();
+  if (env === 1) return 1;
+  const logger = createLogger({ level: env.LOG_LEVEL });
+  const shutdown = installShutdown({
+    logger,
+    stop: async (reason) => {
+      // A signal during start-up waits for the start to end (it aborts its retries), then stops what started.
+      const daemon = await starting.catch(() => undefined);
+      await daemon?.stop(reason);
+    },
+  });
+  const starting = Daemon.start({ env, logger, signal: shutdown.signal });
+  try {
+    await starting;
+  } catch (err) {
+    // A shutdown asked for during start-up finishes on its own (exit 0 after a signal).
+    if (shutdown.signal.aborted) return new Promise<number>(() => undefined);
+    shutdown.dispose();
+    if (err instanceof ConfigError) {
+      for (const problem of err.problems) logger.error(problem);
+      logger.error(`not started: ${err.problems.length} configuration problem(s)`);
+    } else {
+      logger.fatal({ err }, `not started: ${describeError(err)}`);
+    }
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+    return 1;
+  }
+  // Runs until a signal or a fatal error, which exit the process through the shutdown handler.
+  return new Promise<number>(() => undefined);
+}

@@ -1,0 +1,44 @@
+/**
+ * `bot status [--db PATH] [--json]`: every instance's state, open orders, today's fills and PnL, and the
+ * kill switch, circuit breaker and authentication state, read from the database alone: it works while the
+ * daemon runs (SQLite WAL lets a reader in) and after it stopped.
+ */
+import { existsSync } from 'node:fs';
+import { buildStatusView, statusJson, statusTable } from '../ops/status-view.js';
+import { systemClock } from '../ports/clock.js';
+import { openStore } from '../store/store.js';
+import { commandEnv } from './command-env.js';
+import { parseCommandFlags } from './flags.js';
+
+const HELP = `usage: bot status [--db PATH] [--json]
+
+Prints each instance's state (running/paused and why), open orders, today's fills, realised and unrealised
+PnL (at the last price recorded), and the kill switch, circuit breaker and authentication state.
+
+  --db PATH  the database (default: DB_PATH, else data/bot.db)
+  --json     JSON for scripts instead of a table`;
+
+export function run(argv: string[]): Promise<number> {
+  return Promise.resolve(status(argv));
+}
+
+function status(argv: string[]): number {
+  const flags = parseCommandFlags('status', argv, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP);
+  if (typeof flags === 'number') return flags;
+  const env = commandEnv();
+  if (env === 1) return 1;
+  const path = flags.values.db ?? env.DB_PATH;
+  // Opening would create an empty database: a wrong path must be an error, not "nothing to show".
+  if (!existsSync(path)) {
+    console.error(`status: no database at ${path} (run the bot first, or pass --db PATH)`);
+    return 1;
+  }
+  const store = openStore({ path, clock: systemClock });
+  try {
+    const view = buildStatusView(store, { now: systemClock.now(), killSwitchFile: env.KILL_SWITCH_FILE });
+    console.log(flags.values.json ? JSON.stringify(statusJson(view), null, 2) : statusTable(view));
+    return 0;
+  } finally {
+    store.close();
+  }
+}

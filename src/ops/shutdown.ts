@@ -1,0 +1,100 @@
+/**
+ * Process-level shutdown: SIGTERM/SIGINT run the orderly stop once and exit 0; a second signal exits at once;
+ * an uncaught exception or unhandled rejection is logged and runs the same orderly stop, exiting 1. The stop
+ * is bounded, so a hung close can never keep the process alive forever. SQLite commits are atomic, so even a
+ * forced exit leaves no half-written state, only work not yet done (which the restart reconciles).
+ */
+import type { EventEmitter } from 'node:events';
+import type { Logger } from './logger.js';
+
+export interface ShutdownOptions {
+  logger: Logger;
+  /** The orderly stop: schedulers, engine, servers, database. */
+  stop: (reason: string) => Promise<void>;
+  /** The whole orderly stop may take this long before the process exits anyway (default 30 s). */
+  timeoutMs?: number;
+  /** For tests: where signals and process errors come from, and how to exit. */
+  process?: EventEmitter;
+  exit?: (code: number) => void;
+}
+
+export interface Shutdown {
+  /** Aborted when a shutdown was asked for (a start-up retry loop stops waiting). */
+  readonly signal: AbortSignal;
+  /** Runs the orderly stop (once) and exits with `code`. */
+  trigger(reason: string, code: number): Promise<void>;
+  /** Removes the handlers (tests). */
+  dispose(): void;
+}
+
+const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/** Exit code when a second signal cuts the orderly stop short: 128 + the signal's number, as shells do. */
+const FORCED_CODE: Record<(typeof SIGNALS)[number], number> = { SIGINT: 130, SIGTERM: 143 };
+
+export function installShutdown(options: ShutdownOptions): Shutdown {
+  const { logger } = options;
+  const proc = options.process ?? process;
+  const exit = options.exit ?? ((code: number) => flushAndExit(logger, code));
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const controller = new AbortController();
+  let stopping: Promise<void> | undefined;
+
+  const trigger = (reason: string, code: number): Promise<void> => {
+    if (stopping) return stopping;
+    controller.abort(new Error(reason));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<number>((resolve) => {
+      timer = setTimeout(() => resolve(1), timeoutMs);
+      timer.unref();
+    });
+    const orderly = options.stop(reason).then(
+      () => code,
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown: the orderly stop failed');
+        return 1;
+      },
+    );
+    stopping = Promise.race([orderly, deadline]).then((exitCode) => {
+      clearTimeout(timer);
+      if (exitCode !== code) logger.error(`shutdown: not clean within ${timeoutMs} ms or failed: exiting ${exitCode}`);
+      exit(exitCode);
+    });
+    return stopping;
+  };
+
+  const onSignal = (signal: (typeof SIGNALS)[number]) => () => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting now without waiting for the orderly stop`);
+      exit(FORCED_CODE[signal]);
+      return;
+    }
+    logger.info(`${signal} received: stopping (send it again to exit at once)`);
+    void trigger(signal, 0);
+  };
+  const onError = (kind: string) => (err: unknown) => {
+    logger.fatal({ err }, `${kind}: stopping the bot`);
+    void trigger(kind, 1);
+  };
+
+  const handlers: [string, (arg: unknown) => void][] = [
+    ...SIGNALS.map((s): [string, (arg: unknown) => void] => [s, onSignal(s)]),
+    ['uncaughtException', onError('uncaught exception')],
+    ['unhandledRejection', onError('unhandled promise rejection')],
+  ];
+  for (const [event, handler] of handlers) proc.on(event, handler);
+  return {
+    signal: controller.signal,
+    trigger,
+    dispose: () => {
+      for (const [event, handler] of handlers) proc.off(event, handler);
+    },
+  };
+}
+
+/** pino writes asynchronously: flush what is buffered before the process goes. */
+function flushAndExit(logger: Logger, code: number): void {
+  logger.flush(() => process.exit(code));
+  // A transport that never calls back must not keep the process alive.
+  setTimeout(() => process.exit(code), 2_000).unref();
+}

@@ -1,0 +1,240 @@
+/**
+ * What `bot status` prints: the engine's status report (from the store alone) plus the daemon's own lifecycle
+ * events, the last prices and the kill-switch file, as a table for a terminal or as JSON for scripts.
+ */
+import { existsSync } from 'node:fs';
+import { readStatus, type InstanceStatusReport, type StatusReport } from '../engine/status.js';
+import { type Dec, plain } from '../market/decimal.js';
+import type { EventRow } from '../store/events.js';
+import type { LastPrice } from '../store/last-prices.js';
+import type { OrderRow } from '../store/order-journal.js';
+import type { Store } from '../store/store.js';
+
+/** Lifecycle events the composition root records (engine-wide, no instance). */
+export const DAEMON_STARTED = 'daemon-started';
+export const DAEMON_STOPPED = 'daemon-stopped';
+
+export interface DaemonState {
+  /** running: started and its process is alive; ended: started, process gone, no clean stop recorded. */
+  state: 'running' | 'stopped' | 'ended' | 'never';
+  pid: number | undefined;
+  mode: string | undefined;
+  venue: string | undefined;
+  since: number | undefined;
+}
+
+export interface StatusView {
+  report: StatusReport;
+  daemon: DaemonState;
+  prices: LastPrice[];
+  killSwitchFile: { path: string; present: boolean };
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function text(event: EventRow | undefined, key: string): string | undefined {
+  const v = event?.data[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function daemonState(store: Store, isAlive: (pid: number) => boolean): DaemonState {
+  const [started] = store.events.list({ kinds: [DAEMON_STARTED], limit: 1 });
+  if (!started) return { state: 'never', pid: undefined, mode: undefined, venue: undefined, since: undefined };
+  const pid = typeof started.data.pid === 'number' ? started.data.pid : undefined;
+  const run = { pid, mode: text(started, 'mode'), venue: text(started, 'venue') };
+  const [last] = store.events.list({ kinds: [DAEMON_STARTED, DAEMON_STOPPED], limit: 1 });
+  if (last && last.kind === DAEMON_STOPPED) return { ...run, state: 'stopped', since: last.time };
+  return { ...run, state: pid !== undefined && isAlive(pid) ? 'running' : 'ended', since: started.time };
+}
+
+export function buildStatusView(
+  store: Store,
+  options: { now: number; killSwitchFile: string; isAlive?: (pid: number) => boolean },
+): StatusView {
+  const prices = store.prices.all();
+  const report = readStatus(store, {
+    now: options.now,
+    prices: new Map(prices.map((p) => [p.symbol, p.price])),
+  });
+  const daemon = daemonState(store, options.isAlive ?? pidAlive);
+  if (daemon.state !== 'running') {
+    // The last lifecycle event of an instance whose daemon died says "running": it is not.
+    for (const i of report.instances)
+      if (i.state === 'running') {
+        i.state = 'stopped';
+        i.reason = 'the daemon ended without a clean stop';
+      }
+  }
+  return {
+    report,
+    daemon,
+    prices,
+    killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
+  };
+}
+
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+const num = (d: Dec | undefined): string | null => (d === undefined ? null : plain(d));
+
+function orderJson(o: OrderRow) {
+  return {
+    localId: o.localId,
+    instance: o.instance ?? null,
+    exchangeId: o.exchangeId ?? null,
+    symbol: o.symbol,
+    side: o.side,
+    type: o.type,
+    status: o.status,
+    price: o.price ?? null,
+    stopPrice: o.stopPrice ?? null,
+    limitPrice: o.limitPrice ?? null,
+    quantity: o.quantity ?? null,
+    quoteAmount: o.quoteAmount ?? null,
+    filled: o.filledQty,
+    tag: o.tag ?? null,
+    createdAt: iso(o.createdAt),
+  };
+}
+
+function instanceJson(i: InstanceStatusReport) {
+  return {
+    instance: i.instance,
+    state: i.state,
+    reason: i.reason ?? null,
+    since: iso(i.since),
+    symbols: i.symbols,
+    openOrders: i.openOrders.map(orderJson),
+    todaysFills: i.todaysFills.map((f) => ({
+      fillKey: f.fillKey,
+      symbol: f.symbol,
+      side: f.side,
+      price: f.price,
+      quantity: f.qty,
+      fee: f.fee,
+      feeAsset: f.feeAsset ?? null,
+      time: iso(f.time),
+    })),
+    position: { quantity: plain(i.position.quantity), averagePrice: plain(i.position.averagePrice) },
+    realisedPnl: plain(i.realisedPnl),
+    realisedToday: plain(i.realisedToday),
+    unrealisedPnl: num(i.unrealisedPnl),
+  };
+}
+
+function eventJson(e: EventRow | undefined) {
+  return e === undefined ? null : { time: iso(e.time), ...e.data };
+}
+
+/** The view as plain JSON: decimals as plain text, times as ISO 8601. */
+export function statusJson(view: StatusView) {
+  const { report, daemon } = view;
+  return {
+    time: iso(report.time),
+    daemon: { ...daemon, since: iso(daemon.since) },
+    instances: report.instances.map(instanceJson),
+    externalOrders: report.externalOrders.map(orderJson),
+    lastPrices: view.prices.map((p) => ({ symbol: p.symbol, price: p.price, time: iso(p.time) })),
+    killSwitch: {
+      file: view.killSwitchFile.path,
+      filePresent: view.killSwitchFile.present,
+      last: eventJson(report.killSwitch),
+    },
+    circuitBreaker: eventJson(report.circuitBreaker),
+    authFailure: eventJson(report.authFailure),
+  };
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, c) => cell.padEnd(widths[c] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+const short = (ms: number | undefined): string =>
+  ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+
+function guardLines(view: StatusView): string[] {
+  const { report } = view;
+  const kill = report.killSwitch?.data.on === true;
+  const file = view.killSwitchFile.present ? ` (file ${view.killSwitchFile.path} present)` : '';
+  const breaker = report.circuitBreaker;
+  const until = typeof breaker?.data.until === 'number' ? breaker.data.until : undefined;
+  const breakerText =
+    breaker?.data.state === 'open'
+      ? `open until ${short(until)}${until !== undefined && until < report.time ? ' (expired)' : ''}`
+      : 'closed';
+  const lastStart = view.daemon.state === 'never' ? undefined : view.daemon.since;
+  const auth = report.authFailure;
+  const authText =
+    auth === undefined
+      ? 'ok'
+      : lastStart !== undefined && auth.time < lastStart
+        ? `ok (last failure ${short(auth.time)}, before the last start)`
+        : `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading stopped until a restart)`;
+  return [
+    `kill switch: ${kill || view.killSwitchFile.present ? 'ON' : 'off'}${file}`,
+    `circuit breaker: ${breakerText}`,
+    `authentication: ${authText}`,
+  ];
+}
+
+function orderText(o: OrderRow): string {
+  const price =
+    o.type === 'OCO'
+      ? `${o.price ?? '?'} / stop ${o.stopPrice ?? '?'} limit ${o.limitPrice ?? '?'}`
+      : o.stopPrice !== undefined
+        ? `stop ${o.stopPrice} limit ${o.price ?? o.limitPrice ?? '?'}`
+        : (o.price ?? 'market');
+  const qty = o.quantity ?? `${o.quoteAmount ?? '?'} quote`;
+  return `${o.type} ${o.side} ${qty} @ ${price}  ${o.status}  filled ${o.filledQty}${o.tag ? `  [${o.tag}]` : ''}`;
+}
+
+/** The view as lines for a terminal. */
+export function statusTable(view: StatusView): string {
+  const { report, daemon } = view;
+  const daemonText = {
+    running: `running (pid ${daemon.pid}, ${daemon.mode ?? '?'} on ${daemon.venue ?? '?'}) since ${short(daemon.since)}`,
+    stopped: `stopped at ${short(daemon.since)}`,
+    ended: `not running: the run started ${short(daemon.since)} ended without a clean stop`,
+    never: 'never started on this database',
+  }[daemon.state];
+  const out = [`status at ${short(report.time)} UTC`, `daemon: ${daemonText}`, ...guardLines(view), ''];
+  if (report.instances.length === 0) out.push('no instances recorded yet');
+  else {
+    out.push(
+      ...table(
+        ['INSTANCE', 'STATE', 'OPEN', 'FILLS TODAY', 'POSITION', 'AVG PRICE', 'REALISED', 'TODAY', 'UNREALISED'],
+        report.instances.map((i) => [
+          i.instance,
+          i.state,
+          String(i.openOrders.length),
+          String(i.todaysFills.length),
+          plain(i.position.quantity),
+          plain(i.position.averagePrice),
+          plain(i.realisedPnl),
+          plain(i.realisedToday),
+          i.unrealisedPnl === undefined ? '-' : plain(i.unrealisedPnl),
+        ]),
+      ),
+    );
+    for (const i of report.instances) {
+      if (i.reason !== undefined) out.push(`  ${i.instance}: ${i.state}: ${i.reason}`);
+      for (const o of i.openOrders) out.push(`  ${i.instance}: ${orderText(o)}`);
+    }
+  }
+  for (const o of report.externalOrders) out.push(`  (external): ${orderText(o)}`);
+  if (view.prices.length > 0)
+    out.push('', `last prices: ${view.prices.map((p) => `${p.symbol} ${p.price} (${short(p.time)})`).join(', ')}`);
+  return out.join('\n');
+}

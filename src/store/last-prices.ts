@@ -1,0 +1,33 @@
+/** The last price seen per symbol (one row each, overwritten): what `status` values open positions at. */
+import type { Db } from './database.js';
+
+export interface LastPrice {
+  symbol: string;
+  /** Plain decimal text, as the ticker gave it. */
+  price: string;
+  /** The ticker's time (epoch ms). */
+  time: number;
+}
+
+export class LastPrices {
+  private readonly putStmt;
+  private readonly allStmt;
+
+  constructor(db: Db) {
+    this.putStmt = db.prepare<[string, string, number, number]>(
+      'INSERT INTO last_prices (symbol, price, time, recorded_at) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (symbol) DO UPDATE SET price = excluded.price, time = excluded.time, ' +
+        'recorded_at = excluded.recorded_at WHERE excluded.time >= last_prices.time',
+    );
+    this.allStmt = db.prepare<[], LastPrice>('SELECT symbol, price, time FROM last_prices ORDER BY symbol');
+  }
+
+  /** Keeps the newer of the stored and the given price (by ticker time). */
+  put(price: LastPrice, recordedAt: number): void {
+    this.putStmt.run(price.symbol, price.price, price.time, recordedAt);
+  }
+
+  all(): LastPrice[] {
+    return this.allStmt.all();
+  }
+}

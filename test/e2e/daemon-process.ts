@@ -1,0 +1,175 @@
+/**
+ * The daemon as a real process (`node --import tsx src/cli.ts run`) for end-to-end tests, a read-only view of
+ * its SQLite file, a synthetic recording with a steady swing, and a bounded wait.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { RecordingWriter } from '../../src/record/recording-writer.js';
+import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const TEST_STRATEGIES = join(ROOT, 'test/e2e/strategies');
+
+/**
+ * Polls `check` until it returns a value other than undefined/false; an error counts as "not yet" (the
+ * database may not exist yet) and is quoted if time runs out. Fails naming `what` after `ms`, or as soon as
+ * `daemon` exits.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false,
+  options: { ms?: number; daemon?: DaemonProcess } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.ms ?? 20_000);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = check();
+      if (value !== undefined && value !== false) return value;
+      lastError = undefined;
+    } catch (err) {
+      lastError = err;
+    }
+    const exit = options.daemon?.exit;
+    const why = exit ? `the daemon exited (${JSON.stringify(exit)})` : Date.now() > deadline ? 'timed out' : undefined;
+    if (why) {
+      const tail = options.daemon?.lines.slice(-15).join('\n') ?? '';
+      throw new Error(
+        `${why} waiting for ${what}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}\n${tail}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The environment of a daemon under test: this process's, minus anything that would change its mode. */
+export function daemonEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (
+      !/^(EXCHANGE_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$)/.test(
+        k,
+      )
+    )
+      env[k] = v;
+  return { ...env, LOG_LEVEL: 'info', ORDERS_POLL: '* * * * * *', ...vars };
+}
+
+export class DaemonProcess {
+  readonly child: ChildProcess;
+  readonly lines: string[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  constructor(env: NodeJS.ProcessEnv, args: string[] = ['run']) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let rest = '';
+    const onData = (chunk: Buffer) => {
+      const text = rest + chunk.toString('utf8');
+      const parts = text.split('\n');
+      rest = parts.pop() ?? '';
+      this.lines.push(...parts);
+    };
+    this.child.stdout?.on('data', onData);
+    this.child.stderr?.on('data', onData);
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      }),
+    );
+  }
+
+  /** Log lines whose msg matches. */
+  messages(re: RegExp): string[] {
+    return this.lines.filter((l) => re.test(l));
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM', ms = 20_000) {
+    this.child.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.child.kill('SIGKILL');
+        reject(new Error(`daemon did not exit within ${ms} ms after ${signal}:\n${this.lines.slice(-20).join('\n')}`));
+      }, ms);
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Runs `query` on the database file, opened read-only for this one call (the daemon may be writing). */
+export function readDb<T>(path: string, query: (db: Database.Database) => T): T {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return query(db);
+  } finally {
+    db.close();
+  }
+}
+
+export interface JournalRow {
+  local_id: string;
+  instance: string;
+  type: string;
+  tag: string | null;
+  status: string;
+  exchange_id: string | null;
+  filled_qty: string;
+}
+
+export const journal = (path: string): JournalRow[] =>
+  readDb(path, (db) => db.prepare('SELECT * FROM orders ORDER BY created_at, local_id').all() as JournalRow[]);
+
+export const fillKeys = (path: string): string[] =>
+  readDb(path, (db) => db.prepare('SELECT fill_key FROM fills ORDER BY fill_key').pluck().all() as string[]);
+
+/**
+ * A recording of `symbol`: `count` tickers one second apart from `start`, swinging ±`amplitudePct` around
+ * `mid` with a period of `period` tickers (17 by default: prime, so a daemon sampling every few tickers still sees every phase), so resting limits, stops and brackets all get their turn.
+ */
+export async function writeSwingRecording(
+  file: string,
+  options: {
+    symbol?: string;
+    mid?: number;
+    amplitudePct?: number;
+    period?: number;
+    count?: number;
+    start?: number;
+  } = {},
+): Promise<void> {
+  const { symbol = 'BTCUSDT', mid = 20_000, amplitudePct = 1.5, period = 17, count = 170 } = options;
+  const start = options.start ?? Date.UTC(2024, 0, 1);
+  const writer = await RecordingWriter.open(file, {
+    header: {
+      format: RECORDING_FORMAT,
+      version: RECORDING_VERSION,
+      symbol,
+      source: 'market-watch',
+      provenance: 'synthetic (test)',
+    },
+  });
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = Math.round(mid * (1 + (amplitudePct / 100) * Math.sin((2 * Math.PI * i) / period)) * 100) / 100;
+    lines.push(JSON.stringify({ s: symbol, p, t: start + i * 1000 }));
+  }
+  await writer.writeLines(lines);
+  await writer.close();
+}
+
+/** A strategy file for the every-order test strategy. */
+export function everyOrderFile(name: string, params: Record<string, unknown> = {}): string {
+  return JSON.stringify({ name, strategy: 'every-order', symbol: 'BTCUSDT', schedule: '* * * * * *', params });
+}

@@ -1,0 +1,124 @@
+/**
+ * `npm start`'s daemon end to end, as a real process in paper mode: the embedded simulated exchange replays a
+ * recording, the signed client places every order type on it, fills land in SQLite, SIGTERM stops it with
+ * exit 0, and `bot status` reads the result from the database alone.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  DaemonProcess,
+  daemonEnv,
+  everyOrderFile,
+  journal,
+  readDb,
+  ROOT,
+  TEST_STRATEGIES,
+  waitFor,
+  writeSwingRecording,
+} from './daemon-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'e2e-daemon-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the daemon in paper mode (embedded simulated exchange)', () => {
+  const db = join(dir, 'bot.db');
+
+  it('places every order type through the signed client, records the fills, and stops on SIGTERM with exit 0', async () => {
+    const config = join(dir, 'config');
+    mkdirSync(config);
+    writeFileSync(join(config, 'all.json'), everyOrderFile('all-types', { near: 20_000 }));
+    writeFileSync(join(config, 'off.json'), JSON.stringify({ ...JSON.parse(everyOrderFile('off')), enabled: false }));
+    const recording = join(dir, 'swing.jsonl.gz');
+    await writeSwingRecording(recording, { period: 7 });
+    const daemon = new DaemonProcess(
+      daemonEnv({
+        DB_PATH: db,
+        CONFIG_DIR: config,
+        STRATEGIES_DIR: TEST_STRATEGIES,
+        PAPER_DATA: recording,
+        PAPER_LOCKSTEP: 'true',
+        KILL_SWITCH_FILE: join(dir, 'KILL'),
+      }),
+    );
+    try {
+      const filledTypes = await waitFor(
+        'a fill of every order type',
+        () => {
+          const types = new Set(
+            journal(db)
+              .filter((r) => Number(r.filled_qty) > 0)
+              .map((r) => r.type),
+          );
+          return types.size === 4 ? [...types].sort() : undefined;
+        },
+        { daemon },
+      );
+      expect(filledTypes).toEqual(['LIMIT', 'MARKET', 'OCO', 'STOP_LIMIT']);
+    } finally {
+      expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+    const log = daemon.lines.join('\n');
+    expect(log).toMatch(
+      /PAPER TRADING on recorded data \(simulated exchange at http:\/\/127\.0\.0\.1:\d+\): .*swing\.jsonl\.gz at one tick per market poll/,
+    );
+    expect(log).toContain('all-types: every-order on BTCUSDT, schedule * * * * * *, paper');
+    expect(log).not.toContain('off: every-order');
+    expect(daemon.messages(/"msg":"fill recorded"/).length).toBeGreaterThanOrEqual(4);
+    expect(daemon.messages(/"msg":"stopped: database closed"/)).toHaveLength(1);
+
+    const rows = journal(db);
+    // One order per intent: each tag once, each with the exchange's id.
+    expect(rows.map((r) => r.tag).sort()).toEqual(['limit', 'market', 'oco', 'stop']);
+    expect(rows.every((r) => r.exchange_id !== null)).toBe(true);
+    const fillOrders = readDb(db, (d) => d.prepare('SELECT DISTINCT order_local_id FROM fills').pluck().all());
+    expect(fillOrders).toHaveLength(4);
+    const kinds = readDb(db, (d) =>
+      d.prepare("SELECT kind FROM events WHERE kind LIKE 'daemon-%' ORDER BY id").pluck().all(),
+    );
+    expect(kinds).toEqual(['daemon-started', 'daemon-stopped']);
+    const price = readDb(db, (d) => d.prepare("SELECT price FROM last_prices WHERE symbol = 'BTCUSDT'").pluck().get());
+    expect(Number(price)).toBeGreaterThan(19_000);
+  });
+
+  it('status reads that database alone: JSON for scripts, a table for people', () => {
+    const status = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'status', '--db', db, ...args], {
+        cwd: ROOT,
+        env: daemonEnv({ KILL_SWITCH_FILE: join(dir, 'KILL') }),
+        encoding: 'utf8',
+      });
+    const json = status('--json');
+    expect(json.status).toBe(0);
+    const report = JSON.parse(json.stdout) as {
+      daemon: { state: string; mode: string };
+      instances: {
+        instance: string;
+        state: string;
+        todaysFills: unknown[];
+        unrealisedPnl: string | null;
+        position: { quantity: string };
+      }[];
+      killSwitch: { filePresent: boolean };
+    };
+    expect(report.daemon).toMatchObject({ state: 'stopped', mode: 'paper' });
+    expect(report.instances).toHaveLength(1);
+    const [instance] = report.instances;
+    expect(instance).toMatchObject({ instance: 'all-types', state: 'stopped' });
+    expect(instance!.todaysFills.length).toBeGreaterThanOrEqual(4);
+    expect(instance!.unrealisedPnl).toMatch(/^-?\d+(\.\d+)?$/);
+    expect(report.killSwitch.filePresent).toBe(false);
+
+    const table = status();
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/daemon: stopped at /);
+    expect(table.stdout).toMatch(/^INSTANCE\s+STATE\s+OPEN\s+FILLS TODAY/m);
+    expect(table.stdout).toMatch(/^all-types\s+stopped\s+\d+\s+\d+/m);
+
+    const missing = status('--db', join(dir, 'nope.db'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('no database at');
+  });
+});

@@ -1,0 +1,88 @@
+/** The daemon's environment variables: defaults, one line per bad value naming the variable, MODE=live's needs. */
+import { describe, expect, it } from 'vitest';
+import { parseEnv } from '../../src/config/env.js';
+import { ConfigError } from '../../src/errors.js';
+import { planVenue } from '../../src/app/venue-plan.js';
+
+function problems(source: Record<string, string>): readonly string[] {
+  try {
+    parseEnv(source);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('daemon environment', () => {
+  it('defaults to paper on the samples with nothing set', () => {
+    const env = parseEnv({});
+    expect(env).toMatchObject({
+      MODE: 'paper',
+      DB_PATH: 'data/bot.db',
+      CONFIG_DIR: 'config',
+      PAPER_SPEED: 60,
+      PAPER_LOCKSTEP: false,
+      KILL_SWITCH_FILE: 'data/KILL',
+      LOG_LEVEL: 'info',
+      ORDERS_POLL: '*/5 * * * * *',
+      REFRESH: '0 * * * * *',
+    });
+    expect(env.PAPER_DATA).toBeUndefined();
+    expect(env.PAPER_BALANCES).toBeUndefined();
+    expect(planVenue(env)).toEqual({ mode: 'paper', data: 'recording', speed: 60, lockstep: false });
+  });
+
+  it('reads lists and balances', () => {
+    const env = parseEnv({
+      PAPER_DATA: 'a.jsonl.gz, dir/ ,',
+      PAPER_BALANCES: 'USDT=10000, BTC=0.5',
+      PAPER_LOCKSTEP: '1',
+    });
+    expect(env.PAPER_DATA).toEqual(['a.jsonl.gz', 'dir/']);
+    expect(env.PAPER_BALANCES).toEqual({ USDT: '10000', BTC: '0.5' });
+    expect(env.PAPER_LOCKSTEP).toBe(true);
+  });
+
+  it('names every bad variable on its own line, with what it held', () => {
+    expect(
+      problems({
+        MODE: 'real',
+        PAPER_SPEED: '-2',
+        PAPER_LOCKSTEP: 'maybe',
+        PAPER_BALANCES: 'USDT:100',
+        LOG_LEVEL: 'loud',
+        ORDERS_POLL: 'every 5 s',
+        REFRESH: '99 * * * * *',
+      }),
+    ).toEqual([
+      "MODE: expected 'paper' or 'live', got 'real'",
+      "PAPER_SPEED: expected a positive number, got '-2'",
+      expect.stringMatching(/^PAPER_LOCKSTEP: .*, got 'maybe'$/),
+      "PAPER_BALANCES: expected ASSET=AMOUNT[,ASSET=AMOUNT…] (e.g. USDT=10000,BTC=0.5), got 'USDT:100'",
+      "LOG_LEVEL: expected one of trace, debug, info, warn, error, fatal, silent, got 'loud'",
+      "ORDERS_POLL: expected a node-cron expression ([second] minute hour day month weekday), got 'every 5 s'",
+      "REFRESH: expected a node-cron expression ([second] minute hour day month weekday), got '99 * * * * *'",
+    ]);
+  });
+
+  it('MODE=live needs the URL and both keys; a base URL and keys without it stay paper', () => {
+    expect(problems({ MODE: 'live' })).toEqual([
+      'EXCHANGE_BASE_URL: required when MODE=live',
+      'EXCHANGE_API_KEY: required when MODE=live',
+      'EXCHANGE_API_SECRET: required when MODE=live',
+    ]);
+    // A half pair is reported once, by the pairing rule.
+    expect(problems({ MODE: 'live', EXCHANGE_BASE_URL: 'https://x.example', EXCHANGE_API_KEY: 'k' })).toEqual([
+      'EXCHANGE_API_SECRET: required when EXCHANGE_API_KEY is set',
+    ]);
+    const keys = { EXCHANGE_BASE_URL: 'https://x.example', EXCHANGE_API_KEY: 'k', EXCHANGE_API_SECRET: 's' };
+    expect(planVenue(parseEnv({ ...keys, MODE: 'live' }))).toEqual({ mode: 'live', baseUrl: 'https://x.example' });
+    expect(planVenue(parseEnv(keys))).toEqual({
+      mode: 'paper',
+      data: 'live',
+      upstream: 'https://x.example',
+      keysIgnored: true,
+    });
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * What `status` shows, from a database built with the store API: instance states and reasons, open orders,
+ * today's fills, realised and unrealised PnL at the last recorded price, and the engine-wide brakes.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildStatusView, DAEMON_STARTED, DAEMON_STOPPED, statusJson, statusTable } from '../../src/ops/status-view.js';
+import type { Clock } from '../../src/ports/clock.js';
+import type { FillRow } from '../../src/store/fills.js';
+import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
+import { openStore, type Store } from '../../src/store/store.js';
+
+const NOW = Date.UTC(2024, 4, 2, 12, 0, 0);
+const YESTERDAY = NOW - 86_400_000;
+const clock: Clock = { now: () => NOW };
+
+function fill(over: Partial<FillRow> & Pick<FillRow, 'fillKey' | 'side' | 'price' | 'qty' | 'time'>): FillRow {
+  return {
+    orderLocalId: 'grid-1',
+    instance: 'grid',
+    symbol: 'BTCUSDT',
+    fee: '0',
+    feeAsset: 'USDT',
+    feeIn: 'quote',
+    source: 'trade',
+    delivered: true,
+    recordedAt: over.time,
+    ...over,
+  };
+}
+
+let dir: string;
+let store: Store;
+let killFile: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'status-view-'));
+  killFile = join(dir, 'KILL');
+  store = openStore({ path: join(dir, 'bot.db'), clock });
+  const order = (localId: string, over: Partial<OrderRow>) =>
+    store.orders.insert(
+      newOrderRow({
+        localId,
+        instance: 'grid',
+        symbol: 'BTCUSDT',
+        side: 'BUY',
+        type: 'LIMIT',
+        status: 'FILLED',
+        createdAt: YESTERDAY,
+        ...over,
+      }),
+    );
+  order('grid-1', { exchangeId: '1', price: '100', quantity: '2', filledQty: '2' });
+  order('grid-2', { exchangeId: '2', side: 'SELL', price: '120', quantity: '1', filledQty: '1' });
+  order('grid-3', {
+    exchangeId: '3',
+    status: 'OPEN',
+    price: '90',
+    quantity: '0.5',
+    tag: 'grid:-1:buy',
+    createdAt: NOW - 1000,
+  });
+  store.orders.insert(
+    newOrderRow({
+      localId: 'ext-9',
+      instance: undefined,
+      symbol: 'BTCUSDT',
+      side: 'SELL',
+      type: 'LIMIT',
+      status: 'OPEN',
+      external: true,
+      exchangeId: '9',
+      price: '150',
+      quantity: '0.1',
+      createdAt: NOW,
+    }),
+  );
+  // Bought 2 at 100 yesterday, sold 1 at 120 today: realised 20 today, 1 held at 100.
+  store.fills.insert(fill({ fillKey: 't1', side: 'BUY', price: '100', qty: '2', time: YESTERDAY }));
+  store.fills.insert(
+    fill({ fillKey: 't2', orderLocalId: 'grid-2', side: 'SELL', price: '120', qty: '1', time: NOW - 5000 }),
+  );
+  store.prices.put({ symbol: 'BTCUSDT', price: '110.5', time: NOW - 2000 }, NOW);
+  store.prices.put({ symbol: 'BTCUSDT', price: '1', time: NOW - 9000 }, NOW); // older: ignored
+  store.events.record(NOW - 60_000, undefined, DAEMON_STARTED, { mode: 'paper', venue: 'embedded', pid: 4242 });
+  store.events.record(NOW - 59_000, 'grid', 'started', { symbol: 'BTCUSDT' });
+  store.events.record(NOW - 59_000, 'dca', 'started', { symbol: 'BTCUSDT' });
+  store.events.record(NOW - 30_000, 'dca', 'paused', { reason: 'onTick threw: boom' });
+  store.events.record(NOW - 20_000, undefined, 'kill-switch', { on: true });
+  store.events.record(NOW - 10_000, undefined, 'circuit-breaker', { state: 'open', until: NOW + 60_000, trips: 1 });
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('status view', () => {
+  it('reports states, open orders, fills today and PnL at the last recorded price, as JSON', () => {
+    const view = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: (pid) => pid === 4242 });
+    const json = statusJson(view);
+    expect(json.daemon).toEqual({
+      state: 'running',
+      pid: 4242,
+      mode: 'paper',
+      venue: 'embedded',
+      since: new Date(NOW - 60_000).toISOString(),
+    });
+    const grid = json.instances.find((i) => i.instance === 'grid')!;
+    expect(grid).toMatchObject({
+      state: 'running',
+      position: { quantity: '1', averagePrice: '100' },
+      realisedPnl: '20',
+      realisedToday: '20',
+      unrealisedPnl: '10.5',
+    });
+    expect(grid.openOrders.map((o) => [o.localId, o.price, o.tag])).toEqual([['grid-3', '90', 'grid:-1:buy']]);
+    expect(grid.todaysFills.map((f) => f.fillKey)).toEqual(['t2']);
+    expect(json.instances.find((i) => i.instance === 'dca')).toMatchObject({
+      state: 'paused',
+      reason: 'onTick threw: boom',
+    });
+    expect(json.externalOrders.map((o) => o.localId)).toEqual(['ext-9']);
+    expect(json.lastPrices).toEqual([{ symbol: 'BTCUSDT', price: '110.5', time: new Date(NOW - 2000).toISOString() }]);
+    expect(json.killSwitch).toMatchObject({ filePresent: false, last: { on: true } });
+    expect(json.circuitBreaker).toMatchObject({ state: 'open', until: NOW + 60_000 });
+    expect(json.authFailure).toBeNull();
+  });
+
+  it('prints a table with the reasons, the open orders and the brakes', () => {
+    writeFileSync(killFile, '');
+    store.events.record(NOW - 1000, undefined, 'auth-failed', { call: 'balance', code: 'E_AUTH', message: 'HTTP 401' });
+    const text = statusTable(buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true }));
+    expect(text).toContain('daemon: running (pid 4242, paper on embedded) since 2024-05-02 11:59:00');
+    expect(text).toContain(`kill switch: ON (file ${killFile} present)`);
+    expect(text).toContain('circuit breaker: open until 2024-05-02 12:01:00');
+    expect(text).toContain('authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading stopped until a restart)');
+    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
+    expect(text).toMatch(/^dca\s+paused\s+0\s+0\s+0\s+0\s+0\s+0\s+-$/m);
+    expect(text).toContain('  dca: paused: onTick threw: boom');
+    expect(text).toContain('  grid: LIMIT BUY 0.5 @ 90  OPEN  filled 0  [grid:-1:buy]');
+    expect(text).toContain('  (external): LIMIT SELL 0.1 @ 150  OPEN');
+    expect(text).toContain('last prices: BTCUSDT 110.5 (2024-05-02 11:59:58)');
+  });
+
+  it('tells a clean stop from a daemon that died, and then shows no instance as running', () => {
+    const dead = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => false });
+    expect(dead.daemon.state).toBe('ended');
+    expect(dead.report.instances.find((i) => i.instance === 'grid')).toMatchObject({
+      state: 'stopped',
+      reason: 'the daemon ended without a clean stop',
+    });
+    store.events.record(NOW - 500, undefined, DAEMON_STOPPED, { pid: 4242, reason: 'SIGTERM' });
+    const stopped = statusTable(buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true }));
+    expect(stopped).toContain('daemon: stopped at 2024-05-02 11:59:59');
+  });
+});
