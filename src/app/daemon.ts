@@ -14,6 +14,7 @@ import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
 import { DAEMON_STOPPED } from '../ops/status-view.js';
 import { type Clock, systemClock } from '../ports/clock.js';
+import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
 import { PriceRecordingVenue } from './price-recording-venue.js';
 import { openRunStore } from './run-history.js';
@@ -27,6 +28,11 @@ export interface DaemonOptions {
   signal?: AbortSignal;
   /** How long stop waits for running jobs and in-flight requests (default 10 s). */
   stopTimeoutMs?: number;
+  /**
+   * What fires the jobs (default: node-cron on the wall clock). The parity test drives the same daemon one
+   * recorded tick at a time through this port instead of waiting for the clock.
+   */
+  scheduler?: Scheduler;
 }
 
 /** Errors that no retry heals: bad configuration, refused credentials. */
@@ -131,7 +137,7 @@ export class Daemon {
         if (i.status === 'running') logger.info({ instance: i.name, status: i.status }, line);
         else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
       }
-      const scheduling = new DaemonScheduling(engine, new CronScheduler(logger), {
+      const scheduling = new DaemonScheduling(engine, options.scheduler ?? new CronScheduler(logger), {
         ordersPoll: env.ORDERS_POLL,
         refresh: env.REFRESH,
       });
