@@ -110,6 +110,19 @@ describe('accounting', () => {
   });
 });
 
+describe('a venue without cancel (--no-cancel)', () => {
+  it('never cancels: the breakout re-prices its entry by cancelling only where it can', async () => {
+    const { sources: breakout } = await readConfigs(['config/breakout-btcusdt.json']);
+    const settings = { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '1000', BTC: '0' } };
+    const canceled = (r: JobResult) => r.run.orders.filter((o) => o.status === 'CANCELED').length;
+    const withCancel = await runJob(breakout, data, settings);
+    const without = await runJob(breakout, data, { ...settings, cancel: false });
+    expect(canceled(withCancel)).toBeGreaterThan(0);
+    expect(canceled(without)).toBe(0);
+    expect(without.run.orders.length).toBeGreaterThan(0);
+  });
+});
+
 describe('the command', () => {
   const args = (out: string) => [
     '--config',
