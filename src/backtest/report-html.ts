@@ -91,21 +91,25 @@ function inputsList(summary: BacktestSummary): string {
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}
 table.metrics{border-collapse:collapse;margin:12px 0}table.metrics th,table.metrics td{padding:3px 12px;border-bottom:1px solid #e3e6ee;text-align:left}
-table.metrics td{font-variant-numeric:tabular-nums;text-align:right}#chart{height:640px;margin-top:16px}.note{color:#6b7385;font-size:12px}`;
+table.metrics td{font-variant-numeric:tabular-nums;text-align:right}#chart{height:680px;margin-top:16px}.note{color:#6b7385;font-size:12px}`;
 
 const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('report-data').textContent);
 const L=LightweightCharts;
-const chart=L.createChart(document.getElementById('chart'),{autoSize:true,timeScale:{timeVisible:true,secondsVisible:false},layout:{panes:{separatorColor:'#e3e6ee'}}});
+const box=document.getElementById('chart');
+// An explicit size (not autoSize) so that fitting the whole run and the pane heights apply at once.
+const chart=L.createChart(box,{width:box.clientWidth||1100,height:680,timeScale:{timeVisible:true,secondsVisible:false,minBarSpacing:0.01},layout:{panes:{separatorColor:'#e3e6ee'}}});
+addEventListener('resize',()=>chart.applyOptions({width:box.clientWidth}));
 const price=chart.addSeries(L.LineSeries,{color:'#2962ff',lineWidth:1,title:d.symbol},0);
 price.setData(d.price.map(p=>({time:p[0],value:p[1]})));
-L.createSeriesMarkers(price,d.fills.map(f=>({time:f[0],price:f[1],position:f[2]>0?'atPriceBottom':'atPriceTop',shape:f[2]>0?'arrowUp':'arrowDown',color:f[2]>0?'#089981':'#f23645',text:(f[2]>0?'B ':'S ')+f[3]})));
+L.createSeriesMarkers(price,d.fills.map(f=>({time:f[0],price:f[1],position:f[2]>0?'atPriceBottom':'atPriceTop',shape:f[2]>0?'arrowUp':'arrowDown',color:f[2]>0?'#089981':'#f23645',text:f[2]>0?'B':'S'})));
 const equity=chart.addSeries(L.LineSeries,{color:'#7e57c2',lineWidth:2,title:'equity'},1);
 equity.setData(d.equity.map(p=>({time:p[0],value:p[1]})));
 let peak=-Infinity;
 const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,title:'drawdown %',invertFilledArea:true},2);
 dd.setData(d.equity.map(p=>{peak=Math.max(peak,p[1]);return{time:p[0],value:peak>0?(p[1]/peak-1)*100:0};}));
-const panes=chart.panes();if(panes.length===3){panes[0].setHeight(320);panes[1].setHeight(180);panes[2].setHeight(120);}
+// Panes share the height by stretch factor: price 60 %, equity 25 %, drawdown 15 %.
+const panes=chart.panes();if(panes.length===3){panes[0].setStretchFactor(0.6);panes[1].setStretchFactor(0.25);panes[2].setStretchFactor(0.15);}
 chart.timeScale().fitContent();
 })();`;
 
