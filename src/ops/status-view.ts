@@ -200,6 +200,9 @@ function orderText(o: OrderRow): string {
   return `${o.type} ${o.side} ${qty} @ ${price}  ${o.status}  filled ${o.filledQty}${o.tag ? `  [${o.tag}]` : ''}`;
 }
 
+/** For people: at most 8 decimals (the JSON keeps every digit of an average or a PnL). */
+const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
+
 /** The view as lines for a terminal. */
 export function statusTable(view: StatusView): string {
   const { report, daemon } = view;
@@ -220,11 +223,11 @@ export function statusTable(view: StatusView): string {
           i.state,
           String(i.openOrders.length),
           String(i.todaysFills.length),
-          plain(i.position.quantity),
-          plain(i.position.averagePrice),
-          plain(i.realisedPnl),
-          plain(i.realisedToday),
-          i.unrealisedPnl === undefined ? '-' : plain(i.unrealisedPnl),
+          brief(i.position.quantity),
+          brief(i.position.averagePrice),
+          brief(i.realisedPnl),
+          brief(i.realisedToday),
+          i.unrealisedPnl === undefined ? '-' : brief(i.unrealisedPnl),
         ]),
       ),
     );

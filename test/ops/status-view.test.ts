@@ -129,6 +129,21 @@ describe('status view', () => {
     expect(json.authFailure).toBeNull();
   });
 
+  it('rounds averages and PnL to 8 decimals in the table and keeps every digit in the JSON', () => {
+    // Bought 1 at 100 and 2 at 101: the average is 100.666… for ever.
+    store.fills.insert(fill({ fillKey: 'a1', instance: 'avg', side: 'BUY', price: '100', qty: '1', time: YESTERDAY }));
+    store.fills.insert(fill({ fillKey: 'a2', instance: 'avg', side: 'BUY', price: '101', qty: '2', time: YESTERDAY }));
+    store.events.record(NOW - 59_000, 'avg', 'started', { symbol: 'BTCUSDT' });
+    const view = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
+    const row = statusTable(view)
+      .split('\n')
+      .find((l) => l.startsWith('avg '))!;
+    expect(row).toContain('100.66666667');
+    expect(row).not.toMatch(/\d\.\d{9,}/);
+    const json = statusJson(view).instances.find((i) => i.instance === 'avg')!;
+    expect(json.position.averagePrice).toMatch(/^100\.6{20,}/);
+  });
+
   it('prints a table with the reasons, the open orders and the brakes', () => {
     writeFileSync(killFile, '');
     store.events.record(NOW - 1000, undefined, 'auth-failed', { call: 'balance', code: 'E_AUTH', message: 'HTTP 401' });
