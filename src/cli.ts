@@ -12,14 +12,29 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
-  'import-candles': { summary: 'turn one-minute candle CSVs into a ticker recording', load: () => import('./cli/import-candles.js') },
+  'import-candles': {
+    summary: 'turn one-minute candle CSVs into a ticker recording',
+    load: () => import('./cli/import-candles.js'),
+  },
   record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./cli/record.js') },
-  'check-config': { summary: 'validate strategy files offline (schema, schedule, module, params)', load: () => import('./cli/check-config.js') },
+  'check-config': {
+    summary: 'validate strategy files offline (schema, schedule, module, params)',
+    load: () => import('./cli/check-config.js'),
+  },
   exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./cli/exchange.js') },
-  backtest: { summary: 'replay recordings through the engine and strategies; reports and parameter sweeps', load: () => import('./cli/backtest.js') },
+  backtest: {
+    summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
+    load: () => import('./cli/backtest.js'),
+  },
   run: { summary: 'run the daemon (paper unless MODE=live)', load: () => import('./cli/run.js') },
-  status: { summary: 'instances, open orders, fills and PnL, from the database', load: () => import('./cli/status.js') },
-  sim: { summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices', load: () => import('./cli/sim.js') },
+  status: {
+    summary: 'instances, open orders, fills and PnL, from the database',
+    load: () => import('./cli/status.js'),
+  },
+  sim: {
+    summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices',
+    load: () => import('./cli/sim.js'),
+  },
 };
 
 function usage(): string {

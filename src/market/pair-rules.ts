@@ -97,7 +97,8 @@ export function isOnStep(rules: PairRules, quantity: Dec): boolean {
 /** Why a price breaks PRICE_FILTER, or undefined when it is fine. */
 export function priceProblem(rules: PairRules, price: Dec, field = 'price'): string | undefined {
   if (!price.isFinite() || price.lte(0)) return `${field} ${price.toFixed()} is not positive`;
-  if (!isOnTick(rules, price)) return `${field} ${price.toFixed()} is not a multiple of tickSize ${rules.tickSize.toFixed()}`;
+  if (!isOnTick(rules, price))
+    return `${field} ${price.toFixed()} is not a multiple of tickSize ${rules.tickSize.toFixed()}`;
   if (price.lt(rules.minPrice)) return `${field} ${price.toFixed()} is below minPrice ${rules.minPrice.toFixed()}`;
   if (rules.maxPrice && price.gt(rules.maxPrice))
     return `${field} ${price.toFixed()} is above maxPrice ${rules.maxPrice.toFixed()}`;

@@ -35,7 +35,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (pretty) {
     return pino({
       ...base,
-      transport: { target: 'pino-pretty', options: { destination: fd, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } },
+      transport: {
+        target: 'pino-pretty',
+        options: { destination: fd, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+      },
     });
   }
   return pino(base, pino.destination({ fd, sync: false }));

@@ -3,15 +3,7 @@
  * the simulated exchange's server) and the in-process matching engine (backtest) both implement it, and the
  * contract suite runs the same cases against each. Records are the exchange's own shapes (exchange/schemas).
  */
-import type {
-  Balances,
-  OrderRecord,
-  OrderType,
-  PairConfig,
-  Side,
-  Ticker,
-  TradeRecord,
-} from '../exchange/schemas.js';
+import type { Balances, OrderRecord, OrderType, PairConfig, Side, Ticker, TradeRecord } from '../exchange/schemas.js';
 
 /**
  * What the bot sends to create an order. Prices and quantities are plain decimal text, already checked

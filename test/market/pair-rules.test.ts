@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { PairConfigSchema } from '../../src/exchange/schemas.js';
 import { dec } from '../../src/market/decimal.js';
-import { pairRulesFrom, priceProblem, quantityProblem, roundPrice, roundQuantity } from '../../src/market/pair-rules.js';
+import {
+  pairRulesFrom,
+  priceProblem,
+  quantityProblem,
+  roundPrice,
+  roundQuantity,
+} from '../../src/market/pair-rules.js';
 
 const config = PairConfigSchema.parse({
   symbol: 'BTCUSDT',
