@@ -3,9 +3,11 @@
  * 1. replay once loaded (ticks/s), with the grid strategy (config/grid-btcusdt.json) and with a strategy that
  *    does nothing (the engine + matching + replay loop alone);
  * 2. the cold first pass (read + parse + replay) against merely reading and JSON.parse-ing the same file;
- * 3. a sweep of 8 grid combinations on 1 and on 2 worker threads.
+ * 3. a sweep of 8 grid combinations on 1 and on 2 worker threads, on the synthetic recording (each combination
+ *    replays over a million ticks, so a worker's start-up, 1-3 s under tsx, does not decide the comparison).
  * On the sample recording and on a synthetic one 10x longer (the sample repeated with shifted times and
- * scaled prices, written to a temp dir). `npm run bench:backtest [-- --quick]` (--quick: the sample only).
+ * scaled prices, written to a temp dir). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
+ * sweep included, where start-up outweighs the work).
  */
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,21 +133,24 @@ async function sweepSpeedup(data: TickData, label: string): Promise<void> {
   const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
   const [, oneS] = await timed(() => runSweep(job, 1));
   const [, twoS] = await timed(() => runSweep(job, 2));
-  console.log(`  sweep of ${combos.length} grid combinations, ${label}`);
-  console.log(`    1 worker    ${oneS.toFixed(2)} s`);
-  console.log(`    2 workers   ${twoS.toFixed(2)} s = ${(oneS / twoS).toFixed(2)}x faster`);
+  const rate = (seconds: number) => `${fmt((combos.length * data.length) / seconds)} ticks/s`;
+  console.log(`  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each`);
+  console.log(`    1 worker    ${oneS.toFixed(2)} s (${rate(oneS)})`);
+  console.log(`    2 workers   ${twoS.toFixed(2)} s (${rate(twoS)}) = ${(oneS / twoS).toFixed(2)}x faster`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
 try {
   const sample = await coldPass(SAMPLE, 'sample');
   await replayRate(sample, 'sample');
-  await sweepSpeedup(sample, 'sample');
-  if (!quick) {
+  if (quick) {
+    await sweepSpeedup(sample, 'sample');
+  } else {
     const [file, genS] = await timed(() => synthetic(dir, 10));
     console.log(`  (synthetic 10x recording written in ${genS.toFixed(1)} s)`);
     const long = await coldPass(file, 'synthetic 10x');
     await replayRate(long, 'synthetic 10x');
+    await sweepSpeedup(long, 'synthetic 10x');
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -91,15 +91,22 @@ function recentHigh(ctx: Ctx, price: Dec): Dec | undefined {
   const lookbackMs = ctx.params.lookbackMinutes * 60_000;
   const bucketMs = lookbackMs / BUCKETS;
   const start = Math.floor(now / bucketMs) * bucketMs;
-  const highs = (ctx.state.highs ?? []).filter(([t]) => t + bucketMs > now - lookbackMs);
+  const stored = ctx.state.highs;
+  const highs = (stored ?? []).filter(([t]) => t + bucketMs > now - lookbackMs);
   if (highs.length === 0) ctx.state.since = now;
+  // Written back only when it changed: each write marks the state dirty, which costs a save.
+  let changed = stored === undefined || highs.length !== stored.length;
   const last = highs[highs.length - 1];
   if (last !== undefined && last[0] === start) {
-    if (price.gt(last[1])) last[1] = price.toFixed();
+    if (price.gt(last[1])) {
+      last[1] = price.toFixed();
+      changed = true;
+    }
   } else {
     highs.push([start, price.toFixed()]);
+    changed = true;
   }
-  ctx.state.highs = highs;
+  if (changed) ctx.state.highs = highs;
   if (now - (ctx.state.since ?? now) < lookbackMs) return undefined;
   return highs.reduce((high, [, p]) => (high.gte(p) ? high : dec(p)), price);
 }

@@ -287,7 +287,7 @@ export class Engine {
   private tick(r: InstanceRunner): Promise<void> | undefined {
     if (r.status !== 'running' || r.inHook) return undefined;
     r.counters.ticks++;
-    const ok = r.callHook('onTick');
+    const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
     return ok.then((fine) => (fine ? this.afterTick(r) : undefined));
@@ -339,10 +339,19 @@ export class Engine {
       revision === this.polledRevision &&
       !this.orders.placedSincePoll &&
       !this.tracker.hasPendingWork() &&
-      !this.runners.some((r) => r.pendingDelivery && r.status === 'running')
+      !this.deliveryPending()
     )
       return undefined;
     return this.lock.run(() => this.pollLocked());
+  }
+
+  /** A running instance has fills to be delivered (a loop, not a closure: this runs on every tick). */
+  private deliveryPending(): boolean {
+    for (let i = 0; i < this.runners.length; i++) {
+      const r = this.runners[i] as InstanceRunner;
+      if (r.pendingDelivery && r.status === 'running') return true;
+    }
+    return false;
   }
 
   private async pollLocked(): Promise<void> {

@@ -96,6 +96,10 @@ class InstanceContext implements StrategyContext<unknown, State> {
   readonly canCancel: boolean;
   readonly log: StrategyLogger;
   private readonly builders: IntentBuilders;
+  private readonly marketState: MarketState;
+  /** The pair's rules as of `rulesVersion`: strategies read them several times a tick, they change on refresh. */
+  private cachedRules: PairRules | undefined;
+  private rulesVersion = -1;
   readonly limit: IntentBuilders['limit'] = (...a) => this.builders.limit(...a);
   readonly market: IntentBuilders['market'] = (...a) => this.builders.market(...a);
   readonly stopLimit: IntentBuilders['stopLimit'] = (...a) => this.builders.stopLimit(...a);
@@ -108,22 +112,28 @@ class InstanceContext implements StrategyContext<unknown, State> {
     this.params = runner.params;
     this.canCancel = runner.deps.canCancel;
     this.log = strategyLogger(runner.logger);
+    this.marketState = runner.deps.market;
     this.builders = intentBuilders(() => this.rules, runner.queue);
   }
 
   get rules(): PairRules {
-    const rules = this.runner.deps.market.rules.get(this.symbol);
+    const market = this.marketState;
+    if (this.rulesVersion !== market.rulesVersion) {
+      this.cachedRules = market.rules.get(this.symbol);
+      this.rulesVersion = market.rulesVersion;
+    }
+    const rules = this.cachedRules;
     if (!rules) throw new Error(`no pair rules for ${this.symbol} (pair configuration not loaded)`);
     return rules;
   }
 
   get ticker(): Ticker | undefined {
-    return this.runner.deps.market.tickers.get(this.symbol);
+    return this.marketState.tickers.get(this.symbol);
   }
 
-  /** Parsed once per ticker, and only when a strategy asks. */
+  /** Parsed once per price, and only when a strategy asks. */
   get price(): Dec | undefined {
-    return this.runner.deps.market.lastPrice(this.symbol);
+    return this.marketState.lastPrice(this.symbol);
   }
 
   get openOrders(): readonly OrderView[] {
@@ -135,7 +145,7 @@ class InstanceContext implements StrategyContext<unknown, State> {
   }
 
   get balances(): ReadonlyMap<string, Balance> {
-    return this.runner.deps.market.balances;
+    return this.marketState.balances;
   }
 
   get state(): State {
@@ -241,6 +251,20 @@ export class InstanceRunner {
     return this.guard('onFill', fill);
   }
 
+  /** callHook('onTick') with the hook looked up by name, not by key: it runs on every tick of a backtest. */
+  callTick(): boolean | Promise<boolean> {
+    const definition = this.definition;
+    if (definition.onTick === undefined) return true;
+    this.inHook = true;
+    let result: void | Promise<void>;
+    try {
+      result = definition.onTick(this.ctx);
+    } catch (err) {
+      return this.threw('onTick', err);
+    }
+    return this.settled('onTick', result);
+  }
+
   /** The one safe wrapper (no closure per call: onTick runs up to a million times a second in a backtest). */
   private guard(
     hook: 'onStart' | 'onTick' | 'onStop' | 'onFill',
@@ -253,10 +277,18 @@ export class InstanceRunner {
     try {
       result = hook === 'onFill' ? definition.onFill?.(this.ctx, fill as FillView) : definition[hook]?.(this.ctx);
     } catch (err) {
-      this.inHook = false;
-      this.pause(`${hook} threw: ${errorText(err)}`, err);
-      return false;
+      return this.threw(hook, err);
     }
+    return this.settled(hook, result);
+  }
+
+  private threw(hook: string, err: unknown): false {
+    this.inHook = false;
+    this.pause(`${hook} threw: ${errorText(err)}`, err);
+    return false;
+  }
+
+  private settled(hook: string, result: void | Promise<void>): boolean | Promise<boolean> {
     if (isPromise(result)) {
       return result.then(
         () => {

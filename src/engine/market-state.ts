@@ -15,7 +15,10 @@ export class MarketState {
   /** Shared by every strategy context (read-only there). */
   readonly balances = new Map<string, Balance>();
   private readonly assetCodes = new Map<string, string>();
-  private readonly prices = new Map<string, { ticker: Ticker; price: Dec }>();
+  /** The last parsed price per symbol, keyed by the wire value (not the ticker object): Decs are immutable. */
+  private readonly prices = new Map<string, { wire: Ticker['p']; price: Dec }>();
+  /** Bumped whenever `rules` changes, so a context can keep its pair's rules between refreshes. */
+  rulesVersion = 0;
   /** Currency ids the venue reported that no pair or ticker names. */
   unknownAssetIds: string[] = [];
 
@@ -25,6 +28,7 @@ export class MarketState {
       if (c.quoteAssetId != null) this.assetCodes.set(String(c.quoteAssetId), c.quoteAsset);
       if (wanted.has(c.symbol)) this.rules.set(c.symbol, pairRulesFrom(c));
     }
+    this.rulesVersion++;
   }
 
   setTicker(t: Ticker): void {
@@ -54,14 +58,20 @@ export class MarketState {
     this.unknownAssetIds = unknown;
   }
 
-  /** The symbol's last price, parsed once per ticker however many instances ask. */
+  /** The symbol's last price, parsed once per price however many instances (and ticks at that price) ask. */
   lastPrice(symbol: string): Dec | undefined {
     const t = this.tickers.get(symbol);
     if (t === undefined) return undefined;
-    let cached = this.prices.get(symbol);
-    if (cached === undefined || cached.ticker !== t) {
-      cached = { ticker: t, price: fromWire(t.p) };
-      this.prices.set(symbol, cached);
+    const cached = this.prices.get(symbol);
+    if (cached === undefined) {
+      const price = fromWire(t.p);
+      this.prices.set(symbol, { wire: t.p, price });
+      return price;
+    }
+    // Updated in place: this runs on every tick some strategy asks for the price.
+    if (cached.wire !== t.p) {
+      cached.price = fromWire(t.p);
+      cached.wire = t.p;
     }
     return cached.price;
   }
