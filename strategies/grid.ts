@@ -237,6 +237,21 @@ function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
   ctx.state.outside = side;
 }
 
+/** Slot j (buying at level j, selling at j + 1) has its order open or pending. */
+function armed(grid: Ladder, open: ReadonlySet<string | undefined>, j: number): boolean {
+  return open.has(grid.level(j).buyTag) || open.has(grid.level(j + 1).sellTag);
+}
+
+/** Quote tied up: what open buys still wait to spend, plus what the base held cost. */
+function committedQuote(ctx: Ctx, slots: Record<string, Slot>): Dec {
+  let sum = new D(0);
+  for (const o of ctx.openOrders) {
+    if (o.side === 'BUY' && o.price) sum = sum.plus(o.price.mul(o.quantity.minus(o.filledQuantity)));
+  }
+  for (const slot of Object.values(slots)) sum = sum.plus(slot.cost);
+  return sum;
+}
+
 /**
  * Make sure every slot that should have an order has one; never duplicates an open or pending order.
  * Returns how many orders it placed.
@@ -250,13 +265,12 @@ function arm(ctx: Ctx): number {
   const slots = slotsOf(ctx, grid);
   watchRange(ctx, grid, price);
   const open = openTags(m, ctx.openOrders);
-  const armed = (j: number): boolean => open.has(grid.level(j).buyTag) || open.has(grid.level(j + 1).sellTag);
   // Balances guard against intents the engine would only refuse for insufficient funds, tick after tick.
   let freeBase = ctx.balances.get(ctx.rules.baseAsset)?.free;
   let freeQuote = ctx.balances.get(ctx.rules.quoteAsset)?.free;
 
   for (let j = -grid.levels; j < grid.levels; j++) {
-    if (armed(j)) continue;
+    if (armed(grid, open, j)) continue;
     const at = grid.level(j + 1).price;
     const qty = sellable(m, slots[j], at);
     if (qty.isZero()) continue;
@@ -272,24 +286,15 @@ function arm(ctx: Ctx): number {
     freeBase = freeBase?.minus(qty);
   }
 
-  // Quote tied up: what open buys still wait to spend, plus what the base held cost. Summed only when a buy
-  // is about to be weighed against the budget: most calls find every level armed and never need it.
+  // Summed only when a buy is about to be weighed against the budget: most calls find every level armed.
   let committed: Dec | undefined;
-  const committedNow = (): Dec => {
-    let sum = new D(0);
-    for (const o of ctx.openOrders) {
-      if (o.side === 'BUY' && o.price) sum = sum.plus(o.price.mul(o.quantity.minus(o.filledQuantity)));
-    }
-    for (const slot of Object.values(slots)) sum = sum.plus(slot.cost);
-    return sum;
-  };
 
   // Nearest level below the market first, so that a tight budget buys closest to the price.
   for (let j = grid.levels - 1; j >= -grid.levels; j--) {
     const level = grid.level(j);
     const slot = slots[j];
     if (j >= 0 && slot === undefined) continue; // above the reference only seeded slots trade
-    if (armed(j) || level.price.gte(price) || level.price.lte(0)) continue;
+    if (armed(grid, open, j) || level.price.gte(price) || level.price.lte(0)) continue;
     if (!sellable(m, slot, grid.level(j + 1).price).isZero()) continue;
     if (level.small) {
       noticeOnce(ctx, `small:${j}`, 'grid order below the pair minimums: level skipped', {
@@ -299,7 +304,7 @@ function arm(ctx: Ctx): number {
       continue;
     }
     const cost = level.bidCost;
-    committed ??= committedNow();
+    committed ??= committedQuote(ctx, slots);
     if (ctx.params.budgetQuote && committed.plus(cost).gt(ctx.params.budgetQuote)) {
       noticeOnce(ctx, 'budget', 'grid budget fully committed: further buys wait for sells', {
         budgetQuote: ctx.params.budgetQuote.toFixed(),
