@@ -15,7 +15,8 @@
  *   quantity x (the sell's net quote per unit - the buy's cost per unit). Win rate = round trips with
  *   PnL > 0 / all; profit factor = sum of gains / |sum of losses| (undefined without losses).
  * - Exposure: share of the run's time during which some instance had a non-zero net position (base bought
- *   minus sold by its fills; starting balances are not a position).
+ *   minus sold by its fills; starting balances are not a position). Fee dust (a residue below the pair's
+ *   quantity step, which no order can sell) does not count.
  */
 import { D, type Dec, ZERO } from '../market/decimal.js';
 
@@ -27,6 +28,8 @@ export interface TradeFill {
   side: 'BUY' | 'SELL';
   /** Base the fill added (BUY) or removed (SELL), fees included. */
   quantity: Dec;
+  /** A net position smaller than this (the pair's quantity step) is fee dust, not exposure. */
+  dust?: Dec;
   /** Quote the fill cost (BUY) or brought (SELL), fees included. */
   value: Dec;
   time: number;
@@ -128,7 +131,8 @@ export function exposure(fills: readonly TradeFill[], start: number, end: number
     const after = f.side === 'BUY' ? before.plus(f.quantity) : before.minus(f.quantity);
     net.set(f.book, after);
     const was = nonZero;
-    nonZero += (after.isZero() ? 0 : 1) - (before.isZero() ? 0 : 1);
+    const flat = (q: Dec) => (f.dust ? q.abs().lt(f.dust) : q.isZero());
+    nonZero += (flat(after) ? 0 : 1) - (flat(before) ? 0 : 1);
     if (was === 0 && nonZero > 0) since = f.time;
     else if (was > 0 && nonZero === 0) exposed += f.time - since;
   }

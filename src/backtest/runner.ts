@@ -6,6 +6,7 @@
  * (fills recorded and delivered to onFill; the engine itself skips it when the venue's revision has not
  * moved and nothing is pending). Nothing here reads the wall clock or sleeps.
  */
+import { pairRulesFrom } from '../market/pair-rules.js';
 import { BotError } from '../errors.js';
 import { Engine, type InstanceSummary } from '../engine/engine.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
@@ -54,6 +55,8 @@ export interface TraceEntry {
 
 export interface BacktestRun {
   symbols: string[];
+  /** Each symbol's quantity step (a net position below it is fee dust, not exposure). */
+  quantitySteps: ReadonlyMap<string, Dec>;
   quoteAsset: string;
   baseAssets: string[];
   ticks: number;
@@ -333,6 +336,7 @@ export async function runBacktest(
     const samples = equity.samples;
     return {
       symbols,
+      quantitySteps: new Map([...pairs].map(([symbol, p]) => [symbol, p.step])),
       quoteAsset,
       baseAssets: bases,
       ticks: done,
@@ -371,6 +375,8 @@ const CHART_BUCKETS = 2000;
 interface PairAssets {
   base: string;
   quote: string;
+  /** The smallest quantity the pair trades: a position below it is fee dust that can never be sold. */
+  step: Dec;
 }
 
 /** The unit's symbols (first-config order), their pairs on the simulated exchange, and their data index. */
@@ -384,7 +390,7 @@ function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
       throw new BotError('E_BACKTEST_DATA', `symbol ${name} is not a pair of the simulated exchange`, {
         context: { symbol: name },
       });
-    pairs.set(name, { base: config.baseAsset, quote: config.quoteAsset });
+    pairs.set(name, { base: config.baseAsset, quote: config.quoteAsset, step: pairRulesFrom(config).stepSize });
   }
   const quotes = [...new Set([...pairs.values()].map((p) => p.quote))];
   if (quotes.length > 1)

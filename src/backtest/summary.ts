@@ -99,6 +99,7 @@ export function tradeFills(run: BacktestRun): TradeFill[] {
       book: `${run.orderOwner.get(f.orderId)?.instance ?? ''}/${f.symbol}`,
       side: f.side,
       quantity: buy ? f.baseQty.minus(baseFee) : f.baseQty.plus(baseFee),
+      dust: run.quantitySteps.get(f.symbol),
       value: buy ? f.quoteQty.plus(quoteFee) : f.quoteQty.minus(quoteFee),
       time: f.time,
     };

@@ -106,4 +106,21 @@ describe('exposure', () => {
     expect(exposure(fills, 0, 100)).toBeCloseTo(0.4, 12);
     expect(exposure([], 0, 100)).toBe(0);
   });
+
+  it('does not count fee dust below the quantity step as a position', () => {
+    // Bought 1 net of a base fee (0.999), sold the 0.999 the step allows, 0.0005 left for ever: flat at 30.
+    const step = new D('0.001');
+    const fills = [
+      { ...fill('a', 'BUY', '0.9995', '100', 10), dust: step },
+      { ...fill('a', 'SELL', '0.999', '101', 30), dust: step },
+    ];
+    expect(exposure(fills, 0, 100)).toBeCloseTo(0.2, 12);
+    expect(
+      exposure(
+        fills.map(({ dust: _, ...f }) => f),
+        0,
+        100,
+      ),
+    ).toBeCloseTo(0.9, 12);
+  });
 });
