@@ -22,13 +22,13 @@
  */
 import { z } from 'zod';
 import {
+  canBuy,
   type Dec,
   dec,
   decimalParam,
   defineStrategy,
   exitLevels,
   floorTo,
-  noticeOnce,
   type OrderView,
   pctMove,
   protectPosition,
@@ -133,15 +133,7 @@ function placeEntry(ctx: Ctx, high: Dec, price: Dec): void {
     ctx.log.debug('entry stop would trigger at once after rounding: not placed', { stop: stop.toFixed() });
     return;
   }
-  if (quantity.isZero()) {
-    noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { limit: limit.toFixed() });
-    return;
-  }
-  const free = ctx.balances.get(ctx.rules.quoteAsset)?.free;
-  if (free !== undefined && free.lt(limit.mul(quantity))) {
-    noticeOnce(ctx, 'quote', 'not enough free quote for the entry: waiting', { cost: limit.mul(quantity).toFixed() });
-    return;
-  }
+  if (!canBuy(ctx, quantity, limit)) return;
   ctx.log.info('entry armed above the recent high', {
     high: high.toFixed(),
     stop: stop.toFixed(),

@@ -18,13 +18,13 @@
  */
 import { z } from 'zod';
 import {
+  canBuy,
   type Dec,
   dec,
   decimalParam,
   defineStrategy,
   exitLevels,
   floorTo,
-  noticeOnce,
   pctMove,
   protectPosition,
   type StrategyContext,
@@ -156,15 +156,7 @@ function enter(ctx: Ctx, average: Dec): void {
     return;
   }
   const qty = tradableQuantity(ctx.rules, quantity ?? quoteAmount!.div(band), band);
-  if (qty.isZero()) {
-    noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { band: band.toFixed() });
-    return;
-  }
-  const free = ctx.balances.get(ctx.rules.quoteAsset)?.free;
-  if (free !== undefined && free.lt(band.mul(qty))) {
-    noticeOnce(ctx, 'quote', 'not enough free quote for the entry: waiting', { cost: band.mul(qty).toFixed() });
-    return;
-  }
+  if (!canBuy(ctx, qty, band)) return;
   ctx.log.info('entry placed at the band below the average', {
     average: average.toFixed(),
     band: band.toFixed(),

@@ -198,6 +198,7 @@ export function defineStrategy<Schema extends z.ZodType, S extends object = Reco
 }
 
 export {
+  canBuy,
   ceilTo,
   exitLevels,
   floorTo,

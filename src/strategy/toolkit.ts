@@ -43,6 +43,24 @@ export function noticeOnce(
   ctx.log[level](message, data);
 }
 
+/**
+ * Whether an entry BUY of `quantity` at `price` can go out now: not dust (see tradableQuantity), and the free
+ * quote covers it. Each refusal is logged once, not on every tick.
+ */
+export function canBuy(ctx: StrategyContext<unknown, NoticeState>, quantity: Dec, price: Dec): boolean {
+  if (quantity.isZero()) {
+    noticeOnce(ctx, 'small', 'entry below the pair minimums: not placed', { price: price.toFixed() });
+    return false;
+  }
+  const cost = price.mul(quantity);
+  const free = ctx.balances.get(ctx.rules.quoteAsset)?.free;
+  if (free !== undefined && free.lt(cost)) {
+    noticeOnce(ctx, 'quote', 'not enough free quote for the entry: waiting', { cost: cost.toFixed() });
+    return false;
+  }
+  return true;
+}
+
 export interface ExitLevels {
   /** Take-profit price (the plain limit leg). */
   takeProfit: Dec;

@@ -10,7 +10,8 @@ import type { z } from 'zod';
 import { intentBuilders } from '../../src/engine/intent-builders.js';
 import { checkOrder } from '../../src/engine/order-checks.js';
 import { PositionTracker } from '../../src/engine/position.js';
-import { PairConfigSchema, TickerSchema, type PairConfig } from '../../src/exchange/schemas.js';
+import { TickerSchema, type PairConfig } from '../../src/exchange/schemas.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { D, dec, type Dec, type DecimalLike } from '../../src/market/decimal.js';
 import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../../src/market/pair-rules.js';
 import type {
@@ -24,16 +25,8 @@ import type {
   StrategyDefinition,
 } from '../../src/strategy/api.js';
 
-export const BTCUSDT: PairConfig = PairConfigSchema.parse({
-  symbol: 'BTCUSDT',
-  status: 'TRADING',
-  baseAsset: 'BTC',
-  baseAssetPrecision: 6,
-  quoteAsset: 'USDT',
-  quotePrecision: 2,
-  orderTypes: ['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO'],
-  filters: [{ filterType: 'PRICE_FILTER', minPrice: 0.01, maxPrice: 1000000, tickSize: 0.01 }],
-});
+/** The simulated exchange's BTCUSDT: tick 0.01, base precision 6, every order type. */
+export const BTCUSDT: PairConfig = DEFAULT_PAIRS.find((p) => p.symbol === 'BTCUSDT')!;
 
 export interface HarnessOptions<S extends object> {
   /** Raw params as in a strategy file; parsed by the strategy's own schema. */
