@@ -472,6 +472,7 @@ export class Engine {
     r.position.apply(positionFill(fill));
     r.counters.fills++;
     r.pendingDelivery = true;
+    this.parts.book.fillRecorded(row.localId);
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
@@ -493,10 +494,14 @@ export class Engine {
         feeAsset: f.feeAsset,
         time: f.time,
       };
+      // onFill is the news of this fill: the order leaves the strategy's view as it is told (the last fill of
+      // a filled order), and comes back if the hook fails.
+      book.fillDelivered(f.orderLocalId);
       let ok = r.callFill(view);
       if (isPromise(ok)) ok = await ok;
       if (!ok) {
         // Paused: the fill stays undelivered, so a fixed strategy sees it after a restart.
+        book.fillRecorded(f.orderLocalId);
         r.pendingDelivery = true;
         return;
       }

@@ -1,7 +1,12 @@
 /**
- * The engine's in-memory mirror of the journal rows that still matter: orders not final, and final orders
- * whose fills are not all recorded yet. Every change is written to the journal first, then mirrored, so the
- * tick path reads memory and never SQLite.
+ * The engine's in-memory mirror of the journal rows that still matter: orders not final, final orders whose
+ * fills are not all recorded yet, and orders with fills recorded but not yet delivered to their strategy's
+ * onFill. Every change is written to the journal first, then mirrored, so the tick path reads memory and
+ * never SQLite.
+ *
+ * An instance's view (activeFor) keeps an order until its fills are delivered: a strategy must never see an
+ * order vanish before onFill tells it why, or it would place it again (a tick can run while a poll that
+ * recorded the fill is still awaiting the venue, and at start onStart runs before the delivery).
  */
 import { D } from '../market/decimal.js';
 import type { Store } from '../store/store.js';
@@ -28,6 +33,8 @@ export class OrderBook {
   private readonly versions = new Map<string, number>();
   /** Rows a poll must look at even when the venue reports no change (unresolved, or fills outstanding). */
   private readonly attention = new Set<string>();
+  /** Recorded fills not yet delivered to onFill, by order. */
+  private readonly undelivered = new Map<string, number>();
 
   constructor(private readonly store: Store) {}
 
@@ -35,7 +42,29 @@ export class OrderBook {
     this.live.clear();
     this.byExchange.clear();
     this.attention.clear();
+    this.undelivered.clear();
+    for (const [localId, n] of this.store.fills.undeliveredByOrder()) this.undelivered.set(localId, n);
     for (const row of [...this.store.orders.active(), ...this.store.orders.withOutstandingFills()]) this.mirror(row);
+    for (const localId of this.undelivered.keys()) {
+      const row = this.live.has(localId) ? undefined : this.store.orders.get(localId);
+      if (row) this.mirror(row);
+    }
+  }
+
+  /** A fill of this order was recorded: the order stays in its instance's view until the fill is delivered. */
+  fillRecorded(localId: string): void {
+    this.undelivered.set(localId, (this.undelivered.get(localId) ?? 0) + 1);
+    const row = this.get(localId);
+    if (row) this.mirror(row);
+  }
+
+  /** A fill of this order reached onFill. */
+  fillDelivered(localId: string): void {
+    const left = (this.undelivered.get(localId) ?? 1) - 1;
+    if (left > 0) this.undelivered.set(localId, left);
+    else this.undelivered.delete(localId);
+    const row = this.get(localId);
+    if (row) this.mirror(row);
   }
 
   insert(row: OrderRow): void {
@@ -63,7 +92,9 @@ export class OrderBook {
 
   activeFor(instance: string): OrderRow[] {
     const out: OrderRow[] = [];
-    for (const row of this.live.values()) if (row.instance === instance && isActive(row.status)) out.push(row);
+    for (const row of this.live.values()) {
+      if (row.instance === instance && (isActive(row.status) || this.undelivered.has(row.localId))) out.push(row);
+    }
     return out;
   }
 
@@ -92,7 +123,7 @@ export class OrderBook {
     const previous = this.live.get(row.localId);
     if (previous?.exchangeId !== undefined && previous.exchangeId !== row.exchangeId)
       this.byExchange.delete(previous.exchangeId);
-    if (isActive(row.status) || hasOutstandingFills(row)) {
+    if (isActive(row.status) || hasOutstandingFills(row) || this.undelivered.has(row.localId)) {
       this.live.set(row.localId, row);
       if (row.exchangeId !== undefined) this.byExchange.set(row.exchangeId, row);
     } else {

@@ -97,6 +97,11 @@ export class OrderManager {
         `insufficient ${spend.asset}: order needs ${spend.amount.toFixed()}, free ${free.toFixed()}`,
       );
 
+    // The reconcile above awaited the venue: the kill switch, an authentication halt or a breaker trip may have
+    // come in meanwhile. Nothing below awaits until the request is sent, so this check holds for the send.
+    const late = guard.orderBlock();
+    if (late) return r.refuse(summary, late);
+
     r.seq++;
     const { request } = order;
     const row = newOrderRow({

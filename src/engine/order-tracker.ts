@@ -6,7 +6,7 @@
  * transaction with its order row, or from executedQty deltas where trade history is unavailable.
  */
 import type { OrderRecord, TradeRecord } from '../exchange/schemas.js';
-import { D, dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import { D, type Dec, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import type { HistoryQuery } from '../ports/venue.js';
 import type { FeeIn, FillRow } from '../store/fills.js';
 import { type MatchMethod, newOrderRow, type OrderRow } from '../store/order-journal.js';
@@ -20,6 +20,13 @@ import {
   matchUnresolved,
   sameOrder,
 } from './order-matching.js';
+
+/**
+ * The venue's executed quantity, read at the 15 significant digits a double carries (as fees are): the
+ * exchange's numbers carry binary noise (0.30000000000000004), and read exactly that noise would leave an
+ * order forever "owing" a few 1e-17 and end up as a phantom delta fill.
+ */
+const executedOf = (record: OrderRecord): Dec => dec(record.executedQty ?? 0);
 
 export interface TrackerOptions {
   window: MatchWindow;
@@ -165,7 +172,7 @@ export class OrderTracker {
 
   /** Applies what the venue reports; `live`: the record came from open orders (whatever its status says). */
   private apply(row: OrderRow, record: OrderRecord, live: boolean): void {
-    const executed = D.max(fromWire(record.executedQty ?? 0), row.execQty);
+    const executed = D.max(executedOf(record), row.execQty);
     const status = journalStatus(row, record.status, executed, live);
     const execQty = plain(executed);
     if (status === row.status && execQty === row.execQty && record.status === row.venueStatus) return;
@@ -203,7 +210,7 @@ export class OrderTracker {
     const matched = new Set<string>();
     for (const { row, candidate } of matches) {
       const { record, source } = candidate;
-      const executed = fromWire(record.executedQty ?? 0);
+      const executed = executedOf(record);
       const status = journalStatus(row, record.status, executed, source === 'open-orders');
       book.save({
         ...row,
@@ -274,7 +281,7 @@ export class OrderTracker {
         );
         continue;
       }
-      const executed = fromWire(record.executedQty ?? 0);
+      const executed = executedOf(record);
       const row = newOrderRow({
         localId: `ext-${symbol}-${record.displayingId}`,
         instance: undefined,
@@ -402,7 +409,7 @@ export class OrderTracker {
 
   /** The part of executedQty no fill covers yet, as one fill keyed `<exchangeOrderId>:<cumulativeQty>`. */
   private insertDelta(row: OrderRow, record: OrderRecord): void {
-    const executed = fromWire(record.executedQty ?? 0);
+    const executed = executedOf(record);
     const filled = new D(row.filledQty);
     const qty = executed.minus(filled);
     if (qty.lte(0)) return;

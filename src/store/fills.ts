@@ -57,6 +57,7 @@ export class FillStore {
   private readonly forInstanceSinceStmt;
   private readonly forOrderStmt;
   private readonly latestTimeStmt;
+  private readonly undeliveredOrdersStmt;
 
   constructor(db: Db) {
     this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
@@ -72,6 +73,9 @@ export class FillStore {
     );
     this.forOrderStmt = db.prepare<[string], DbFill>(
       `SELECT ${COLUMNS} FROM fills WHERE order_local_id = ? ORDER BY rowid`,
+    );
+    this.undeliveredOrdersStmt = db.prepare<[], { id: string; n: number }>(
+      'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
     this.latestTimeStmt = db.prepare<[string], { t: number | null }>(
       "SELECT MAX(time) AS t FROM fills WHERE symbol = ? AND source = 'trade'",
@@ -90,6 +94,11 @@ export class FillStore {
   /** The instance's fills its strategy has not seen yet, in the order they were recorded. */
   undelivered(instance: string): FillRow[] {
     return this.undeliveredStmt.all(instance).map(fromDb);
+  }
+
+  /** How many fills each instance-owned order has that its strategy has not seen yet. */
+  undeliveredByOrder(): Map<string, number> {
+    return new Map(this.undeliveredOrdersStmt.all().map((r) => [r.id, r.n]));
   }
 
   /** Every fill of the instance in recording order (the order positions are folded in). */

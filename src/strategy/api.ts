@@ -162,7 +162,10 @@ export interface StrategyContext<P = unknown, S extends object = Record<string, 
   readonly ticker: Ticker | undefined;
   /** Last price, exact. */
   readonly price: Dec | undefined;
-  /** This instance's orders that are not final (PENDING, OPEN, PARTIALLY_FILLED, UNKNOWN). */
+  /**
+   * This instance's orders that are not final (PENDING, OPEN, PARTIALLY_FILLED, UNKNOWN), and final ones whose
+   * fills onFill has not seen yet: an order never vanishes from here before onFill says why.
+   */
   readonly openOrders: readonly OrderView[];
   readonly position: Position;
   /** Account balances by asset code (base and quote of the pair at least). */

@@ -1,0 +1,52 @@
+/** Finding 1 with the shipped grid strategy: a tick during the poll's balance refresh re-buys a level that just filled. */
+import { afterEach, expect, it } from 'vitest';
+import grid from '../../../strategies/grid.js';
+import type { StrategyDefinition } from '../../../src/strategy/api.js';
+import type { Balances } from '../../../src/exchange/schemas.js';
+import type { BalanceQuery } from '../../../src/ports/venue.js';
+import { Harness, instance } from '../harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+it('grid: no second BUY on a level whose fill is recorded but not yet delivered', async () => {
+  h = new Harness();
+  h.price(100);
+  const def = grid as unknown as StrategyDefinition;
+  await h.start([
+    instance('g', def, { params: { referencePrice: '100', levels: 2, spacingAbs: '1', quantity: '0.01' } }),
+  ]);
+  await h.tick(100);
+  const buysBefore = h.store.db.prepare("SELECT local_id, price, status FROM orders WHERE instance='g'").all();
+  let release!: () => void;
+  let entered!: () => void;
+  const inBalance = new Promise<void>((r) => (entered = r));
+  const gate = new Promise<void>((r) => (release = r));
+  const venue = h.venue as unknown as { balance: (q?: BalanceQuery) => Promise<Balances> };
+  const original = venue.balance.bind(h.venue);
+  let armed = true;
+  venue.balance = async (q) => {
+    if (armed) {
+      armed = false;
+      entered();
+      await gate;
+    }
+    return original(q);
+  };
+  h.clock.advance(5000);
+  h.sim.onPrice('BTCUSDT', 98.9, h.clock.now()); // the BUY at 99 fills
+  const poll = h.engine!.pollOrders()!;
+  await inBalance;
+  h.clock.advance(100);
+  h.sim.onPrice('BTCUSDT', 99.5, h.clock.now());
+  const tick = h.engine!.observe(await h.venue.inner.marketWatch('BTCUSDT'));
+  release();
+  await poll;
+  if (tick) await tick;
+  const rows = h.store.db.prepare("SELECT local_id, side, price, status FROM orders WHERE instance='g'").all();
+  console.log(JSON.stringify({ buysBefore, rows }));
+  const buysAt99 = (rows as { side: string; price: string }[]).filter((r) => r.side === 'BUY' && r.price === '99');
+  expect(buysAt99).toHaveLength(1);
+});
