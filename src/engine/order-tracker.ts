@@ -130,6 +130,9 @@ export class OrderTracker {
       }
     }
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
+    const foundNarrowly = historyComplete
+      ? new Set<string>()
+      : await this.lookUpOld(symbol, [...gone, ...outstanding], historyById);
     for (const row of gone) {
       const record = historyById.get(row.exchangeId as string);
       if (record) {
@@ -137,7 +140,7 @@ export class OrderTracker {
         this.missing.delete(row.localId);
         // History may still show it live while open orders no longer do: then it stays as it is until one catches up.
         this.apply(row, record, false);
-      } else if (historyComplete) {
+      } else if (historyComplete || foundNarrowly.has(row.localId)) {
         this.reportMissing(row);
       }
     }
@@ -148,6 +151,38 @@ export class OrderTracker {
     if (unresolved.length > 0) this.reconcile(unresolved, open, history, historyComplete, seen);
     if (adopt) this.adopt(symbol, open);
     await this.recordFills(symbol, seen, missingExecuted);
+  }
+
+  /**
+   * Newest-first history pages stop short of an old order when thousands of newer ones were created on the
+   * symbol since (a grid's outer level resting for weeks): each order the broad read missed is looked up in a
+   * narrow window around its own send time, into `historyById`. Returns the rows whose narrow read was
+   * complete (so not finding them there means they are missing).
+   */
+  private async lookUpOld(
+    symbol: string,
+    rows: readonly OrderRow[],
+    historyById: Map<string, OrderRecord>,
+  ): Promise<Set<string>> {
+    const complete = new Set<string>();
+    const skew = this.options.window.skewMs;
+    for (const row of rows) {
+      if (historyById.has(row.exchangeId as string)) continue;
+      const t = row.sentAt ?? row.createdAt;
+      try {
+        const read = await this.readPages(
+          `order history ${symbol} around ${row.localId}`,
+          (q) => this.p.venue.orderHistory(q),
+          { symbol, timeFrom: iso(t - skew), timeTo: iso(t + skew) },
+          (o) => o.displayingId,
+        );
+        for (const o of read.items) if (o.symbol === symbol) historyById.set(o.displayingId, o);
+        if (read.complete) complete.add(row.localId);
+      } catch (err) {
+        this.p.logger.warn({ err, symbol, localId: row.localId }, 'order history around an old order unavailable');
+      }
+    }
+    return complete;
   }
 
   /** Pages through a history endpoint (newest first, PAGE_SIZE a page); `complete` when the last page was short. */
