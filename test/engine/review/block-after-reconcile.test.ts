@@ -1,5 +1,5 @@
 /**
- * Finding: OrderManager.submit checks the kill switch / auth halt / breaker (guard.orderBlock) BEFORE it awaits
+ * Regression test for a review finding (fixed): OrderManager.submit checks the kill switch / auth halt / breaker (guard.orderBlock) BEFORE it awaits
  * the reconciliation of unresolved rows, and never again before createOrder. A kill switch turned on (or an
  * auth failure seen) during that reconciliation does not stop the order.
  */

@@ -1,5 +1,5 @@
 /**
- * Finding: at start, fills recorded by the start-up reconciliation (made while the bot was down) are delivered
+ * Regression test for a review finding (fixed): at start, fills recorded by the start-up reconciliation (made while the bot was down) are delivered
  * to onFill only AFTER onStart ran and its intents were sent. onStart sees the order gone from openOrders with
  * its fill not delivered, and re-issues it.
  */

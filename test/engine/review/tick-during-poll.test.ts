@@ -1,5 +1,5 @@
 /**
- * Finding: onTick runs outside the engine's lock. Between the poll recording a fill (the order leaves
+ * Regression test for a review finding (fixed): onTick runs outside the engine's lock. Between the poll recording a fill (the order leaves
  * openOrders) and delivering it to onFill, pollLocked awaits the balance refresh; a market tick in that gap
  * sees the order gone with its fill not yet delivered and re-issues it.
  */
