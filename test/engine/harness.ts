@@ -142,6 +142,29 @@ export function firstTick(fn: (ctx: StrategyContext) => void): StrategyDefinitio
   });
 }
 
+/**
+ * Holds the harness venue's next balance read until `release()`; `inBalance` resolves once it is held. Lets
+ * a test run a tick in the middle of a poll (between recording a fill and delivering it).
+ */
+export function holdNextBalanceRead(h: Harness): { inBalance: Promise<void>; release: () => void } {
+  let release!: () => void;
+  let entered!: () => void;
+  const inBalance = new Promise<void>((r) => (entered = r));
+  const gate = new Promise<void>((r) => (release = r));
+  const venue = h.venue as unknown as { balance: (q?: BalanceQuery) => Promise<Balances> };
+  const original = venue.balance.bind(h.venue);
+  let armed = true;
+  venue.balance = async (q) => {
+    if (armed) {
+      armed = false;
+      entered();
+      await gate;
+    }
+    return original(q);
+  };
+  return { inBalance, release };
+}
+
 export class Harness {
   readonly clock = new VirtualClock();
   readonly sim: MatchingEngine;

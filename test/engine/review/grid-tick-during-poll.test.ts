@@ -2,9 +2,7 @@
 import { afterEach, expect, it } from 'vitest';
 import grid from '../../../strategies/grid.js';
 import type { StrategyDefinition } from '../../../src/strategy/api.js';
-import type { Balances } from '../../../src/exchange/schemas.js';
-import type { BalanceQuery } from '../../../src/ports/venue.js';
-import { Harness, instance } from '../harness.js';
+import { Harness, holdNextBalanceRead, instance } from '../harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -20,21 +18,8 @@ it('grid: no second BUY on a level whose fill is recorded but not yet delivered'
   ]);
   await h.tick(100);
   const buysBefore = h.store.db.prepare("SELECT local_id, price, status FROM orders WHERE instance='g'").all();
-  let release!: () => void;
-  let entered!: () => void;
-  const inBalance = new Promise<void>((r) => (entered = r));
-  const gate = new Promise<void>((r) => (release = r));
-  const venue = h.venue as unknown as { balance: (q?: BalanceQuery) => Promise<Balances> };
-  const original = venue.balance.bind(h.venue);
-  let armed = true;
-  venue.balance = async (q) => {
-    if (armed) {
-      armed = false;
-      entered();
-      await gate;
-    }
-    return original(q);
-  };
+  // Hold the next balance read: the one the poll makes after recording a fill, before delivering it.
+  const { inBalance, release } = holdNextBalanceRead(h);
   h.clock.advance(5000);
   h.sim.onPrice('BTCUSDT', 98.9, h.clock.now()); // the BUY at 99 fills
   const poll = h.engine!.pollOrders()!;

@@ -5,9 +5,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { FillView, StrategyContext } from '../../../src/strategy/api.js';
-import type { Balances } from '../../../src/exchange/schemas.js';
-import type { BalanceQuery } from '../../../src/ports/venue.js';
-import { Harness, instance, strategy } from '../harness.js';
+import { Harness, holdNextBalanceRead, instance, strategy } from '../harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -31,22 +29,8 @@ it('a tick while the poll awaits the balance refresh does not re-place a filled 
   await h.tick(100); // places a-1
   expect(h.store.orders.get('a-1')?.status).toBe('OPEN');
 
-  // Gate the next balance read (the one pollLocked makes after recording a fill).
-  let release!: () => void;
-  let entered!: () => void;
-  const inBalance = new Promise<void>((r) => (entered = r));
-  const gate = new Promise<void>((r) => (release = r));
-  const venue = h.venue as unknown as { balance: (q?: BalanceQuery) => Promise<Balances> };
-  const original = venue.balance.bind(h.venue);
-  let armed = true;
-  venue.balance = async (q) => {
-    if (armed) {
-      armed = false;
-      entered();
-      await gate;
-    }
-    return original(q);
-  };
+  // Hold the next balance read: the one the poll makes after recording a fill, before delivering it.
+  const { inBalance, release } = holdNextBalanceRead(h);
 
   h.clock.advance(5000);
   h.sim.onPrice('BTCUSDT', 99.4, h.clock.now()); // a-1 fills on the venue
