@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadStrategyFiles, strictParams } from '../config/loader.js';
-import { issueLines } from '../config/problems.js';
+import { issueLines, valueAt } from '../config/problems.js';
 import { StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
@@ -41,15 +41,6 @@ export async function readConfigs(
 export function overridePath(key: string): string[] {
   const parts = key.split('.');
   return parts[0] === 'risk' || parts[0] === 'params' ? parts : ['params', ...parts];
-}
-
-function valueAt(raw: unknown, path: readonly string[]): unknown {
-  let node = raw;
-  for (const p of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[p];
-  }
-  return node;
 }
 
 /**

@@ -58,7 +58,8 @@ export function didYouMean(key: string, allowed: readonly string[]): string | un
   return bestDistance <= Math.max(1, Math.floor(key.length / 3)) ? best : undefined;
 }
 
-function valueAt(root: unknown, path: readonly Key[]): unknown {
+/** The value at a JSON path (undefined where the path leaves the data). */
+export function valueAt(root: unknown, path: readonly Key[]): unknown {
   let v = root;
   for (const key of path) {
     if (v === null || typeof v !== 'object') return undefined;

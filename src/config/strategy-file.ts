@@ -5,18 +5,15 @@
 import { z } from 'zod';
 import { decimalParam } from '../strategy/api.js';
 
-/** A positive decimal given as a JSON number or as text ("0.05"), read exactly: the same rule as strategy params. */
-export const positiveDecimal = decimalParam;
-
 export const RiskLimitsSchema = z.strictObject({
   /** Largest value of one order in the quote asset (price × quantity). */
-  maxOrderNotional: positiveDecimal.optional(),
+  maxOrderNotional: decimalParam.optional(),
   /** Most orders of this instance open at once. */
   maxOpenOrders: z.number().int().positive().optional(),
   /** Largest base-asset position this instance may hold. */
-  maxPosition: positiveDecimal.optional(),
+  maxPosition: decimalParam.optional(),
   /** Realised loss in the quote asset after which new entries stop until the next UTC day. */
-  dailyLossLimit: positiveDecimal.optional(),
+  dailyLossLimit: decimalParam.optional(),
 });
 export type RiskLimits = z.infer<typeof RiskLimitsSchema>;
 

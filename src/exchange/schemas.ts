@@ -145,8 +145,6 @@ export const OpenOrdersSchema = z.union([
   z.looseObject({ orders: z.array(OrderRecordSchema) }).transform((o) => o.orders),
 ]);
 
-export const OkEnvelopeSchema = z.looseObject({ status: z.literal('ok'), data: z.unknown() });
-
 /** Private endpoints' error: {status: "BROKER_ERROR", code, data: {requestId}, message}. */
 export const BrokerErrorSchema = z.looseObject({
   status: z.string(),
