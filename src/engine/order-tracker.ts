@@ -386,6 +386,8 @@ export class OrderTracker {
         .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
         .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
       for (const { t, time } of ordered) {
+        // Most trades of the lookback are recorded already: one key lookup, not a row, a fill and a transaction.
+        if (this.p.store.fills.has(t._id)) continue;
         const row = this.p.book.byExchangeId(t.orderId);
         // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
         if (!row || row.fillSource === 'delta') continue;

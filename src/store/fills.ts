@@ -58,6 +58,7 @@ export class FillStore {
   private readonly forOrderStmt;
   private readonly latestTimeStmt;
   private readonly undeliveredOrdersStmt;
+  private readonly hasStmt;
 
   constructor(db: Db) {
     this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
@@ -77,6 +78,7 @@ export class FillStore {
     this.undeliveredOrdersStmt = db.prepare<[], { id: string; n: number }>(
       'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
+    this.hasStmt = db.prepare<[string], { n: number }>('SELECT 1 AS n FROM fills WHERE fill_key = ?');
     this.latestTimeStmt = db.prepare<[string], { t: number | null }>(
       "SELECT MAX(time) AS t FROM fills WHERE symbol = ? AND source = 'trade'",
     );
@@ -85,6 +87,11 @@ export class FillStore {
   /** Inserts the fill unless its key is already recorded; true when it was new. */
   insert(fill: FillRow): boolean {
     return this.insertStmt.run(FILL.toDb(fill)).changes === 1;
+  }
+
+  /** Whether a fill with this key is recorded. */
+  has(fillKey: string): boolean {
+    return this.hasStmt.get(fillKey) !== undefined;
   }
 
   markDelivered(fillKey: string): void {
