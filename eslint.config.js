@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/', 'out/', 'backtests/', 'src/backtest/vendor/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/', 'data/', 'out/', 'backtests/', 'src/backtest/vendor/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

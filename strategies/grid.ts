@@ -122,16 +122,22 @@ interface Ladder {
  * instance): all of it follows from params, state and the context, so none of it is persisted.
  */
 interface Memo {
-  reference: string;
+  /** The state object the memo was built from (a restart loads a new one). */
+  state: GridState;
   rules: PairRules;
+  /** state.outside, read without going through the state's proxy on every tick (watchRange writes both). */
+  outside: GridState['outside'];
   ladder: Ladder;
   /** Slot holdings (text, as in state) rounded down to the pair's step. */
   held: Map<string, Dec>;
   /** The tags of the open orders last seen, by the identity of the engine's open-orders array. */
   openOrders?: readonly OrderView[];
   openTags?: ReadonlySet<string | undefined>;
-  /** Set after a tick that placed nothing: the inputs that tick saw. Same inputs, same (empty) outcome. */
-  quiet?: { band: number; orders: readonly OrderView[]; base?: Balance; quote?: Balance; rules: PairRules };
+  /**
+   * The inputs of ticks that placed nothing: the price bands they saw, with everything else they saw (the
+   * same for all of them). Same inputs, same (empty) outcome.
+   */
+  quiet?: { bands: Set<number>; orders: readonly OrderView[]; base?: Balance; quote?: Balance; rules: PairRules };
 }
 const memos = new WeakMap<object, Memo>();
 
@@ -141,6 +147,11 @@ function ladder(ctx: Ctx): Ladder | undefined {
 }
 
 function memo(ctx: Ctx): Memo | undefined {
+  const known = memos.get(ctx);
+  const state = ctx.state;
+  const rules = ctx.rules;
+  // Params never change and state.reference is written once, just below: same state and rules, same memo.
+  if (known?.state === state && known.rules === rules) return known;
   const p = ctx.params;
   let reference = p.referencePrice?.toFixed() ?? ctx.state.reference;
   if (reference === undefined) {
@@ -148,9 +159,6 @@ function memo(ctx: Ctx): Memo | undefined {
     reference = ctx.state.reference = ctx.price.toFixed();
     ctx.log.info('grid centred on the first price', { reference });
   }
-  const rules = ctx.rules;
-  const known = memos.get(ctx);
-  if (known?.reference === reference && known.rules === rules) return known;
   const ref = dec(reference);
   const step = p.spacingAbs ?? ref.mul(p.spacingPct!).div(100);
   const quantityAt = (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price);
@@ -164,8 +172,9 @@ function memo(ctx: Ctx): Memo | undefined {
     return { price, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
   };
   const built: Memo = {
-    reference,
+    state,
     rules,
+    outside: state.outside,
     ladder: {
       levels: p.levels,
       level: (j) => levels.get(j) ?? levels.set(j, build(j)).get(j)!,
@@ -222,13 +231,15 @@ function openTags(m: Memo, orders: readonly OrderView[]): ReadonlySet<string | u
   return m.openTags;
 }
 
-function watchRange(ctx: Ctx, grid: Ladder, price: Dec): void {
+function watchRange(ctx: Ctx, m: Memo, price: Dec): void {
+  const grid = m.ladder;
   const side = price.gt(grid.level(grid.levels).price)
     ? 'above'
     : price.lt(grid.level(-grid.levels).price)
       ? 'below'
       : undefined;
-  if (ctx.state.outside === side) return; // written only on a change: an unchanged state costs no save
+  if (m.outside === side) return; // written only on a change: an unchanged state costs no save
+  m.outside = side;
   if (side === undefined) {
     delete ctx.state.outside;
     return;
@@ -263,7 +274,7 @@ function arm(ctx: Ctx): number {
   const grid = m.ladder;
   let placed = 0;
   const slots = slotsOf(ctx, grid);
-  watchRange(ctx, grid, price);
+  watchRange(ctx, m, price);
   const open = openTags(m, ctx.openOrders);
   // Balances guard against intents the engine would only refuse for insufficient funds, tick after tick.
   let freeBase = ctx.balances.get(ctx.rules.baseAsset)?.free;
@@ -323,12 +334,19 @@ function arm(ctx: Ctx): number {
   return placed;
 }
 
+/** Which side of the range band k lies outside of (see watchRange), or undefined inside it. */
+function sideOf(grid: Ladder, band: number): GridState['outside'] {
+  return band >= grid.levels ? 'above' : band < -grid.levels ? 'below' : undefined;
+}
+
 /**
  * The tick path. arm() depends on the price only through which levels it lies between, and otherwise on the
  * open orders, the free balances, the pair rules and the slots (changed only by fills, which re-arm in
- * onFill). The engine hands out the same open-orders array and balance entries until they change, so when
- * all of that is as the last quiet tick saw it, this tick would place nothing too and is skipped: no decimal
- * maths on the ticks where nothing happens (the vast majority in a backtest).
+ * onFill). The engine hands out the same open-orders array and balance entries until they change, so while
+ * all of that stays as quiet ticks saw it, a tick in a band one of them saw would place nothing too and is
+ * skipped: no decimal maths on the ticks where nothing happens (the vast majority in a backtest, where the
+ * price moves back and forth over a few bands between fills). A tick that would cross the range's edge runs
+ * arm() all the same, which notes the side (logged once per crossing).
  */
 function onTick(ctx: Ctx): void {
   const m = memo(ctx);
@@ -338,20 +356,16 @@ function onTick(ctx: Ctx): void {
   const orders = ctx.openOrders;
   const base = ctx.balances.get(ctx.rules.baseAsset);
   const quote = ctx.balances.get(ctx.rules.quoteAsset);
-  const q = m.quiet;
-  if (
-    q !== undefined &&
-    band !== undefined &&
-    q.band === band &&
-    q.orders === orders &&
-    q.base === base &&
-    q.quote === quote &&
-    q.rules === ctx.rules
-  ) {
-    return;
+  let q = m.quiet;
+  if (q !== undefined && (q.orders !== orders || q.base !== base || q.quote !== quote || q.rules !== ctx.rules)) {
+    q = m.quiet = undefined;
   }
+  if (band !== undefined && q?.bands.has(band) && sideOf(m.ladder, band) === m.outside) return;
   const placed = arm(ctx);
-  m.quiet = placed === 0 && band !== undefined ? { band, orders, base, quote, rules: ctx.rules } : undefined;
+  if (placed > 0) m.quiet = undefined;
+  else if (band === undefined) return; // learnt nothing: the exact comparisons decided
+  else if (q !== undefined) q.bands.add(band);
+  else m.quiet = { bands: new Set([band]), orders, base, quote, rules: ctx.rules };
 }
 
 /** Book a fill into its slot: a buy adds base and cost, a sell removes base and its share of the cost. */
