@@ -148,22 +148,24 @@ function ladder(ctx: Ctx): Ladder | undefined {
 
 function memo(ctx: Ctx): Memo | undefined {
   const known = memos.get(ctx);
-  const state = ctx.state;
-  const rules = ctx.rules;
-  // Params never change and state.reference is written once, just below: same state and rules, same memo.
-  if (known?.state === state && known.rules === rules) return known;
-  const p = ctx.params;
-  let reference = p.referencePrice?.toFixed() ?? ctx.state.reference;
+  // Params never change and state.reference is written once, in build: same state and rules, same memo.
+  // (The building is a function of its own: its closures would otherwise cost an allocation every tick.)
+  return known?.state === ctx.state && known.rules === ctx.rules ? known : build(ctx);
+}
+
+function build(ctx: Ctx): Memo | undefined {
+  const { params: p, state, rules } = ctx;
+  let reference = p.referencePrice?.toFixed() ?? state.reference;
   if (reference === undefined) {
     if (ctx.price === undefined) return undefined;
-    reference = ctx.state.reference = ctx.price.toFixed();
+    reference = state.reference = ctx.price.toFixed();
     ctx.log.info('grid centred on the first price', { reference });
   }
   const ref = dec(reference);
   const step = p.spacingAbs ?? ref.mul(p.spacingPct!).div(100);
   const quantityAt = (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price);
   const levels = new Map<number, Level>();
-  const build = (j: number): Level => {
+  const level = (j: number): Level => {
     const price = ref.plus(step.mul(j));
     const bid = floorTo(price, rules.tickSize);
     const bidQty = floorTo(quantityAt(price), rules.stepSize);
@@ -177,7 +179,7 @@ function memo(ctx: Ctx): Memo | undefined {
     outside: state.outside,
     ladder: {
       levels: p.levels,
-      level: (j) => levels.get(j) ?? levels.set(j, build(j)).get(j)!,
+      level: (j) => levels.get(j) ?? levels.set(j, level(j)).get(j)!,
       quantityAt,
       referenceNumber: Number(reference),
       stepNumber: step.toNumber(),

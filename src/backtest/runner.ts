@@ -269,7 +269,7 @@ export async function runBacktest(
         // A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its
         // revision) and no intent processed since the last one, the venue's pair configs and balances are
         // what the engine already holds. The daemon's refresh would read the same figures.
-        const intents = intentCount(engine);
+        const intents = engine.intentsProcessed();
         if (sim.revision !== refreshed.revision || intents !== refreshed.intents) {
           await engine.refresh();
           refreshed.revision = sim.revision;
@@ -364,11 +364,6 @@ export async function runBacktest(
 
 const PROGRESS_MASK = (1 << 16) - 1;
 
-function intentCount(engine: Engine): number {
-  let n = 0;
-  for (const i of engine.instances()) n += i.counters.intents;
-  return n;
-}
 /** About this many buckets of ticks (two points each) make the report's price line. */
 const CHART_BUCKETS = 2000;
 

@@ -65,6 +65,7 @@ function compareIds(a: string, b: string): number {
 }
 
 export class OrderTracker {
+  /** Consecutive trade-history failures by symbol; a symbol is absent once a read succeeds. */
   private readonly tradeFailures = new Map<string, number>();
   private readonly cleanMisses = new Map<string, number>();
   private readonly missing = new Map<string, number>();
@@ -79,7 +80,7 @@ export class OrderTracker {
   /** Whether a poll could change something even if the venue reports no change (time-based decisions). */
   hasPendingWork(): boolean {
     if (this.missing.size > 0) return true;
-    for (const n of this.tradeFailures.values()) if (n > 0) return true;
+    if (this.tradeFailures.size > 0) return true;
     return this.p.book.needsAttention();
   }
 
@@ -362,7 +363,7 @@ export class OrderTracker {
     const owing = rows.filter(hasOutstandingFills);
     // Fills show as executedQty above what is recorded; without that figure, read trades whenever orders are live.
     if (owing.length === 0 && !(missingExecuted && rows.length > 0)) {
-      this.tradeFailures.set(symbol, 0);
+      this.tradeFailures.delete(symbol);
       return;
     }
     let trades: TradeRecord[] | undefined;
@@ -374,7 +375,7 @@ export class OrderTracker {
         (t) => t._id,
       );
       trades = read.items;
-      this.tradeFailures.set(symbol, 0);
+      this.tradeFailures.delete(symbol);
     } catch (err) {
       const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
       this.tradeFailures.set(symbol, failures);
