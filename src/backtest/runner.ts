@@ -1,16 +1,12 @@
 /**
  * One backtest: the real Engine with the real strategies, on one account of the simulated exchange's
- * MatchingEngine (in process, through InProcessVenue), a ':memory:' store and a virtual clock. Per recorded
- * tick it does what the daemon's jobs do on a live tick: refresh when a refresh boundary has passed, then the
- * market moves (matching), the engine observes the ticker (onTick, intents placed), and the orders poll runs
- * (fills recorded and delivered to onFill; the engine itself skips it when the venue's revision has not
- * moved and nothing is pending). Nothing here reads the wall clock or sleeps.
+ * MatchingEngine (in process, through InProcessVenue), a ':memory:' store and a virtual clock, driven tick by
+ * tick by the Replay (replay.ts). Nothing here reads the wall clock or sleeps.
  */
 import { pairRulesFrom } from '../market/pair-rules.js';
 import { BotError } from '../errors.js';
 import { Engine, type InstanceSummary } from '../engine/engine.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
-import type { Ticker } from '../exchange/schemas.js';
 import { type Dec, ZERO } from '../market/decimal.js';
 import { silentLogger } from '../ops/logger.js';
 import type { Venue } from '../ports/venue.js';
@@ -22,7 +18,8 @@ import { openStore, type Store } from '../store/store.js';
 import { type ChartPoint, ChartSeries } from './chart-series.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
 import { NoCancelVenue } from './no-cancel-venue.js';
-import type { SymbolInfo, TickData } from './tick-data.js';
+import { BalanceReader, Replay } from './replay.js';
+import type { TickData } from './tick-data.js';
 import { VirtualClock } from './virtual-clock.js';
 
 const API_KEY = 'backtest';
@@ -204,7 +201,7 @@ export async function runBacktest(
   const slot = new Int32Array(data.symbols.length).fill(-1);
   symIndex.forEach((s, k) => (slot[s] = k));
   const total = countTicks(data, new Set(symIndex));
-  const { sym, time, price, high, low, vb, vq } = data.columns;
+  const { sym, time, price } = data.columns;
   let first = 0;
   while (slot[sym[first] as number] === -1) first++;
 
@@ -226,95 +223,26 @@ export async function runBacktest(
     const initial = assetTotals(sim, assetCodes);
     const engine = new Engine({ venue, clock, store, logger: silentLogger, instances });
     const equity = new EquityTracker(symbols.length);
-    let revision = -1;
-    const readBalances = () => {
-      const totals = assetTotals(sim, [quoteAsset, ...bases]);
-      equity.setBalances(
-        totals[quoteAsset] as Dec,
-        bases.map((a) => totals[a] as Dec),
-      );
-      revision = sim.revision;
-    };
+    const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
     // The market has its first price before the engine starts, as a paper venue has when the daemon starts.
     const firstSym = sym[first] as number;
     sim.onPrice(data.symbols[firstSym]!.symbol, price[first] as number, clock.time);
     equity.prices[slot[firstSym] as number] = price[first] as number;
-    readBalances();
+    balances.read();
     equity.sample(clock.time);
     await engine.start();
-    let nextRefresh = (Math.floor(clock.time / refreshMs) + 1) * refreshMs;
-    const refreshed = { revision: -1, intents: -1 };
-    let nextSample = (Math.floor(clock.time / sampleMs) + 1) * sampleMs;
 
-    const fills = sim.fills(API_KEY);
-    let fillCount = fills.length;
     const chart = new ChartSeries(Math.max(1, Math.ceil(total / CHART_BUCKETS)));
-    const batch: Ticker[] = [];
-    const infos = data.symbols;
-    const prices = equity.prices;
-    let done = 0;
-    for (let i = first; i < data.length; i++) {
-      const s = sym[i] as number;
-      const k = slot[s] as number;
-      if (k === -1) continue;
-      const t = time[i] as number;
-      const p = price[i] as number;
-      while (t >= nextSample) {
-        equity.sample(nextSample);
-        nextSample += sampleMs;
-      }
-      clock.time = t;
-      if (t >= nextRefresh) {
-        // A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its
-        // revision) and no intent processed since the last one, the venue's pair configs and balances are
-        // what the engine already holds. The daemon's refresh would read the same figures.
-        const intents = engine.intentsProcessed();
-        if (sim.revision !== refreshed.revision || intents !== refreshed.intents) {
-          await engine.refresh();
-          refreshed.revision = sim.revision;
-          refreshed.intents = intents;
-        }
-        nextRefresh = (Math.floor(t / refreshMs) + 1) * refreshMs;
-      }
-      const info = infos[s] as SymbolInfo;
-      if (i !== first) sim.onPrice(info.symbol, p, t);
-      prices[k] = p;
-      // A fresh ticker per tick: MarketState caches the parsed price by ticker identity.
-      const h = high[i] as number;
-      const l = low[i] as number;
-      const b = vb[i] as number;
-      const q = vq[i] as number;
-      batch[0] = {
-        s: info.symbol,
-        p,
-        t,
-        h: h === h ? h : undefined,
-        l: l === l ? l : undefined,
-        vb: b === b ? b : undefined,
-        vq: q === q ? q : undefined,
-        b: info.b,
-        q: info.q,
-        bi: info.bi,
-        qi: info.qi,
-      };
-      const observed = engine.observe(batch);
-      if (observed) await observed;
-      const polled = engine.pollOrders();
-      if (polled) await polled;
-      let filled = false;
-      if (sim.revision !== revision) {
-        readBalances();
-        filled = fills.length !== fillCount;
-        fillCount = fills.length;
-      }
-      const e = equity.update(t);
-      if (k === 0) chart.add(t, p, e, filled);
-      if ((++done & PROGRESS_MASK) === 0) options.onProgress?.(done, total);
-    }
+    const parts = { clock, sim, engine, equity, chart, balances };
+    const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
+    replay.onProgress = (done: number) => options.onProgress?.(done, total);
+    for (let pending = replay.run(); pending; pending = replay.run()) await pending;
+    const fills = sim.fills(API_KEY);
+    const done = replay.done;
     const lastTime = clock.time;
     await engine.stop();
-    readBalances();
+    balances.read();
     equity.sample(lastTime);
     options.onProgress?.(done, total);
     chart.flush();
@@ -343,7 +271,7 @@ export async function runBacktest(
       firstTime: time[first] as number,
       lastTime,
       firstPrice: price[first] as number,
-      lastPrice: prices[0] as number,
+      lastPrice: equity.prices[0] as number,
       initial,
       final,
       initialEquity: (samples[0] as EquitySample).equity,
@@ -361,8 +289,6 @@ export async function runBacktest(
     store.close();
   }
 }
-
-const PROGRESS_MASK = (1 << 16) - 1;
 
 /** About this many buckets of ticks (two points each) make the report's price line. */
 const CHART_BUCKETS = 2000;

@@ -1,0 +1,181 @@
+/**
+ * The backtest's tick loop. Per recorded tick it does what the daemon's jobs do on a live tick: refresh when a
+ * refresh boundary has passed, then the market moves (matching), the engine observes the ticker (onTick,
+ * intents placed), and the orders poll runs (fills recorded and delivered to onFill; the engine itself skips
+ * it when the venue's revision has not moved and nothing is pending).
+ *
+ * The loop is synchronous and stops only where the engine hands back a promise (an order to place, a poll to
+ * run): `run()` returns it, and is called again once it settled, resuming the same tick at the step after.
+ * So the loop is an ordinary hot function that V8 optimises once, rather than an async function whose every
+ * await resumes in unoptimised code and sends the loop through on-stack replacement again.
+ */
+import type { Engine } from '../engine/engine.js';
+import type { Ticker } from '../exchange/schemas.js';
+import type { Dec } from '../market/decimal.js';
+import type { MatchingEngine } from '../sim/matching-engine.js';
+import type { ChartSeries } from './chart-series.js';
+import type { EquityTracker } from './equity-tracker.js';
+import type { SymbolInfo, TickData } from './tick-data.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** Reads the account's totals into the equity tracker whenever the venue's revision moved. */
+export class BalanceReader {
+  revision = -1;
+
+  constructor(
+    private readonly sim: MatchingEngine,
+    private readonly apiKey: string,
+    private readonly quoteAsset: string,
+    private readonly bases: readonly string[],
+    private readonly equity: EquityTracker,
+  ) {}
+
+  read(): void {
+    const total = (code: string): Dec => {
+      const b = this.sim.balanceOf(this.apiKey, code);
+      return b.free.plus(b.locked);
+    };
+    this.equity.setBalances(total(this.quoteAsset), this.bases.map(total));
+    this.revision = this.sim.revision;
+  }
+}
+
+export interface ReplayParts {
+  clock: VirtualClock;
+  sim: MatchingEngine;
+  engine: Engine;
+  equity: EquityTracker;
+  chart: ChartSeries;
+  balances: BalanceReader;
+}
+
+/** Steps of one tick at which the loop may stop for a promise and resume. */
+const REFRESH = 0;
+const MARKET = 1;
+const POLL = 2;
+const SETTLE = 3;
+
+const PROGRESS_MASK = (1 << 16) - 1;
+
+export class Replay {
+  /** Ticks of the unit's symbols replayed so far. */
+  done = 0;
+  onProgress: ((done: number) => void) | undefined;
+  private i: number;
+  private step = REFRESH;
+  private nextRefresh: number;
+  private nextSample: number;
+  /** The venue's revision and the intents processed at the last refresh (see refresh()). */
+  private refreshedRevision = -1;
+  private refreshedIntents = -1;
+  private fillCount: number;
+  private readonly fills: readonly unknown[];
+  private readonly batch: Ticker[] = [];
+
+  constructor(
+    private readonly data: TickData,
+    /** The unit's index of each symbol of the data, -1 for symbols of no strategy of the unit. */
+    private readonly slot: Int32Array,
+    private readonly first: number,
+    private readonly p: ReplayParts,
+    private readonly refreshMs: number,
+    private readonly sampleMs: number,
+    apiKey: string,
+  ) {
+    this.i = first;
+    const now = p.clock.time;
+    this.nextRefresh = (Math.floor(now / refreshMs) + 1) * refreshMs;
+    this.nextSample = (Math.floor(now / sampleMs) + 1) * sampleMs;
+    this.fills = p.sim.fills(apiKey);
+    this.fillCount = this.fills.length;
+  }
+
+  /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
+  run(): Promise<void> | undefined {
+    const { sym, time, price, high, low, vb, vq } = this.data.columns;
+    const { clock, sim, engine, equity, chart, balances } = this.p;
+    const infos = this.data.symbols;
+    const prices = equity.prices;
+    const n = this.data.length;
+    for (; this.i < n; this.i++, this.step = REFRESH) {
+      const i = this.i;
+      const s = sym[i] as number;
+      const k = this.slot[s] as number;
+      if (k === -1) continue;
+      const t = time[i] as number;
+      const p = price[i] as number;
+      if (this.step === REFRESH) {
+        while (t >= this.nextSample) {
+          equity.sample(this.nextSample);
+          this.nextSample += this.sampleMs;
+        }
+        clock.time = t;
+        if (t >= this.nextRefresh) {
+          this.nextRefresh = (Math.floor(t / this.refreshMs) + 1) * this.refreshMs;
+          const refreshed = this.refresh();
+          if (refreshed) return this.resumeAt(MARKET, refreshed);
+        }
+        this.step = MARKET;
+      }
+      if (this.step === MARKET) {
+        const info = infos[s] as SymbolInfo;
+        if (i !== this.first) sim.onPrice(info.symbol, p, t);
+        prices[k] = p;
+        // A fresh ticker per tick, as the daemon parses one per poll: a strategy may keep the previous one.
+        const h = high[i] as number;
+        const l = low[i] as number;
+        const b = vb[i] as number;
+        const q = vq[i] as number;
+        this.batch[0] = {
+          s: info.symbol,
+          p,
+          t,
+          h: h === h ? h : undefined,
+          l: l === l ? l : undefined,
+          vb: b === b ? b : undefined,
+          vq: q === q ? q : undefined,
+          b: info.b,
+          q: info.q,
+          bi: info.bi,
+          qi: info.qi,
+        };
+        const observed = engine.observe(this.batch);
+        if (observed) return this.resumeAt(POLL, observed);
+        this.step = POLL;
+      }
+      if (this.step === POLL) {
+        const polled = engine.pollOrders();
+        if (polled) return this.resumeAt(SETTLE, polled);
+      }
+      let filled = false;
+      if (sim.revision !== balances.revision) {
+        balances.read();
+        filled = this.fills.length !== this.fillCount;
+        this.fillCount = this.fills.length;
+      }
+      const e = equity.update(t);
+      if (k === 0) chart.add(t, p, e, filled);
+      if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
+    }
+    return undefined;
+  }
+
+  private resumeAt(step: number, pending: Promise<void>): Promise<void> {
+    this.step = step;
+    return pending;
+  }
+
+  /**
+   * A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its
+   * revision) and no intent processed since the last one, the venue's pair configs and balances are what the
+   * engine already holds. The daemon's refresh would read the same figures.
+   */
+  private refresh(): Promise<void> | undefined {
+    const { sim, engine } = this.p;
+    const intents = engine.intentsProcessed();
+    if (sim.revision === this.refreshedRevision && intents === this.refreshedIntents) return undefined;
+    this.refreshedRevision = sim.revision;
+    this.refreshedIntents = intents;
+    return engine.refresh();
+  }
+}
