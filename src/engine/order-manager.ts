@@ -23,6 +23,18 @@ export function describeIntent(intent: Intent): Record<string, unknown> {
   return out;
 }
 
+/**
+ * Base a live order may still bring: its unfilled quantity, or for a MARKET order by quote amount (no base
+ * quantity) the quote it has not spent yet, at the last price. Without a last price (none was ever seen: no
+ * such order could have been placed) it counts nothing.
+ */
+export function remainingBase(row: OrderRow, last: Dec | undefined): Dec {
+  if (row.quantity !== undefined) return D.max(new D(row.quantity).minus(row.filledQty), ZERO);
+  if (row.quoteAmount === undefined || last === undefined || !last.isPos()) return ZERO;
+  const spent = new D(row.filledQty).mul(row.avgPrice ?? 0);
+  return D.max(new D(row.quoteAmount).minus(spent), ZERO).div(last);
+}
+
 export class OrderManager {
   /** Set when an order was sent (or may have been) since the last orders poll: fills should be looked for. */
   placedSincePoll = false;
@@ -140,8 +152,9 @@ export class OrderManager {
     let openBuy = ZERO;
     let openSell = ZERO;
     const active = this.p.book.activeFor(r.name);
+    const last = this.p.market.lastPrice(r.symbol);
     for (const row of active) {
-      const remaining = new D(row.quantity ?? 0).minus(row.filledQty);
+      const remaining = remainingBase(row, last);
       if (row.side === 'BUY') openBuy = openBuy.plus(remaining);
       else openSell = openSell.plus(remaining);
     }

@@ -181,6 +181,29 @@ describe('refusals before the network', () => {
     expect(h.venue.creates).toBe(1);
   });
 
+  it('counts a MARKET order by quote amount not yet filled into the position limit', async () => {
+    // The first buy is placed (and fills on the venue) but its fills are recorded only at the next poll: until
+    // then the journal counts it as open. By quote amount it has no base quantity, so it must be counted at
+    // the last price, or the second buy would pass maxPosition.
+    h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
+    h.price(100);
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.market('BUY', { quoteAmount: '60' });
+          ctx.market('BUY', { quoteAmount: '60' });
+        }),
+        { risk: { maxPosition: '1' } },
+      ),
+    ]);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(1);
+    expect(h.events('refused').map((e) => e.data.reason)).toEqual([
+      matching(/position could reach 1\.2 \(with open orders\), maxPosition is 1/),
+    ]);
+  });
+
   it('refuses entries once the daily realised loss reaches the limit, and allows exits', async () => {
     h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
     h.price(100);

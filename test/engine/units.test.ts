@@ -4,6 +4,7 @@ import { D, dec } from '../../src/market/decimal.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
 import { intentBuilders } from '../../src/engine/intent-builders.js';
 import { checkOrder } from '../../src/engine/order-checks.js';
+import { remainingBase } from '../../src/engine/order-manager.js';
 import { matchUnresolved, sameOrder } from '../../src/engine/order-matching.js';
 import { PositionTracker, utcDay } from '../../src/engine/position.js';
 import { CircuitBreaker, isEntry, riskProblem } from '../../src/engine/risk.js';
@@ -185,6 +186,17 @@ describe('risk', () => {
     const lost = { ...base, realisedToday: dec(-50), limits: { dailyLossLimit: dec(50) } };
     expect(riskProblem(lost)).toMatch(/daily loss limit/);
     expect(riskProblem({ ...lost, side: 'SELL', position: dec(2) })).toBeUndefined();
+  });
+  it('counts what a live order may still bring in base, by quantity or by unspent quote at the last price', () => {
+    const limit = orderRow({ quantity: '0.5', filledQty: '0.2' });
+    expect(remainingBase(limit, dec(100)).toFixed()).toBe('0.3');
+    const byQuote = orderRow({ type: 'MARKET', price: undefined, quantity: undefined, quoteAmount: '60' });
+    expect(remainingBase(byQuote, dec(120)).toFixed()).toBe('0.5');
+    // 0.2 bought at 100 spent 20 of the 60: 40 left, 0.4 at 100.
+    const part = { ...byQuote, filledQty: '0.2', avgPrice: '100' };
+    expect(remainingBase(part, dec(100)).toFixed()).toBe('0.4');
+    expect(remainingBase({ ...part, filledQty: '0.7' }, dec(100)).toFixed()).toBe('0');
+    expect(remainingBase(byQuote, undefined).toFixed()).toBe('0');
   });
   it('tells entries from exits', () => {
     expect(isEntry('SELL', dec(1), dec(2))).toBe(false);
