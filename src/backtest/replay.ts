@@ -45,7 +45,8 @@ export interface ReplayParts {
   sim: MatchingEngine;
   engine: Engine;
   equity: EquityTracker;
-  chart: ChartSeries;
+  /** One per symbol of the unit. */
+  charts: ChartSeries[];
   balances: BalanceReader;
 }
 
@@ -93,7 +94,7 @@ export class Replay {
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
   run(): Promise<void> | undefined {
     const { sym, time, price, high, low, vb, vq } = this.data.columns;
-    const { clock, sim, engine, equity, chart, balances } = this.p;
+    const { clock, sim, engine, equity, charts, balances } = this.p;
     const infos = this.data.symbols;
     const prices = equity.prices;
     const n = this.data.length;
@@ -154,7 +155,7 @@ export class Replay {
         this.fillCount = this.fills.length;
       }
       const e = equity.update(t);
-      if (k === 0) chart.add(t, p, e, filled);
+      (charts[k] as ChartSeries).add(t, p, e, filled);
       if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
     }
     return undefined;

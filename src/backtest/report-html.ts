@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { ChartPoint } from './chart-series.js';
 import type { BacktestRun } from './runner.js';
 import type { BacktestSummary, ScalarMetric } from './summary.js';
 
@@ -33,23 +34,32 @@ function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
-/** Chart data with times in whole seconds (the charts' unit), one point per second, ascending. */
-function chartData(run: BacktestRun) {
-  const price: [number, number][] = [];
-  const equity: [number, number][] = [];
+/** Points in whole seconds (the charts' unit), the first of each second, ascending. */
+function perSecond(points: readonly ChartPoint[]): { t: number; point: ChartPoint }[] {
+  const out: { t: number; point: ChartPoint }[] = [];
   let last = -Infinity;
-  for (const p of run.chart) {
-    const t = Math.floor(p.time / 1000);
+  for (const point of points) {
+    const t = Math.floor(point.time / 1000);
     if (t <= last) continue;
     last = t;
-    price.push([t, p.price]);
-    equity.push([t, Math.round(p.equity * 100) / 100]);
+    out.push({ t, point });
   }
-  const first = run.symbols[0];
-  const fills = run.fills
-    .filter((f) => f.symbol === first)
-    .map((f) => [Math.floor(f.time / 1000), f.price.toNumber(), f.side === 'BUY' ? 1 : -1, f.baseQty.toFixed()]);
-  return { symbol: first, price, equity, fills };
+  return out;
+}
+
+/** Each symbol's price line and fills (time, price, +1 buy / -1 sell, quantity), and the equity line. */
+function chartData(run: BacktestRun) {
+  const symbols = run.charts.map(({ symbol, points }) => ({
+    symbol,
+    price: perSecond(points).map(({ t, point }) => [t, point.price]),
+    fills: run.fills
+      .filter((f) => f.symbol === symbol)
+      .map((f) => [Math.floor(f.time / 1000), f.price.toNumber(), f.side === 'BUY' ? 1 : -1, f.baseQty.toFixed()]),
+  }));
+  // The equity at every charted tick of any symbol (a stable sort: ties keep the symbols' order).
+  const all = run.charts.flatMap((c) => c.points).sort((a, b) => a.time - b.time);
+  const equity = perSecond(all).map(({ t, point }) => [t, Math.round(point.equity * 100) / 100]);
+  return { symbols, equity };
 }
 
 const METRIC_LABELS: [ScalarMetric, string][] = [
@@ -91,25 +101,29 @@ function inputsList(summary: BacktestSummary): string {
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}
 table.metrics{border-collapse:collapse;margin:12px 0}table.metrics th,table.metrics td{padding:3px 12px;border-bottom:1px solid #e3e6ee;text-align:left}
-table.metrics td{font-variant-numeric:tabular-nums;text-align:right}#chart{height:680px;margin-top:16px}.note{color:#6b7385;font-size:12px}`;
+table.metrics td{font-variant-numeric:tabular-nums;text-align:right}#chart{margin-top:16px}.note{color:#6b7385;font-size:12px}`;
 
 const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('report-data').textContent);
 const L=LightweightCharts;
 const box=document.getElementById('chart');
 // An explicit size (not autoSize) so that fitting the whole run and the pane heights apply at once.
-const chart=L.createChart(box,{width:box.clientWidth||1100,height:680,timeScale:{timeVisible:true,secondsVisible:false,minBarSpacing:0.01},layout:{panes:{separatorColor:'#e3e6ee'}}});
+const chart=L.createChart(box,{width:box.clientWidth||1100,height:400+280*d.symbols.length,timeScale:{timeVisible:true,secondsVisible:false,minBarSpacing:0.01},layout:{panes:{separatorColor:'#e3e6ee'}}});
 addEventListener('resize',()=>chart.applyOptions({width:box.clientWidth}));
-const price=chart.addSeries(L.LineSeries,{color:'#2962ff',lineWidth:1,title:d.symbol},0);
-price.setData(d.price.map(p=>({time:p[0],value:p[1]})));
-L.createSeriesMarkers(price,d.fills.map(f=>({time:f[0],price:f[1],position:f[2]>0?'atPriceBottom':'atPriceTop',shape:f[2]>0?'arrowUp':'arrowDown',color:f[2]>0?'#089981':'#f23645',text:f[2]>0?'B':'S'})));
-const equity=chart.addSeries(L.LineSeries,{color:'#7e57c2',lineWidth:2,title:'equity'},1);
+const colors=['#2962ff','#ff9800','#00897b','#6d4c41','#c2185b'];
+d.symbols.forEach((s,i)=>{
+const price=chart.addSeries(L.LineSeries,{color:colors[i%colors.length],lineWidth:1,title:s.symbol},i);
+price.setData(s.price.map(p=>({time:p[0],value:p[1]})));
+L.createSeriesMarkers(price,s.fills.map(f=>({time:f[0],price:f[1],position:f[2]>0?'atPriceBottom':'atPriceTop',shape:f[2]>0?'arrowUp':'arrowDown',color:f[2]>0?'#089981':'#f23645',text:f[2]>0?'B':'S'})));
+});
+const n=d.symbols.length;
+const equity=chart.addSeries(L.LineSeries,{color:'#7e57c2',lineWidth:2,title:'equity'},n);
 equity.setData(d.equity.map(p=>({time:p[0],value:p[1]})));
 let peak=-Infinity;
-const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,title:'drawdown %',invertFilledArea:true},2);
+const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,title:'drawdown %',invertFilledArea:true},n+1);
 dd.setData(d.equity.map(p=>{peak=Math.max(peak,p[1]);return{time:p[0],value:peak>0?(p[1]/peak-1)*100:0};}));
-// Panes share the height by stretch factor: price 60 %, equity 25 %, drawdown 15 %.
-const panes=chart.panes();if(panes.length===3){panes[0].setStretchFactor(0.6);panes[1].setStretchFactor(0.25);panes[2].setStretchFactor(0.15);}
+// Panes share the height by stretch factor: the prices 60 % (split evenly), equity 25 %, drawdown 15 %.
+const panes=chart.panes();if(panes.length===n+2){panes.forEach((p,i)=>p.setStretchFactor(i<n?0.6/n:i===n?0.25:0.15));}
 chart.timeScale().fitContent();
 })();`;
 
@@ -129,7 +143,7 @@ export async function reportHtml(run: BacktestRun, summary: BacktestSummary): Pr
 ${inputsList(summary)}
 ${metricsTable(summary)}
 <div id="chart"></div>
-<p class="note">Price of ${escapeHtml(run.symbols[0] ?? '')} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their exact time and price; equity in ${escapeHtml(run.quoteAsset)} and its drawdown below.
+<p class="note">Price of ${escapeHtml(run.symbols.join(', '))} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their exact time and price; equity in ${escapeHtml(run.quoteAsset)} and its drawdown below.
 Charts by TradingView Lightweight Charts™ v${escapeHtml(lib.version)}, Copyright (c) TradingView, Inc., Apache License 2.0 (licence header kept in the inlined script).</p>
 <script type="application/json" id="report-data">${scriptJson(chartData(run))}</script>
 <script>

@@ -67,8 +67,8 @@ export interface BacktestRun {
   finalEquity: Dec;
   /** At the first tick, at every sampleMs boundary (the state before the boundary's first tick), at the end. */
   equity: EquitySample[];
-  /** Downsampled price of the first symbol and equity, for the report's charts. */
-  chart: ChartPoint[];
+  /** Per symbol (in `symbols` order): its downsampled price, with the equity at those ticks, for the report. */
+  charts: { symbol: string; points: ChartPoint[] }[];
   /** The deepest fall of equity from a previous peak over all ticks, exact at both ends. */
   drawdown: { peak: DrawdownPoint; trough: DrawdownPoint } | undefined;
   /** Every fill of the account, oldest first, exact. */
@@ -233,8 +233,8 @@ export async function runBacktest(
     equity.sample(clock.time);
     await engine.start();
 
-    const chart = new ChartSeries(Math.max(1, Math.ceil(total / CHART_BUCKETS)));
-    const parts = { clock, sim, engine, equity, chart, balances };
+    const charts = symIndex.map((s) => new ChartSeries(Math.max(1, Math.ceil(countTicks(data, new Set([s])) / CHART_BUCKETS))));
+    const parts = { clock, sim, engine, equity, charts, balances };
     const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
     replay.onProgress = (done: number) => options.onProgress?.(done, total);
     for (let pending = replay.run(); pending; pending = replay.run()) await pending;
@@ -245,7 +245,7 @@ export async function runBacktest(
     balances.read();
     equity.sample(lastTime);
     options.onProgress?.(done, total);
-    chart.flush();
+    for (const chart of charts) chart.flush();
 
     const final = assetTotals(sim, assetCodes);
     checkAccounting(initial, final, fills, pairs);
@@ -277,7 +277,7 @@ export async function runBacktest(
       initialEquity: (samples[0] as EquitySample).equity,
       finalEquity: (samples[samples.length - 1] as EquitySample).equity,
       equity: samples,
-      chart: chart.points,
+      charts: charts.map((chart, k) => ({ symbol: symbols[k] as string, points: chart.points })),
       drawdown: equity.drawdown(),
       fills,
       orders,
@@ -290,7 +290,7 @@ export async function runBacktest(
   }
 }
 
-/** About this many buckets of ticks (two points each) make the report's price line. */
+/** About this many buckets of ticks (two points each) make a symbol's price line in the report. */
 const CHART_BUCKETS = 2000;
 
 interface PairAssets {

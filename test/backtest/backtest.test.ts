@@ -3,10 +3,12 @@
  * accounting, fills only at prices the recording reached, byte-identical outputs, a self-contained report,
  * and the CLI's errors.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, type JobResult, runJob } from '../../src/backtest/job.js';
+import { reportHtml } from '../../src/backtest/report-html.js';
 import { checkAccounting } from '../../src/backtest/runner.js';
 import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
@@ -38,6 +40,17 @@ async function bot(args: string[]): Promise<{ code: number; out: string[]; err: 
     log.mockRestore();
     error.mockRestore();
   }
+}
+
+/** The chart data report.html embeds. */
+interface ReportData {
+  symbols: { symbol: string; price: [number, number][]; fills: unknown[] }[];
+  equity: [number, number][];
+}
+
+function embeddedData(html: string): ReportData {
+  const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1];
+  return JSON.parse(json!) as ReportData;
 }
 
 describe('accounting', () => {
@@ -158,11 +171,13 @@ describe('the command', () => {
     expect(html).not.toMatch(/<link[^>]+href\s*=\s*["']?\s*(https?:)?\/\//i);
     expect(html).toContain('TradingView Lightweight Charts');
     expect(html).toMatch(/@license/);
-    const json = /<script type="application\/json" id="report-data">(.*?)<\/script>/s.exec(html)?.[1];
-    const embedded = JSON.parse(json!) as { fills: unknown[]; price: unknown[]; equity: unknown[] };
-    expect(embedded.fills).toHaveLength(result.run.fills.length);
-    expect(embedded.price.length).toBeGreaterThan(100);
-    expect(embedded.price.length).toBeLessThan(data.length);
+    const embedded = embeddedData(html);
+    expect(embedded.symbols.map((s) => s.symbol)).toEqual(['BTCUSDT']);
+    const [btc] = embedded.symbols;
+    expect(btc!.fills).toHaveLength(result.run.fills.length);
+    expect(btc!.price.length).toBeGreaterThan(100);
+    expect(btc!.price.length).toBeLessThan(data.length);
+    expect(embedded.equity).toHaveLength(btc!.price.length);
     expect(html).toContain(result.summary.metrics.totalReturnPct);
   });
 
@@ -189,5 +204,55 @@ describe('the command', () => {
     const config = await bot(['--config', join(dir, 'none.json'), '--data', SAMPLE]);
     expect(config.code).toBe(1);
     expect(config.err).toEqual([expect.stringContaining('none.json') as string]);
+  });
+});
+
+describe('two symbols on one account', () => {
+  it('charts each symbol with its own fills, and one equity line over both', async () => {
+    // ETHUSDT: the sample's ticks with the prices scaled down, as a second recording.
+    const eth = join(dir, 'ETHUSDT-test.jsonl.gz');
+    const scaled = gunzipSync(readFileSync(SAMPLE))
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{"s":'))
+      .map((line) => {
+        const t = JSON.parse(line) as Record<string, number>;
+        const scale = (x: number) => Math.round((x / 15) * 100) / 100;
+        return JSON.stringify({ ...t, s: 'ETHUSDT', b: 'ETH', bi: 4, p: scale(t.p!), h: scale(t.h!), l: scale(t.l!) });
+      });
+    writeFileSync(eth, gzipSync(`${scaled.join('\n')}\n`));
+    const ethDir = join(dir, 'eth');
+    mkdirSync(ethDir);
+    const ethConfig = join(ethDir, 'grid-eth.json');
+    writeFileSync(
+      ethConfig,
+      JSON.stringify({
+        name: 'grid-eth',
+        strategy: 'grid',
+        symbol: 'ETHUSDT',
+        params: { levels: 4, spacingPct: '0.4', quantity: '0.01' },
+        risk: { maxOrderNotional: '50', maxOpenOrders: 12 },
+      }),
+    );
+    const both = await loadTicks([SAMPLE, eth], { from: Date.parse(FROM), to: Date.parse(TO) });
+    const { sources } = await readConfigs([gridConfig(dir), ethConfig]);
+    const { run, summary } = await runJob(sources, both, { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '2000' } });
+
+    const embedded = embeddedData(await reportHtml(run, summary));
+    expect(embedded.symbols.map((s) => s.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
+    for (const s of embedded.symbols) {
+      const fills = run.fills.filter((f) => f.symbol === s.symbol);
+      expect(fills.length).toBeGreaterThan(2);
+      expect(s.fills).toHaveLength(fills.length);
+      expect(s.price.length).toBeGreaterThan(100);
+      // Every fill sits on a charted point of its own symbol's line.
+      const times = new Set(s.price.map(([t]) => t));
+      for (const f of fills) expect(times.has(Math.floor(f.time / 1000))).toBe(true);
+    }
+    // ETH's line is ETH's prices, not BTC's.
+    expect(Math.max(...embedded.symbols[1]!.price.map(([, p]) => p))).toBeLessThan(3000);
+    const times = embedded.equity.map(([t]) => t);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(embedded.equity.length).toBeGreaterThan(embedded.symbols[0]!.price.length);
   });
 });
