@@ -233,7 +233,8 @@ export async function runBacktest(
     equity.sample(clock.time);
     await engine.start();
 
-    const charts = symIndex.map((s) => new ChartSeries(Math.max(1, Math.ceil(countTicks(data, new Set([s])) / CHART_BUCKETS))));
+    const charts: ChartSeries[] = [];
+    for (const s of symIndex) charts.push(new ChartSeries(Math.max(1, Math.ceil(countTicks(data, new Set([s])) / CHART_BUCKETS))));
     const parts = { clock, sim, engine, equity, charts, balances };
     const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
     replay.onProgress = (done: number) => options.onProgress?.(done, total);
