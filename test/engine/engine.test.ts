@@ -47,6 +47,51 @@ describe('order flow', () => {
     expect(row?.exchangeId).toBeDefined();
   });
 
+  it("commits the strategy's state with the order's journal row, before the venue sees the request", async () => {
+    // Were the state saved only after the send, a crash in between would restart the strategy from its state
+    // before the hook: one that decides from its own state would send the same order again.
+    h = new Harness();
+    h.price(100);
+    const seen: unknown[] = [];
+    h.venue.beforeCreate = () => {
+      const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
+      seen.push(other.prepare("SELECT state FROM strategy_state WHERE instance = 'a'").pluck().get());
+      other.close();
+    };
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.state.entries = 1;
+          ctx.limit('BUY', '99.5', '0.01');
+          ctx.state.entries = 2;
+          ctx.limit('BUY', '99.4', '0.01');
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    // Both requests saw the state the hook ended with, committed.
+    expect(seen).toEqual(['{"entries":2}', '{"entries":2}']);
+  });
+
+  it('sends nothing when the state the hook left cannot be saved, and pauses the instance', async () => {
+    h = new Harness();
+    h.price(100);
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.state.when = BigInt(1); // JSON.stringify throws on a BigInt
+          ctx.limit('BUY', '99.5', '0.01');
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(0);
+    expect(h.store.orders.get('a-1')).toBeUndefined();
+    expect(h.engine!.instances()[0]).toMatchObject({ status: 'paused', reason: matching(/not JSON-serialisable/) });
+  });
+
   it('records each fill once, in one transaction with its order, and calls onFill exactly once', async () => {
     h = new Harness();
     h.price(100);
