@@ -59,8 +59,8 @@ export interface BacktestRun {
   ticks: number;
   firstTime: number;
   lastTime: number;
-  firstPrice: number;
-  lastPrice: number;
+  /** Per symbol (in `symbols` order): its price at its first and at its last tick replayed. */
+  priceRange: { symbol: string; first: number; last: number }[];
   initial: Record<string, Dec>;
   final: Record<string, Dec>;
   initialEquity: Dec;
@@ -271,8 +271,11 @@ export async function runBacktest(
       ticks: done,
       firstTime: time[first] as number,
       lastTime,
-      firstPrice: price[first] as number,
-      lastPrice: equity.prices[0] as number,
+      priceRange: symIndex.map((s, k) => {
+        let i = first;
+        while (sym[i] !== s) i++;
+        return { symbol: symbols[k] as string, first: price[i] as number, last: equity.prices[k] as number };
+      }),
       initial,
       final,
       initialEquity: (samples[0] as EquitySample).equity,

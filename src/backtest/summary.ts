@@ -106,6 +106,20 @@ export function tradeFills(run: BacktestRun): TradeFill[] {
   });
 }
 
+/**
+ * Buy and hold: the unit's symbols bought in equal parts at their first tick and held to their last, i.e. the
+ * mean of their price changes (one symbol: its price change).
+ */
+export function buyAndHold(run: BacktestRun): Dec | undefined {
+  let sum = ZERO;
+  for (const { first, last } of run.priceRange) {
+    const c = change(fromWire(first), fromWire(last));
+    if (c === undefined) return undefined;
+    sum = sum.plus(c);
+  }
+  return run.priceRange.length === 0 ? undefined : sum.div(run.priceRange.length);
+}
+
 export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSummary {
   const trades = tradeFills(run);
   const stats = tradeStats(roundTrips(trades));
@@ -134,7 +148,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       finalEquity: run.finalEquity.toFixed(),
       pnl: run.finalEquity.minus(run.initialEquity).toFixed(),
       totalReturnPct: pct(change(run.initialEquity, run.finalEquity)) ?? ZERO.toFixed(PLACES),
-      buyAndHoldPct: pct(change(fromWire(run.firstPrice), fromWire(run.lastPrice))) ?? ZERO.toFixed(PLACES),
+      buyAndHoldPct: pct(buyAndHold(run)) ?? ZERO.toFixed(PLACES),
       maxDrawdownPct: pct(dd && change(dd.peak.equity, dd.trough.equity)?.neg()) ?? ZERO.toFixed(PLACES),
       sharpe: fixed(ratios.sharpe),
       sortino: fixed(ratios.sortino),

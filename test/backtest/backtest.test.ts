@@ -254,5 +254,16 @@ describe('two symbols on one account', () => {
     const times = embedded.equity.map(([t]) => t);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     expect(embedded.equity.length).toBeGreaterThan(embedded.symbols[0]!.price.length);
+
+    // Buy and hold: both symbols held in equal parts, whichever config comes first.
+    const changes = both.symbols.map((_, s) => {
+      const prices = [...both.columns.price].filter((_p, i) => both.columns.sym[i] === s);
+      return new D(prices[prices.length - 1]!).minus(prices[0]!).div(prices[0]!);
+    });
+    const expected = changes[0]!.plus(changes[1]!).div(2).mul(100).toDecimalPlaces(6).toFixed(6);
+    expect(summary.metrics.buyAndHoldPct).toBe(expected);
+    const reversed = await readConfigs([ethConfig, gridConfig(dir)]);
+    const ethFirst = await runJob(reversed.sources, both, { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '2000' } });
+    expect(ethFirst.summary.metrics.buyAndHoldPct).toBe(expected);
   });
 });
