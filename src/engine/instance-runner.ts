@@ -332,6 +332,25 @@ export class InstanceRunner {
     this.savedJson = json;
   }
 
+  /**
+   * Saves the state and runs `write` in one transaction (the journal row of an order the state led to). When
+   * the state cannot be saved (the instance is paused) `write` does not run and this returns undefined. When
+   * the transaction fails, neither is kept and the state still counts as unsaved, for the next save.
+   */
+  saveStateWith<T>(write: () => T): T | undefined {
+    const saved = this.savedJson;
+    try {
+      return this.deps.store.transaction(() => {
+        this.saveState();
+        return this.status === 'running' ? write() : undefined;
+      });
+    } catch (err) {
+      this.savedJson = saved;
+      this.dirty = true;
+      throw err;
+    }
+  }
+
   /** Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted). */
   refuse(intent: Record<string, unknown>, reason: string): void {
     this.counters.refused++;

@@ -136,10 +136,8 @@ export class OrderManager {
     // Journal before send: this commit is durable (synchronous=FULL) before the request exists. The state the
     // hook left goes in the same transaction: after a crash from here on, the strategy restarts knowing what
     // it decided along with this order, so it cannot decide it again. A state that cannot be saved pauses
-    // the instance (saveState) and nothing is sent.
-    const journaled = this.p.store.transaction(() => {
-      r.saveState();
-      if (r.status !== 'running') return false;
+    // the instance and nothing is sent.
+    const journaled = r.saveStateWith(() => {
       book.insert(row);
       return true;
     });

@@ -92,6 +92,35 @@ describe('order flow', () => {
     expect(h.engine!.instances()[0]).toMatchObject({ status: 'paused', reason: matching(/not JSON-serialisable/) });
   });
 
+  it("still saves the hook's state when its order's journal row cannot be written", async () => {
+    // The state is saved in the journal row's transaction: when the insert fails, both roll back, and the
+    // state must still be written by the next save, not taken for saved.
+    h = new Harness();
+    h.price(100);
+    const orders = h.store.orders as unknown as { insert: (...a: unknown[]) => void };
+    const insert = orders.insert.bind(h.store.orders);
+    let failures = 1;
+    orders.insert = (...a) => {
+      if (failures-- > 0) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      insert(...a);
+    };
+    await h.start([
+      instance(
+        'a',
+        firstTick((ctx) => {
+          ctx.state.decided = 'yes';
+          ctx.limit('BUY', '99.5', '0.01');
+        }),
+      ),
+    ]);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(0);
+    const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
+    const onDisk = other.prepare("SELECT state FROM strategy_state WHERE instance = 'a'").pluck().get();
+    other.close();
+    expect(onDisk).toBe('{"decided":"yes"}');
+  });
+
   it('records each fill once, in one transaction with its order, and calls onFill exactly once', async () => {
     h = new Harness();
     h.price(100);
