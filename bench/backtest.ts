@@ -159,7 +159,9 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number): Prom
   const two = stats(seconds[2]);
   const rate = (s: number) => `${fmt((combos.length * data.length) / s)} ticks/s`;
   const runs = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
-  console.log(`  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds`);
+  console.log(
+    `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds`,
+  );
   console.log(`    1 worker    best ${one.best.toFixed(2)} s (${rate(one.best)}); runs ${runs(seconds[1])} s`);
   console.log(`    2 workers   best ${two.best.toFixed(2)} s (${rate(two.best)}); runs ${runs(seconds[2])} s`);
   console.log(
@@ -186,7 +188,10 @@ async function machineScaling(): Promise<void> {
   const wall = async (kind: string, n: number): Promise<number> => {
     const t0 = performance.now();
     await Promise.all(
-      Array.from({ length: n }, () => new Promise((done) => new Worker(code(kind), { eval: true }).once('message', done))),
+      Array.from(
+        { length: n },
+        () => new Promise((done) => new Worker(code(kind), { eval: true }).once('message', done)),
+      ),
     );
     return performance.now() - t0;
   };

@@ -365,7 +365,8 @@ function onTick(ctx: Ctx): void {
   if (band !== undefined && q?.bands.has(band) && sideOf(m.ladder, band) === m.outside) return;
   const placed = arm(ctx);
   if (placed > 0) m.quiet = undefined;
-  else if (band === undefined) return; // learnt nothing: the exact comparisons decided
+  else if (band === undefined)
+    return; // learnt nothing: the exact comparisons decided
   else if (q !== undefined) q.bands.add(band);
   else m.quiet = { bands: new Set([band]), orders, base, quote, rules: ctx.rules };
 }

@@ -18,6 +18,16 @@ import type { EquityTracker } from './equity-tracker.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
 import type { VirtualClock } from './virtual-clock.js';
 
+/** Each asset's total (free + locked) on the account. */
+export function assetTotals(sim: MatchingEngine, apiKey: string, codes: readonly string[]): Record<string, Dec> {
+  const out: Record<string, Dec> = {};
+  for (const code of codes) {
+    const b = sim.balanceOf(apiKey, code);
+    out[code] = b.free.plus(b.locked);
+  }
+  return out;
+}
+
 /** Reads the account's totals into the equity tracker whenever the venue's revision moved. */
 export class BalanceReader {
   revision = -1;
@@ -31,11 +41,11 @@ export class BalanceReader {
   ) {}
 
   read(): void {
-    const total = (code: string): Dec => {
-      const b = this.sim.balanceOf(this.apiKey, code);
-      return b.free.plus(b.locked);
-    };
-    this.equity.setBalances(total(this.quoteAsset), this.bases.map(total));
+    const totals = assetTotals(this.sim, this.apiKey, [this.quoteAsset, ...this.bases]);
+    this.equity.setBalances(
+      totals[this.quoteAsset] as Dec,
+      this.bases.map((b) => totals[b] as Dec),
+    );
     this.revision = this.sim.revision;
   }
 }

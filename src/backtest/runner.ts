@@ -18,7 +18,7 @@ import { openStore, type Store } from '../store/store.js';
 import { type ChartPoint, ChartSeries } from './chart-series.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
 import { NoCancelVenue } from './no-cancel-venue.js';
-import { BalanceReader, Replay } from './replay.js';
+import { assetTotals, BalanceReader, Replay } from './replay.js';
 import type { TickData } from './tick-data.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -87,22 +87,16 @@ export interface RunOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** The ticks of the given symbols: the replay's length, for progress. */
-export function countTicks(data: TickData, symbols: ReadonlySet<number>): number {
-  if (symbols.size === data.symbols.length) return data.length;
-  let n = 0;
+/** Per symbol of the data (by index): how many ticks it has, and the index of its first (one pass). */
+function symbolTicks(data: TickData): { count: Int32Array; first: Int32Array } {
+  const count = new Int32Array(data.symbols.length);
+  const first = new Int32Array(data.symbols.length).fill(-1);
   const sym = data.columns.sym;
-  for (let i = 0; i < data.length; i++) if (symbols.has(sym[i] as number)) n++;
-  return n;
-}
-
-function assetTotals(sim: MatchingEngine, codes: readonly string[]): Record<string, Dec> {
-  const out: Record<string, Dec> = {};
-  for (const code of codes) {
-    const b = sim.balanceOf(API_KEY, code);
-    out[code] = b.free.plus(b.locked);
+  for (let i = 0; i < data.length; i++) {
+    const s = sym[i] as number;
+    if (count[s]!++ === 0) first[s] = i;
   }
-  return out;
+  return { count, first };
 }
 
 /** Every journal row of a store, in the order they were written (placement order). */
@@ -200,10 +194,11 @@ export async function runBacktest(
   const { symbols, pairs, quoteAsset, symIndex } = unitSymbols(instances, data);
   const slot = new Int32Array(data.symbols.length).fill(-1);
   symIndex.forEach((s, k) => (slot[s] = k));
-  const total = countTicks(data, new Set(symIndex));
+  const ticks = symbolTicks(data);
+  const total = symIndex.reduce((n, s) => n + (ticks.count[s] as number), 0);
+  // Every symbol of the unit has ticks in the data (unitSymbols checked it).
+  const first = Math.min(...symIndex.map((s) => ticks.first[s] as number));
   const { sym, time, price } = data.columns;
-  let first = 0;
-  while (slot[sym[first] as number] === -1) first++;
 
   const clock = new VirtualClock(time[first] as number);
   const sim = new MatchingEngine({
@@ -220,7 +215,7 @@ export async function runBacktest(
   try {
     const bases = symbols.map((s) => (pairs.get(s) as PairAssets).base);
     const assetCodes = [...new Set([...Object.keys(settings.balances), quoteAsset, ...bases])].sort();
-    const initial = assetTotals(sim, assetCodes);
+    const initial = assetTotals(sim, API_KEY, assetCodes);
     const engine = new Engine({ venue, clock, store, logger: silentLogger, instances });
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
@@ -234,7 +229,7 @@ export async function runBacktest(
     await engine.start();
 
     const charts: ChartSeries[] = [];
-    for (const s of symIndex) charts.push(new ChartSeries(Math.max(1, Math.ceil(countTicks(data, new Set([s])) / CHART_BUCKETS))));
+    for (const s of symIndex) charts.push(new ChartSeries(Math.ceil((ticks.count[s] as number) / CHART_BUCKETS)));
     const parts = { clock, sim, engine, equity, charts, balances };
     const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
     replay.onProgress = (done: number) => options.onProgress?.(done, total);
@@ -248,7 +243,7 @@ export async function runBacktest(
     options.onProgress?.(done, total);
     for (const chart of charts) chart.flush();
 
-    const final = assetTotals(sim, assetCodes);
+    const final = assetTotals(sim, API_KEY, assetCodes);
     checkAccounting(initial, final, fills, pairs);
     const orders = journalRows(store);
     const trace = storeTrace(
@@ -271,11 +266,11 @@ export async function runBacktest(
       ticks: done,
       firstTime: time[first] as number,
       lastTime,
-      priceRange: symIndex.map((s, k) => {
-        let i = first;
-        while (sym[i] !== s) i++;
-        return { symbol: symbols[k] as string, first: price[i] as number, last: equity.prices[k] as number };
-      }),
+      priceRange: symIndex.map((s, k) => ({
+        symbol: symbols[k] as string,
+        first: price[ticks.first[s] as number] as number,
+        last: equity.prices[k] as number,
+      })),
       initial,
       final,
       initialEquity: (samples[0] as EquitySample).equity,
