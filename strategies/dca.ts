@@ -158,7 +158,9 @@ function armExit(ctx: Ctx, price: Dec, openBuys: readonly OrderView[]): void {
     return once(ctx, 'dust', 'warn', 'position below minNotional: no exit');
   const free = ctx.balances.get(ctx.rules.baseAsset)?.free;
   if (free !== undefined && free.lt(qty)) return once(ctx, 'base', 'warn', 'not enough free base for the exit');
-  sellWithBracket(ctx, qty, levels, EXIT, { entry: entry.toFixed(), over: 'the whole position' });
+  // The average entry as a reader wants it in a log line (it carries up to 60 digits).
+  const shown = entry.toSignificantDigits(10).toFixed();
+  sellWithBracket(ctx, qty, levels, EXIT, { entry: shown, over: 'the whole position' });
 }
 
 function run(ctx: Ctx, buy: boolean): void {
