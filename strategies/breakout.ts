@@ -22,11 +22,13 @@
  */
 import { z } from 'zod';
 import {
+  belowHundred,
   canBuy,
   type Dec,
   dec,
   decimalParam,
   defineStrategy,
+  exactlyOne,
   exitLevels,
   floorTo,
   type OrderView,
@@ -62,14 +64,8 @@ const params = z
     repriceMinutes: z.number().int().min(1).default(5),
   })
   .superRefine((p, ctx) => {
-    if ((p.quoteAmount === undefined) === (p.quantity === undefined)) {
-      const found = p.quoteAmount === undefined ? 'neither' : 'both';
-      ctx.addIssue({ code: 'custom', message: `expected exactly one of quoteAmount and quantity, found ${found}` });
-    }
-    for (const key of ['stopLossPct', 'stopLimitPct'] as const) {
-      if (p[key].gte(100))
-        ctx.addIssue({ code: 'custom', path: [key], message: `expected below 100, found ${p[key].toFixed()}` });
-    }
+    exactlyOne(p, 'quoteAmount', 'quantity', ctx);
+    belowHundred(p, ['stopLossPct', 'stopLimitPct'], ctx);
   });
 
 type Params = z.infer<typeof params>;

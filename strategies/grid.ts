@@ -22,6 +22,7 @@ import {
   dec,
   decimalParam,
   defineStrategy,
+  exactlyOne,
   type FillView,
   floorTo,
   noticeOnce,
@@ -29,16 +30,6 @@ import {
   type PairRules,
   type StrategyContext,
 } from '../src/strategy/api.js';
-
-function exactlyOne(p: Record<string, unknown>, a: string, b: string, ctx: z.RefinementCtx): void {
-  const given = [a, b].filter((k) => p[k] !== undefined);
-  if (given.length !== 1) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `expected exactly one of ${a} and ${b}, found ${given.length === 0 ? 'neither' : 'both'}`,
-    });
-  }
-}
 
 const params = z
   .object({

@@ -18,11 +18,13 @@
  */
 import { z } from 'zod';
 import {
+  belowHundred,
   canBuy,
   type Dec,
   dec,
   decimalParam,
   defineStrategy,
+  exactlyOne,
   exitLevels,
   floorTo,
   pctMove,
@@ -59,14 +61,8 @@ const params = z
     quantity: decimalParam.optional(),
   })
   .superRefine((p, ctx) => {
-    if ((p.quoteAmount === undefined) === (p.quantity === undefined)) {
-      const found = p.quoteAmount === undefined ? 'neither' : 'both';
-      ctx.addIssue({ code: 'custom', message: `expected exactly one of quoteAmount and quantity, found ${found}` });
-    }
-    for (const key of ['bandPct', 'stopLossPct', 'stopLimitPct'] as const) {
-      if (p[key].gte(100))
-        ctx.addIssue({ code: 'custom', path: [key], message: `expected below 100, found ${p[key].toFixed()}` });
-    }
+    exactlyOne(p, 'quoteAmount', 'quantity', ctx);
+    belowHundred(p, ['bandPct', 'stopLossPct', 'stopLimitPct'], ctx);
     const samples = Math.ceil((p.windowMinutes * 60) / p.sampleSeconds);
     if (samples > MAX_SAMPLES || samples < 2) {
       ctx.addIssue({

@@ -26,6 +26,25 @@ export const decimalParam = z.union([z.number(), z.string()]).transform((v, ctx)
   return z.NEVER;
 });
 
+/** A params refinement: exactly one of the keys `a` and `b` is given (e.g. quantity or quote amount). */
+export function exactlyOne(p: Record<string, unknown>, a: string, b: string, ctx: z.RefinementCtx): void {
+  const given = [a, b].filter((k) => p[k] !== undefined);
+  if (given.length !== 1) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected exactly one of ${a} and ${b}, found ${given.length === 0 ? 'neither' : 'both'}`,
+    });
+  }
+}
+
+/** A params refinement: each of the given percentages is below 100 (a stop or a band cannot pass zero). */
+export function belowHundred(p: Record<string, unknown>, keys: readonly string[], ctx: z.RefinementCtx): void {
+  for (const key of keys) {
+    const v = p[key] as Dec | undefined;
+    if (v?.gte(100)) ctx.addIssue({ code: 'custom', path: [key], message: `expected below 100, found ${v.toFixed()}` });
+  }
+}
+
 /** An order of this instance as the engine knows it (from its journal). */
 export interface OrderView {
   /** The engine's own id for the order (stable across restarts). */
