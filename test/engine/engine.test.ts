@@ -23,6 +23,19 @@ function oneBuy(price: string, quantity = '0.01', fills: FillView[] = []) {
   });
 }
 
+/** What a separate connection reads: only committed rows, as after a crash. */
+function committed(h: Harness, read: (db: Database.Database) => unknown): unknown {
+  const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
+  try {
+    return read(other);
+  } finally {
+    other.close();
+  }
+}
+
+const committedState = (h: Harness, instance: string) =>
+  committed(h, (db) => db.prepare('SELECT state FROM strategy_state WHERE instance = ?').pluck().get(instance));
+
 function totalChanges(h: Harness): number {
   return h.store.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
 }
@@ -33,10 +46,8 @@ describe('order flow', () => {
     h.price(100);
     const seen: unknown[] = [];
     h.venue.beforeCreate = (request) => {
-      // A separate connection sees only committed rows: the PENDING row is on disk before the request.
-      const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
-      seen.push(other.prepare('SELECT local_id, status, price, quantity FROM orders').all());
-      other.close();
+      // The PENDING row is on disk before the request.
+      seen.push(committed(h, (db) => db.prepare('SELECT local_id, status, price, quantity FROM orders').all()));
       expect(request).toMatchObject({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', price: '99.5', quantity: '0.01' });
     };
     await h.start([instance('a', oneBuy('99.5'))]);
@@ -54,9 +65,7 @@ describe('order flow', () => {
     h.price(100);
     const seen: unknown[] = [];
     h.venue.beforeCreate = () => {
-      const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
-      seen.push(other.prepare("SELECT state FROM strategy_state WHERE instance = 'a'").pluck().get());
-      other.close();
+      seen.push(committedState(h, 'a'));
     };
     await h.start([
       instance(
@@ -115,10 +124,7 @@ describe('order flow', () => {
     ]);
     await h.tick(100);
     expect(h.venue.creates).toBe(0);
-    const other = new Database(join(h.dir, 'bot.db'), { readonly: true });
-    const onDisk = other.prepare("SELECT state FROM strategy_state WHERE instance = 'a'").pluck().get();
-    other.close();
-    expect(onDisk).toBe('{"decided":"yes"}');
+    expect(committedState(h, 'a')).toBe('{"decided":"yes"}');
   });
 
   it('records each fill once, in one transaction with its order, and calls onFill exactly once', async () => {
