@@ -4,7 +4,8 @@
  * backtest.
  */
 export interface ProgressLine {
-  update: (done: number, total: number) => void;
+  /** `note` is shown after the figures (e.g. how many runs of a sweep are done). */
+  update: (done: number, total: number, note?: string) => void;
   end: () => void;
 }
 
@@ -25,7 +26,7 @@ export function progressLine(
   const started = performance.now();
   let shown = false;
   return {
-    update: (done, total) => {
+    update: (done, total, note) => {
       const seconds = Math.max((performance.now() - started) / 1000, 1e-3);
       const rate = done / seconds;
       const filled = total > 0 ? Math.round((done / total) * WIDTH) : 0;
@@ -33,7 +34,7 @@ export function progressLine(
       const eta = rate > 0 ? duration((total - done) / rate) : '?';
       stream.write(
         `\r${label} [${bar}] ${done.toLocaleString('en-US')}/${total.toLocaleString('en-US')} ${unit} ` +
-          `${Math.round(rate).toLocaleString('en-US')} ${unit}/s ETA ${eta}  `,
+          `${Math.round(rate).toLocaleString('en-US')} ${unit}/s ETA ${eta}${note === undefined ? '' : `, ${note}`}  `,
       );
       shown = true;
     },

@@ -14,11 +14,15 @@ port.on('message', (request: WorkerRequest) => {
     port.close();
     return;
   }
-  runJob(sources, data, settings, request.overrides).then(
-    ({ summary }) => port.postMessage({ index: request.index, metrics: summary.metrics } satisfies WorkerReply),
+  const { index } = request;
+  const onProgress = request.progress
+    ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
+    : undefined;
+  runJob(sources, data, settings, request.overrides, { onProgress }).then(
+    ({ summary }) => port.postMessage({ index, metrics: summary.metrics } satisfies WorkerReply),
     (err: unknown) =>
       port.postMessage({
-        index: request.index,
+        index,
         error: err instanceof Error ? err.message : String(err),
       } satisfies WorkerReply),
   );

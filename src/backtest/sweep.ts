@@ -67,8 +67,21 @@ export interface SweepJob {
   combos: Record<string, unknown>[];
 }
 
-export type WorkerRequest = { index: number; overrides: Record<string, unknown> } | { stop: true };
-export type WorkerReply = { index: number; metrics: Metrics } | { index: number; error: string };
+export type WorkerRequest = { index: number; overrides: Record<string, unknown>; progress: boolean } | { stop: true };
+export type WorkerReply =
+  | { index: number; metrics: Metrics }
+  | { index: number; error: string }
+  /** Ticks of the combination replayed so far, of its total. */
+  | { index: number; done: number; total: number };
+
+/** Where a sweep stands: combinations finished, and ticks replayed over all of them (finished or running). */
+export interface SweepProgress {
+  runs: number;
+  runsTotal: number;
+  ticks: number;
+  /** 0 until the first combination reported its size (every combination replays the same ticks). */
+  ticksTotal: number;
+}
 
 function compare(a: SweepResult, b: SweepResult): number {
   const byReturn = new D(b.metrics.totalReturnPct).cmp(a.metrics.totalReturnPct);
@@ -115,27 +128,40 @@ export function defaultWorkers(): number {
   return availableParallelism();
 }
 
-/** Runs every combination on `workers` threads; `onDone` after each. Rejects on the first failure. */
+/**
+ * Runs every combination on `workers` threads; `onProgress`, when given, as the workers replay (every 65,536
+ * ticks of each) and after each combination. Rejects on the first failure.
+ */
 export async function runSweep(
   job: SweepJob,
   workers: number,
-  onDone?: (done: number, total: number) => void,
+  onProgress?: (progress: SweepProgress) => void,
 ): Promise<SweepResult[]> {
   const url = workerEntry();
   const total = job.combos.length;
   const results: Omit<SweepResult, 'rank'>[] = [];
+  /** Ticks replayed by the combinations still running, by index; and each combination's tick count. */
+  const running = new Map<number, number>();
+  let perRun = 0;
+  const report = () => {
+    if (onProgress === undefined) return;
+    let ticks = results.length * perRun;
+    for (const done of running.values()) ticks += done;
+    onProgress({ runs: results.length, runsTotal: total, ticks, ticksTotal: perRun * total });
+  };
   let next = 0;
   const threads: Worker[] = [];
   try {
     await new Promise<void>((resolve, reject) => {
-      let running = 0;
+      let alive = 0;
       const feed = (w: Worker) => {
         if (next >= total) {
           w.postMessage({ stop: true } satisfies WorkerRequest);
           return;
         }
         const index = next++;
-        w.postMessage({ index, overrides: job.combos[index] as Record<string, unknown> } satisfies WorkerRequest);
+        const overrides = job.combos[index] as Record<string, unknown>;
+        w.postMessage({ index, overrides, progress: onProgress !== undefined } satisfies WorkerRequest);
       };
       const count = Math.max(1, Math.min(workers, total));
       for (let i = 0; i < count; i++) {
@@ -143,8 +169,14 @@ export async function runSweep(
           workerData: { sources: job.sources, data: job.data, settings: job.settings },
         });
         threads.push(w);
-        running++;
+        alive++;
         w.on('message', (reply: WorkerReply) => {
+          if ('done' in reply) {
+            perRun = reply.total;
+            running.set(reply.index, reply.done);
+            report();
+            return;
+          }
           if ('error' in reply) {
             reject(new BotError('E_SWEEP', `combination ${JSON.stringify(job.combos[reply.index])}: ${reply.error}`));
             return;
@@ -154,14 +186,15 @@ export async function runSweep(
             overrides: job.combos[reply.index] as Record<string, unknown>,
             metrics: reply.metrics,
           });
-          onDone?.(results.length, total);
+          running.delete(reply.index);
+          report();
           feed(w);
         });
         w.on('error', reject);
         w.on('exit', (code) => {
-          running--;
+          alive--;
           if (code !== 0) reject(new BotError('E_SWEEP', `a sweep worker exited with code ${code}`));
-          else if (running === 0) resolve();
+          else if (alive === 0) resolve();
         });
         feed(w);
       }

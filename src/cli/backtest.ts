@@ -190,8 +190,12 @@ async function sweep(
   dir: string,
 ): Promise<number> {
   const combos = sweepGrid(axes);
-  const progress = progressLine(`sweep ${unit.name}`, 'runs');
-  const results = await runSweep({ sources: unit.sources, data, settings, combos }, workers, progress?.update);
+  const progress = progressLine(`sweep ${unit.name}`, 'ticks');
+  const results = await runSweep(
+    { sources: unit.sources, data, settings, combos },
+    workers,
+    progress && ((p) => progress.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`)),
+  );
   progress?.end();
   const keys = axes.map((a) => a.key);
   await mkdir(dir, { recursive: true });

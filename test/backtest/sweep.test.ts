@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
-import { parseSweep, runSweep, sweepGrid } from '../../src/backtest/sweep.js';
+import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
 import { FROM, gridConfig, SAMPLE, tempDir } from './fixtures.js';
@@ -27,7 +27,8 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
     { spacingPct: '0.5', 'risk.maxOpenOrders': 12 },
   ]);
   const settings = { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '1000', BTC: '0.002' } };
-  const results = await runSweep({ sources, data, settings, combos }, 2);
+  const seen: SweepProgress[] = [];
+  const results = await runSweep({ sources, data, settings, combos }, 2, (p) => seen.push(p));
 
   expect(results.map((r) => r.rank)).toEqual([1, 2, 3, 4]);
   expect(new Set(results.map((r) => r.index))).toEqual(new Set([0, 1, 2, 3]));
@@ -38,6 +39,15 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
       params: { spacingPct: r.overrides.spacingPct },
       risk: { maxOpenOrders: r.overrides['risk.maxOpenOrders'] },
     });
+  }
+  // Progress: ticks over all combinations, never going back, ending with every combination's every tick.
+  const perRun = (await runJob(sources, data, settings)).summary.period.ticks;
+  expect(perRun).toBeGreaterThan(0);
+  expect(seen.at(-1)).toEqual({ runs: 4, runsTotal: 4, ticks: 4 * perRun, ticksTotal: 4 * perRun });
+  expect(seen.map((p) => p.runs)).toContain(1);
+  for (let i = 1; i < seen.length; i++) {
+    expect(seen[i]!.ticks).toBeGreaterThanOrEqual(seen[i - 1]!.ticks);
+    expect(seen[i]!.runs).toBeGreaterThanOrEqual(seen[i - 1]!.runs);
   }
   // Different params must make different runs, or this test proves nothing.
   expect(new Set(results.map((r) => r.metrics.fills)).size).toBeGreaterThan(1);
