@@ -8,11 +8,11 @@ import { type Dec, fromWire, ZERO } from '../market/decimal.js';
 
 export interface EquitySample {
   time: number;
-  /** Last price of the first symbol. */
-  price: number;
+  /** Last price of each symbol (in the unit's order; NaN before its first tick). */
+  prices: number[];
   equity: Dec;
-  /** Total (free + locked) of the first symbol's base asset, and of the quote asset. */
-  base: Dec;
+  /** Total (free + locked) of each symbol's base asset (same order), and of the quote asset. */
+  held: readonly Dec[];
   quote: Dec;
 }
 
@@ -83,9 +83,9 @@ export class EquityTracker {
   sample(time: number): void {
     this.samples.push({
       time,
-      price: this.prices[0] as number,
+      prices: Array.from(this.prices),
       equity: exact(this.quote, this.held, this.prices),
-      base: this.held[0] as Dec,
+      held: this.held,
       quote: this.quote,
     });
   }

@@ -105,10 +105,25 @@ export function fillsCsv(run: BacktestRun): string {
   );
 }
 
+/** One row per equity sample: the equity and quote held, then each symbol's last price and base asset held. */
 export function equityCsv(run: BacktestRun): string {
+  const q = run.quoteAsset;
   return csv(
-    ['time', 'price', `equity_${run.quoteAsset}`, `base_${run.baseAssets[0] ?? ''}`, `quote_${run.quoteAsset}`],
-    run.equity.map((s) => [iso(s.time), s.price, s.equity.toFixed(), s.base.toFixed(), s.quote.toFixed()]),
+    [
+      'time',
+      `equity_${q}`,
+      `quote_${q}`,
+      ...run.symbols.flatMap((symbol, k) => [`price_${symbol}`, `base_${run.baseAssets[k] ?? ''}`]),
+    ],
+    run.equity.map((s) => [
+      iso(s.time),
+      s.equity.toFixed(),
+      s.quote.toFixed(),
+      ...s.held.flatMap((held, k) => {
+        const price = s.prices[k] as number;
+        return [Number.isNaN(price) ? undefined : price, held.toFixed()];
+      }),
+    ]),
   );
 }
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, type JobResult, runJob } from '../../src/backtest/job.js';
+import { equityCsv } from '../../src/backtest/report-files.js';
 import { reportHtml } from '../../src/backtest/report-html.js';
 import { checkAccounting } from '../../src/backtest/runner.js';
 import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-configs.js';
@@ -251,6 +252,21 @@ describe('two symbols on one account', () => {
     }
     // ETH's line is ETH's prices, not BTC's.
     expect(Math.max(...embedded.symbols[1]!.price.map(([, p]) => p))).toBeLessThan(3000);
+
+    // equity.csv: each symbol's price and base asset, and each row's equity is the quote plus their products.
+    const [header, ...rows] = equityCsv(run).trimEnd().split('\n');
+    expect(header).toBe('time,equity_USDT,quote_USDT,price_BTCUSDT,base_BTC,price_ETHUSDT,base_ETH');
+    expect(rows).toHaveLength(run.equity.length);
+    for (const row of rows) {
+      const [, equity, quote, btcPrice, btc, ethPrice, eth] = row.split(',');
+      // A symbol before its first tick has no price yet (an empty cell) and counts for nothing.
+      const worth = (qty: string, price: string) => (price === '' ? ZERO : new D(qty).mul(price));
+      const value = new D(quote!).plus(worth(btc!, btcPrice!)).plus(worth(eth!, ethPrice!));
+      expect(value.toFixed()).toBe(new D(equity!).toFixed());
+    }
+    const last = rows.at(-1)!.split(',');
+    expect([Number(last[3]), Number(last[5])]).toEqual(run.priceRange.map((r) => r.last));
+    expect(new Set(rows.map((r) => r.split(',')[6])).size).toBeGreaterThan(1);
     const times = embedded.equity.map(([t]) => t);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     expect(embedded.equity.length).toBeGreaterThan(embedded.symbols[0]!.price.length);
