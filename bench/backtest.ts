@@ -137,33 +137,58 @@ async function coldPass(file: string, label: string): Promise<TickData> {
 
 /**
  * The sweep on 1 and on 2 workers, alternately, `rounds` times each: on a shared virtual machine a run can
- * take a quarter longer than the one before, so single timings do not make a ratio. Best and median of each.
+ * take a quarter longer than the one before, so single timings do not make a ratio. Best and median of each;
+ * and, to show where a second worker's time goes, when the first combination finished (each worker starts,
+ * loads the code and warms up V8's compiler before its first result) and the process's CPU seconds over all
+ * threads (the same combinations on two workers cost more CPU by each worker's own start-up and compilation).
  */
 async function sweepSpeedup(data: TickData, label: string, rounds: number): Promise<void> {
   const { sources } = await readConfigs([GRID]);
-  // Combinations of about equal cost (the same ladder size), so the figure measures the threads, not the
-  // luck of which worker drew the slow ones.
+  // Smaller spacings place more orders: the costlier combinations come first, as the grid hands them out.
   const combos = sweepGrid([
     { key: 'spacingPct', values: ['0.15', '0.2', '0.25', '0.3', '0.35', '0.4', '0.45', '0.5'] },
   ]);
   const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
-  const seconds: Record<1 | 2, number[]> = { 1: [], 2: [] };
+  type Round = { seconds: number; first: number; cpu: number };
+  const timings: Record<1 | 2, Round[]> = { 1: [], 2: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const workers of [1, 2] as const) seconds[workers].push((await timed(() => runSweep(job, workers)))[1]);
+    for (const workers of [1, 2] as const) {
+      let first = NaN;
+      const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
+      await runSweep(job, workers, (p) => {
+        if (p.runs === 1 && Number.isNaN(first)) first = (performance.now() - t0) / 1000;
+      });
+      const cpu = process.cpuUsage(cpu0);
+      timings[workers].push({ seconds: (performance.now() - t0) / 1000, first, cpu: (cpu.user + cpu.system) / 1e6 });
+    }
   }
-  const stats = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    return { best: sorted[0]!, median: sorted[Math.floor(sorted.length / 2)]! };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const stats = (rs: Round[]) => {
+    const seconds = rs.map((x) => x.seconds);
+    return {
+      best: Math.min(...seconds),
+      median: median(seconds),
+      first: median(rs.map((x) => x.first)),
+      cpu: median(rs.map((x) => x.cpu)),
+      runs: seconds.map((x) => x.toFixed(2)).join(', '),
+    };
   };
-  const one = stats(seconds[1]);
-  const two = stats(seconds[2]);
+  const one = stats(timings[1]);
+  const two = stats(timings[2]);
   const rate = (s: number) => `${fmt((combos.length * data.length) / s)} ticks/s`;
-  const runs = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(', ');
   console.log(
     `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds`,
   );
-  console.log(`    1 worker    best ${one.best.toFixed(2)} s (${rate(one.best)}); runs ${runs(seconds[1])} s`);
-  console.log(`    2 workers   best ${two.best.toFixed(2)} s (${rate(two.best)}); runs ${runs(seconds[2])} s`);
+  for (const [name, s] of [
+    ['1 worker ', one],
+    ['2 workers', two],
+  ] as const) {
+    console.log(
+      `    ${name}   best ${s.best.toFixed(2)} s (${rate(s.best)}); runs ${s.runs} s; ` +
+        `first result after ${s.first.toFixed(2)} s; ${s.cpu.toFixed(1)} CPU s (median)`,
+    );
+  }
   console.log(
     `    speed-up    ${(one.best / two.best).toFixed(2)}x (best against best), ${(one.median / two.median).toFixed(2)}x (median against median)`,
   );
@@ -171,37 +196,44 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number): Prom
 
 /**
  * What this machine gives a second thread, for reading the sweep's figure: the same loop on 1 and on 2 worker
- * threads, once on data that stays in cache and once streaming through memory (32 MB a thread).
+ * threads at once, timed inside each thread (its start-up left out): on registers alone (a xorshift chain), on
+ * data that stays in cache (a small JSON parsed over and over, which also allocates, as a backtest does) and
+ * streaming through memory (32 MB a thread). On a shared virtual machine the last two move with the
+ * neighbours' load while the first stays near 2x.
  */
 async function machineScaling(): Promise<void> {
   const code = (kind: string) => `
     const { parentPort } = require('node:worker_threads');
     const t0 = performance.now();
-    if (${JSON.stringify(kind)} === 'cache') {
+    if (${JSON.stringify(kind)} === 'compute') {
+      let x = 1;
+      for (let i = 0; i < 3e8; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; }
+      if (x === 0) console.log(x);
+    } else if (${JSON.stringify(kind)} === 'cache') {
       const s = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ a: i, b: 'x' + i, c: [i, i * 1.5] })));
-      for (let i = 0; i < 200; i++) JSON.parse(s);
+      for (let i = 0; i < 1000; i++) JSON.parse(s);
     } else {
       const a = new Float64Array(1 << 22);
-      for (let r = 0; r < 20; r++) for (let i = 0; i < a.length; i++) a[i] = a[i] * 1.0001 + i;
+      for (let r = 0; r < 40; r++) for (let i = 0; i < a.length; i++) a[i] = a[i] * 1.0001 + i;
     }
     parentPort.postMessage(performance.now() - t0);`;
-  const wall = async (kind: string, n: number): Promise<number> => {
-    const t0 = performance.now();
-    await Promise.all(
-      Array.from(
-        { length: n },
-        () => new Promise((done) => new Worker(code(kind), { eval: true }).once('message', done)),
-      ),
+  /** The slowest thread's loop time. */
+  const loop = async (kind: string, n: number): Promise<number> =>
+    Math.max(
+      ...(await Promise.all(
+        Array.from(
+          { length: n },
+          () => new Promise<number>((done) => new Worker(code(kind), { eval: true }).once('message', done)),
+        ),
+      )),
     );
-    return performance.now() - t0;
-  };
   const line: string[] = [];
-  for (const kind of ['cache', 'memory']) {
+  for (const kind of ['compute', 'cache', 'memory']) {
     let one = Infinity;
     let two = Infinity;
     for (let r = 0; r < 3; r++) {
-      one = Math.min(one, await wall(kind, 1));
-      two = Math.min(two, await wall(kind, 2));
+      one = Math.min(one, await loop(kind, 1));
+      two = Math.min(two, await loop(kind, 2));
     }
     // Two threads doing one thread's work each: perfect scaling takes the same time as one.
     line.push(`${kind}-bound ${((2 * one) / two).toFixed(2)}x`);
