@@ -39,9 +39,11 @@ export function metricsTable(runs: readonly { name: string; metrics: Metrics }[]
   ]);
 }
 
+/** The ranking; an `ended` column (how many instances stopped early) only when some combination had one. */
 export function sweepTable(results: readonly SweepResult[], keys: readonly string[]): string {
+  const early = results.some((r) => r.ended.length > 0);
   return textTable([
-    ['rank', ...keys, 'return %', 'Sharpe', 'max DD %', 'win %', 'fills'],
+    ['rank', ...keys, 'return %', 'Sharpe', 'max DD %', 'win %', 'fills', ...(early ? ['ended early'] : [])],
     ...results.map((r) => [
       String(r.rank),
       ...keys.map((k) => overrideText(r.overrides[k])),
@@ -50,6 +52,7 @@ export function sweepTable(results: readonly SweepResult[], keys: readonly strin
       r.metrics.maxDrawdownPct,
       text(r.metrics.winRatePct),
       String(r.metrics.fills),
+      ...(early ? [r.ended.length > 0 ? String(r.ended.length) : ''] : []),
     ]),
   ]);
 }

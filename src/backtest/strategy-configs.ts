@@ -18,13 +18,19 @@ export interface ConfigSource {
   file: string;
   sha256: string;
   raw: Record<string, unknown>;
+  /** Where its strategy module lives; undefined: the project's strategies/. */
+  strategiesDir: string | undefined;
 }
 
-/** Reads and validates strategy files (every problem of every file at once, as check-config does). */
+/**
+ * Reads and validates strategy files (every problem of every file at once, as check-config does), their
+ * strategy modules from `strategiesDir` (default: the project's strategies/).
+ */
 export async function readConfigs(
   files: readonly string[],
+  strategiesDir?: string,
 ): Promise<{ sources: ConfigSource[]; instances: InstanceSpec[] }> {
-  const instances = await loadStrategyFiles(files);
+  const instances = await loadStrategyFiles(files, { strategiesDir });
   const sources: ConfigSource[] = [];
   for (const instance of instances) {
     const bytes = await readFile(instance.file);
@@ -32,6 +38,7 @@ export async function readConfigs(
       file: instance.file,
       sha256: createHash('sha256').update(bytes).digest('hex'),
       raw: JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, '')) as Record<string, unknown>,
+      strategiesDir,
     });
   }
   return { sources, instances };
@@ -89,7 +96,7 @@ export async function instanceOf(
       : `${source.file} (with --sweep ${Object.keys(overrides).join(', ')})`;
   const parsed = StrategyFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
-  const definition = await loadStrategy(parsed.data.strategy);
+  const definition = await loadStrategy(parsed.data.strategy, source.strategiesDir);
   const schema = strictParams(definition.params);
   const params = schema.safeParse(raw.params ?? {});
   if (!params.success) throw new ConfigError(issueLines(where, params.error.issues, raw.params, schema, ['params']));

@@ -65,6 +65,13 @@ export interface BacktestSummary {
 
 const PLACES = 6;
 
+/** One line per instance that did not run to the end ('stopped'): paused by an error, or refused at start. */
+export function endedEarly(instances: readonly InstanceSummary[]): string[] {
+  return instances
+    .filter((i) => i.status !== 'stopped')
+    .map((i) => `instance ${i.name} ended ${i.status}: ${i.reason ?? ''}`);
+}
+
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -2,6 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { type JobSettings, runJob } from './job.js';
 import type { ConfigSource } from './strategy-configs.js';
+import { endedEarly } from './summary.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
 import type { TickData } from './tick-data.js';
 
@@ -19,7 +20,8 @@ port.on('message', (request: WorkerRequest) => {
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
   runJob(sources, data, settings, request.overrides, { onProgress }).then(
-    ({ summary }) => port.postMessage({ index, metrics: summary.metrics } satisfies WorkerReply),
+    ({ summary }) =>
+      port.postMessage({ index, metrics: summary.metrics, ended: endedEarly(summary.instances) } satisfies WorkerReply),
     (err: unknown) =>
       port.postMessage({
         index,

@@ -58,6 +58,8 @@ export interface SweepResult {
   index: number;
   overrides: Record<string, unknown>;
   metrics: Metrics;
+  /** Instances of the combination that did not run to the end (see endedEarly); empty when all did. */
+  ended: string[];
 }
 
 export interface SweepJob {
@@ -69,7 +71,7 @@ export interface SweepJob {
 
 export type WorkerRequest = { index: number; overrides: Record<string, unknown>; progress: boolean } | { stop: true };
 export type WorkerReply =
-  | { index: number; metrics: Metrics }
+  | { index: number; metrics: Metrics; ended: string[] }
   | { index: number; error: string }
   /** Ticks of the combination replayed so far, of its total. */
   | { index: number; done: number; total: number };
@@ -107,7 +109,9 @@ export function rank(results: Omit<SweepResult, 'rank'>[]): SweepResult[] {
 /**
  * The worker's entry. From the build it is sweep-worker.js. Under tsx (this module is .ts) the worker must
  * register tsx itself before importing sweep-worker.ts: on Node 20 a worker does not get the loader hooks of
- * `--import tsx` in its execArgv, so a small ESM bootstrap (a data: URL) calls tsx's register() first.
+ * `--import tsx` in its execArgv, so a small ESM bootstrap (a data: URL) calls tsx's register() APIs first,
+ * the ESM one and the CommonJS one, as `--import tsx` does (a user's strategy module outside this package is
+ * CommonJS by scope and needs the latter).
  */
 function workerEntry(): URL {
   const here = import.meta.url;
@@ -116,11 +120,15 @@ function workerEntry(): URL {
   const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
     exports: Record<string, { import?: { default?: string } }>;
   };
-  const api = exports['./esm/api']?.import?.default;
-  if (api === undefined) throw new BotError('E_SWEEP', `cannot find tsx's ESM register API in ${manifest}`);
-  const register = pathToFileURL(path.join(path.dirname(manifest), api)).href;
-  const worker = new URL('./sweep-worker.ts', here).href;
-  const code = `import { register } from ${JSON.stringify(register)}; register(); await import(${JSON.stringify(worker)});`;
+  const api = (name: string): string => {
+    const file = exports[`./${name}/api`]?.import?.default;
+    if (file === undefined) throw new BotError('E_SWEEP', `cannot find tsx's ${name} register API in ${manifest}`);
+    return JSON.stringify(pathToFileURL(path.join(path.dirname(manifest), file)).href);
+  };
+  const worker = JSON.stringify(new URL('./sweep-worker.ts', here).href);
+  const code =
+    `import { register as cjs } from ${api('cjs')}; import { register as esm } from ${api('esm')}; ` +
+    `cjs(); esm(); await import(${worker});`;
   return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
 }
 
@@ -185,6 +193,7 @@ export async function runSweep(
             index: reply.index,
             overrides: job.combos[reply.index] as Record<string, unknown>,
             metrics: reply.metrics,
+            ended: reply.ended,
           });
           running.delete(reply.index);
           report();
@@ -227,7 +236,7 @@ export function sweepCsv(results: readonly SweepResult[], keys: readonly string[
     'finalEquity',
   ];
   return csv(
-    ['rank', 'index', ...keys, ...metricKeys],
+    ['rank', 'index', ...keys, ...metricKeys, 'ended'],
     results.map((r) => [
       r.rank,
       r.index,
@@ -236,6 +245,7 @@ export function sweepCsv(results: readonly SweepResult[], keys: readonly string[
         const v = r.metrics[k];
         return v === null || typeof v === 'object' ? '' : v;
       }),
+      r.ended.join('; '),
     ]),
   );
 }

@@ -10,7 +10,8 @@ import { progressLine } from '../backtest/progress.js';
 import { writeReport } from '../backtest/report-files.js';
 import { metricsTable, sweepTable } from '../backtest/results-table.js';
 import { type ConfigSource, readConfigs } from '../backtest/strategy-configs.js';
-import { defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
+import { endedEarly } from '../backtest/summary.js';
+import { defaultWorkers, overrideText, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
@@ -31,6 +32,7 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --no-cancel                a venue without cancel (strategies that require it are refused)
   --together                 all configs in one engine on one account (one quote asset)
   --out DIR                  output folder (default backtests/<config-name>-<data-name>/)
+  --strategies DIR           where strategy modules live (default: the project's strategies/)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
   --workers N                sweep worker threads (default: available cores)
 
@@ -114,6 +116,7 @@ async function backtest(argv: string[]): Promise<number> {
     'fill-through-ticks': { type: 'string' },
     out: { type: 'string' },
     seed: { type: 'string' },
+    strategies: { type: 'string' },
     sweep: { type: 'string', multiple: true },
     workers: { type: 'string' },
     'no-cancel': { type: 'boolean' },
@@ -145,7 +148,7 @@ async function backtest(argv: string[]): Promise<number> {
   const workers = intFlag('workers', values.workers, 1) ?? defaultWorkers();
   const sweeps = values.sweep ?? [];
 
-  const { sources } = await readConfigs(configs);
+  const { sources } = await readConfigs(configs, values.strategies);
   const units: Unit[] =
     values.together === true
       ? [{ name: sources.map((s) => String(s.raw.name)).join('+'), sources }]
@@ -172,8 +175,7 @@ async function backtest(argv: string[]): Promise<number> {
     progress?.end();
     const dir = outDir(unit);
     await writeReport(dir, run, summary);
-    for (const i of run.instances)
-      if (i.status !== 'stopped') console.error(`backtest: instance ${i.name} ended ${i.status}: ${i.reason ?? ''}`);
+    for (const line of endedEarly(run.instances)) console.error(`backtest: ${line}`);
     results.push({ name: unit.name, metrics: summary.metrics });
     console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
   }
@@ -205,6 +207,15 @@ async function sweep(
     `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256 })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results }, null, 2)}\n`,
   );
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
+  const early = results.filter((r) => r.ended.length > 0).sort((a, b) => a.index - b.index);
+  if (early.length > 0) {
+    const first = early[0]!;
+    const where = keys.map((k) => `${k}=${overrideText(first.overrides[k])}`).join(' ');
+    console.error(
+      `backtest: in ${early.length} of ${combos.length} combinations an instance ended early (column 'ended' of ` +
+        `sweep.csv); the first, ${where}: ${first.ended[0]}`,
+    );
+  }
   console.log(sweepTable(results, keys));
   return 0;
 }

@@ -6,16 +6,15 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, type JobResult, runJob } from '../../src/backtest/job.js';
 import { equityCsv } from '../../src/backtest/report-files.js';
 import { reportHtml } from '../../src/backtest/report-html.js';
 import { checkAccounting } from '../../src/backtest/runner.js';
 import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
-import { run as cli } from '../../src/cli/backtest.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
-import { FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
 
 const dir = tempDir();
 let data: TickData;
@@ -30,19 +29,6 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** stdout and stderr lines of one CLI call, and its exit code. */
-async function bot(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    return { code: await cli(args), out, err };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-}
-
 /** The chart data report.html embeds. */
 interface ReportData {
   symbols: { symbol: string; price: [number, number][]; fills: unknown[] }[];

@@ -1,7 +1,12 @@
-/** Shared inputs of the backtest tests: a grid strategy file in a temp dir and a two-day slice of the sample. */
+/**
+ * Shared inputs of the backtest tests: a grid strategy file in a temp dir, a two-day slice of the sample, and
+ * the backtest command run in process with its console output captured.
+ */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { vi } from 'vitest';
+import { run as cli } from '../../src/cli/backtest.js';
 
 export const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 export const FROM = '2023-03-09T00:00:00Z';
@@ -26,4 +31,18 @@ export function gridConfig(dir: string, overrides: Record<string, unknown> = {})
     }),
   );
   return file;
+}
+
+/** `bot backtest ARGS` in process: its exit code and the lines it wrote to stdout and stderr. */
+export async function bot(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  try {
+    return { code: await cli(args), out, err };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
 }

@@ -1,12 +1,14 @@
 /** A 2 x 2 sweep on worker threads gives, per combination, exactly what the same run alone gives, ranked. */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
-import { FROM, gridConfig, SAMPLE, tempDir } from './fixtures.js';
+import { tempProject } from '../config/temp-project.js';
+import { bot, FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,4 +64,52 @@ it('refuses a sweep value that does not fit the key', async () => {
   const bad = sweepGrid([parseSweep('levels=0', sources)]);
   const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(FROM) + 3_600_000 });
   await expect(runJob(sources, data, DEFAULT_JOB_SETTINGS, bad[0])).rejects.toThrow(/grid-test\.json.*levels/);
+});
+
+/** A strategy of the user's own, outside the project: it throws once it has seen `fuse` ticks. */
+const FUSE_STRATEGY = `
+import { z } from 'zod';
+export default {
+  name: 'fuse',
+  params: z.object({ fuse: z.number().int().min(1) }),
+  onTick(ctx) {
+    ctx.state.ticks = (ctx.state.ticks ?? 0) + 1;
+    if (ctx.state.ticks > ctx.params.fuse) throw new Error('fuse blown after ' + ctx.params.fuse + ' ticks');
+  },
+};
+`;
+
+it('takes strategies from --strategies DIR on every worker and says which combinations ended early', async () => {
+  const project = tempProject();
+  try {
+    project.strategy('fuse.js', FUSE_STRATEGY);
+    const config = project.config('fuse.json', {
+      name: 'fuse-test',
+      strategy: 'fuse',
+      symbol: 'BTCUSDT',
+      schedule: '*/5 * * * * *',
+      params: { fuse: 100000 },
+    });
+    const out = join(project.root, 'out');
+    const flags = ['--config', config, '--data', SAMPLE, '--from', FROM, '--to', TO, '--out', out];
+    const sweep = ['--sweep', 'fuse=10,100000', '--workers', '2'];
+
+    const missing = await bot([...flags, ...sweep]);
+    expect(missing.code).toBe(1);
+    expect(missing.err.join('\n')).toMatch(/strategies\/.*fuse\.ts or fuse\.js/);
+
+    const r = await bot([...flags, '--strategies', project.strategiesDir, ...sweep]);
+    expect(r.code).toBe(0);
+    const [header, ...rows] = readFileSync(join(out, 'sweep.csv'), 'utf8').trimEnd().split('\n');
+    expect(header).toMatch(/^rank,index,fuse,.*,ended$/);
+    const ended = new Map(rows.map((row) => [row.split(',')[2], row.split(',').at(-1)]));
+    expect(ended.get('10')).toMatch(/^instance fuse-test ended paused: onTick threw: .*fuse blown after 10 ticks$/);
+    expect(ended.get('100000')).toBe('');
+    expect(r.out.join('\n')).toMatch(/ended early/);
+    expect(r.err.join('\n')).toMatch(
+      /in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
+    );
+  } finally {
+    project.remove();
+  }
 });
