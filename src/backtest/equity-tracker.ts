@@ -16,6 +16,17 @@ export interface EquitySample {
   quote: Dec;
 }
 
+/** The samples as chart points: [seconds, equity to the cent], one per second (the later sample wins). */
+export function equityCurve(samples: readonly EquitySample[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const s of samples) {
+    const point: [number, number] = [Math.floor(s.time / 1000), Math.round(s.equity.toNumber() * 100) / 100];
+    if (out.length > 0 && (out[out.length - 1] as [number, number])[0] === point[0]) out[out.length - 1] = point;
+    else out.push(point);
+  }
+  return out;
+}
+
 export interface DrawdownPoint {
   time: number;
   equity: Dec;
@@ -50,6 +61,7 @@ export class EquityTracker {
     this.peak = { time: 0, prices: new Float64Array(symbols), held: this.held, quote: ZERO };
   }
 
+  /** `held` is kept by reference (samples and snapshots share it): pass a new array each time, never reuse one. */
   setBalances(quote: Dec, held: Dec[]): void {
     this.quote = quote;
     this.quoteN = quote.toNumber();

@@ -9,12 +9,14 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { ChartPoint } from './chart-series.js';
 import type { BacktestRun } from './runner.js';
+import type { JobSettings } from './job.js';
 import type { BacktestSummary, ScalarMetric } from './summary.js';
+import type { RecordingFile } from './tick-data.js';
 
 let library: Promise<{ code: string; version: string }> | undefined;
 
 /** The charting library's standalone production build, read once per process. */
-function chartLibrary(): Promise<{ code: string; version: string }> {
+export function chartLibrary(): Promise<{ code: string; version: string }> {
   library ??= (async () => {
     const manifest = createRequire(import.meta.url).resolve('lightweight-charts/package.json');
     const dir = path.dirname(manifest);
@@ -25,13 +27,32 @@ function chartLibrary(): Promise<{ code: string; version: string }> {
   return library;
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON that cannot end the script element it sits in. */
 function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+type ChartLibrary = Awaited<ReturnType<typeof chartLibrary>>;
+
+/** The credit the library's licence asks for, shown under the charts. */
+export function attribution(lib: ChartLibrary): string {
+  return `Charts by TradingView Lightweight Charts™ v${escapeHtml(lib.version)}, Copyright (c) TradingView, Inc., Apache License 2.0 (licence header kept in the inlined script).`;
+}
+
+/** The end of a chart page: its data as JSON under `id`, the library inlined, the page's script. */
+export function chartScripts(lib: ChartLibrary, id: string, data: unknown, script: string): string {
+  return `<script type="application/json" id="${id}">${scriptJson(data)}</script>
+<script>
+${lib.code}
+</script>
+<script>${script}</script>
+</body>
+</html>
+`;
 }
 
 /** Points in whole seconds (the charts' unit), the first of each second, ascending. */
@@ -87,16 +108,30 @@ function metricsTable(summary: BacktestSummary): string {
   return `<table class="metrics">${rows.join('')}</table>`;
 }
 
+/** One line per recording: path, size and hash (the report's and the sweep page's). */
+export function dataLines(data: readonly RecordingFile[]): string[] {
+  return data.map((d) => `data ${d.path} (${d.size} bytes, sha256 ${d.sha256.slice(0, 12)}…)`);
+}
+
+/** The matching settings in one line (the report's and the sweep page's). */
+export function settingsLine(settings: Pick<JobSettings, 'fee' | 'fillThroughTicks' | 'seed' | 'cancel'>): string {
+  const { fee, fillThroughTicks, seed, cancel } = settings;
+  return `fee ${fee}, fill through ${fillThroughTicks} tick(s), seed ${seed}, cancel ${cancel ? 'on' : 'off'}`;
+}
+
+export function htmlList(items: readonly string[]): string {
+  return `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>`;
+}
+
 function inputsList(summary: BacktestSummary): string {
   const { inputs, period } = summary;
-  const items = [
+  return htmlList([
     ...inputs.configs.map((c) => `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`),
-    ...inputs.data.map((d) => `data ${d.path} (${d.size} bytes, sha256 ${d.sha256.slice(0, 12)}…)`),
+    ...dataLines(inputs.data),
     `period ${period.from} to ${period.to}, ${period.ticks} ticks`,
-    `fee ${inputs.fee}, fill through ${inputs.fillThroughTicks} tick(s), seed ${inputs.seed}, cancel ${inputs.cancel ? 'on' : 'off'}`,
+    settingsLine(inputs),
     ...Object.entries(inputs.overrides).map(([k, v]) => `override ${k} = ${JSON.stringify(v)}`),
-  ];
-  return `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join('')}</ul>`;
+  ]);
 }
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}
@@ -144,13 +179,6 @@ ${inputsList(summary)}
 ${metricsTable(summary)}
 <div id="chart"></div>
 <p class="note">Price of ${escapeHtml(run.symbols.join(', '))} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their exact time and price; equity in ${escapeHtml(run.quoteAsset)} and its drawdown below.
-Charts by TradingView Lightweight Charts™ v${escapeHtml(lib.version)}, Copyright (c) TradingView, Inc., Apache License 2.0 (licence header kept in the inlined script).</p>
-<script type="application/json" id="report-data">${scriptJson(chartData(run))}</script>
-<script>
-${lib.code}
-</script>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+${attribution(lib)}</p>
+${chartScripts(lib, 'report-data', chartData(run), SCRIPT)}`;
 }

@@ -1,5 +1,6 @@
 /** A sweep's worker thread: runs the combinations it is sent on the shared recording, one at a time. */
 import { parentPort, workerData } from 'node:worker_threads';
+import { equityCurve } from './equity-tracker.js';
 import { type JobSettings, runJob } from './job.js';
 import type { ConfigSource } from './strategy-configs.js';
 import { endedEarly } from './summary.js';
@@ -20,8 +21,13 @@ port.on('message', (request: WorkerRequest) => {
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
   runJob(sources, data, settings, request.overrides, { onProgress }).then(
-    ({ summary }) =>
-      port.postMessage({ index, metrics: summary.metrics, ended: endedEarly(summary.instances) } satisfies WorkerReply),
+    ({ run, summary }) =>
+      port.postMessage({
+        index,
+        metrics: summary.metrics,
+        ended: endedEarly(summary.instances),
+        equity: equityCurve(run.equity),
+      } satisfies WorkerReply),
     (err: unknown) =>
       port.postMessage({
         index,

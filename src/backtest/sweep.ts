@@ -60,6 +60,8 @@ export interface SweepResult {
   metrics: Metrics;
   /** Instances of the combination that did not run to the end (see endedEarly); empty when all did. */
   ended: string[];
+  /** Its equity samples as chart points (equityCurve). */
+  equity: [number, number][];
 }
 
 export interface SweepJob {
@@ -71,7 +73,7 @@ export interface SweepJob {
 
 export type WorkerRequest = { index: number; overrides: Record<string, unknown>; progress: boolean } | { stop: true };
 export type WorkerReply =
-  | { index: number; metrics: Metrics; ended: string[] }
+  | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][] }
   | { index: number; error: string }
   /** Ticks of the combination replayed so far, of its total. */
   | { index: number; done: number; total: number };
@@ -194,6 +196,7 @@ export async function runSweep(
             overrides: job.combos[reply.index] as Record<string, unknown>,
             metrics: reply.metrics,
             ended: reply.ended,
+            equity: reply.equity,
           });
           running.delete(reply.index);
           report();

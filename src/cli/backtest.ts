@@ -8,9 +8,11 @@ import path from 'node:path';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../backtest/job.js';
 import { progressLine } from '../backtest/progress.js';
 import { writeReport } from '../backtest/report-files.js';
+import { dataLines, settingsLine } from '../backtest/report-html.js';
 import { metricsTable, sweepTable } from '../backtest/results-table.js';
 import { type ConfigSource, readConfigs } from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
+import { sweepHtml } from '../backtest/sweep-html.js';
 import { defaultWorkers, overrideText, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { BotError, ConfigError } from '../errors.js';
@@ -36,7 +38,8 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
   --workers N                sweep worker threads (default: available cores)
 
-Writes summary.json, orders.csv, fills.csv, equity.csv and report.html (a sweep: sweep.csv, sweep.json).`;
+Writes summary.json, orders.csv, fills.csv, equity.csv and report.html (a sweep: sweep.csv, sweep.json and
+sweep.html).`;
 
 function usage(message: string): BotError {
   return new BotError('E_USAGE', `backtest: ${message}`);
@@ -171,8 +174,9 @@ async function backtest(argv: string[]): Promise<number> {
   const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
   for (const unit of units) {
     const progress = progressLine(`backtest ${unit.name}`, 'ticks');
-    const { run, summary } = await runJob(unit.sources, data, settings, {}, { onProgress: progress?.update });
-    progress?.end();
+    const { run, summary } = await runJob(unit.sources, data, settings, {}, { onProgress: progress?.update }).finally(
+      () => progress?.end(),
+    );
     const dir = outDir(unit);
     await writeReport(dir, run, summary);
     for (const line of endedEarly(run.instances)) console.error(`backtest: ${line}`);
@@ -197,15 +201,33 @@ async function sweep(
     { sources: unit.sources, data, settings, combos },
     workers,
     progress && ((p) => progress.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`)),
-  );
-  progress?.end();
+  ).finally(() => progress?.end());
   const keys = axes.map((a) => a.key);
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'sweep.csv'), sweepCsv(results, keys));
+  const ranked = results.map(({ rank, index, overrides, metrics, ended }) => ({
+    rank,
+    index,
+    overrides,
+    metrics,
+    ended,
+  }));
   await writeFile(
     path.join(dir, 'sweep.json'),
-    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256 })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results }, null, 2)}\n`,
+    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256 })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results: ranked }, null, 2)}\n`,
   );
+  const inputs = [
+    ...unit.sources.map((s) => `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`),
+    ...dataLines(data.files),
+    ...(settings.from !== undefined || settings.to !== undefined
+      ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]
+      : []),
+    settingsLine(settings),
+    `${combos.length} combinations of ${keys.join(', ')}`,
+  ];
+  const title = `Sweep ${unit.name} on ${data.files.map((f) => f.name).join(', ')}`;
+  const page = { title, inputs, axes, sampleMs: settings.sampleMs, results };
+  await writeFile(path.join(dir, 'sweep.html'), await sweepHtml(page));
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
   const early = results.filter((r) => r.ended.length > 0).sort((a, b) => a.index - b.index);
   if (early.length > 0) {

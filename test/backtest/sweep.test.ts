@@ -1,9 +1,14 @@
-/** A 2 x 2 sweep on worker threads gives, per combination, exactly what the same run alone gives, ranked. */
+/**
+ * Sweeps on worker threads: per combination exactly what the same run alone gives, ranked; progress as they
+ * run; the sweep page; strategies from another directory; combinations that ended early.
+ */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
+import { equityCurve } from '../../src/backtest/equity-tracker.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
+import { sweepHtml } from '../../src/backtest/sweep-html.js';
 import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
@@ -37,6 +42,9 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
   for (const r of results) {
     const alone = await runJob(sources, data, settings, r.overrides);
     expect(r.metrics).toEqual(alone.summary.metrics);
+    expect(r.ended).toEqual([]);
+    expect(r.equity).toEqual(equityCurve(alone.run.equity));
+    expect(r.equity.at(-1)![1]).toBeCloseTo(Number(r.metrics.finalEquity), 2);
     expect(alone.summary.inputs.configs[0]!.config).toMatchObject({
       params: { spacingPct: r.overrides.spacingPct },
       risk: { maxOpenOrders: r.overrides['risk.maxOpenOrders'] },
@@ -46,16 +54,51 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
   const perRun = (await runJob(sources, data, settings)).summary.period.ticks;
   expect(perRun).toBeGreaterThan(0);
   expect(seen.at(-1)).toEqual({ runs: 4, runsTotal: 4, ticks: 4 * perRun, ticksTotal: 4 * perRun });
-  expect(seen.map((p) => p.runs)).toContain(1);
-  for (let i = 1; i < seen.length; i++) {
-    expect(seen[i]!.ticks).toBeGreaterThanOrEqual(seen[i - 1]!.ticks);
-    expect(seen[i]!.runs).toBeGreaterThanOrEqual(seen[i - 1]!.runs);
-  }
+  expect([...new Set(seen.map((p) => p.runs))]).toEqual([0, 1, 2, 3, 4]);
   // Different params must make different runs, or this test proves nothing.
   expect(new Set(results.map((r) => r.metrics.fills)).size).toBeGreaterThan(1);
   for (let i = 1; i < results.length; i++) {
     expect(new D(results[i - 1]!.metrics.totalReturnPct).gte(results[i]!.metrics.totalReturnPct)).toBe(true);
   }
+
+  // sweep.html: a self-contained page whose heatmap cell for each pair of values is that combination's return.
+  const html = await sweepHtml({ title: 'sweep', inputs: [], axes, sampleMs: settings.sampleMs, results });
+  expect(html).not.toMatch(/<(script|img|iframe|link)[^>]+(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
+  const table = /<table class="heat" id="heatmap">(.*?)<\/table>/s.exec(html)![1]!;
+  const rows = [...table.matchAll(/<tr><th>([^<]*)<\/th>(.*?)<\/tr>/g)].slice(1);
+  expect(rows.map((m) => m[1])).toEqual(['0.3', '0.5']);
+  for (const [, spacing, cells] of rows) {
+    const values = [...cells!.matchAll(/data-rank="(\d+)">([^<]*)<\/td>/g)];
+    expect(values).toHaveLength(2);
+    values.forEach(([, rank, value], k) => {
+      const r = results.find(
+        (x) => x.overrides.spacingPct === spacing && x.overrides['risk.maxOpenOrders'] === [3, 12][k],
+      )!;
+      expect([Number(rank), value]).toEqual([r.rank, r.metrics.totalReturnPct]);
+    });
+  }
+  expect(table).toMatch(/class="best"[^>]*data-rank="1"/);
+  const embedded = JSON.parse(/<script type="application\/json" id="sweep-data">(.*?)<\/script>/s.exec(html)![1]!) as {
+    curves: { rank: number; equity: [number, number][] }[];
+  };
+  expect(embedded.curves.map((c) => c.rank)).toEqual([1, 2, 3, 4]);
+  expect(embedded.curves.map((c) => c.equity)).toEqual(results.map((r) => r.equity));
+});
+
+it('reports progress while the combinations run, not only when each ends', async () => {
+  const data = await loadTicks([SAMPLE]);
+  const { sources } = await readConfigs([gridConfig(dir)]);
+  const combos = sweepGrid([parseSweep('spacingPct=0.3,0.5', sources)]);
+  const seen: SweepProgress[] = [];
+  await runSweep({ sources, data, settings: DEFAULT_JOB_SETTINGS, combos }, 2, (p) => seen.push(p));
+  // Every 65,536 ticks of each combination: the sample's 120,960 ticks give reports from inside a run, which
+  // reports at run ends alone (whole multiples of the run's ticks) could not.
+  expect(seen.some((p) => p.ticks % data.length !== 0)).toBe(true);
+  for (let i = 1; i < seen.length; i++) {
+    expect(seen[i]!.ticks).toBeGreaterThanOrEqual(seen[i - 1]!.ticks);
+    expect(seen[i]!.runs).toBeGreaterThanOrEqual(seen[i - 1]!.runs);
+  }
+  expect(seen.at(-1)).toEqual({ runs: 2, runsTotal: 2, ticks: 2 * data.length, ticksTotal: 2 * data.length });
 });
 
 it('refuses a sweep value that does not fit the key', async () => {
@@ -106,6 +149,9 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(ended.get('10')).toMatch(/^instance fuse-test ended paused: onTick threw: .*fuse blown after 10 ticks$/);
     expect(ended.get('100000')).toBe('');
     expect(r.out.join('\n')).toMatch(/ended early/);
+    const page = readFileSync(join(out, 'sweep.html'), 'utf8');
+    expect(page.match(/data-rank="\d"/g)).toHaveLength(2);
+    expect(page).toContain('instance fuse-test ended paused: onTick threw');
     expect(r.err.join('\n')).toMatch(
       /in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
     );
