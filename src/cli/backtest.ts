@@ -13,7 +13,15 @@ import { metricsTable, sweepTable } from '../backtest/results-table.js';
 import { type ConfigSource, readConfigs } from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
 import { sweepHtml } from '../backtest/sweep-html.js';
-import { defaultWorkers, overrideText, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
+import {
+  checkCombinations,
+  defaultWorkers,
+  overrideText,
+  parseSweep,
+  runSweep,
+  sweepCsv,
+  sweepGrid,
+} from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
@@ -159,6 +167,7 @@ async function backtest(argv: string[]): Promise<number> {
   if (sweeps.length > 0 && units.length > 1)
     throw usage('--sweep takes one --config (or several with --together): each combination is one run');
   const axes = sweeps.map((s) => parseSweep(s, sources));
+  if (axes.length > 0) await checkCombinations(units[0]!.sources, sweepGrid(axes));
 
   const data = await loadTicks(dataFiles, { from, to });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');

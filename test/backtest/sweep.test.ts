@@ -2,7 +2,7 @@
  * Sweeps on worker threads: per combination exactly what the same run alone gives, ranked; progress as they
  * run; the sweep page; strategies from another directory; combinations that ended early.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
@@ -107,6 +107,15 @@ it('refuses a sweep value that does not fit the key', async () => {
   const bad = sweepGrid([parseSweep('levels=0', sources)]);
   const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(FROM) + 3_600_000 });
   await expect(runJob(sources, data, DEFAULT_JOB_SETTINGS, bad[0])).rejects.toThrow(/grid-test\.json.*levels/);
+
+  // From the command line, every combination is checked before any runs: each bad value named, nothing written.
+  const out = join(dir, 'bad-sweep');
+  const r = await bot(['--config', gridConfig(dir), '--data', SAMPLE, '--sweep', 'levels=4,0,-2', '--out', out]);
+  expect(r.code).toBe(1);
+  expect(r.err).toHaveLength(2);
+  expect(r.err.join('\n')).toMatch(/grid-test\.json \(with --sweep levels\).*params\.levels.*\n.*params\.levels/);
+  expect(r.err.join('\n')).toMatch(/found 0[^]*found -2/);
+  expect(existsSync(out)).toBe(false);
 });
 
 /** A strategy of the user's own, outside the project: it throws once it has seen `fuse` ticks. */
