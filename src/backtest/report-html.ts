@@ -126,7 +126,10 @@ export function htmlList(items: readonly string[]): string {
 function inputsList(summary: BacktestSummary): string {
   const { inputs, period } = summary;
   return htmlList([
-    ...inputs.configs.map((c) => `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`),
+    ...inputs.configs.flatMap((c) => [
+      `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`,
+      `strategy ${c.module.file} (sha256 ${c.module.sha256.slice(0, 12)}…)`,
+    ]),
     ...dataLines(inputs.data),
     `period ${period.from} to ${period.to}, ${period.ticks} ticks`,
     settingsLine(inputs),

@@ -10,7 +10,7 @@ import { issueLines, valueAt } from '../config/problems.js';
 import { StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
-import { loadStrategy } from '../strategy/loader.js';
+import { loadStrategy, shown, strategyModuleFile } from '../strategy/loader.js';
 import type { ConfigInput } from './summary.js';
 
 /** A strategy file as read: what crosses to a worker thread (plain JSON). */
@@ -20,6 +20,8 @@ export interface ConfigSource {
   raw: Record<string, unknown>;
   /** Where its strategy module lives; undefined: the project's strategies/. */
   strategiesDir: string | undefined;
+  /** The strategy module file it runs, and that file's sha256 (the code's version, for the records). */
+  module: { file: string; sha256: string };
 }
 
 /**
@@ -32,13 +34,16 @@ export async function readConfigs(
 ): Promise<{ sources: ConfigSource[]; instances: InstanceSpec[] }> {
   const instances = await loadStrategyFiles(files, { strategiesDir });
   const sources: ConfigSource[] = [];
+  const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
   for (const instance of instances) {
     const bytes = await readFile(instance.file);
+    const module = await strategyModuleFile(instance.config.strategy, strategiesDir);
     sources.push({
       file: instance.file,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
+      sha256: sha256(bytes),
       raw: JSON.parse(bytes.toString('utf8').replace(/^\uFEFF/, '')) as Record<string, unknown>,
       strategiesDir,
+      module: { file: shown(module), sha256: sha256(await readFile(module)) },
     });
   }
   return { sources, instances };
@@ -114,6 +119,7 @@ export function configInput(
   return {
     file: source.file,
     sha256: source.sha256,
+    module: source.module,
     name: instance.config.name,
     strategy: instance.config.strategy,
     symbol: instance.config.symbol,

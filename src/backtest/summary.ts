@@ -15,6 +15,8 @@ import type { RecordingFile } from './tick-data.js';
 export interface ConfigInput {
   file: string;
   sha256: string;
+  /** The strategy module the file ran, and its sha256. */
+  module: { file: string; sha256: string };
   name: string;
   strategy: string;
   symbol: string;

@@ -223,10 +223,13 @@ async function sweep(
   }));
   await writeFile(
     path.join(dir, 'sweep.json'),
-    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256 })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results: ranked }, null, 2)}\n`,
+    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256, module: s.module })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results: ranked }, null, 2)}\n`,
   );
   const inputs = [
-    ...unit.sources.map((s) => `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`),
+    ...unit.sources.flatMap((s) => [
+      `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`,
+      `strategy ${s.module.file} (sha256 ${s.module.sha256.slice(0, 12)}…)`,
+    ]),
     ...dataLines(data.files),
     ...(settings.from !== undefined || settings.to !== undefined
       ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]

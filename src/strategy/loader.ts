@@ -27,7 +27,8 @@ export class StrategyLoadError extends BotError {
   }
 }
 
-function shown(path: string): string {
+/** A path as messages show it: relative to the working directory when inside it. */
+export function shown(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
@@ -81,23 +82,24 @@ export function strategyShapeProblems(value: unknown): string[] {
 }
 
 /**
+ * The file of strategy `name` in `dir`: <name>.ts or <name>.js, the one loadStrategy loads. Throws
+ * StrategyLoadError when there is none.
+ */
+export async function strategyModuleFile(name: string, dir: string = defaultStrategiesDir): Promise<string> {
+  for (const candidate of EXTENSIONS.map((ext) => join(dir, `${name}${ext}`))) {
+    if (await exists(candidate)) return candidate;
+  }
+  throw new StrategyLoadError(`${shown(dir)}/`, [
+    `expected a strategy module ${EXTENSIONS.map((e) => name + e).join(' or ')}, found none`,
+  ]);
+}
+
+/**
  * Load strategies/<name>.ts (or .js) from `dir` and return its validated default export.
  * Throws StrategyLoadError naming the module file and what is missing.
  */
 export async function loadStrategy(name: string, dir: string = defaultStrategiesDir): Promise<StrategyDefinition> {
-  const candidates = EXTENSIONS.map((ext) => join(dir, `${name}${ext}`));
-  let file: string | undefined;
-  for (const candidate of candidates) {
-    if (await exists(candidate)) {
-      file = candidate;
-      break;
-    }
-  }
-  if (file === undefined) {
-    throw new StrategyLoadError(`${shown(dir)}/`, [
-      `expected a strategy module ${EXTENSIONS.map((e) => name + e).join(' or ')}, found none`,
-    ]);
-  }
+  const file = await strategyModuleFile(name, dir);
   let module: Record<string, unknown>;
   try {
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;

@@ -3,6 +3,7 @@
  * accounting, fills only at prices the recording reached, byte-identical outputs, a self-contained report,
  * and the CLI's errors.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -149,6 +150,12 @@ describe('the command', () => {
     const summary = JSON.parse(readFileSync(join(dir, 'a', 'summary.json'), 'utf8')) as typeof result.summary;
     expect(summary.metrics).toEqual(result.summary.metrics);
     expect(summary.inputs.data[0]!.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // The strategy code's version: the module file that ran and its hash.
+    const grid = readFileSync('strategies/grid.ts');
+    expect(summary.inputs.configs[0]!.module).toEqual({
+      file: 'strategies/grid.ts',
+      sha256: createHash('sha256').update(grid).digest('hex'),
+    });
     expect(a.out.join('\n')).toMatch(new RegExp(`total return % +${result.summary.metrics.totalReturnPct}`));
   });
 

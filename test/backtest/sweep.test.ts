@@ -2,6 +2,7 @@
  * Sweeps on worker threads: per combination exactly what the same run alone gives, ranked; progress as they
  * run; the sweep page; strategies from another directory; combinations that ended early.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -158,6 +159,13 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(ended.get('10')).toMatch(/^instance fuse-test ended paused: onTick threw: .*fuse blown after 10 ticks$/);
     expect(ended.get('100000')).toBe('');
     expect(r.out.join('\n')).toMatch(/ended early/);
+    const recorded = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
+      configs: { module: { file: string; sha256: string } }[];
+    };
+    expect(recorded.configs[0]!.module).toEqual({
+      file: join(project.strategiesDir, 'fuse.js'),
+      sha256: createHash('sha256').update(FUSE_STRATEGY).digest('hex'),
+    });
     const page = readFileSync(join(out, 'sweep.html'), 'utf8');
     expect(page.match(/data-rank="\d"/g)).toHaveLength(2);
     expect(page).toContain('instance fuse-test ended paused: onTick threw');
