@@ -187,12 +187,23 @@ export async function runSweep(
   try {
     await new Promise<void>((resolve, reject) => {
       let alive = 0;
+      /** The combination each worker is running, and the last one each was given. */
+      const current = new Map<Worker, number>();
+      const last = new Map<Worker, number>();
+      const named = (w: Worker, what: string) => {
+        const index = last.get(w);
+        if (index === undefined) return what;
+        return `${what} ${current.has(w) ? 'while running' : 'after'} combination ${JSON.stringify(job.combos[index])}`;
+      };
       const feed = (w: Worker) => {
+        current.delete(w);
         if (next >= total) {
           w.postMessage({ stop: true } satisfies WorkerRequest);
           return;
         }
         const index = next++;
+        current.set(w, index);
+        last.set(w, index);
         const overrides = job.combos[index] as Record<string, unknown>;
         w.postMessage({ index, overrides, progress: onProgress !== undefined } satisfies WorkerRequest);
       };
@@ -225,10 +236,13 @@ export async function runSweep(
           report();
           feed(w);
         });
-        w.on('error', reject);
+        w.on('error', (err) =>
+          reject(new BotError('E_SWEEP', named(w, `a sweep worker failed: ${err.message}`), { cause: err })),
+        );
         w.on('exit', (code) => {
           alive--;
-          if (code !== 0) reject(new BotError('E_SWEEP', `a sweep worker exited with code ${code}`));
+          if (code !== 0 || current.has(w))
+            reject(new BotError('E_SWEEP', named(w, `a sweep worker exited (code ${code})`)));
           else if (alive === 0) resolve();
         });
         feed(w);

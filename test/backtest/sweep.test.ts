@@ -13,7 +13,7 @@ import { sweepHtml } from '../../src/backtest/sweep-html.js';
 import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
-import { tempProject } from '../config/temp-project.js';
+import { type TempProject, tempProject } from '../config/temp-project.js';
 import { bot, FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
 
 const dir = tempDir();
@@ -119,6 +119,13 @@ it('refuses a sweep value that does not fit the key', async () => {
   expect(existsSync(out)).toBe(false);
 });
 
+/** Writes strategies/NAME.js and a strategy file for it (instance NAME-test on BTCUSDT); returns the file. */
+function userStrategy(project: TempProject, name: string, source: string, params: Record<string, unknown>): string {
+  project.strategy(`${name}.js`, source);
+  const file = { name: `${name}-test`, strategy: name, symbol: 'BTCUSDT', schedule: '*/5 * * * * *', params };
+  return project.config(`${name}.json`, file);
+}
+
 /** A strategy of the user's own, outside the project: it throws once it has seen `fuse` ticks. */
 const FUSE_STRATEGY = `
 import { z } from 'zod';
@@ -135,14 +142,7 @@ export default {
 it('takes strategies from --strategies DIR on every worker and says which combinations ended early', async () => {
   const project = tempProject();
   try {
-    project.strategy('fuse.js', FUSE_STRATEGY);
-    const config = project.config('fuse.json', {
-      name: 'fuse-test',
-      strategy: 'fuse',
-      symbol: 'BTCUSDT',
-      schedule: '*/5 * * * * *',
-      params: { fuse: 100000 },
-    });
+    const config = userStrategy(project, 'fuse', FUSE_STRATEGY, { fuse: 100000 });
     const out = join(project.root, 'out');
     const flags = ['--config', config, '--data', SAMPLE, '--from', FROM, '--to', TO, '--out', out];
     const sweep = ['--sweep', 'fuse=10,100000', '--workers', '2'];
@@ -172,6 +172,43 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(r.err.join('\n')).toMatch(
       /in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
     );
+  } finally {
+    project.remove();
+  }
+});
+
+/** A strategy that takes its worker down, by process.exit or by an exception no hook can catch. */
+const WRECK_STRATEGY = `
+import { z } from 'zod';
+export default {
+  name: 'wreck',
+  params: z.object({ how: z.enum(['none', 'exit', 'throw']) }),
+  onTick(ctx) {
+    if (ctx.params.how === 'exit') process.exit(0);
+    if (ctx.params.how === 'throw') setTimeout(() => { throw new Error('thrown outside any hook'); }, 0);
+  },
+};
+`;
+
+it('names the combination whose worker died, however it died', async () => {
+  const project = tempProject();
+  try {
+    const config = userStrategy(project, 'wreck', WRECK_STRATEGY, { how: 'none' });
+    const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(FROM) + 3_600_000 });
+    const { sources } = await readConfigs([config], project.strategiesDir);
+    const job = (how: string) => ({
+      sources,
+      data,
+      settings: DEFAULT_JOB_SETTINGS,
+      combos: [{ how: 'none' }, { how }],
+    });
+    await expect(runSweep(job('exit'), 1)).rejects.toThrow(
+      /a sweep worker exited \(code 0\) while running combination \{"how":"exit"\}/,
+    );
+    await expect(runSweep(job('throw'), 1)).rejects.toThrow(
+      /a sweep worker failed: thrown outside any hook (while running|after) combination \{"how":"throw"\}/,
+    );
+    expect(await runSweep(job('none'), 1)).toHaveLength(2);
   } finally {
     project.remove();
   }
