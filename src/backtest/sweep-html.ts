@@ -48,14 +48,16 @@ function shade(returnPct: number, largest: number): string {
 function heatmap(axes: readonly SweepAxis[], results: readonly SweepResult[]): string {
   const rows = axes.length > 1 ? axes[0] : undefined;
   const cols = (axes.length > 1 ? axes[1] : axes[0]) as SweepAxis;
-  const cellKey = (r: SweepResult) =>
-    `${rows ? JSON.stringify(r.overrides[rows.key]) : ''}|${JSON.stringify(r.overrides[cols.key])}`;
+  const cellKey = (rowValue: unknown, colValue: unknown) => JSON.stringify([rows ? rowValue : null, colValue]);
   // Results are ranked, so the first one met for a cell is that cell's best.
   const best = new Map<string, SweepResult>();
-  for (const r of results) if (!best.has(cellKey(r))) best.set(cellKey(r), r);
+  for (const r of results) {
+    const key = cellKey(rows && r.overrides[rows.key], r.overrides[cols.key]);
+    if (!best.has(key)) best.set(key, r);
+  }
   const largest = Math.max(0, ...[...best.values()].map((r) => Math.abs(Number(r.metrics.totalReturnPct))));
   const cell = (rowValue: unknown, colValue: unknown): string => {
-    const r = best.get(`${rows ? JSON.stringify(rowValue) : ''}|${JSON.stringify(colValue)}`);
+    const r = best.get(cellKey(rowValue, colValue));
     if (r === undefined) return '<td></td>';
     const ret = r.metrics.totalReturnPct;
     const tip = `rank ${r.rank}: ${label(r, axes)}; Sharpe ${r.metrics.sharpe ?? 'n/a'}, max DD ${r.metrics.maxDrawdownPct} %, ${r.metrics.fills} fills`;
