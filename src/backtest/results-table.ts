@@ -1,6 +1,7 @@
 /** The tables printed on stdout: metrics side by side for the runs of one call, and a sweep's ranking. */
 import type { Metrics, ScalarMetric } from './summary.js';
-import { overrideText, type SweepResult } from './sweep.js';
+import { overrideText } from './strategy-configs.js';
+import type { SweepResult } from './sweep.js';
 
 export function textTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];

@@ -60,17 +60,22 @@ export function overridePath(key: string): string[] {
  * becomes a number, a boolean a boolean; a key the file does not set takes a number or boolean when the text
  * reads as one.
  */
-export function overrideValue(raw: Record<string, unknown>, key: string, text: string): unknown {
+/** An override value as the user typed it. */
+export function overrideText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function overrideValue(raw: Record<string, unknown>, key: string, text: string, flag = '--sweep'): unknown {
   const current = valueAt(raw, overridePath(key));
   if (typeof current === 'string') return text;
   const number = text.trim() === '' ? NaN : Number(text);
   if (typeof current === 'number') {
-    if (!Number.isFinite(number)) throw new BotError('E_USAGE', `--sweep ${key}: expected numbers, found '${text}'`);
+    if (!Number.isFinite(number)) throw new BotError('E_USAGE', `${flag} ${key}: expected numbers, found '${text}'`);
     return number;
   }
   if (typeof current === 'boolean' || text === 'true' || text === 'false') {
     if (text !== 'true' && text !== 'false')
-      throw new BotError('E_USAGE', `--sweep ${key}: expected true or false, found '${text}'`);
+      throw new BotError('E_USAGE', `${flag} ${key}: expected true or false, found '${text}'`);
     return text === 'true';
   }
   return Number.isFinite(number) ? number : text;
@@ -98,7 +103,9 @@ export async function instanceOf(
   const where =
     Object.keys(overrides).length === 0
       ? source.file
-      : `${source.file} (with --sweep ${Object.keys(overrides).join(', ')})`;
+      : `${source.file} (with ${Object.entries(overrides)
+          .map(([k, v]) => `${k}=${overrideText(v)}`)
+          .join(' ')})`;
   const parsed = StrategyFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
   const definition = await loadStrategy(parsed.data.strategy, source.strategiesDir);

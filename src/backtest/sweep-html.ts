@@ -5,7 +5,8 @@
  * ranking. The charting library is the report's (report-html.ts), inlined the same way.
  */
 import { attribution, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
-import { overrideText, type SweepAxis, type SweepResult } from './sweep.js';
+import { overrideText } from './strategy-configs.js';
+import type { SweepAxis, SweepResult } from './sweep.js';
 
 /** How many of the best combinations get their equity curve drawn. */
 export const CURVES = 10;

@@ -18,7 +18,7 @@ import { D } from '../market/decimal.js';
 import type { JobSettings } from './job.js';
 import { csv } from './report-files.js';
 import type { ConfigSource } from './strategy-configs.js';
-import { instanceOf, overrideValue } from './strategy-configs.js';
+import { instanceOf, overrideText, overrideValue } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
 import type { TickData } from './tick-data.js';
 
@@ -27,8 +27,11 @@ export interface SweepAxis {
   values: unknown[];
 }
 
-/** `key=a,b,c` typed against every source (the same key applies to each strategy file of the run). */
-export function parseSweep(spec: string, sources: readonly ConfigSource[]): SweepAxis {
+/**
+ * `key=a,b,c` typed against every source (the same key applies to each strategy file of the run); `flag` names
+ * the flag in errors (--set takes the same form with one value).
+ */
+export function parseSweep(spec: string, sources: readonly ConfigSource[], flag = '--sweep'): SweepAxis {
   const eq = spec.indexOf('=');
   const key = eq > 0 ? spec.slice(0, eq).trim() : '';
   const texts =
@@ -39,8 +42,8 @@ export function parseSweep(spec: string, sources: readonly ConfigSource[]): Swee
           .map((v) => v.trim())
       : [];
   if (key === '' || texts.length === 0 || texts.some((t) => t === ''))
-    throw new BotError('E_USAGE', `--sweep: expected key=value1,value2,…, found '${spec}'`);
-  const typed = texts.map((t) => overrideValue(sources[0]?.raw ?? {}, key, t));
+    throw new BotError('E_USAGE', `${flag}: expected key=value1,value2,…, found '${spec}'`);
+  const typed = texts.map((t) => overrideValue(sources[0]?.raw ?? {}, key, t, flag));
   return { key, values: typed };
 }
 
@@ -254,11 +257,6 @@ export async function runSweep(
   if (results.length !== total)
     throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
   return rank(results);
-}
-
-/** A sweep value as the user typed it. */
-export function overrideText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {

@@ -10,18 +10,10 @@ import { progressLine } from '../backtest/progress.js';
 import { writeReport } from '../backtest/report-files.js';
 import { dataLines, settingsLine } from '../backtest/report-html.js';
 import { metricsTable, sweepTable } from '../backtest/results-table.js';
-import { type ConfigSource, readConfigs } from '../backtest/strategy-configs.js';
+import { type ConfigSource, overrideText, readConfigs } from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
 import { sweepHtml } from '../backtest/sweep-html.js';
-import {
-  checkCombinations,
-  defaultWorkers,
-  overrideText,
-  parseSweep,
-  runSweep,
-  sweepCsv,
-  sweepGrid,
-} from '../backtest/sweep.js';
+import { checkCombinations, defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
@@ -43,6 +35,7 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --together                 all configs in one engine on one account (one quote asset)
   --out DIR                  output folder (default backtests/<config-name>-<data-name>/)
   --strategies DIR           where strategy modules live (default: the project's strategies/)
+  --set key=value            run with a params path set to value (repeatable; the file is not changed)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
   --workers N                sweep worker threads (default: available cores)
 
@@ -128,6 +121,7 @@ async function backtest(argv: string[]): Promise<number> {
     out: { type: 'string' },
     seed: { type: 'string' },
     strategies: { type: 'string' },
+    set: { type: 'string', multiple: true },
     sweep: { type: 'string', multiple: true },
     workers: { type: 'string' },
     'no-cancel': { type: 'boolean' },
@@ -167,7 +161,11 @@ async function backtest(argv: string[]): Promise<number> {
   if (sweeps.length > 0 && units.length > 1)
     throw usage('--sweep takes one --config (or several with --together): each combination is one run');
   const axes = sweeps.map((s) => parseSweep(s, sources));
-  if (axes.length > 0) await checkCombinations(units[0]!.sources, sweepGrid(axes));
+  const fixed = setFlags(values.set ?? [], sources);
+  const both = axes.find((a) => a.key in fixed);
+  if (both) throw usage(`${both.key} is given both to --set and to --sweep`);
+  const combos = sweepGrid(axes).map((c) => ({ ...fixed, ...c }));
+  for (const unit of units) await checkCombinations(unit.sources, combos);
 
   const data = await loadTicks(dataFiles, { from, to });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
@@ -178,14 +176,14 @@ async function backtest(argv: string[]): Promise<number> {
         ? path.join(values.out, safeName(unit.name))
         : values.out;
 
-  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, workers, outDir(units[0]!));
+  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, combos, workers, outDir(units[0]!));
 
   const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
   for (const unit of units) {
     const progress = progressLine(`backtest ${unit.name}`, 'ticks');
-    const { run, summary } = await runJob(unit.sources, data, settings, {}, { onProgress: progress?.update }).finally(
-      () => progress?.end(),
-    );
+    const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
+      onProgress: progress?.update,
+    }).finally(() => progress?.end());
     const dir = outDir(unit);
     await writeReport(dir, run, summary);
     for (const line of endedEarly(run.instances)) console.error(`backtest: ${line}`);
@@ -201,10 +199,10 @@ async function sweep(
   data: TickData,
   settings: JobSettings,
   axes: ReturnType<typeof parseSweep>[],
+  combos: Record<string, unknown>[],
   workers: number,
   dir: string,
 ): Promise<number> {
-  const combos = sweepGrid(axes);
   const progress = progressLine(`sweep ${unit.name}`, 'ticks');
   const results = await runSweep(
     { sources: unit.sources, data, settings, combos },
@@ -235,6 +233,9 @@ async function sweep(
       ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]
       : []),
     settingsLine(settings),
+    ...Object.entries(combos[0] ?? {})
+      .filter(([k]) => !keys.includes(k))
+      .map(([k, v]) => `set ${k} = ${overrideText(v)}`),
     `${combos.length} combinations of ${keys.join(', ')}`,
   ];
   const title = `Sweep ${unit.name} on ${data.files.map((f) => f.name).join(', ')}`;
@@ -251,5 +252,19 @@ async function sweep(
     );
   }
   console.log(sweepTable(results, keys));
+  const sets = Object.entries(results[0]!.overrides).map(([k, v]) => `--set ${k}=${overrideText(v)}`);
+  console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
   return 0;
+}
+
+/** `--set key=value` flags as overrides by key (typed as --sweep types them; one value each). */
+function setFlags(specs: readonly string[], sources: readonly ConfigSource[]): Record<string, unknown> {
+  const fixed: Record<string, unknown> = {};
+  for (const spec of specs) {
+    const { key, values } = parseSweep(spec, sources, '--set');
+    if (values.length !== 1) throw usage(`--set ${key}: one value (several are a --sweep), found '${spec}'`);
+    if (key in fixed) throw usage(`--set ${key} is given twice`);
+    fixed[key] = values[0];
+  }
+  return fixed;
 }

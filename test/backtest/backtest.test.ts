@@ -184,11 +184,42 @@ describe('the command', () => {
     [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--workers', '0'], /--workers/],
     [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--bogus'], /bogus/],
     [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--sweep', 'levels'], /--sweep/],
+    [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels'], /--set: expected key=value/],
+    [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=3,6'], /--set levels: one value/],
+    [
+      ['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=6', '--sweep', 'levels=3,4'],
+      /levels is given both to --set and to --sweep/,
+    ],
+    [
+      ['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=0'],
+      /grid-btcusdt\.json \(with levels=0\): params\.levels/,
+    ],
   ])('refuses bad flags with one line naming the flag: %j', async (argv, message) => {
     const r = await bot(argv);
     expect(r.code).not.toBe(0);
     expect(r.err).toHaveLength(1);
     expect(r.err[0]).toMatch(message);
+  });
+
+  it('runs with --set as the same combination of a sweep would, leaving the file as it is', async () => {
+    const file = gridConfig(dir);
+    const base = ['--config', file, '--data', SAMPLE, '--from', FROM, '--to', TO];
+    const swept = await bot([...base, '--sweep', 'levels=3,6', '--out', join(dir, 'swept')]);
+    expect(swept.code).toBe(0);
+    expect(swept.err.join('\n')).toMatch(/run it alone with --set levels=[36]$/m);
+    const { results } = JSON.parse(readFileSync(join(dir, 'swept', 'sweep.json'), 'utf8')) as {
+      results: { overrides: { levels: number }; metrics: unknown }[];
+    };
+    const six = results.find((r) => r.overrides.levels === 6)!;
+
+    const alone = await bot([...base, '--set', 'levels=6', '--out', join(dir, 'set')]);
+    expect(alone.code).toBe(0);
+    const summary = JSON.parse(readFileSync(join(dir, 'set', 'summary.json'), 'utf8')) as typeof result.summary;
+    expect(summary.metrics).toEqual(six.metrics);
+    expect(summary.inputs.overrides).toEqual({ levels: 6 });
+    expect(summary.inputs.configs[0]!.config).toMatchObject({ params: { levels: 6 } });
+    expect(readFileSync(join(dir, 'set', 'report.html'), 'utf8')).toContain('override levels = 6');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ params: { levels: 4 } });
   });
 
   it('names a missing data file or config file', async () => {

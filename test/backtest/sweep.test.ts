@@ -114,7 +114,9 @@ it('refuses a sweep value that does not fit the key', async () => {
   const r = await bot(['--config', gridConfig(dir), '--data', SAMPLE, '--sweep', 'levels=4,0,-2', '--out', out]);
   expect(r.code).toBe(1);
   expect(r.err).toHaveLength(2);
-  expect(r.err.join('\n')).toMatch(/grid-test\.json \(with --sweep levels\).*params\.levels.*\n.*params\.levels/);
+  expect(r.err.join('\n')).toMatch(
+    /grid-test\.json \(with levels=0\): params\.levels.*\n.*\(with levels=-2\): params\.levels/,
+  );
   expect(r.err.join('\n')).toMatch(/found 0[^]*found -2/);
   expect(existsSync(out)).toBe(false);
 });
