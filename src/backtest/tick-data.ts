@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Ticker } from '../exchange/schemas.js';
-import { RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
+import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
 import { readRecordingBatches, type Warn } from '../record/recording-reader.js';
 
 export interface SymbolInfo {
@@ -103,7 +103,9 @@ async function fileInfo(file: string): Promise<RecordingFile> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   const base = path.basename(file);
-  const name = base.endsWith(RECORDING_EXTENSION) ? base.slice(0, -RECORDING_EXTENSION.length) : base;
+  const stem = base.endsWith(RECORDING_EXTENSION) ? base.slice(0, -RECORDING_EXTENSION.length) : base;
+  // A recorder day file (SYMBOL/YYYY-MM-DD.jsonl.gz) is named by its folder too.
+  const name = dayFileSpan(file) ? `${path.basename(path.dirname(file))}-${stem}` : stem;
   return { path: file, name, size, sha256: hash.digest('hex') };
 }
 

@@ -15,6 +15,7 @@ import { endedEarly } from '../backtest/summary.js';
 import { sweepHtml } from '../backtest/sweep-html.js';
 import { checkCombinations, defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
+import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { DEFAULT_ASSETS } from '../sim/default-market.js';
@@ -22,6 +23,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { parseFlags } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
+
+RECORDING: a recording file, or a folder of them (the recorder's --out folder: the strategies' symbols are
+taken from it, and day files outside --from/--to are not read).
 
 Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
 virtual clock, no network). Each --config is its own backtest unless --together.
@@ -167,7 +171,8 @@ async function backtest(argv: string[]): Promise<number> {
   const combos = sweepGrid(axes).map((c) => ({ ...fixed, ...c }));
   for (const unit of units) await checkCombinations(unit.sources, combos);
 
-  const data = await loadTicks(dataFiles, { from, to });
+  const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
+  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), { from, to });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
   const outDir = (unit: Unit) =>
     values.out === undefined

@@ -4,7 +4,7 @@
  * Anything malformed before the end is an error naming the file and the line.
  */
 import { createReadStream } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { constants, createGunzip } from 'node:zlib';
@@ -207,6 +207,53 @@ export async function listRecordingFiles(dir: string, symbol: string): Promise<s
     }
   }
   return files.sort();
+}
+
+/**
+ * `--data` entries as recording files. A file stays as given; a folder gives the recordings of `symbols` in it
+ * (listRecordingFiles' layouts), or, when it holds none of those, the recordings directly in it (a symbol's
+ * folder of day files). Recorder day files wholly outside [from, to) are left out unopened. Throws naming the
+ * folder when it yields nothing.
+ */
+export async function recordingFiles(
+  entries: readonly string[],
+  symbols: readonly string[],
+  window: { from?: number; to?: number } = {},
+): Promise<string[]> {
+  const from = window.from ?? -Infinity;
+  const to = window.to ?? Infinity;
+  const out: string[] = [];
+  for (const entry of entries) {
+    const isDir = await stat(entry).then(
+      (s) => s.isDirectory(),
+      () => false, // a missing file is reported by whoever opens it, with the file named
+    );
+    if (!isDir) {
+      out.push(entry);
+      continue;
+    }
+    let found: string[] = [];
+    for (const symbol of symbols) found.push(...(await listRecordingFiles(entry, symbol)));
+    if (found.length === 0) {
+      const names = await readdir(entry, { withFileTypes: true });
+      found = names
+        .filter((n) => n.isFile() && n.name.endsWith(RECORDING_EXTENSION))
+        .map((n) => path.join(entry, n.name))
+        .sort();
+    }
+    if (found.length === 0)
+      throw new RecordingError(`no recordings of ${symbols.join(', ')} in this folder (*${RECORDING_EXTENSION})`, {
+        file: entry,
+      });
+    const inWindow = found.filter((file) => {
+      const span = dayFileSpan(file);
+      return !span || (span[1] > from && span[0] < to);
+    });
+    if (inWindow.length === 0)
+      throw new RecordingError(`none of its ${found.length} day files is within --from/--to`, { file: entry });
+    out.push(...inWindow);
+  }
+  return out;
 }
 
 async function firstTickerTime(file: string): Promise<number | undefined> {

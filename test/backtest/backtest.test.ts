@@ -222,6 +222,37 @@ describe('the command', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ params: { levels: 4 } });
   });
 
+  it('reads a folder of day files as the recorder writes them, opening only the days in the window', async () => {
+    // The sample cut into the recorder's layout: <folder>/BTCUSDT/YYYY-MM-DD.jsonl.gz, a header line each.
+    const [header, ...lines] = gunzipSync(readFileSync(SAMPLE)).toString('utf8').trimEnd().split('\n');
+    const days = new Map<string, string[]>();
+    for (const line of lines) {
+      const day = new Date((JSON.parse(line) as { t: number }).t).toISOString().slice(0, 10);
+      days.set(day, [...(days.get(day) ?? []), line]);
+    }
+    const folder = join(dir, 'recordings');
+    mkdirSync(join(folder, 'BTCUSDT'), { recursive: true });
+    for (const [day, dayLines] of days)
+      writeFileSync(join(folder, 'BTCUSDT', `${day}.jsonl.gz`), gzipSync(`${[header, ...dayLines].join('\n')}\n`));
+    // A day outside --from/--to that would fail to parse: read, it would fail the run.
+    writeFileSync(join(folder, 'BTCUSDT', '2023-03-20.jsonl.gz'), 'not a recording');
+
+    const withFolder = (data: string) => args(join(dir, 'folder')).map((a) => (a === SAMPLE ? data : a));
+    for (const data of [folder, join(folder, 'BTCUSDT')]) {
+      const r = await bot(withFolder(data));
+      expect(r.code).toBe(0);
+      const summary = JSON.parse(readFileSync(join(dir, 'folder', 'summary.json'), 'utf8')) as typeof result.summary;
+      expect(summary.metrics).toEqual(result.summary.metrics);
+      // 2023-03-09 and -10, not the other days of the folder.
+      expect(summary.inputs.data.map((d) => d.name)).toEqual(['BTCUSDT-2023-03-09', 'BTCUSDT-2023-03-10']);
+    }
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const none = await bot(withFolder(empty));
+    expect(none.code).toBe(1);
+    expect(none.err).toEqual([expect.stringMatching(/empty: no recordings of BTCUSDT in this folder/)]);
+  });
+
   it('names a missing data file or config file', async () => {
     const data = await bot(['--config', 'config/grid-btcusdt.json', '--data', join(dir, 'missing.jsonl.gz')]);
     expect(data.code).toBe(1);
