@@ -20,18 +20,22 @@ port.on('message', (request: WorkerRequest) => {
   const onProgress = request.progress
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
-  runJob(sources, data, settings, request.overrides, { onProgress }).then(
-    ({ run, summary }) =>
-      port.postMessage({
-        index,
-        metrics: summary.metrics,
-        ended: endedEarly(summary.instances),
-        equity: equityCurve(run.equity),
-      } satisfies WorkerReply),
-    (err: unknown) =>
-      port.postMessage({
-        index,
-        error: err instanceof Error ? err.message : String(err),
-      } satisfies WorkerReply),
-  );
+  runJob(sources, data, settings, request.overrides, { onProgress })
+    // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
+    // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
+    .then((result) => new Promise<typeof result>((resolve) => setTimeout(() => resolve(result), 0)))
+    .then(
+      ({ run, summary }) =>
+        port.postMessage({
+          index,
+          metrics: summary.metrics,
+          ended: endedEarly(summary.instances),
+          equity: equityCurve(run.equity),
+        } satisfies WorkerReply),
+      (err: unknown) =>
+        port.postMessage({
+          index,
+          error: err instanceof Error ? err.message : String(err),
+        } satisfies WorkerReply),
+    );
 });

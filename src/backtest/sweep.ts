@@ -190,15 +190,19 @@ export async function runSweep(
   try {
     await new Promise<void>((resolve, reject) => {
       let alive = 0;
-      /** The combination each worker is running, and the last one each was given. */
+      /** The combination each worker is running, and the one it finished before. */
       const current = new Map<Worker, number>();
-      const last = new Map<Worker, number>();
+      const finished = new Map<Worker, number>();
+      const combo = (index: number | undefined) => JSON.stringify(job.combos[index ?? -1]);
       const named = (w: Worker, what: string) => {
-        const index = last.get(w);
-        if (index === undefined) return what;
-        return `${what} ${current.has(w) ? 'while running' : 'after'} combination ${JSON.stringify(job.combos[index])}`;
+        const [now, before] = [current.get(w), finished.get(w)];
+        const after = before === undefined ? '' : `after combination ${combo(before)}`;
+        if (now === undefined) return after === '' ? what : `${what} ${after}`;
+        return `${what} while running combination ${combo(now)}${after === '' ? '' : ` (${after})`}`;
       };
       const feed = (w: Worker) => {
+        const done = current.get(w);
+        if (done !== undefined) finished.set(w, done);
         current.delete(w);
         if (next >= total) {
           w.postMessage({ stop: true } satisfies WorkerRequest);
@@ -206,7 +210,6 @@ export async function runSweep(
         }
         const index = next++;
         current.set(w, index);
-        last.set(w, index);
         const overrides = job.combos[index] as Record<string, unknown>;
         w.postMessage({ index, overrides, progress: onProgress !== undefined } satisfies WorkerRequest);
       };
