@@ -55,16 +55,21 @@ export function overridePath(key: string): string[] {
   return parts[0] === 'risk' || parts[0] === 'params' ? parts : ['params', ...parts];
 }
 
-/**
- * A sweep value given as text, typed like the value it replaces: text stays text (exact decimals), a number
- * becomes a number, a boolean a boolean; a key the file does not set takes a number or boolean when the text
- * reads as one.
- */
+/** The place a key names, as one string: `levels` and `params.levels` are the same key. */
+export function overrideKey(key: string): string {
+  return overridePath(key).join('.');
+}
+
 /** An override value as the user typed it. */
 export function overrideText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/**
+ * A sweep value given as text, typed like the value it replaces: text stays text (exact decimals), a number
+ * becomes a number, a boolean a boolean; a key the file does not set takes a number or boolean when the text
+ * reads as one.
+ */
 export function overrideValue(raw: Record<string, unknown>, key: string, text: string, flag = '--sweep'): unknown {
   const current = valueAt(raw, overridePath(key));
   if (typeof current === 'string') return text;
@@ -132,4 +137,27 @@ export function configInput(
     symbol: instance.config.symbol,
     config,
   };
+}
+
+/**
+ * Checks every combination of overrides against the strategy files' and strategies' schemas before any runs,
+ * so that a value that does not fit (levels=0) fails at once, every such problem of every file listed, rather
+ * than in a worker once the combinations before it have run.
+ */
+export async function checkCombinations(
+  sources: readonly ConfigSource[],
+  combos: readonly Readonly<Record<string, unknown>>[],
+): Promise<void> {
+  const problems = new Set<string>();
+  for (const combo of combos) {
+    for (const source of sources) {
+      try {
+        await instanceOf(source, combo);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        for (const problem of err.problems) problems.add(problem);
+      }
+    }
+  }
+  if (problems.size > 0) throw new ConfigError([...problems]);
 }

@@ -13,12 +13,12 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { BotError, ConfigError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { D } from '../market/decimal.js';
 import type { JobSettings } from './job.js';
 import { csv } from './report-files.js';
 import type { ConfigSource } from './strategy-configs.js';
-import { instanceOf, overrideText, overrideValue } from './strategy-configs.js';
+import { overrideText, overrideValue } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
 import type { TickData } from './tick-data.js';
 
@@ -43,31 +43,17 @@ export function parseSweep(spec: string, sources: readonly ConfigSource[], flag 
       : [];
   if (key === '' || texts.length === 0 || texts.some((t) => t === ''))
     throw new BotError('E_USAGE', `${flag}: expected key=value1,value2,…, found '${spec}'`);
+  // Typed against each file: a key must mean the same type in every strategy file it applies to.
   const typed = texts.map((t) => overrideValue(sources[0]?.raw ?? {}, key, t, flag));
-  return { key, values: typed };
-}
-
-/**
- * Checks every combination against the strategy files' and strategies' schemas before any runs, so that a
- * value that does not fit (levels=0) fails at once, every such problem listed, rather than in a worker once
- * the combinations before it have run.
- */
-export async function checkCombinations(
-  sources: readonly ConfigSource[],
-  combos: readonly Record<string, unknown>[],
-): Promise<void> {
-  const problems = new Set<string>();
-  for (const combo of combos) {
-    for (const source of sources) {
-      try {
-        await instanceOf(source, combo);
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        for (const problem of err.problems) problems.add(problem);
-      }
-    }
+  for (const source of sources.slice(1)) {
+    const other = texts.map((t) => overrideValue(source.raw, key, t, flag));
+    if (JSON.stringify(other) !== JSON.stringify(typed))
+      throw new BotError(
+        'E_USAGE',
+        `${flag} ${key}: ${sources[0]!.file} and ${source.file} give it different types; use one file per run`,
+      );
   }
-  if (problems.size > 0) throw new ConfigError([...problems]);
+  return { key, values: typed };
 }
 
 /** Every combination of the axes, as overrides by key; the last axis varies fastest. */

@@ -10,10 +10,16 @@ import { progressLine } from '../backtest/progress.js';
 import { writeReport } from '../backtest/report-files.js';
 import { dataLines, settingsLine } from '../backtest/report-html.js';
 import { metricsTable, sweepTable } from '../backtest/results-table.js';
-import { type ConfigSource, overrideText, readConfigs } from '../backtest/strategy-configs.js';
+import {
+  checkCombinations,
+  type ConfigSource,
+  overrideKey,
+  overrideText,
+  readConfigs,
+} from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
 import { sweepHtml } from '../backtest/sweep-html.js';
-import { checkCombinations, defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
+import { defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
@@ -165,18 +171,28 @@ async function backtest(argv: string[]): Promise<number> {
   if (sweeps.length > 0 && units.length > 1)
     throw usage('--sweep takes one --config (or several with --together): each combination is one run');
   const axes = sweeps.map((s) => parseSweep(s, sources));
-  const fixed = setFlags(values.set ?? [], sources);
-  const both = axes.find((a) => a.key in fixed);
-  if (both) throw usage(`${both.key} is given both to --set and to --sweep`);
+  const sets = setFlags(values.set ?? [], sources);
+  const fixed = Object.fromEntries(sets);
+  const seen = new Map<string, string>();
+  for (const [key, flag] of [
+    ...sets.map(([k]) => [k, '--set'] as const),
+    ...axes.map((a) => [a.key, '--sweep'] as const),
+  ]) {
+    const earlier = seen.get(overrideKey(key));
+    if (earlier !== undefined) throw usage(`${key} is given twice (${earlier} and ${flag} ${key})`);
+    seen.set(overrideKey(key), `${flag} ${key}`);
+  }
   const combos = sweepGrid(axes).map((c) => ({ ...fixed, ...c }));
-  for (const unit of units) await checkCombinations(unit.sources, combos);
+  await checkCombinations(sources, combos);
 
   const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
   const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), { from, to });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
+  // A run with --set gets a folder of its own, not the plain run's.
+  const setName = sets.map(([k, v]) => `-${k}=${overrideText(v)}`).join('');
   const outDir = (unit: Unit) =>
     values.out === undefined
-      ? path.join('backtests', safeName(`${unit.name}-${dataName}`))
+      ? path.join('backtests', safeName(`${unit.name}-${dataName}${setName}`))
       : units.length > 1
         ? path.join(values.out, safeName(unit.name))
         : values.out;
@@ -262,14 +278,11 @@ async function sweep(
   return 0;
 }
 
-/** `--set key=value` flags as overrides by key (typed as --sweep types them; one value each). */
-function setFlags(specs: readonly string[], sources: readonly ConfigSource[]): Record<string, unknown> {
-  const fixed: Record<string, unknown> = {};
-  for (const spec of specs) {
+/** `--set key=value` flags as [key, value] (typed as --sweep types them; one value each). */
+function setFlags(specs: readonly string[], sources: readonly ConfigSource[]): [string, unknown][] {
+  return specs.map((spec) => {
     const { key, values } = parseSweep(spec, sources, '--set');
     if (values.length !== 1) throw usage(`--set ${key}: one value (several are a --sweep), found '${spec}'`);
-    if (key in fixed) throw usage(`--set ${key} is given twice`);
-    fixed[key] = values[0];
-  }
-  return fixed;
+    return [key, values[0]];
+  });
 }

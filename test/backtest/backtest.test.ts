@@ -188,7 +188,11 @@ describe('the command', () => {
     [['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=3,6'], /--set levels: one value/],
     [
       ['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=6', '--sweep', 'levels=3,4'],
-      /levels is given both to --set and to --sweep/,
+      /levels is given twice \(--set levels and --sweep levels\)/,
+    ],
+    [
+      ['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=6', '--set', 'params.levels=3'],
+      /params\.levels is given twice \(--set levels and --set params\.levels\)/,
     ],
     [
       ['--config', 'config/grid-btcusdt.json', '--data', SAMPLE, '--set', 'levels=0'],
@@ -220,6 +224,27 @@ describe('the command', () => {
     expect(summary.inputs.configs[0]!.config).toMatchObject({ params: { levels: 6 } });
     expect(readFileSync(join(dir, 'set', 'report.html'), 'utf8')).toContain('override levels = 6');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ params: { levels: 4 } });
+
+    // Without --out, a run with --set has a folder of its own beside the plain run's.
+    const own = await bot(base.concat('--set', 'levels=6'));
+    try {
+      expect(own.code).toBe(0);
+      expect(own.err.join('\n')).toMatch(/report in backtests\/grid-test-BTCUSDT-2023-03-01_21-levels_6$/m);
+    } finally {
+      rmSync('backtests/grid-test-BTCUSDT-2023-03-01_21-levels_6', { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a --set key that means different types in two strategy files run together', async () => {
+    const other = join(dir, 'grid-number.json');
+    const text = readFileSync(gridConfig(dir), 'utf8');
+    writeFileSync(other, text.replace('"spacingPct":"0.4"', '"spacingPct":0.4').replace('grid-test', 'grid-number'));
+    expect(readFileSync(other, 'utf8')).toContain('"spacingPct":0.4');
+    const r = await bot(['--config', gridConfig(dir), '--config', other, '--data', SAMPLE, '--set', 'spacingPct=0.5']);
+    expect(r.code).toBe(2);
+    expect(r.err).toEqual([
+      expect.stringMatching(/--set spacingPct: .*grid-test\.json and .*grid-number\.json give it different types/),
+    ]);
   });
 
   it('reads a folder of day files as the recorder writes them, opening only the days in the window', async () => {
