@@ -105,7 +105,7 @@ async function fileInfo(file: string): Promise<RecordingFile> {
   const base = path.basename(file);
   const stem = base.endsWith(RECORDING_EXTENSION) ? base.slice(0, -RECORDING_EXTENSION.length) : base;
   // A recorder day file (SYMBOL/YYYY-MM-DD.jsonl.gz) is named by its folder too.
-  const name = dayFileSpan(file) ? `${path.basename(path.dirname(file))}-${stem}` : stem;
+  const name = dayFileSpan(file) ? `${path.basename(path.dirname(path.resolve(file)))}-${stem}` : stem;
   return { path: file, name, size, sha256: hash.digest('hex') };
 }
 

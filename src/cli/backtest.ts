@@ -30,8 +30,8 @@ import { parseFlags } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
 
-RECORDING: a recording file, or a folder of them (the recorder's --out folder: the strategies' symbols are
-taken from it, and day files outside --from/--to are not read).
+RECORDING: a recording file, or a folder: the recorder's --out folder (the strategies' symbols are taken from
+it) or one symbol's folder of day files; day files outside --from/--to are not read.
 
 Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
 virtual clock, no network). Each --config is its own backtest unless --together.

@@ -195,25 +195,43 @@ export async function readRecordingHeader(file: string): Promise<RecordingHeader
  */
 export async function listRecordingFiles(dir: string, symbol: string): Promise<string[]> {
   const files: string[] = [];
-  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
-    throw new RecordingError(`cannot list recordings: ${err.code ?? err.message}`, { file: dir }, err);
-  });
-  for (const entry of entries) {
-    if (entry.isFile() && entry.name.startsWith(`${symbol}-`) && entry.name.endsWith(RECORDING_EXTENSION)) {
+  for (const entry of await entriesOf(dir)) {
+    if (entry.file && entry.name.startsWith(`${symbol}-`) && entry.name.endsWith(RECORDING_EXTENSION)) {
       files.push(path.join(dir, entry.name));
-    } else if (entry.isDirectory() && entry.name === symbol) {
-      const days = await readdir(path.join(dir, symbol));
-      for (const day of days) if (day.endsWith(RECORDING_EXTENSION)) files.push(path.join(dir, symbol, day));
+    } else if (entry.dir && entry.name === symbol) {
+      files.push(...(await recordingsIn(path.join(dir, symbol))));
     }
   }
   return files.sort();
 }
 
+/** A folder's entries, symbolic links followed (a link to a folder or a file counts as one). */
+async function entriesOf(dir: string): Promise<{ name: string; file: boolean; dir: boolean }[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new RecordingError(`cannot list recordings: ${err.code ?? err.message}`, { file: dir }, err);
+  });
+  return Promise.all(
+    entries.map(async (e) => {
+      if (!e.isSymbolicLink()) return { name: e.name, file: e.isFile(), dir: e.isDirectory() };
+      const target = await stat(path.join(dir, e.name)).catch(() => undefined); // a dangling link: neither
+      return { name: e.name, file: target?.isFile() ?? false, dir: target?.isDirectory() ?? false };
+    }),
+  );
+}
+
+/** The recording files directly in a folder, sorted. */
+async function recordingsIn(dir: string): Promise<string[]> {
+  return (await entriesOf(dir))
+    .filter((e) => e.file && e.name.endsWith(RECORDING_EXTENSION))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
 /**
  * `--data` entries as recording files. A file stays as given; a folder gives the recordings of `symbols` in it
- * (listRecordingFiles' layouts), or, when it holds none of those, the recordings directly in it (a symbol's
- * folder of day files). Recorder day files wholly outside [from, to) are left out unopened. Throws naming the
- * folder when it yields nothing.
+ * (listRecordingFiles' layouts), or, when the folder is named after one of the symbols, the recordings
+ * directly in it (a symbol's folder of day files). Recorder day files wholly outside [from, to) are left out
+ * unopened; a file reached twice is read once. Throws naming the folder when it yields nothing.
  */
 export async function recordingFiles(
   entries: readonly string[],
@@ -222,25 +240,20 @@ export async function recordingFiles(
 ): Promise<string[]> {
   const from = window.from ?? -Infinity;
   const to = window.to ?? Infinity;
-  const out: string[] = [];
+  const out = new Map<string, string>();
   for (const entry of entries) {
     const isDir = await stat(entry).then(
       (s) => s.isDirectory(),
       () => false, // a missing file is reported by whoever opens it, with the file named
     );
     if (!isDir) {
-      out.push(entry);
+      if (!out.has(path.resolve(entry))) out.set(path.resolve(entry), entry);
       continue;
     }
-    let found: string[] = [];
+    const found: string[] = [];
     for (const symbol of symbols) found.push(...(await listRecordingFiles(entry, symbol)));
-    if (found.length === 0) {
-      const names = await readdir(entry, { withFileTypes: true });
-      found = names
-        .filter((n) => n.isFile() && n.name.endsWith(RECORDING_EXTENSION))
-        .map((n) => path.join(entry, n.name))
-        .sort();
-    }
+    if (found.length === 0 && symbols.includes(path.basename(path.resolve(entry))))
+      found.push(...(await recordingsIn(entry)));
     if (found.length === 0)
       throw new RecordingError(`no recordings of ${symbols.join(', ')} in this folder (*${RECORDING_EXTENSION})`, {
         file: entry,
@@ -250,10 +263,10 @@ export async function recordingFiles(
       return !span || (span[1] > from && span[0] < to);
     });
     if (inWindow.length === 0)
-      throw new RecordingError(`none of its ${found.length} day files is within --from/--to`, { file: entry });
-    out.push(...inWindow);
+      throw new RecordingError(`none of its ${found.length} day files is within the time window`, { file: entry });
+    for (const file of inWindow) if (!out.has(path.resolve(file))) out.set(path.resolve(file), file);
   }
-  return out;
+  return [...out.values()];
 }
 
 async function firstTickerTime(file: string): Promise<number | undefined> {

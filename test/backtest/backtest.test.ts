@@ -4,7 +4,7 @@
  * and the CLI's errors.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -262,8 +262,14 @@ describe('the command', () => {
     // A day outside --from/--to that would fail to parse: read, it would fail the run.
     writeFileSync(join(folder, 'BTCUSDT', '2023-03-20.jsonl.gz'), 'not a recording');
 
+    // The same through a symbolic link to the symbol's folder.
+    const linked = join(dir, 'linked');
+    mkdirSync(linked);
+    symlinkSync(join(folder, 'BTCUSDT'), join(linked, 'BTCUSDT'));
+
     const withFolder = (data: string) => args(join(dir, 'folder')).map((a) => (a === SAMPLE ? data : a));
-    for (const data of [folder, join(folder, 'BTCUSDT')]) {
+    // A folder and its symbol folder both given: each file read once.
+    for (const data of [folder, join(folder, 'BTCUSDT'), linked, `${folder},${join(folder, 'BTCUSDT')}`]) {
       const r = await bot(withFolder(data));
       expect(r.code).toBe(0);
       const summary = JSON.parse(readFileSync(join(dir, 'folder', 'summary.json'), 'utf8')) as typeof result.summary;
@@ -271,11 +277,16 @@ describe('the command', () => {
       // 2023-03-09 and -10, not the other days of the folder.
       expect(summary.inputs.data.map((d) => d.name)).toEqual(['BTCUSDT-2023-03-09', 'BTCUSDT-2023-03-10']);
     }
-    const empty = join(dir, 'empty');
-    mkdirSync(empty);
-    const none = await bot(withFolder(empty));
-    expect(none.code).toBe(1);
-    expect(none.err).toEqual([expect.stringMatching(/empty: no recordings of BTCUSDT in this folder/)]);
+    // A folder with another symbol's recordings only is refused, not read.
+    const other = join(dir, 'ETHUSDT');
+    mkdirSync(other);
+    writeFileSync(join(other, '2023-03-09.jsonl.gz'), 'not read either');
+    for (const none of [join(dir, 'empty'), other]) {
+      mkdirSync(none, { recursive: true });
+      const r = await bot(withFolder(none));
+      expect(r.code).toBe(1);
+      expect(r.err).toEqual([expect.stringMatching(/(empty|ETHUSDT): no recordings of BTCUSDT in this folder/)]);
+    }
   });
 
   it('names a missing data file or config file', async () => {
