@@ -16,9 +16,8 @@ import { Worker } from 'node:worker_threads';
 import { BotError } from '../errors.js';
 import { D } from '../market/decimal.js';
 import type { JobSettings } from './job.js';
-import { csv } from './report-files.js';
 import type { ConfigSource } from './strategy-configs.js';
-import { overrideText, overrideValue } from './strategy-configs.js';
+import { overrideValue } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
 import type { TickData } from './tick-data.js';
 
@@ -246,33 +245,4 @@ export async function runSweep(
   if (results.length !== total)
     throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
   return rank(results);
-}
-
-export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {
-  const metricKeys: (keyof Metrics)[] = [
-    'totalReturnPct',
-    'sharpe',
-    'sortino',
-    'maxDrawdownPct',
-    'winRatePct',
-    'profitFactor',
-    'fills',
-    'roundTrips',
-    'feesQuote',
-    'exposurePct',
-    'finalEquity',
-  ];
-  return csv(
-    ['rank', 'index', ...keys, ...metricKeys, 'ended'],
-    results.map((r) => [
-      r.rank,
-      r.index,
-      ...keys.map((k) => overrideText(r.overrides[k])),
-      ...metricKeys.map((k) => {
-        const v = r.metrics[k];
-        return v === null || typeof v === 'object' ? '' : v;
-      }),
-      r.ended.join('; '),
-    ]),
-  );
 }

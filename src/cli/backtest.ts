@@ -8,7 +8,6 @@ import path from 'node:path';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../backtest/job.js';
 import { progressLine } from '../backtest/progress.js';
 import { writeReport } from '../backtest/report-files.js';
-import { dataLines, settingsLine } from '../backtest/report-html.js';
 import { metricsTable, sweepTable } from '../backtest/results-table.js';
 import {
   checkCombinations,
@@ -18,14 +17,13 @@ import {
   readConfigs,
 } from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
-import { sweepHtml } from '../backtest/sweep-html.js';
-import { defaultWorkers, parseSweep, runSweep, sweepCsv, sweepGrid } from '../backtest/sweep.js';
+import { writeSweepReport } from '../backtest/sweep-files.js';
+import { defaultWorkers, parseSweep, runSweep, sweepGrid } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { DEFAULT_ASSETS } from '../sim/default-market.js';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { parseFlags } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
@@ -231,37 +229,15 @@ async function sweep(
     progress && ((p) => progress.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`)),
   ).finally(() => progress?.end());
   const keys = axes.map((a) => a.key);
-  await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, 'sweep.csv'), sweepCsv(results, keys));
-  const ranked = results.map(({ rank, index, overrides, metrics, ended }) => ({
-    rank,
-    index,
-    overrides,
-    metrics,
-    ended,
-  }));
-  await writeFile(
-    path.join(dir, 'sweep.json'),
-    `${JSON.stringify({ configs: unit.sources.map((s) => ({ file: s.file, sha256: s.sha256, module: s.module })), data: data.files, settings, axes, ranking: 'total return, then Sharpe, then grid order', results: ranked }, null, 2)}\n`,
-  );
-  const inputs = [
-    ...unit.sources.flatMap((s) => [
-      `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`,
-      `strategy ${s.module.file} (sha256 ${s.module.sha256.slice(0, 12)}…)`,
-    ]),
-    ...dataLines(data.files),
-    ...(settings.from !== undefined || settings.to !== undefined
-      ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]
-      : []),
-    settingsLine(settings),
-    ...Object.entries(combos[0] ?? {})
-      .filter(([k]) => !keys.includes(k))
-      .map(([k, v]) => `set ${k} = ${overrideText(v)}`),
-    `${combos.length} combinations of ${keys.join(', ')}`,
-  ];
-  const title = `Sweep ${unit.name} on ${data.files.map((f) => f.name).join(', ')}`;
-  const page = { title, inputs, axes, sampleMs: settings.sampleMs, results };
-  await writeFile(path.join(dir, 'sweep.html'), await sweepHtml(page));
+  await writeSweepReport(dir, {
+    name: unit.name,
+    sources: unit.sources,
+    data: data.files,
+    settings,
+    axes,
+    combos,
+    results,
+  });
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
   const early = results.filter((r) => r.ended.length > 0).sort((a, b) => a.index - b.index);
   if (early.length > 0) {

@@ -1,0 +1,90 @@
+/** The output folder of a sweep: sweep.csv, sweep.json and sweep.html. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { JobSettings } from './job.js';
+import { csv } from './report-files.js';
+import { dataLines, settingsLine } from './report-html.js';
+import { type ConfigSource, overrideText } from './strategy-configs.js';
+import type { Metrics } from './summary.js';
+import type { SweepAxis, SweepResult } from './sweep.js';
+import { sweepHtml } from './sweep-html.js';
+import type { RecordingFile } from './tick-data.js';
+
+export interface SweepRecord {
+  /** The unit's name (its strategy files' instance names). */
+  name: string;
+  sources: readonly ConfigSource[];
+  data: readonly RecordingFile[];
+  settings: JobSettings;
+  axes: readonly SweepAxis[];
+  /** Every combination run, --set keys included. */
+  combos: readonly Record<string, unknown>[];
+  /** Ranked. */
+  results: readonly SweepResult[];
+}
+
+export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {
+  const metricKeys: (keyof Metrics)[] = [
+    'totalReturnPct',
+    'sharpe',
+    'sortino',
+    'maxDrawdownPct',
+    'winRatePct',
+    'profitFactor',
+    'fills',
+    'roundTrips',
+    'feesQuote',
+    'exposurePct',
+    'finalEquity',
+  ];
+  return csv(
+    ['rank', 'index', ...keys, ...metricKeys, 'ended'],
+    results.map((r) => [
+      r.rank,
+      r.index,
+      ...keys.map((k) => overrideText(r.overrides[k])),
+      ...metricKeys.map((k) => {
+        const v = r.metrics[k];
+        return v === null || typeof v === 'object' ? '' : v;
+      }),
+      r.ended.join('; '),
+    ]),
+  );
+}
+
+/** Writes sweep.csv, sweep.json and sweep.html into `dir` (created when missing). */
+export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise<void> {
+  const { sources, data, settings, axes, combos, results } = sweep;
+  const keys = axes.map((a) => a.key);
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, 'sweep.csv'), sweepCsv(results, keys));
+  const record = {
+    configs: sources.map((s) => ({ file: s.file, sha256: s.sha256, module: s.module })),
+    data,
+    settings,
+    axes,
+    ranking: 'total return, then Sharpe, then grid order',
+    results: results.map(({ rank, index, overrides, metrics, ended }) => ({ rank, index, overrides, metrics, ended })),
+  };
+  await writeFile(path.join(dir, 'sweep.json'), `${JSON.stringify(record, null, 2)}\n`);
+  const inputs = [
+    ...sources.flatMap((s) => [
+      `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`,
+      `strategy ${s.module.file} (sha256 ${s.module.sha256.slice(0, 12)}…)`,
+    ]),
+    ...dataLines(data),
+    ...(settings.from !== undefined || settings.to !== undefined
+      ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]
+      : []),
+    settingsLine(settings),
+    ...Object.entries(combos[0] ?? {})
+      .filter(([k]) => !keys.includes(k))
+      .map(([k, v]) => `set ${k} = ${overrideText(v)}`),
+    `${combos.length} combinations of ${keys.join(', ')}`,
+  ];
+  const title = `Sweep ${sweep.name} on ${data.map((f) => f.name).join(', ')}`;
+  await writeFile(
+    path.join(dir, 'sweep.html'),
+    await sweepHtml({ title, inputs, axes, sampleMs: settings.sampleMs, results }),
+  );
+}
