@@ -113,6 +113,11 @@ export function dataLines(data: readonly RecordingFile[]): string[] {
   return data.map((d) => `data ${d.path} (${d.size} bytes, sha256 ${d.sha256.slice(0, 12)}…)`);
 }
 
+/** The strategy module a config ran, with its hash (the report's and the sweep page's). */
+export function moduleLine(module: { file: string; sha256: string }): string {
+  return `strategy ${module.file} (sha256 ${module.sha256.slice(0, 12)}…)`;
+}
+
 /** The matching settings in one line (the report's and the sweep page's). */
 export function settingsLine(settings: Pick<JobSettings, 'fee' | 'fillThroughTicks' | 'seed' | 'cancel'>): string {
   const { fee, fillThroughTicks, seed, cancel } = settings;
@@ -128,7 +133,7 @@ function inputsList(summary: BacktestSummary): string {
   return htmlList([
     ...inputs.configs.flatMap((c) => [
       `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`,
-      `strategy ${c.module.file} (sha256 ${c.module.sha256.slice(0, 12)}…)`,
+      moduleLine(c.module),
     ]),
     ...dataLines(inputs.data),
     `period ${period.from} to ${period.to}, ${period.ticks} ticks`,

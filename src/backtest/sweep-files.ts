@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobSettings } from './job.js';
 import { csv } from './report-files.js';
-import { dataLines, settingsLine } from './report-html.js';
+import { dataLines, moduleLine, settingsLine } from './report-html.js';
 import { type ConfigSource, overrideText } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
 import type { SweepAxis, SweepResult } from './sweep.js';
@@ -68,10 +68,7 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
   };
   await writeFile(path.join(dir, 'sweep.json'), `${JSON.stringify(record, null, 2)}\n`);
   const inputs = [
-    ...sources.flatMap((s) => [
-      `config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`,
-      `strategy ${s.module.file} (sha256 ${s.module.sha256.slice(0, 12)}…)`,
-    ]),
+    ...sources.flatMap((s) => [`config ${s.file} (sha256 ${s.sha256.slice(0, 12)}…)`, moduleLine(s.module)]),
     ...dataLines(data),
     ...(settings.from !== undefined || settings.to !== undefined
       ? [`period ${settings.from ?? 'start'} to ${settings.to ?? 'end'}`]

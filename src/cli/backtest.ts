@@ -181,7 +181,8 @@ async function backtest(argv: string[]): Promise<number> {
     seen.set(overrideKey(key), `${flag} ${key}`);
   }
   const combos = sweepGrid(axes).map((c) => ({ ...fixed, ...c }));
-  await checkCombinations(sources, combos);
+  // The files as read were checked by readConfigs; only overrides need checking again.
+  if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
 
   const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
   const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), { from, to });
