@@ -2,6 +2,10 @@
  * The Venue port over the matching engine, in process, for one account (backtests). Records go through the
  * same zod schemas the HTTP client parses the server's answers with, so a strategy sees identical shapes on
  * either venue. Methods are async only to fit the port: no timers, no I/O, the engine is already synchronous.
+ *
+ * The engine's order and trade records are frozen and shared until the order changes (records.ts), so each
+ * is parsed once: a poll that reads a page of unchanged history gets the parsed records it got before (frozen
+ * too: no reader can change what another one is handed).
  */
 import {
   BalancesSchema,
@@ -17,8 +21,23 @@ import {
 } from '../exchange/schemas.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import type { MatchingEngine } from './matching-engine.js';
+import { deepFreeze } from './records.js';
 
-const orderList = OrderRecordSchema.array();
+/** Parsed records by the engine's record they were parsed from. */
+const parsedOrders = new WeakMap<object, OrderRecord>();
+const parsedTrades = new WeakMap<object, TradeRecord>();
+
+function parsedOnce<T>(cache: WeakMap<object, T>, schema: { parse(raw: unknown): T }, raw: object): T {
+  let parsed = cache.get(raw);
+  if (parsed === undefined) {
+    parsed = deepFreeze(schema.parse(raw));
+    cache.set(raw, parsed);
+  }
+  return parsed;
+}
+
+const order = (raw: object): OrderRecord => parsedOnce(parsedOrders, OrderRecordSchema, raw);
+const trade = (raw: object): TradeRecord => parsedOnce(parsedTrades, TradeRecordSchema, raw);
 
 export class InProcessVenue implements Venue {
   constructor(
@@ -43,23 +62,23 @@ export class InProcessVenue implements Venue {
   }
 
   openOrders(pair?: string): Promise<OrderRecord[]> {
-    return this.call(() => orderList.parse(this.engine.openOrders(this.apiKey, pair)));
+    return this.call(() => this.engine.openOrders(this.apiKey, pair).map(order));
   }
 
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
-    return this.call(() => orderList.parse(this.engine.orderHistory(this.apiKey, query)));
+    return this.call(() => this.engine.orderHistory(this.apiKey, query).map(order));
   }
 
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
-    return this.call(() => TradeRecordSchema.array().parse(this.engine.tradeHistory(this.apiKey, query)));
+    return this.call(() => this.engine.tradeHistory(this.apiKey, query).map(trade));
   }
 
   createOrder(request: OrderRequest): Promise<OrderRecord> {
-    return this.call(() => OrderRecordSchema.parse(this.engine.placeOrder(this.apiKey, request)));
+    return this.call(() => order(this.engine.placeOrder(this.apiKey, request)));
   }
 
   cancelOrder(symbol: string, displayingId: string): Promise<OrderRecord> {
-    return this.call(() => OrderRecordSchema.parse(this.engine.cancelOrder(this.apiKey, symbol, displayingId)));
+    return this.call(() => order(this.engine.cancelOrder(this.apiKey, symbol, displayingId)));
   }
 
   /** Engine rejections become rejected promises (the executor's throw rejects), as the HTTP client's do. */

@@ -83,6 +83,15 @@ export interface SimTradeRecord {
   feeMetadata: { feeValue: number; feeAssetId: number; feeAsset: string; feeRatio: number; quoteQty: number };
 }
 
+/** Freezes a record and the objects and arrays in it: shared records cannot be changed by one reader. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 export function num(d: Dec): number {
   return Number(d.toFixed());
 }
@@ -96,7 +105,44 @@ function quoteValue(o: SimOrder): Dec {
   return o.quoteOrderQty ?? o.executedQuoteQty;
 }
 
+/**
+ * An order's fields that its record shows and that can change once it is placed (the others, id, account,
+ * pair, side, type, useQuoteQty and createdAt, never do). Decimals are immutable: a change assigns a new one.
+ */
+const SHOWN = [
+  'status',
+  'quantity',
+  'price',
+  'stopPrice',
+  'limitPrice',
+  'quoteOrderQty',
+  'leg',
+  'lockPerUnit',
+  'executedQty',
+  'executedQuoteQty',
+  'fee',
+  'feeRatio',
+  'updatedAt',
+] as const;
+
+type Shown = Pick<SimOrder, (typeof SHOWN)[number]>;
+
+const orderRecords = new WeakMap<SimOrder, { shown: Shown; record: SimOrderRecord }>();
+const tradeRecords = new WeakMap<SimFill, SimTradeRecord>();
+
+/**
+ * The order's record as it stands. Records are frozen and shared: one is built again only when a field it
+ * shows changed, so a history read of many unchanged orders (every poll of a long backtest) builds none.
+ */
 export function orderRecord(o: SimOrder): SimOrderRecord {
+  const known = orderRecords.get(o);
+  if (known !== undefined && SHOWN.every((k) => known.shown[k] === o[k])) return known.record;
+  const record = deepFreeze(buildOrderRecord(o));
+  orderRecords.set(o, { shown: Object.fromEntries(SHOWN.map((k) => [k, o[k]])) as Shown, record });
+  return record;
+}
+
+function buildOrderRecord(o: SimOrder): SimOrderRecord {
   const { pair } = o;
   const feeAsset = o.side === 'BUY' ? pair.base : pair.quote;
   const executed = !o.executedQty.isZero();
@@ -148,7 +194,17 @@ export function orderRecord(o: SimOrder): SimOrderRecord {
   };
 }
 
+/** A fill's trade record (frozen, built once: fills never change). */
 export function tradeRecord(f: SimFill, baseAssetId: number, quoteAssetId: number): SimTradeRecord {
+  let record = tradeRecords.get(f);
+  if (record === undefined) {
+    record = deepFreeze(buildTradeRecord(f, baseAssetId, quoteAssetId));
+    tradeRecords.set(f, record);
+  }
+  return record;
+}
+
+function buildTradeRecord(f: SimFill, baseAssetId: number, quoteAssetId: number): SimTradeRecord {
   return {
     _id: `sim-trade-${f.id}`,
     symbol: f.symbol,

@@ -303,6 +303,24 @@ describe('matching engine properties', () => {
     );
   });
 
+  it('gives the same records when read after every step (shared, rebuilt on change) as when read once at the end', () => {
+    const records = (e: MatchingEngine) => ({
+      open: e.openOrders(KEY),
+      orders: e.orderHistory(KEY, { pageSize: 100 }),
+      trades: e.tradeHistory(KEY, { pageSize: 100 }),
+    });
+    fc.assert(
+      fc.property(settings, actions, (options, list) => {
+        const everyStep = run(options, list, (r) => {
+          const read = records(r.engine);
+          for (const o of [...read.open, ...read.orders, ...read.trades]) expect(Object.isFrozen(o)).toBe(true);
+        });
+        expect(records(everyStep.engine)).toEqual(records(run(options, list).engine));
+      }),
+      PROPERTY,
+    );
+  });
+
   it('is deterministic: the same settings, prices and orders give identical records', () => {
     fc.assert(
       fc.property(settings, actions, (options, list) => {
