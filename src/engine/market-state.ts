@@ -17,18 +17,28 @@ export class MarketState {
   private readonly assetCodes = new Map<string, string>();
   /** The last parsed price per symbol, keyed by the wire value (not the ticker object): Decs are immutable. */
   private readonly prices = new Map<string, { wire: Ticker['p']; price: Dec }>();
+  /** The config each pair's rules were derived from. */
+  private readonly rulesFrom = new Map<string, PairConfig>();
   /** Bumped whenever `rules` changes, so a context can keep its pair's rules between refreshes. */
   rulesVersion = 0;
   /** Currency ids the venue reported that no pair or ticker names. */
   unknownAssetIds: string[] = [];
 
+  /**
+   * Derives the rules of the wanted pairs. A venue that hands out the same (frozen) config object while the
+   * config is unchanged (the in-process one) keeps the rules, and so the strategies' caches built on them.
+   */
   setPairs(configs: readonly PairConfig[], wanted: ReadonlySet<string>): void {
+    let changed = false;
     for (const c of configs) {
       if (c.baseAssetId != null) this.assetCodes.set(String(c.baseAssetId), c.baseAsset);
       if (c.quoteAssetId != null) this.assetCodes.set(String(c.quoteAssetId), c.quoteAsset);
-      if (wanted.has(c.symbol)) this.rules.set(c.symbol, pairRulesFrom(c));
+      if (!wanted.has(c.symbol) || this.rulesFrom.get(c.symbol) === c) continue;
+      this.rules.set(c.symbol, pairRulesFrom(c));
+      this.rulesFrom.set(c.symbol, c);
+      changed = true;
     }
-    this.rulesVersion++;
+    if (changed) this.rulesVersion++;
   }
 
   setTicker(t: Ticker): void {

@@ -3,9 +3,9 @@
  * same zod schemas the HTTP client parses the server's answers with, so a strategy sees identical shapes on
  * either venue. Methods are async only to fit the port: no timers, no I/O, the engine is already synchronous.
  *
- * The engine's order and trade records are frozen and shared until the order changes (records.ts), so each
- * is parsed once: a poll that reads a page of unchanged history gets the parsed records it got before (frozen
- * too: no reader can change what another one is handed).
+ * The engine's order and trade records are frozen and shared until the order changes (records.ts), and its
+ * pair configs never change, so each is parsed once: a poll that reads a page of unchanged history gets the
+ * parsed records it got before (frozen too: no reader can change what another one is handed).
  */
 import {
   BalancesSchema,
@@ -26,6 +26,7 @@ import { deepFreeze } from './records.js';
 /** Parsed records by the engine's record they were parsed from. */
 const parsedOrders = new WeakMap<object, OrderRecord>();
 const parsedTrades = new WeakMap<object, TradeRecord>();
+const parsedPairs = new WeakMap<object, PairConfig>();
 
 function parsedOnce<T>(cache: WeakMap<object, T>, schema: { parse(raw: unknown): T }, raw: object): T {
   let parsed = cache.get(raw);
@@ -38,6 +39,7 @@ function parsedOnce<T>(cache: WeakMap<object, T>, schema: { parse(raw: unknown):
 
 const order = (raw: object): OrderRecord => parsedOnce(parsedOrders, OrderRecordSchema, raw);
 const trade = (raw: object): TradeRecord => parsedOnce(parsedTrades, TradeRecordSchema, raw);
+const pair = (raw: object): PairConfig => parsedOnce(parsedPairs, PairConfigSchema, raw);
 
 export class InProcessVenue implements Venue {
   constructor(
@@ -54,7 +56,7 @@ export class InProcessVenue implements Venue {
   }
 
   pairConfig(symbol?: string): Promise<PairConfig[]> {
-    return this.call(() => PairConfigSchema.array().parse(this.engine.pairConfigs(symbol)));
+    return this.call(() => this.engine.pairConfigs(symbol).map(pair));
   }
 
   balance(query?: BalanceQuery): Promise<Balances> {

@@ -41,7 +41,7 @@ import { SimRejectError } from './error-codes.js';
 import { queryHistory } from './history-query.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
 import { mulberry32 } from './prng.js';
-import { orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
+import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
 import type { SimAccount, SimBalance, SimFill, SimOrder, SimPair } from './state.js';
 
 export interface MatchingEngineOptions {
@@ -172,7 +172,9 @@ export class MatchingEngine {
     const ticks = options.fillThroughTicks ?? 1;
     if (!Number.isInteger(ticks) || ticks < 0)
       throw configError(`fillThroughTicks must be a non-negative integer, got ${ticks}`);
-    for (const config of options.pairs ?? DEFAULT_PAIRS) {
+    for (const given of options.pairs ?? DEFAULT_PAIRS) {
+      // A copy of its own that nobody can change: the venues hand it out as it is.
+      const config = deepFreeze(structuredClone(given));
       const rules = pairRulesFrom(config);
       const base = this.pairAsset(config, 'base');
       const quote = this.pairAsset(config, 'quote');
