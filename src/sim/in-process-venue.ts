@@ -37,9 +37,9 @@ function parsedOnce<T>(cache: WeakMap<object, T>, schema: { parse(raw: unknown):
   return parsed;
 }
 
-const order = (raw: object): OrderRecord => parsedOnce(parsedOrders, OrderRecordSchema, raw);
-const trade = (raw: object): TradeRecord => parsedOnce(parsedTrades, TradeRecordSchema, raw);
-const pair = (raw: object): PairConfig => parsedOnce(parsedPairs, PairConfigSchema, raw);
+const parsedOrder = (raw: object): OrderRecord => parsedOnce(parsedOrders, OrderRecordSchema, raw);
+const parsedTrade = (raw: object): TradeRecord => parsedOnce(parsedTrades, TradeRecordSchema, raw);
+const parsedPair = (raw: object): PairConfig => parsedOnce(parsedPairs, PairConfigSchema, raw);
 
 export class InProcessVenue implements Venue {
   constructor(
@@ -56,7 +56,7 @@ export class InProcessVenue implements Venue {
   }
 
   pairConfig(symbol?: string): Promise<PairConfig[]> {
-    return this.call(() => this.engine.pairConfigs(symbol).map(pair));
+    return this.call(() => this.engine.pairConfigs(symbol).map(parsedPair));
   }
 
   balance(query?: BalanceQuery): Promise<Balances> {
@@ -64,23 +64,23 @@ export class InProcessVenue implements Venue {
   }
 
   openOrders(pair?: string): Promise<OrderRecord[]> {
-    return this.call(() => this.engine.openOrders(this.apiKey, pair).map(order));
+    return this.call(() => this.engine.openOrders(this.apiKey, pair).map(parsedOrder));
   }
 
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
-    return this.call(() => this.engine.orderHistory(this.apiKey, query).map(order));
+    return this.call(() => this.engine.orderHistory(this.apiKey, query).map(parsedOrder));
   }
 
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
-    return this.call(() => this.engine.tradeHistory(this.apiKey, query).map(trade));
+    return this.call(() => this.engine.tradeHistory(this.apiKey, query).map(parsedTrade));
   }
 
   createOrder(request: OrderRequest): Promise<OrderRecord> {
-    return this.call(() => order(this.engine.placeOrder(this.apiKey, request)));
+    return this.call(() => parsedOrder(this.engine.placeOrder(this.apiKey, request)));
   }
 
   cancelOrder(symbol: string, displayingId: string): Promise<OrderRecord> {
-    return this.call(() => order(this.engine.cancelOrder(this.apiKey, symbol, displayingId)));
+    return this.call(() => parsedOrder(this.engine.cancelOrder(this.apiKey, symbol, displayingId)));
   }
 
   /** Engine rejections become rejected promises (the executor's throw rejects), as the HTTP client's do. */
