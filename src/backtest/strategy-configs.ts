@@ -65,6 +65,14 @@ export function overrideText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** Overrides as the user typed them, `key=value` each, of `keys` (default: all of them, in order). */
+export function overrideAssignments(
+  overrides: Readonly<Record<string, unknown>>,
+  keys: readonly string[] = Object.keys(overrides),
+): string[] {
+  return keys.map((k) => `${k}=${overrideText(overrides[k])}`);
+}
+
 /**
  * A sweep value given as text, typed like the value it replaces: text stays text (exact decimals), a number
  * becomes a number, a boolean a boolean; a key the file does not set takes a number or boolean when the text
@@ -108,9 +116,7 @@ export async function instanceOf(
   const where =
     Object.keys(overrides).length === 0
       ? source.file
-      : `${source.file} (with ${Object.entries(overrides)
-          .map(([k, v]) => `${k}=${overrideText(v)}`)
-          .join(' ')})`;
+      : `${source.file} (with ${overrideAssignments(overrides).join(' ')})`;
   const parsed = StrategyFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
   const definition = await loadStrategy(parsed.data.strategy, source.strategiesDir);

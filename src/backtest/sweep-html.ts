@@ -5,7 +5,7 @@
  * ranking. The charting library is the report's (report-html.ts), inlined the same way.
  */
 import { attribution, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
-import { overrideText } from './strategy-configs.js';
+import { overrideAssignments, overrideText } from './strategy-configs.js';
 import type { SweepAxis, SweepResult } from './sweep.js';
 
 /** How many of the best combinations get their equity curve drawn. */
@@ -37,7 +37,10 @@ const COLORS = [
 ];
 
 function label(result: SweepResult, axes: readonly SweepAxis[]): string {
-  return axes.map((a) => `${a.key}=${overrideText(result.overrides[a.key])}`).join(' ');
+  return overrideAssignments(
+    result.overrides,
+    axes.map((a) => a.key),
+  ).join(' ');
 }
 
 /** Green for a gain, red for a loss, stronger with the size of the return against the largest one shown. */

@@ -13,7 +13,7 @@ import {
   checkCombinations,
   type ConfigSource,
   overrideKey,
-  overrideText,
+  overrideAssignments,
   readConfigs,
 } from '../backtest/strategy-configs.js';
 import { endedEarly } from '../backtest/summary.js';
@@ -188,7 +188,9 @@ async function backtest(argv: string[]): Promise<number> {
   const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), { from, to });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
   // A run with --set gets a folder of its own, not the plain run's.
-  const setName = sets.map(([k, v]) => `-${k}=${overrideText(v)}`).join('');
+  const setName = overrideAssignments(fixed)
+    .map((a) => `-${a}`)
+    .join('');
   const outDir = (unit: Unit) =>
     values.out === undefined
       ? path.join('backtests', safeName(`${unit.name}-${dataName}${setName}`))
@@ -243,14 +245,14 @@ async function sweep(
   const early = results.filter((r) => r.ended.length > 0).sort((a, b) => a.index - b.index);
   if (early.length > 0) {
     const first = early[0]!;
-    const where = keys.map((k) => `${k}=${overrideText(first.overrides[k])}`).join(' ');
+    const where = overrideAssignments(first.overrides, keys).join(' ');
     console.error(
       `backtest: in ${early.length} of ${combos.length} combinations an instance ended early (column 'ended' of ` +
         `sweep.csv); the first, ${where}: ${first.ended[0]}`,
     );
   }
   console.log(sweepTable(results, keys));
-  const sets = Object.entries(results[0]!.overrides).map(([k, v]) => `--set ${k}=${overrideText(v)}`);
+  const sets = overrideAssignments(results[0]!.overrides).map((a) => `--set ${a}`);
   console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
   return 0;
 }

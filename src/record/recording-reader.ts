@@ -240,14 +240,19 @@ export async function recordingFiles(
 ): Promise<string[]> {
   const from = window.from ?? -Infinity;
   const to = window.to ?? Infinity;
+  /** By resolved path: a file reached twice is read once, under the name it was first reached by. */
   const out = new Map<string, string>();
+  const add = (file: string) => {
+    const key = path.resolve(file);
+    if (!out.has(key)) out.set(key, file);
+  };
   for (const entry of entries) {
     const isDir = await stat(entry).then(
       (s) => s.isDirectory(),
       () => false, // a missing file is reported by whoever opens it, with the file named
     );
     if (!isDir) {
-      if (!out.has(path.resolve(entry))) out.set(path.resolve(entry), entry);
+      add(entry);
       continue;
     }
     const found: string[] = [];
@@ -264,7 +269,7 @@ export async function recordingFiles(
     });
     if (inWindow.length === 0)
       throw new RecordingError(`none of its ${found.length} day files is within the time window`, { file: entry });
-    for (const file of inWindow) if (!out.has(path.resolve(file))) out.set(path.resolve(file), file);
+    for (const file of inWindow) add(file);
   }
   return [...out.values()];
 }
