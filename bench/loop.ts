@@ -20,7 +20,8 @@ import { loadStrategyFiles } from '../src/config/loader.js';
 import { Engine } from '../src/engine/engine.js';
 import type { InstanceSpec } from '../src/engine/instance-runner.js';
 import { ExchangeClient } from '../src/exchange/client.js';
-import { type Ticker, TickerSchema } from '../src/exchange/schemas.js';
+import type { Ticker } from '../src/ports/venue-records.js';
+import { tickerFromWire, TickerSchema } from '../src/exchange/wire-schemas.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { type Clock, systemClock } from '../src/ports/clock.js';
 import { readRecordingBatches } from '../src/record/recording-reader.js';
@@ -41,12 +42,15 @@ function percentile(sorted: readonly number[], p: number): number {
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-/** A strategy that places a resting LIMIT BUY on each ticker marked `fire` and does nothing otherwise. */
+/** The last price that marks a ticker to fire on (any other price places nothing). */
+const FIRE_PRICE = 20_001;
+
+/** A strategy that places a resting LIMIT BUY on each ticker at FIRE_PRICE and does nothing otherwise. */
 const fireOnMark = defineStrategy({
   name: 'fire-on-mark',
   params: z.object({}),
   onTick(ctx) {
-    if (ctx.ticker?.fire === true) ctx.limit('BUY', '1000', '0.001');
+    if (ctx.ticker?.last === FIRE_PRICE) ctx.limit('BUY', '1000', '0.001');
   },
 });
 
@@ -80,7 +84,8 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
   };
   subscribe('http.server.request.start', onRequest);
 
-  const ticker = (fire: boolean): Ticker => TickerSchema.parse({ s: 'BTCUSDT', p: 20_000, t: Date.now(), fire });
+  const ticker = (fire: boolean): Ticker =>
+    tickerFromWire(TickerSchema.parse({ s: 'BTCUSDT', p: fire ? FIRE_PRICE : 20_000, t: Date.now() }));
   const quiet = ticker(false);
   const latencies: number[] = [];
   for (let i = 0; i < samples + 200; i++) {
@@ -155,7 +160,7 @@ async function memory(ticks: number): Promise<void> {
         await engine.start();
         started = performance.now();
       }
-      const pending = engine.observe([ticker]);
+      const pending = engine.observe([tickerFromWire(ticker)]);
       if (pending) await pending;
       const polled = engine.pollOrders();
       if (polled) await polled;

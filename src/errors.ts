@@ -1,12 +1,54 @@
 /**
  * The base of every error the bot raises on purpose: a stable `code` that scripts and tests can match,
- * a message a user can act on, and the context (endpoint, symbol, file…) that says where.
+ * a message a user can act on, and the context (endpoint, symbol, file…) that says where. Every code is
+ * listed here, once; what a venue's failure means to the engine is in ports/venue-errors.ts.
  */
+
+export const ERROR_CODES = [
+  // Configuration and usage: fatal at start, or the command refuses.
+  'E_CONFIG',
+  'E_USAGE',
+  'E_UNSUPPORTED',
+  'E_CREDENTIALS',
+  'E_STRATEGY_MODULE',
+  // A strategy hook failed: its instance pauses.
+  'E_STRATEGY',
+  // The venue (ports/venue-errors.ts gives each its meaning).
+  'E_EXCHANGE',
+  'E_AUTH',
+  'E_NETWORK',
+  'E_TIMEOUT',
+  'E_HTTP',
+  'E_RATE_LIMIT',
+  'E_RESPONSE_SHAPE',
+  'E_OUTCOME_UNKNOWN',
+  'E_INVALID_REQUEST',
+  // The engine and its journal.
+  'E_ENGINE_STATE',
+  'E_RECONCILE',
+  'E_INTERRUPTED',
+  'E_DUPLICATE_ID',
+  'E_DB_OPEN',
+  'E_DB_VERSION',
+  // The simulated exchange, recordings, backtests.
+  'E_SIM_CONFIG',
+  'E_SIM_LISTEN',
+  'E_RECORDING',
+  'E_CANDLES',
+  'E_BACKTEST_DATA',
+  'E_BACKTEST_ACCOUNTING',
+  'E_SWEEP',
+  // Nothing above: a bug or a library's own error.
+  'E_UNEXPECTED',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 export class BotError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly context: Readonly<Record<string, unknown>>;
 
-  constructor(code: string, message: string, options: { cause?: unknown; context?: Record<string, unknown> } = {}) {
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; context?: Record<string, unknown> } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -21,4 +63,16 @@ export class ConfigError extends BotError {
     super('E_CONFIG', problems.join('\n'), options);
     this.problems = problems;
   }
+}
+
+/** A strategy hook failed (threw, rejected, overran its time limit, or left state that is not JSON): its instance pauses. */
+export class StrategyError extends BotError {
+  constructor(message: string, options: { cause?: unknown; context?: Record<string, unknown> } = {}) {
+    super('E_STRATEGY', message, options);
+  }
+}
+
+/** The stable code of anything thrown: a BotError's own, E_UNEXPECTED for everything else. */
+export function errorCode(err: unknown): ErrorCode {
+  return err instanceof BotError ? err.code : 'E_UNEXPECTED';
 }

@@ -343,7 +343,7 @@ function sideOf(grid: Ladder, band: number): GridState['outside'] {
  */
 function onTick(ctx: Ctx): void {
   const m = memo(ctx);
-  const p = ctx.ticker?.p;
+  const p = ctx.ticker?.last;
   if (!m || p === undefined) return;
   const band = bandOf(m.ladder, p);
   const orders = ctx.openOrders;

@@ -9,11 +9,12 @@ import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { CronScheduler } from '../engine/cron-scheduler.js';
 import { DaemonScheduling } from '../engine/daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorCode } from '../errors.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
 import { DAEMON_STOPPED } from '../ops/status-view.js';
 import { type Clock, systemClock } from '../ports/clock.js';
+import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
 import { PriceRecordingVenue } from './price-recording-venue.js';
@@ -38,9 +39,9 @@ export interface DaemonOptions {
 /** Errors that no retry heals: bad configuration, refused credentials. */
 export function isFatalStartError(err: unknown): boolean {
   for (let e: unknown = err; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
-    if (e instanceof ConfigError) return true;
-    const code = (e as { code?: unknown }).code;
-    if (code === 'E_AUTH' || code === 'E_CREDENTIALS' || code === 'E_SIM_CONFIG' || code === 'E_RECORDING') return true;
+    if (e instanceof ConfigError || meaningOf(e) === 'authentication') return true;
+    const code = errorCode(e);
+    if (code === 'E_SIM_CONFIG' || code === 'E_RECORDING') return true;
     if (!(e instanceof Error)) break;
   }
   return false;

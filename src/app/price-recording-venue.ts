@@ -3,7 +3,7 @@
  * it to the store now and then, so `status` can value open positions from SQLite alone, with or without a
  * running daemon. Everything else passes straight through.
  */
-import type { Ticker } from '../exchange/schemas.js';
+import type { Ticker } from '../ports/venue-records.js';
 import { fromWire, plain } from '../market/decimal.js';
 import type { Clock } from '../ports/clock.js';
 import { ForwardingVenue } from '../ports/forwarding-venue.js';
@@ -30,7 +30,7 @@ export class PriceRecordingVenue extends ForwardingVenue {
 
   override async marketWatch(symbol?: string): Promise<Ticker[]> {
     const tickers = await this.inner.marketWatch(symbol);
-    for (const t of tickers) if (this.symbols.has(t.s)) this.latest.set(t.s, t);
+    for (const t of tickers) if (this.symbols.has(t.symbol)) this.latest.set(t.symbol, t);
     if (this.clock.now() - this.lastWrite >= WRITE_INTERVAL_MS) this.flush();
     return tickers;
   }
@@ -41,11 +41,11 @@ export class PriceRecordingVenue extends ForwardingVenue {
     this.lastWrite = now;
     const changed: LastPrice[] = [];
     for (const [symbol, t] of this.latest)
-      if (this.written.get(symbol) !== t.t) changed.push({ symbol, price: plain(fromWire(t.p)), time: t.t });
+      if (this.written.get(symbol) !== t.time) changed.push({ symbol, price: plain(fromWire(t.last)), time: t.time });
     if (changed.length === 0 || !this.store.db.open) return;
     this.store.transaction(() => {
       for (const p of changed) this.store.prices.put(p, now);
     });
-    this.written = new Map([...this.latest].map(([s, t]) => [s, t.t]));
+    this.written = new Map([...this.latest].map(([s, t]) => [s, t.time]));
   }
 }

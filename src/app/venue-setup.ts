@@ -6,7 +6,7 @@
  */
 import { clientOptionsFromEnv, type Env } from '../config/env.js';
 import { ExchangeClient } from '../exchange/client.js';
-import type { PairConfig } from '../exchange/schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import type { Logger } from '../ops/logger.js';
 import { systemClock } from '../ports/clock.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from '../sim/default-market.js';

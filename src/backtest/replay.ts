@@ -10,7 +10,7 @@
  * await resumes in unoptimised code and sends the loop through on-stack replacement again.
  */
 import type { Engine } from '../engine/engine.js';
-import type { Ticker } from '../exchange/schemas.js';
+import type { Ticker } from '../ports/venue-records.js';
 import type { Dec } from '../market/decimal.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
 import type { ChartSeries } from './chart-series.js';
@@ -138,17 +138,17 @@ export class Replay {
         const b = vb[i] as number;
         const q = vq[i] as number;
         this.batch[0] = {
-          s: info.symbol,
-          p,
-          t,
-          h: h === h ? h : undefined,
-          l: l === l ? l : undefined,
-          vb: b === b ? b : undefined,
-          vq: q === q ? q : undefined,
-          b: info.b,
-          q: info.q,
-          bi: info.bi,
-          qi: info.qi,
+          symbol: info.symbol,
+          last: p,
+          time: t,
+          high: h === h ? h : undefined,
+          low: l === l ? l : undefined,
+          baseVolume: b === b ? b : undefined,
+          quoteVolume: q === q ? q : undefined,
+          baseAsset: info.b,
+          quoteAsset: info.q,
+          baseAssetId: info.bi,
+          quoteAssetId: info.qi,
         };
         const observed = engine.observe(this.batch);
         if (observed) return this.resumeAt(POLL, observed);

@@ -1,14 +1,14 @@
 /**
  * Recordings parsed once into columns (typed arrays on SharedArrayBuffers), so a replay reads numbers by
  * index instead of walking objects, and a sweep hands the same memory to every worker thread without
- * parsing or copying again. Only the keys the Ticker type names are kept (s, p, t, h, l, vb, vq and the
+ * parsing or copying again. Only the keys the WireTicker type names are kept (s, p, t, h, l, vb, vq and the
  * per-symbol b, q, bi, qi); the recording's other keys are filler (data/README.md) and are not replayed.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Ticker } from '../exchange/schemas.js';
+import type { WireTicker } from '../exchange/wire-schemas.js';
 import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
 import { readRecordingBatches, type Warn } from '../record/recording-reader.js';
 
@@ -72,7 +72,7 @@ class ColumnBuilder {
     }
   }
 
-  push(symbol: number, t: Ticker): void {
+  push(symbol: number, t: WireTicker): void {
     if (this.length === this.sym.length) this.grow();
     const i = this.length++;
     this.sym[i] = symbol;
@@ -133,7 +133,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     fileStarts.push(builder.length);
     for await (const batch of readRecordingBatches(file, options)) {
       for (let i = 0; i < batch.length; i++) {
-        const t = batch[i] as Ticker;
+        const t = batch[i] as WireTicker;
         let s = index.get(t.s);
         if (s === undefined) {
           s = symbols.length;

@@ -6,7 +6,7 @@ import { BotError } from '../errors.js';
 import { clientOptionsFromEnv, loadEnv } from '../config/env.js';
 import { ExchangeClient } from '../exchange/client.js';
 import { describeError } from '../exchange/errors.js';
-import { OrderTypeSchema, SideSchema } from '../exchange/schemas.js';
+import { OrderTypeSchema, SideSchema } from '../exchange/wire-schemas.js';
 import type { HistoryQuery, OrderRequest } from '../ports/venue.js';
 import { createLogger } from '../ops/logger.js';
 import { numberFlag, parseFlags } from './flags.js';
@@ -154,7 +154,7 @@ async function call(client: ExchangeClient, name: string, values: Values): Promi
     case 'config':
       return client.pairConfig(values.symbol);
     default:
-      return client.marketWatch(values.symbol);
+      return client.marketWatchEntries(values.symbol);
   }
 }
 

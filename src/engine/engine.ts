@@ -5,7 +5,7 @@
  * virtual clock: the same engine either way. It knows only the ports (Venue, Clock) and the strategy API.
  */
 import { BotError, ConfigError } from '../errors.js';
-import type { Ticker } from '../exchange/schemas.js';
+import type { Ticker } from '../ports/venue-records.js';
 import { D, type DecimalLike, dec } from '../market/decimal.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -281,7 +281,7 @@ export class Engine {
     j0: number,
   ): Promise<void> | undefined {
     for (let i = i0; i < tickers.length; i++) {
-      const list = index.get((tickers[i] as Ticker).s);
+      const list = index.get((tickers[i] as Ticker).symbol);
       if (list === undefined) continue;
       for (let j = i === i0 ? j0 : 0; j < list.length; j++) {
         const pending = this.tick(list[j] as InstanceRunner);
@@ -348,7 +348,7 @@ export class Engine {
     const tickers =
       only !== undefined
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
-        : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => group.has(t.s));
+        : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => group.has(t.symbol));
     const pending = this.observe(tickers, schedule);
     if (pending) await pending;
     if (this.orders.placedSincePoll) await this.pollOrders();

@@ -4,7 +4,7 @@
  * throws or rejects pauses this instance, with the reason logged and recorded; the daemon goes on.
  */
 import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
-import type { Ticker } from '../exchange/schemas.js';
+import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';

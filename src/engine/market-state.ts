@@ -4,7 +4,7 @@
  * codes). Balances are lowered locally when an order is sent, so two intents of one tick cannot both spend
  * the same funds; each refresh replaces them with the venue's figures.
  */
-import type { Balances, PairConfig, Ticker } from '../exchange/schemas.js';
+import type { Balances, PairConfig, Ticker } from '../ports/venue-records.js';
 import { type Dec, fromWire } from '../market/decimal.js';
 import { type PairRules, pairRulesFrom } from '../market/pair-rules.js';
 import type { Balance } from '../strategy/api.js';
@@ -16,7 +16,7 @@ export class MarketState {
   readonly balances = new Map<string, Balance>();
   private readonly assetCodes = new Map<string, string>();
   /** The last parsed price per symbol, keyed by the wire value (not the ticker object): Decs are immutable. */
-  private readonly prices = new Map<string, { wire: Ticker['p']; price: Dec }>();
+  private readonly prices = new Map<string, { wire: number; price: Dec }>();
   /** The config each pair's rules were derived from. */
   private readonly rulesFrom = new Map<string, PairConfig>();
   /** Bumped whenever `rules` changes, so a context can keep its pair's rules between refreshes. */
@@ -42,12 +42,12 @@ export class MarketState {
   }
 
   setTicker(t: Ticker): void {
-    const previous = this.tickers.get(t.s);
-    this.tickers.set(t.s, t);
+    const previous = this.tickers.get(t.symbol);
+    this.tickers.set(t.symbol, t);
     // Asset ids from the first ticker of a symbol only: this runs on every tick.
     if (previous === undefined) {
-      if (t.bi != null && t.b) this.assetCodes.set(String(t.bi), t.b);
-      if (t.qi != null && t.q) this.assetCodes.set(String(t.qi), t.q);
+      if (t.baseAssetId !== undefined && t.baseAsset) this.assetCodes.set(String(t.baseAssetId), t.baseAsset);
+      if (t.quoteAssetId !== undefined && t.quoteAsset) this.assetCodes.set(String(t.quoteAssetId), t.quoteAsset);
     }
   }
 
@@ -74,14 +74,14 @@ export class MarketState {
     if (t === undefined) return undefined;
     const cached = this.prices.get(symbol);
     if (cached === undefined) {
-      const price = fromWire(t.p);
-      this.prices.set(symbol, { wire: t.p, price });
+      const price = fromWire(t.last);
+      this.prices.set(symbol, { wire: t.last, price });
       return price;
     }
     // Updated in place: this runs on every tick some strategy asks for the price.
-    if (cached.wire !== t.p) {
-      cached.price = fromWire(t.p);
-      cached.wire = t.p;
+    if (cached.wire !== t.last) {
+      cached.price = fromWire(t.last);
+      cached.wire = t.last;
     }
     return cached.price;
   }

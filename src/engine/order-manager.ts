@@ -3,9 +3,11 @@
  * BEFORE the request leaves, then the venue's answer. A create whose outcome is not certain is UNKNOWN and
  * is resolved from open orders and history, never by sending again (invariants 2 and 3).
  */
+import { errorCode } from '../errors.js';
 import { D, type Dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
-import type { OrderRecord } from '../exchange/schemas.js';
+import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
+import type { OrderRecord } from '../ports/venue-records.js';
 import { newOrderRow, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
@@ -14,7 +16,6 @@ import { checkOrder, type CheckedOrder } from './order-checks.js';
 import { journalStatus } from './order-matching.js';
 import { utcDay } from './position.js';
 import { riskProblem } from './risk.js';
-import { createOutcome, venueErrorInfo } from './venue-errors.js';
 
 /** An intent as an event or log line shows it: decimals as text. */
 export function describeIntent(intent: Intent): Record<string, unknown> {
@@ -33,6 +34,26 @@ export function remainingBase(row: OrderRow, last: Dec | undefined): Dec {
   if (row.quoteAmount === undefined || last === undefined || !last.isPos()) return ZERO;
   const spent = new D(row.filledQty).mul(row.avgPrice ?? 0);
   return D.max(new D(row.quoteAmount).minus(spent), ZERO).div(last);
+}
+
+/**
+ * How a failed create ended, from what the failure means (ports/venue-errors.ts). REJECTED and NOT_SENT are
+ * certain: no order exists. Everything else (an outcome the adapter could not know, a temporary failure, an
+ * error nobody classified) may have placed the order, so it is UNKNOWN and resolved from open orders and
+ * history, never by sending again (invariant 3).
+ */
+export type CreateOutcome = 'REJECTED' | 'NOT_SENT' | 'UNKNOWN';
+
+export function createOutcome(err: unknown): CreateOutcome {
+  switch (meaningOf(err)) {
+    case 'rejected':
+    case 'authentication':
+      return 'REJECTED';
+    case 'not-sent':
+      return 'NOT_SENT';
+    default:
+      return 'UNKNOWN';
+  }
 }
 
 export class OrderManager {
@@ -238,34 +259,28 @@ export class OrderManager {
   private failed(r: InstanceRunner, row: OrderRow, err: unknown, spend: { asset: string; amount: Dec }): void {
     const { book, clock, market, store } = this.p;
     const now = clock.now();
-    const info = venueErrorInfo(err);
-    const outcome = createOutcome(info);
+    const outcome = createOutcome(err);
+    const message = failureMessage(err);
     if (outcome === 'UNKNOWN') {
       this.placedSincePoll = true;
       // It may exist: count its funds as spent until a refresh says otherwise.
       market.reserve(spend.asset, spend.amount);
-      book.save({ ...row, status: 'UNKNOWN', rejectCode: info.code, rejectReason: info.message, updatedAt: now });
-      r.logger.warn(
-        { localId: row.localId, code: info.code },
-        `order outcome unknown, will reconcile: ${info.message}`,
-      );
-      store.events.record(now, r.name, 'order-unknown', {
-        localId: row.localId,
-        code: info.code,
-        message: info.message,
-      });
+      const code = errorCode(err);
+      book.save({ ...row, status: 'UNKNOWN', rejectCode: code, rejectReason: message, updatedAt: now });
+      r.logger.warn({ localId: row.localId, code }, `order outcome unknown, will reconcile: ${message}`);
+      store.events.record(now, r.name, 'order-unknown', { localId: row.localId, code, message });
       return;
     }
-    const code = info.exchangeCode === undefined ? info.code : String(info.exchangeCode);
-    book.save({ ...row, status: outcome, rejectCode: code, rejectReason: info.message, updatedAt: now });
+    const code = failureCode(err);
+    book.save({ ...row, status: outcome, rejectCode: code, rejectReason: message, updatedAt: now });
     r.logger.warn(
       { localId: row.localId, code },
-      `order ${outcome === 'REJECTED' ? 'rejected' : 'not sent'}: ${info.message}`,
+      `order ${outcome === 'REJECTED' ? 'rejected' : 'not sent'}: ${message}`,
     );
     store.events.record(now, r.name, outcome === 'REJECTED' ? 'order-rejected' : 'order-not-sent', {
       localId: row.localId,
       code,
-      message: info.message,
+      message,
     });
   }
 
@@ -286,15 +301,15 @@ export class OrderManager {
     try {
       record = await guard.call(`cancel ${row.symbol}`, () => cancelOrder(row.symbol, exchangeId));
     } catch (err) {
-      const info = venueErrorInfo(err);
       // Refused (e.g. already filled) or unknown: either way the next poll reads what really happened.
-      const outcome = createOutcome(info) === 'UNKNOWN' ? 'unknown, resolved by the next poll' : 'refused';
-      r.logger.warn({ localId: row.localId, code: info.code }, `cancel ${outcome}: ${info.message}`);
+      const outcome = createOutcome(err) === 'UNKNOWN' ? 'unknown, resolved by the next poll' : 'refused';
+      const message = failureMessage(err);
+      r.logger.warn({ localId: row.localId, code: errorCode(err) }, `cancel ${outcome}: ${message}`);
       store.events.record(clock.now(), r.name, 'cancel-failed', {
         localId: row.localId,
         outcome,
-        code: info.exchangeCode === undefined ? info.code : String(info.exchangeCode),
-        message: info.message,
+        code: failureCode(err),
+        message,
       });
       this.placedSincePoll = true;
       return;

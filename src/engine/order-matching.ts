@@ -5,7 +5,7 @@
  * never one the journal already holds.
  */
 import { D, type Dec, fromWire } from '../market/decimal.js';
-import type { OrderRecord } from '../exchange/schemas.js';
+import type { OrderRecord } from '../ports/venue-records.js';
 import type { OrderRow } from '../store/order-journal.js';
 
 export interface MatchWindow {

@@ -5,7 +5,7 @@
  * window has passed with history readable); fills come from trade history, each inserted exactly once in one
  * transaction with its order row, or from executedQty deltas where trade history is unavailable.
  */
-import type { OrderRecord, TradeRecord } from '../exchange/schemas.js';
+import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import { D, type Dec, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import type { HistoryQuery } from '../ports/venue.js';
 import type { FeeIn, FillRow } from '../store/fills.js';

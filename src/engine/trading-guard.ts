@@ -7,7 +7,8 @@ import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventLog } from '../store/events.js';
 import { CircuitBreaker, type CircuitBreakerOptions, KillSwitch } from './risk.js';
-import { isAuthError, venueErrorInfo } from './venue-errors.js';
+import { errorCode } from '../errors.js';
+import { failureMessage, meaningOf } from '../ports/venue-errors.js';
 
 export class TradingGuard {
   readonly killSwitch: KillSwitch;
@@ -72,9 +73,9 @@ export class TradingGuard {
 
   private failed(what: string, err: unknown): void {
     this.venueErrors++;
-    const info = venueErrorInfo(err);
+    const info = { code: errorCode(err), message: failureMessage(err) };
     const now = this.clock.now();
-    if (isAuthError(info)) {
+    if (meaningOf(err) === 'authentication') {
       if (!this.halted) {
         this.halted = `trading stopped: authentication failed on ${what} (${info.message})`;
         this.logger.error(

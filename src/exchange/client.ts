@@ -35,19 +35,17 @@ import {
 } from './query.js';
 import { RateLimiter, type RateLimitOptions, realSleep, type Sleep } from './rate-limiter.js';
 import { readResponse } from './response.js';
+import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
 import {
-  type Balances,
   BalancesSchema,
   OpenOrdersSchema,
-  type OrderRecord,
   OrderRecordSchema,
-  type PairConfig,
   PairConfigSchema,
-  type Ticker,
+  tickerFromWire,
   TickerSchema,
-  type TradeRecord,
   TradeRecordSchema,
-} from './schemas.js';
+  type WireTicker,
+} from './wire-schemas.js';
 import { signQuery } from './signing.js';
 
 export interface RetryOptions {
@@ -191,8 +189,13 @@ export class ExchangeClient implements Venue {
     return this.pool.close();
   }
 
-  /** 24-hour tickers, of one pair or of all. Public. */
+  /** 24-hour tickers, of one pair or of all, named (the Venue port's shape). Public. */
   async marketWatch(symbol?: string): Promise<Ticker[]> {
+    return (await this.marketWatchEntries(symbol)).map(tickerFromWire);
+  }
+
+  /** The market watch's entries as the exchange sends them, every key kept (what the recorder stores). Public. */
+  async marketWatchEntries(symbol?: string): Promise<WireTicker[]> {
     return this.read(this.publicGet('/api/v3/spot/market_watch', symbol, TickersSchema));
   }
 

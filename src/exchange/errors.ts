@@ -3,7 +3,8 @@
  * what the exchange said (HTTP status, exchange code, requestId, message) so a user can act on it or quote it
  * to support. Messages never contain the secret, a signature or a signed query: the endpoint path is enough.
  */
-import { BotError, ConfigError } from '../errors.js';
+import { BotError, ConfigError, type ErrorCode } from '../errors.js';
+import { VenueError, type VenueErrorMeaning } from '../ports/venue-errors.js';
 import type { OrderRequest } from '../ports/venue.js';
 
 export interface ExchangeErrorDetails {
@@ -24,19 +25,23 @@ function detailText(d: ExchangeErrorDetails): string {
   return parts.length === 0 ? '' : ` [${parts.join(', ')}]`;
 }
 
-/** Base of every error that comes out of a request to the exchange. */
-export class ExchangeClientError extends BotError {
+/**
+ * Base of every error that comes out of a request to the exchange. Each subclass says what it means to the
+ * engine (ports/venue-errors.ts): this is where the wire's failures are classified, once.
+ */
+export class ExchangeClientError extends VenueError {
   readonly endpoint: string;
   readonly status: number | undefined;
   readonly exchangeCode: number | string | undefined;
   readonly requestId: string | undefined;
   readonly exchangeMessage: string | undefined;
 
-  constructor(code: string, what: string, d: ExchangeErrorDetails) {
+  constructor(code: ErrorCode, meaning: VenueErrorMeaning, what: string, d: ExchangeErrorDetails) {
     const said = d.exchangeMessage ? `: ${d.exchangeMessage}` : '';
-    super(code, `${d.endpoint}: ${what}${said}${detailText(d)}`, {
+    super(code, meaning, `${d.endpoint}: ${what}${said}${detailText(d)}`, {
       cause: d.cause,
       context: { endpoint: d.endpoint, status: d.status, exchangeCode: d.exchangeCode, requestId: d.requestId },
+      venueCode: d.exchangeCode,
     });
     this.endpoint = d.endpoint;
     this.status = d.status;
@@ -53,7 +58,12 @@ export class ExchangeClientError extends BotError {
 export class NetworkError extends ExchangeClientError {
   readonly sent: boolean;
   constructor(d: ExchangeErrorDetails & { sent: boolean; reason: string }) {
-    super('E_NETWORK', `network error (${d.reason}; request ${d.sent ? 'may have been sent' : 'was not sent'})`, d);
+    super(
+      'E_NETWORK',
+      d.sent ? 'temporary' : 'not-sent',
+      `network error (${d.reason}; request ${d.sent ? 'may have been sent' : 'was not sent'})`,
+      d,
+    );
     this.sent = d.sent;
   }
 }
@@ -61,23 +71,27 @@ export class NetworkError extends ExchangeClientError {
 export class TimeoutError extends ExchangeClientError {
   readonly timeoutMs: number;
   constructor(d: ExchangeErrorDetails & { timeoutMs: number }) {
-    super('E_TIMEOUT', `no answer within ${d.timeoutMs} ms`, d);
+    super('E_TIMEOUT', 'temporary', `no answer within ${d.timeoutMs} ms`, d);
     this.timeoutMs = d.timeoutMs;
   }
 }
 
-/** An HTTP status the client cannot read as an exchange answer: a non-JSON body, an unknown shape, any 5xx. */
+/**
+ * An HTTP status the client cannot read as an exchange answer: a non-JSON body, an unknown shape, any 5xx.
+ * A 4xx other than 408 and 429 is the gateway refusing the request as malformed: nothing was done.
+ */
 export class HttpStatusError extends ExchangeClientError {
   declare readonly status: number;
   constructor(d: ExchangeErrorDetails & { status: number; reason: string }) {
-    super('E_HTTP', d.reason, d);
+    const refused = d.status >= 400 && d.status < 500 && d.status !== 408 && d.status !== 429;
+    super('E_HTTP', refused ? 'rejected' : 'temporary', d.reason, d);
   }
 }
 
 /** The exchange answered and refused: `status` other than ok, or the public `{statusCode, message}` shape. */
 export class ExchangeRejectedError extends ExchangeClientError {
   constructor(d: ExchangeErrorDetails) {
-    super('E_EXCHANGE', 'exchange refused the request', d);
+    super('E_EXCHANGE', 'rejected', 'exchange refused the request', d);
   }
 }
 
@@ -86,6 +100,7 @@ export class AuthError extends ExchangeClientError {
   constructor(d: ExchangeErrorDetails) {
     super(
       'E_AUTH',
+      'authentication',
       'authentication failed (check EXCHANGE_API_KEY, EXCHANGE_API_SECRET and that this machine’s clock is right)',
       d,
     );
@@ -97,7 +112,7 @@ export class RateLimitError extends ExchangeClientError {
   readonly retryAfterMs: number | undefined;
   constructor(d: ExchangeErrorDetails & { retryAfterMs: number | undefined }) {
     const after = d.retryAfterMs === undefined ? '' : ` (retry after ${d.retryAfterMs} ms)`;
-    super('E_RATE_LIMIT', `rate limited${after}`, d);
+    super('E_RATE_LIMIT', 'temporary', `rate limited${after}`, d);
     this.retryAfterMs = d.retryAfterMs;
   }
 }
@@ -106,7 +121,7 @@ export class RateLimitError extends ExchangeClientError {
 export class ResponseShapeError extends ExchangeClientError {
   readonly path: string;
   constructor(d: ExchangeErrorDetails & { path: string; problem: string }) {
-    super('E_RESPONSE_SHAPE', `response ${d.path}: ${d.problem}`, d);
+    super('E_RESPONSE_SHAPE', 'temporary', `response ${d.path}: ${d.problem}`, d);
     this.path = d.path;
   }
 }
@@ -127,27 +142,36 @@ export class OutcomeUnknownError extends ExchangeClientError {
     const reason = cause.message.startsWith(`${cause.endpoint}: `)
       ? cause.message.slice(cause.endpoint.length + 2)
       : cause.message;
-    super('E_OUTCOME_UNKNOWN', `outcome unknown, reconcile before retrying (${cause.code}: ${reason})`, {
-      endpoint: cause.endpoint,
-      cause,
-    });
+    super(
+      'E_OUTCOME_UNKNOWN',
+      'outcome-unknown',
+      `outcome unknown, reconcile before retrying (${cause.code}: ${reason})`,
+      {
+        endpoint: cause.endpoint,
+        cause,
+      },
+    );
     this.request = request;
     this.sentAt = sentAt;
   }
 }
 
-/** A request the client refused to send: a value that is not what the exchange expects. Raised before any I/O. */
-export class RequestParamError extends BotError {
+/**
+ * A request the client refused to send: a value that is not what the exchange expects. Raised before any I/O,
+ * so nothing was placed: the strict writer rejected it.
+ */
+export class RequestParamError extends VenueError {
   constructor(endpoint: string, field: string, problem: string) {
-    super('E_INVALID_REQUEST', `${endpoint}: ${field} ${problem}`, { context: { endpoint, field } });
+    super('E_INVALID_REQUEST', 'rejected', `${endpoint}: ${field} ${problem}`, { context: { endpoint, field } });
   }
 }
 
-/** A private endpoint was called without an API key and secret. Raised before any I/O. */
-export class MissingCredentialsError extends BotError {
+/** A private endpoint was called without an API key and secret. Raised before any I/O; no trading without keys. */
+export class MissingCredentialsError extends VenueError {
   constructor(endpoint: string) {
     super(
       'E_CREDENTIALS',
+      'authentication',
       `${endpoint} is private: it needs an API key and secret (set EXCHANGE_API_KEY and EXCHANGE_API_SECRET)`,
       { context: { endpoint } },
     );

@@ -3,7 +3,7 @@
  * the zod schema of `data`. Every outcome that is not data becomes a typed error naming the endpoint.
  */
 import type { z } from 'zod';
-import { BrokerErrorSchema, HttpErrorBodySchema } from './schemas.js';
+import { BrokerErrorSchema, HttpErrorBodySchema } from './wire-schemas.js';
 import {
   AuthError,
   type ExchangeClientError,

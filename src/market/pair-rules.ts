@@ -1,7 +1,24 @@
-import type { PairConfig } from '../exchange/schemas.js';
 import { D, dec, type Dec, type DecimalLike, fromWire } from './decimal.js';
 
 export type Side = 'BUY' | 'SELL';
+
+/**
+ * What the rules are read from: the fields of a venue's pair configuration that matter here (the port's
+ * PairConfig has them all; this ring imports nothing, so it names them itself).
+ */
+export interface PairConfigFields {
+  symbol: string;
+  status: string;
+  baseAsset: string;
+  quoteAsset: string;
+  baseAssetPrecision: number;
+  quotePrecision: number;
+  baseAssetId?: number | null;
+  quoteAssetId?: number | null;
+  orderTypes: readonly string[];
+  ocoAllowed?: boolean | null;
+  filters: readonly { filterType: string; [key: string]: unknown }[];
+}
 
 /** The trading rules of one pair, in exact decimals, read once from the exchange's pair configuration. */
 export interface PairRules {
@@ -28,7 +45,7 @@ export interface PairRules {
   ocoAllowed: boolean;
 }
 
-function filter(config: PairConfig, type: string): Record<string, unknown> | undefined {
+function filter(config: PairConfigFields, type: string): Record<string, unknown> | undefined {
   return config.filters.find((f) => f.filterType === type);
 }
 
@@ -40,7 +57,7 @@ function optDec(v: unknown): Dec | undefined {
   return undefined;
 }
 
-export function pairRulesFrom(config: PairConfig): PairRules {
+export function pairRulesFrom(config: PairConfigFields): PairRules {
   const price = filter(config, 'PRICE_FILTER');
   const lot = filter(config, 'LOT_SIZE');
   const notional = filter(config, 'MIN_NOTIONAL') ?? filter(config, 'NOTIONAL');

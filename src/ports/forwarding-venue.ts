@@ -2,7 +2,7 @@
  * A Venue that passes every call to another: the base of decorators that change one thing (record prices,
  * hide cancel…). Cancel is offered exactly when the inner venue offers it, and the revision is the inner one.
  */
-import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../exchange/schemas.js';
+import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from './venue.js';
 
 export class ForwardingVenue implements Venue {

@@ -1,9 +1,18 @@
 /**
  * The Venue port: everything the engine may ask of an exchange. The HTTP client (live, and paper against
  * the simulated exchange's server) and the in-process matching engine (backtest) both implement it, and the
- * contract suite runs the same cases against each. Records are the exchange's own shapes (exchange/schemas).
+ * contract suite runs the same cases against each. Records are the port's own (venue-records.ts); failures carry
+ * the port's meanings (venue-errors.ts).
  */
-import type { Balances, OrderRecord, OrderType, PairConfig, Side, Ticker, TradeRecord } from '../exchange/schemas.js';
+import type {
+  Balances,
+  OrderRecord,
+  OrderType,
+  PairConfig,
+  Side,
+  Ticker,
+  TradeRecord,
+} from '../ports/venue-records.js';
 
 /**
  * What the bot sends to create an order. Prices and quantities are plain decimal text, already checked

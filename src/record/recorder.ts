@@ -2,14 +2,13 @@
  * Market-watch recorder: polls the 24-hour tickers of some symbols and appends each new entry, every key as
  * it came, to `DIR/SYMBOL/YYYY-MM-DD.jsonl.gz` (the UTC day of the ticker's own time `t`).
  */
-import type { Ticker } from '../exchange/schemas.js';
+import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
 import { systemClock, type Clock } from '../ports/clock.js';
-import type { Venue } from '../ports/venue.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, utcDay } from './recording-format.js';
 import { RecordingWriter } from './recording-writer.js';
 
-export type FetchTickers = (symbols: readonly string[]) => Promise<Ticker[]>;
+export type FetchTickers = (symbols: readonly string[]) => Promise<WireTicker[]>;
 
 export interface RecorderOptions {
   symbols: readonly string[];
@@ -65,7 +64,7 @@ export class Recorder {
 
   /** One poll: fetch, write what is new. Never throws: a failure is logged and the next poll tries again. */
   async poll(): Promise<number> {
-    let tickers: Ticker[];
+    let tickers: WireTicker[];
     try {
       tickers = await this.options.fetchTickers(this.options.symbols);
     } catch (err) {
@@ -73,7 +72,7 @@ export class Recorder {
       this.logger.warn({ err }, 'recorder: market watch poll failed; retrying at the next tick');
       return 0;
     }
-    const bySymbol = new Map<string, Ticker[]>();
+    const bySymbol = new Map<string, WireTicker[]>();
     for (const ticker of tickers) {
       if (!this.wanted.has(ticker.s)) continue;
       const list = bySymbol.get(ticker.s);
@@ -98,7 +97,7 @@ export class Recorder {
     for (const symbol of [...this.slots.keys()]) await this.drop(symbol);
   }
 
-  private async write(symbol: string, tickers: readonly Ticker[]): Promise<number> {
+  private async write(symbol: string, tickers: readonly WireTicker[]): Promise<number> {
     let pending: string[] = [];
     let slot = this.slots.get(symbol);
     let written = 0;
@@ -228,6 +227,6 @@ export function runEvery(
  * fetchTickers over a venue's market watch: one symbol is asked for by name, several in one call for all pairs
  * (the recorder keeps only the symbols it records).
  */
-export function marketWatchFetcher(venue: Pick<Venue, 'marketWatch'>): FetchTickers {
-  return (symbols) => (symbols.length === 1 ? venue.marketWatch(symbols[0]) : venue.marketWatch());
+export function marketWatchFetcher(source: WireTickerSource): FetchTickers {
+  return (symbols) => (symbols.length === 1 ? source.marketWatchEntries(symbols[0]) : source.marketWatchEntries());
 }

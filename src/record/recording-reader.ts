@@ -8,7 +8,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { constants, createGunzip } from 'node:zlib';
-import { TickerSchema, type Ticker } from '../exchange/schemas.js';
+import { TickerSchema, type WireTicker } from '../exchange/wire-schemas.js';
 import {
   RECORDING_EXTENSION,
   RECORDING_FORMAT,
@@ -26,7 +26,7 @@ export interface ReadOptions {
   warn?: Warn;
   /** Earliest ticker time returned, epoch ms, inclusive. */
   from?: number;
-  /** Ticker time at which reading stops, epoch ms, exclusive. Files are in time order, so the rest is not read. */
+  /** WireTicker time at which reading stops, epoch ms, exclusive. Files are in time order, so the rest is not read. */
   to?: number;
   /** Receives the file's header line, when it has one. */
   onHeader?: (header: RecordingHeader) => void;
@@ -88,9 +88,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** The bot relies on s, p and t: checked with plain typeofs, zod only for the rare entry that fails them. */
-function toTicker(value: unknown, file: string, line: number): Ticker {
+function toTicker(value: unknown, file: string, line: number): WireTicker {
   if (isObject(value) && typeof value.s === 'string' && typeof value.p === 'number' && Number.isInteger(value.t)) {
-    return value as Ticker;
+    return value as WireTicker;
   }
   const parsed = TickerSchema.safeParse(value);
   if (parsed.success) return parsed.data;
@@ -121,12 +121,12 @@ function toHeader(value: Record<string, unknown>, file: string): RecordingHeader
  * The tickers of one file in batches (one per decompressed chunk): the fast path for replays. A header line is
  * passed to onHeader, blank lines are skipped, a torn last line is skipped with a warning.
  */
-export async function* readRecordingBatches(file: string, options: ReadOptions = {}): AsyncGenerator<Ticker[]> {
+export async function* readRecordingBatches(file: string, options: ReadOptions = {}): AsyncGenerator<WireTicker[]> {
   const warn = options.warn ?? defaultWarn;
   const from = options.from ?? -Infinity;
   const to = options.to ?? Infinity;
   for await (const batch of readLineBatches(file)) {
-    const tickers: Ticker[] = [];
+    const tickers: WireTicker[] = [];
     let lineNo = batch.firstLine;
     for (const line of batch.lines) {
       if (line.length > 0) {
@@ -169,7 +169,7 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
 }
 
 /** The tickers of one file, one at a time. */
-export async function* readRecording(file: string, options: ReadOptions = {}): AsyncGenerator<Ticker> {
+export async function* readRecording(file: string, options: ReadOptions = {}): AsyncGenerator<WireTicker> {
   for await (const batch of readRecordingBatches(file, options)) yield* batch;
 }
 
@@ -284,7 +284,10 @@ async function firstTickerTime(file: string): Promise<number | undefined> {
  * file outside [from, to) is not opened at all), and a ticker not later than the one before it (overlapping
  * files, duplicates) is skipped with one warning per file.
  */
-export async function* readRecordings(files: readonly string[], options: ReadOptions = {}): AsyncGenerator<Ticker[]> {
+export async function* readRecordings(
+  files: readonly string[],
+  options: ReadOptions = {},
+): AsyncGenerator<WireTicker[]> {
   const warn = options.warn ?? defaultWarn;
   const from = options.from ?? -Infinity;
   const to = options.to ?? Infinity;
@@ -305,7 +308,7 @@ export async function* readRecordings(files: readonly string[], options: ReadOpt
         yield batch;
         continue;
       }
-      const kept: Ticker[] = [];
+      const kept: WireTicker[] = [];
       for (const ticker of batch) {
         if (ticker.t > last) {
           kept.push(ticker);
@@ -318,7 +321,7 @@ export async function* readRecordings(files: readonly string[], options: ReadOpt
   }
 }
 
-function isIncreasing(batch: readonly Ticker[]): boolean {
+function isIncreasing(batch: readonly WireTicker[]): boolean {
   for (let i = 1; i < batch.length; i++) if (batch[i]!.t <= batch[i - 1]!.t) return false;
   return true;
 }
@@ -328,6 +331,6 @@ export async function* readSymbolRecordings(
   dir: string,
   symbol: string,
   options: ReadOptions = {},
-): AsyncGenerator<Ticker[]> {
+): AsyncGenerator<WireTicker[]> {
   yield* readRecordings(await listRecordingFiles(dir, symbol), options);
 }

@@ -16,7 +16,7 @@ import { closeSync, fsyncSync, openSync, writeSync, renameSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { constants, createGzip, type Gzip } from 'node:zlib';
-import type { Ticker } from '../exchange/schemas.js';
+import type { WireTicker } from '../exchange/wire-schemas.js';
 import { RecordingError, type RecordingHeader } from './recording-format.js';
 import { readLineBatches, type Warn } from './recording-reader.js';
 
@@ -81,7 +81,7 @@ export class RecordingWriter {
     if (this.now() - this.lastSync >= this.fsyncIntervalMs) this.sync();
   }
 
-  writeTickers(tickers: readonly Ticker[]): Promise<void> {
+  writeTickers(tickers: readonly WireTicker[]): Promise<void> {
     return this.writeLines(tickers.map((t) => JSON.stringify(t)));
   }
 

@@ -11,7 +11,7 @@
  * Every default pair is TRADING, allows LIMIT, MARKET, STOP_LIMIT and OCO, and has only a PRICE_FILTER
  * (quantities are bounded by the base precision alone). Timestamps are fixed so records are reproducible.
  */
-import type { PairConfig } from '../exchange/schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 
 export interface SimAsset {
   id: number;

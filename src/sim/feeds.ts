@@ -18,11 +18,10 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { BotError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
-import type { Ticker } from '../exchange/schemas.js';
+import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import { systemClock, type Clock } from '../ports/clock.js';
-import type { Venue } from '../ports/venue.js';
 import type { Warn } from '../record/recording-reader.js';
 import { SimRejectError } from './error-codes.js';
 import type { MatchingEngine, TickerInput } from './matching-engine.js';
@@ -341,7 +340,7 @@ export function randomWalkFeed(options: {
 
 /** The upstream stays the caller's: stop() waits for a fetch in flight but does not close it. */
 export function proxyFeed(options: {
-  upstream: Venue;
+  upstream: WireTickerSource;
   minIntervalMs?: number;
   clock?: Clock;
   warn?: (m: string) => void;
@@ -357,9 +356,9 @@ export function proxyFeed(options: {
 
   async function refresh(): Promise<void> {
     fetchedAt = clock.now();
-    let tickers: Ticker[];
+    let tickers: WireTicker[];
     try {
-      tickers = await options.upstream.marketWatch();
+      tickers = await options.upstream.marketWatchEntries();
     } catch (err) {
       warn(`proxy feed: upstream market watch failed, serving the last tickers (${describeError(err)})`);
       return;

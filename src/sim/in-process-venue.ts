@@ -7,21 +7,32 @@
  * pair configs never change, so each is parsed once: a poll that reads a page of unchanged history gets the
  * parsed records it got before (frozen too: no reader can change what another one is handed).
  */
+import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
 import {
   BalancesSchema,
   OrderRecordSchema,
   PairConfigSchema,
+  tickerFromWire,
   TickerSchema,
   TradeRecordSchema,
-  type Balances,
-  type OrderRecord,
-  type PairConfig,
-  type Ticker,
-  type TradeRecord,
-} from '../exchange/schemas.js';
+} from '../exchange/wire-schemas.js';
+import { VenueError } from '../ports/venue-errors.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import type { MatchingEngine } from './matching-engine.js';
+import { SimRejectError } from './error-codes.js';
 import { deepFreeze } from './records.js';
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+function rejectedBySim(err: SimRejectError): VenueError {
+  return new VenueError('E_EXCHANGE', 'rejected', err.message, {
+    cause: err,
+    context: err.context,
+    venueCode: err.exchangeCode,
+  });
+}
 
 /** Parsed records by the engine's record they were parsed from. */
 const parsedOrders = new WeakMap<object, OrderRecord>();
@@ -52,7 +63,7 @@ export class InProcessVenue implements Venue {
   }
 
   marketWatch(symbol?: string): Promise<Ticker[]> {
-    return this.call(() => TickerSchema.array().parse(this.engine.tickers(symbol)));
+    return this.call(() => TickerSchema.array().parse(this.engine.tickers(symbol)).map(tickerFromWire));
   }
 
   pairConfig(symbol?: string): Promise<PairConfig[]> {
@@ -83,8 +94,15 @@ export class InProcessVenue implements Venue {
     return this.call(() => parsedOrder(this.engine.cancelOrder(this.apiKey, symbol, displayingId)));
   }
 
-  /** Engine rejections become rejected promises (the executor's throw rejects), as the HTTP client's do. */
+  /**
+   * Engine refusals become rejected promises, as the HTTP client's do, with the port's meaning: a
+   * SimRejectError is the venue refusing (rejected, its exchange code kept); anything else is a bug, unclassified.
+   */
   private call<T>(fn: () => T): Promise<T> {
-    return new Promise((resolve) => resolve(fn()));
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err instanceof SimRejectError ? rejectedBySim(err) : asError(err));
+    }
   }
 }

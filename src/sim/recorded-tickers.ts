@@ -5,7 +5,7 @@
  * ticker time, ties going to the symbol first in alphabetical order, so a replay is deterministic.
  */
 import { stat } from 'node:fs/promises';
-import type { Ticker } from '../exchange/schemas.js';
+import type { WireTicker } from '../exchange/wire-schemas.js';
 import { RecordingError } from '../record/recording-format.js';
 import { readRecording, readRecordingHeader, readRecordings, type Warn } from '../record/recording-reader.js';
 
@@ -41,13 +41,13 @@ export async function groupBySymbol(files: readonly string[], warn: Warn): Promi
 }
 
 interface Head {
-  it: AsyncIterator<Ticker[]>;
-  batch: Ticker[];
+  it: AsyncIterator<WireTicker[]>;
+  batch: WireTicker[];
   i: number;
 }
 
 /** Every ticker of every group, merged in time order, in batches. */
-export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGenerator<Ticker[]> {
+export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGenerator<WireTicker[]> {
   const iterators = [...groups.values()].map((files) => readRecordings(files, { warn })[Symbol.asyncIterator]());
   try {
     const heads: Head[] = [];
@@ -55,7 +55,7 @@ export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGene
       const first = await it.next();
       if (!first.done) heads.push({ it, batch: first.value, i: 0 });
     }
-    let out: Ticker[] = [];
+    let out: WireTicker[] = [];
     while (heads.length > 0) {
       let k = 0;
       for (let j = 1; j < heads.length; j++)
@@ -95,8 +95,8 @@ export async function countTickers(groups: SymbolFiles, cancelled: () => boolean
 
 /** A pull cursor over the merged stream: `ready()` loads the next batch when needed, the rest is synchronous. */
 export class TickerCursor {
-  private readonly source: AsyncGenerator<Ticker[]>;
-  private batch: Ticker[] = [];
+  private readonly source: AsyncGenerator<WireTicker[]>;
+  private batch: WireTicker[] = [];
   private i = 0;
 
   constructor(groups: SymbolFiles, warn: Warn) {
@@ -115,13 +115,13 @@ export class TickerCursor {
   }
 
   /** The waiting ticker; only after ready() resolved true. */
-  peek(): Ticker {
+  peek(): WireTicker {
     const ticker = this.batch[this.i];
     if (ticker === undefined) throw new Error('TickerCursor.peek before ready()');
     return ticker;
   }
 
-  take(): Ticker {
+  take(): WireTicker {
     const ticker = this.peek();
     this.i++;
     return ticker;

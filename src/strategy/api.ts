@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { dec, type Dec, type DecimalLike } from '../market/decimal.js';
 import type { PairRules, Side } from '../market/pair-rules.js';
-import type { Ticker } from '../exchange/schemas.js';
+import type { Ticker } from '../ports/venue-records.js';
 
 export type { Dec, DecimalLike, PairRules, Side, Ticker };
 export { D, dec, plain } from '../market/decimal.js';

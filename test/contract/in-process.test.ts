@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InProcessVenue } from '../../src/sim/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import { VenueError } from '../../src/ports/venue-errors.js';
 import { SimRejectError } from '../../src/sim/error-codes.js';
 import { CONTRACT_BALANCES, runVenueContract, type VenueHarness } from './venue-contract.js';
 
@@ -39,10 +40,13 @@ describe('InProcessVenue', () => {
     expect(venue.revision).toBeGreaterThan(r0 + 1);
   });
 
-  it('rejects with the SimRejectError itself, as a rejected promise rather than a throw', async () => {
+  it('rejects with a rejected VenueError caused by the SimRejectError, as a rejected promise rather than a throw', async () => {
     const { venue } = harness();
     const pending = venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.1' });
-    await expect(pending).rejects.toBeInstanceOf(SimRejectError);
-    await expect(pending).rejects.toMatchObject({ reason: 'NO_MARKET_PRICE', exchangeCode: 6116 });
+    await expect(pending).rejects.toBeInstanceOf(VenueError);
+    await expect(pending).rejects.toMatchObject({ meaning: 'rejected', code: 'E_EXCHANGE', venueCode: 6116 });
+    const err: unknown = await pending.catch((e: unknown) => e);
+    expect((err as Error).cause).toBeInstanceOf(SimRejectError);
+    expect((err as Error).cause).toMatchObject({ reason: 'NO_MARKET_PRICE' });
   });
 });

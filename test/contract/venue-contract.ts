@@ -8,13 +8,14 @@
  * no slippage, no partial fills), no prices set yet; `setPrice` feeds one last price to the engine (and
  * resolves once the venue will see it); `close` frees whatever the harness started.
  *
- * Errors are checked through their numeric `exchangeCode` (SimRejectError has it, the HTTP client's errors
+ * Errors are checked through the port's meaning and the venue's numeric code (`venueCode`; the HTTP client's errors
  * carry the BROKER_ERROR code there), never their class.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dec } from '../../src/market/decimal.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
-import type { OrderRecord } from '../../src/exchange/schemas.js';
+import { VenueError } from '../../src/ports/venue-errors.js';
+import type { OrderRecord } from '../../src/ports/venue-records.js';
 import type { OrderRequest, Venue } from '../../src/ports/venue.js';
 import { SIM_ERROR_CODES, type SimRejectReason } from '../../src/sim/error-codes.js';
 
@@ -33,8 +34,11 @@ async function expectCode(promise: Promise<unknown>, reason: SimRejectReason): P
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err, `expected a rejection with exchange code ${SIM_ERROR_CODES[reason]} (${reason})`).toBeInstanceOf(Error);
-  expect(Number((err as { exchangeCode?: unknown }).exchangeCode)).toBe(SIM_ERROR_CODES[reason]);
+  expect(err, `expected a rejection with exchange code ${SIM_ERROR_CODES[reason]} (${reason})`).toBeInstanceOf(
+    VenueError,
+  );
+  // Both adapters give the refusal the port's meaning and keep the venue's own code.
+  expect(err).toMatchObject({ meaning: 'rejected', venueCode: SIM_ERROR_CODES[reason] });
 }
 
 export function runVenueContract(name: string, makeHarness: () => Promise<VenueHarness>): void {
@@ -103,13 +107,13 @@ export function runVenueContract(name: string, makeHarness: () => Promise<VenueH
 
     it('serves the market watch with symbol, last price and time', async () => {
       const all = await venue.marketWatch();
-      expect(all.map((t) => t.s)).toEqual(expect.arrayContaining(['BTCUSDT', 'BTCUSDC']));
+      expect(all.map((t) => t.symbol)).toEqual(expect.arrayContaining(['BTCUSDT', 'BTCUSDC']));
       const [usdc, ...rest] = await venue.marketWatch('BTCUSDC');
       expect(rest).toEqual([]);
-      expect(usdc?.p).toBe(59990.5);
-      expect(Number.isInteger(usdc?.t)).toBe(true);
+      expect(usdc?.last).toBe(59990.5);
+      expect(Number.isInteger(usdc?.time)).toBe(true);
       await h.setPrice('BTCUSDC', '60001.25');
-      expect((await venue.marketWatch('BTCUSDC'))[0]?.p).toBe(60001.25);
+      expect((await venue.marketWatch('BTCUSDC'))[0]?.last).toBe(60001.25);
     });
 
     it('places a resting LIMIT, lists it as open, locks quote, and cancels it', async () => {

@@ -17,7 +17,7 @@ import { storeTrace, type Trace } from '../../src/backtest/runner.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { parseEnv } from '../../src/config/env.js';
-import type { Ticker } from '../../src/exchange/schemas.js';
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import { systemClock } from '../../src/ports/clock.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
@@ -53,7 +53,7 @@ class SteppedScheduler implements Scheduler {
 /** Three hours of the sample in which a tight grid trades both ways. */
 async function slice(file: string): Promise<number> {
   let header: RecordingHeader | undefined;
-  const ticks: Ticker[] = [];
+  const ticks: WireTicker[] = [];
   const from = Date.parse('2023-03-09T00:00:00Z');
   for await (const t of readRecording(SAMPLE, { from, to: from + 3 * 3_600_000, onHeader: (h) => (header = h) }))
     ticks.push(t);

@@ -373,7 +373,7 @@ describe('kill switch and circuit breaker', () => {
     await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))], {
       circuitBreaker: { threshold: 3, baseBackoffMs: 60_000 },
     });
-    h.venue.outage = venueError('E_NETWORK', { sent: false });
+    h.venue.outage = venueError('not-sent', 'E_NETWORK');
     await h.tick(100); // create fails (not sent)
     await h.tick(100);
     await h.tick(100); // third error: tripped
@@ -396,7 +396,7 @@ describe('unknown outcomes (invariant 3)', () => {
     h = new Harness();
     h.price(100);
     await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))]);
-    h.venue.createFault = { when: 'before-place', error: venueError('E_EXCHANGE', { exchangeCode: 6113 }) };
+    h.venue.createFault = { when: 'before-place', error: venueError('rejected', 'E_EXCHANGE', 6113) };
     await h.tick(100);
     await h.tick(100);
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'REJECTED', rejectCode: '6113', matchMethod: undefined });
@@ -409,7 +409,7 @@ describe('unknown outcomes (invariant 3)', () => {
     h = new Harness();
     h.price(100);
     await h.start([instance('a', oneBuy('99.5'))]);
-    h.venue.createFault = { when: 'after-place', error: venueError('E_OUTCOME_UNKNOWN') };
+    h.venue.createFault = { when: 'after-place', error: venueError('outcome-unknown', 'E_OUTCOME_UNKNOWN') };
     await h.tick(100);
     // The poll right after the cycle matched it in open orders.
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'OPEN', matchMethod: 'open-orders' });
@@ -425,7 +425,7 @@ describe('unknown outcomes (invariant 3)', () => {
     h = new Harness();
     h.price(100);
     await h.start([instance('a', oneBuy('99.5'))], { reconcileWindowMs: 20_000 });
-    h.venue.createFault = { when: 'before-place', error: venueError('E_TIMEOUT') };
+    h.venue.createFault = { when: 'before-place', error: venueError('temporary', 'E_TIMEOUT') };
     await h.tick(100);
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'UNKNOWN', rejectCode: 'E_TIMEOUT' });
     h.venue.historyFails = true; // not consistently readable: no decision
@@ -458,7 +458,7 @@ describe('unknown outcomes (invariant 3)', () => {
         }),
       ),
     ]);
-    h.venue.createFault = { when: 'after-place', error: venueError('E_HTTP', { status: 502 }) };
+    h.venue.createFault = { when: 'after-place', error: venueError('temporary', 'E_HTTP') };
     await h.tick(100);
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', matchMethod: 'history', filledQty: '0.02' });
     expect(fills).toHaveLength(1);
@@ -671,7 +671,7 @@ describe('operator-facing behaviour', () => {
     h = new Harness();
     h.price(100);
     await h.start([instance('a', strategy({ onTick: (ctx) => void ctx.limit('BUY', '50', '0.01') }))]);
-    h.venue.createFault = { when: 'before-place', error: venueError('E_AUTH', { status: 401 }) };
+    h.venue.createFault = { when: 'before-place', error: venueError('authentication', 'E_AUTH') };
     await h.tick(100);
     await h.tick(100);
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'REJECTED', rejectCode: 'E_AUTH' });

@@ -10,7 +10,9 @@ import { z } from 'zod';
 import { StrategyFileSchema } from '../../src/config/strategy-file.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
-import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../../src/exchange/schemas.js';
+import type { ErrorCode } from '../../src/errors.js';
+import { VenueError, type VenueErrorMeaning } from '../../src/ports/venue-errors.js';
+import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../../src/ports/venue-records.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../../src/ports/venue.js';
@@ -37,8 +39,9 @@ export class VirtualClock implements Clock {
   }
 }
 
-export function venueError(code: string, extra: Record<string, unknown> = {}): Error {
-  return Object.assign(new Error(`${code} injected by the test venue`), { code, ...extra });
+/** A failure as an adapter would classify it (ports/venue-errors.ts). */
+export function venueError(meaning: VenueErrorMeaning, code: ErrorCode, venueCode?: number): VenueError {
+  return new VenueError(code, meaning, `${code} injected by the test venue`, { venueCode });
 }
 
 /** Delegates to the in-process venue; each field, when set, injects one fault. */
@@ -83,11 +86,11 @@ export class FaultyVenue implements Venue {
     return this.guard(() => this.inner.openOrders(pair));
   }
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
-    if (this.historyFails) return Promise.reject(venueError('E_TIMEOUT'));
+    if (this.historyFails) return Promise.reject(venueError('temporary', 'E_TIMEOUT'));
     return this.guard(() => this.inner.orderHistory(query));
   }
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
-    if (this.tradesFail) return Promise.reject(venueError('E_HTTP', { status: 503 }));
+    if (this.tradesFail) return Promise.reject(venueError('temporary', 'E_HTTP'));
     return this.guard(() => this.inner.tradeHistory(query));
   }
   async createOrder(request: OrderRequest): Promise<OrderRecord> {

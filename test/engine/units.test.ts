@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { OrderRecord } from '../../src/exchange/schemas.js';
+import type { OrderRecord } from '../../src/ports/venue-records.js';
 import { D, dec } from '../../src/market/decimal.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
 import { intentBuilders } from '../../src/engine/intent-builders.js';
 import { checkOrder } from '../../src/engine/order-checks.js';
-import { remainingBase } from '../../src/engine/order-manager.js';
+import { createOutcome, remainingBase } from '../../src/engine/order-manager.js';
 import { matchUnresolved, sameOrder } from '../../src/engine/order-matching.js';
 import { PositionTracker, utcDay } from '../../src/engine/position.js';
 import { CircuitBreaker, isEntry, riskProblem } from '../../src/engine/risk.js';
-import { createOutcome, venueErrorInfo } from '../../src/engine/venue-errors.js';
+import { VenueError, type VenueErrorMeaning } from '../../src/ports/venue-errors.js';
 import type { Intent } from '../../src/strategy/api.js';
 import type { OrderRow } from '../../src/store/order-journal.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
@@ -17,32 +17,23 @@ import { matching } from './harness.js';
 
 const rules = pairRulesFrom(DEFAULT_PAIRS[0]!); // BTCUSDT: tick 0.01, base precision 6, quote precision 2
 
-describe('venue error classification (duck typed)', () => {
-  const outcome = (err: unknown) => createOutcome(venueErrorInfo(err));
-  it('is certain only where the exchange refused or the request never left', () => {
-    expect(outcome({ code: 'E_EXCHANGE', exchangeCode: 6113, message: 'x' })).toBe('REJECTED');
-    expect(outcome({ code: 'E_AUTH' })).toBe('REJECTED');
-    expect(outcome({ code: 'E_NETWORK', sent: false })).toBe('NOT_SENT');
-    expect(outcome({ code: 'E_HTTP', status: 400 })).toBe('REJECTED');
+describe('a failed create, by what the failure means', () => {
+  const failure = (meaning: VenueErrorMeaning) => new VenueError('E_EXCHANGE', meaning, meaning);
+  it('is certain only where the venue refused or the request never left', () => {
+    expect(createOutcome(failure('rejected'))).toBe('REJECTED');
+    expect(createOutcome(failure('authentication'))).toBe('REJECTED');
+    expect(createOutcome(failure('not-sent'))).toBe('NOT_SENT');
   });
   it('treats everything else as an unknown outcome, never as failed', () => {
     for (const err of [
-      { code: 'E_OUTCOME_UNKNOWN' },
-      { code: 'E_TIMEOUT' },
-      { code: 'E_NETWORK', sent: true },
-      { code: 'E_NETWORK' },
-      { code: 'E_HTTP', status: 502 },
-      { code: 'E_HTTP' },
-      { code: 'E_RATE_LIMIT' },
-      { code: 'E_RESPONSE_SHAPE' },
+      failure('outcome-unknown'),
+      failure('temporary'),
+      // Duck-typed look-alikes are not classified: only an adapter gives an error its meaning.
+      Object.assign(new Error('refused'), { code: 'E_EXCHANGE', meaning: 'rejected' }),
       new TypeError('bug in an adapter'),
       'a string',
     ])
-      expect(outcome(err)).toBe('UNKNOWN');
-  });
-  it('reads the exchange code and message', () => {
-    const e = Object.assign(new Error('refused'), { code: 'E_EXCHANGE', exchangeCode: 6104 });
-    expect(venueErrorInfo(e)).toMatchObject({ code: 'E_EXCHANGE', exchangeCode: 6104, message: 'refused' });
+      expect(createOutcome(err)).toBe('UNKNOWN');
   });
 });
 
@@ -224,21 +215,20 @@ describe('risk', () => {
 describe('matching unknown creates', () => {
   const row = (over: Partial<OrderRow>): OrderRow =>
     orderRow({ status: 'UNKNOWN', createdAt: 1_000_000, sentAt: 1_000_000, updatedAt: 1_000_000, ...over });
-  const rec = (id: number, over: Partial<OrderRecord> = {}): OrderRecord =>
-    ({
-      displayingId: String(id),
-      symbol: 'BTCUSDT',
-      side: 'BUY',
-      type: 'LIMIT',
-      status: 'NEW',
-      price: 100,
-      stopPrice: 0,
-      limitPrice: 100,
-      quantity: 0.5,
-      executedQty: 0,
-      createdAt: new Date(1_000_100).toISOString(),
-      ...over,
-    }) as OrderRecord;
+  const rec = (id: number, over: Partial<OrderRecord> = {}): OrderRecord => ({
+    displayingId: String(id),
+    symbol: 'BTCUSDT',
+    side: 'BUY',
+    type: 'LIMIT',
+    status: 'NEW',
+    price: 100,
+    stopPrice: 0,
+    limitPrice: 100,
+    quantity: 0.5,
+    executedQty: 0,
+    createdAt: new Date(1_000_100).toISOString(),
+    ...over,
+  });
   const window = { windowMs: 60_000, skewMs: 30_000 };
   it('matches on symbol, side, type, prices and quantity, within the window, each order once, never a known one', () => {
     expect(sameOrder(row({}), rec(1))).toBe(true);

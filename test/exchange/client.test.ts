@@ -201,13 +201,17 @@ describe('endpoints', () => {
 
   it('public endpoints: no key, no timestamp, no signature; symbol passed through', async () => {
     const c = client({ apiKey: undefined, apiSecret: undefined });
-    const tickers = await c.marketWatch('BTCUSDT');
+    const tickers = await c.marketWatchEntries('BTCUSDT');
+    const named = await c.marketWatch('BTCUSDT');
     const configs = await c.pairConfig();
     const [tickerReq] = server.calls('GET /api/v3/spot/market_watch');
     expect(tickerReq!.rawQuery).toBe('symbol=BTCUSDT');
     expect(tickerReq!.headers['x-api-key']).toBeUndefined();
     expect(server.calls('GET /api/v3/spot/config')[0]!.rawQuery).toBe('');
     expect(tickers[0]).toMatchObject({ s: 'BTCUSDT', p: 63000.5, lbl: 'x' });
+    // The Venue port's ticker is named; the wire's one-letter keys stay in the client.
+    expect(named[0]).toMatchObject({ symbol: 'BTCUSDT', last: 63000.5 });
+    expect(named[0]).not.toHaveProperty('s');
     expect(configs[0]!.filters[0]).toMatchObject({ filterType: 'PRICE_FILTER', tickSize: 0.01 });
   });
 

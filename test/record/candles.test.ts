@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Ticker } from '../../src/exchange/schemas.js';
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { CandleFileError, assetsOf, importCandles, walkCandle, type Candle } from '../../src/record/candles.js';
 import { dec } from '../../src/market/decimal.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';
@@ -20,7 +20,7 @@ function csv(name: string, rows: string[], header = HEADER): string {
   return file;
 }
 
-async function importRows(rows: string[], symbol = 'BTCUSDT'): Promise<Ticker[]> {
+async function importRows(rows: string[], symbol = 'BTCUSDT'): Promise<WireTicker[]> {
   const result = await importCandles({ symbol, files: [csv('c.csv', rows)], outDir: dir });
   return readAll(result.file);
 }

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Ticker } from '../../src/exchange/schemas.js';
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording, type ReadOptions } from '../../src/record/recording-reader.js';
 
 /** Every key of spot-api.md's 24-hour ticker entry, plus one the spec does not list. */
-export function fullTicker(t: number, p = 63000.12, s = 'BTCUSDT'): Ticker {
+export function fullTicker(t: number, p = 63000.12, s = 'BTCUSDT'): WireTicker {
   return {
     a: 0.5,
     b: 'BTC',
@@ -80,8 +80,8 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function readAll(file: string, options: ReadOptions = {}): Promise<Ticker[]> {
-  const out: Ticker[] = [];
+export async function readAll(file: string, options: ReadOptions = {}): Promise<WireTicker[]> {
+  const out: WireTicker[] = [];
   for await (const ticker of readRecording(file, options)) out.push(ticker);
   return out;
 }

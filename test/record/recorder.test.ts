@@ -8,13 +8,13 @@ import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
-import type { Ticker } from '../../src/exchange/schemas.js';
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { Recorder, marketWatchFetcher, runEvery, type Timers } from '../../src/record/recorder.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
 
 /** A market watch on 127.0.0.1 serving whatever `tickers` holds; `failNext` answers errors instead. */
 class MarketWatchServer {
-  tickers: Ticker[] = [];
+  tickers: WireTicker[] = [];
   failNext = 0;
   readonly queries: string[] = [];
   private readonly waiters: { count: number; resolve: () => void }[] = [];

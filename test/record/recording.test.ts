@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Ticker } from '../../src/exchange/schemas.js';
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { RecordingError, type RecordingHeader } from '../../src/record/recording-format.js';
 import {
   listRecordingFiles,
@@ -19,7 +19,7 @@ let cleanup: () => Promise<void>;
 beforeEach(async () => ({ dir, cleanup } = await tempDir()));
 afterEach(() => cleanup());
 
-async function write(file: string, tickers: Ticker[], batch = 1): Promise<void> {
+async function write(file: string, tickers: WireTicker[], batch = 1): Promise<void> {
   const writer = await RecordingWriter.open(file, { header: header() });
   for (let i = 0; i < tickers.length; i += batch) await writer.writeTickers(tickers.slice(i, i + batch));
   await writer.close();

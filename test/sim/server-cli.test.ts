@@ -79,8 +79,8 @@ describe('bot sim', () => {
     );
     const client = new ExchangeClient({ baseUrl: sim.url, ...DEMO_CREDENTIALS, rateLimit: false });
     try {
-      expect((await client.marketWatch()).map((t) => t.p)).toEqual([23000.5]);
-      expect((await client.marketWatch()).map((t) => t.p)).toEqual([23001]);
+      expect((await client.marketWatchEntries()).map((t) => t.p)).toEqual([23000.5]);
+      expect((await client.marketWatchEntries()).map((t) => t.p)).toEqual([23001]);
       const wallet = await client.balance();
       expect([wallet['1']?.value, wallet['2']?.value, wallet['3']?.value]).toEqual([0.25, 500, 0]);
       const order = await client.createOrder({ symbol: 'BTCUSDT', side: 'SELL', type: 'MARKET', quantity: '0.1' });
@@ -105,7 +105,7 @@ describe('bot sim', () => {
     expect(sim.line).toContain('random walk of BTCUSDT, ETHUSDT (seed 7)');
     const client = new ExchangeClient({ baseUrl: sim.url, ...credentials, rateLimit: false, cancel: true });
     try {
-      const tickers = await client.marketWatch();
+      const tickers = await client.marketWatchEntries();
       expect(tickers.map((t) => t.s).sort()).toEqual(['BTCUSDT', 'ETHUSDT']);
       expect(await client.openOrders()).toEqual([]);
     } finally {
@@ -121,7 +121,7 @@ describe('bot sim', () => {
     expect(sim.line).toMatch(/replaying data\/samples\/BTCUSDT-[^,]+\.jsonl\.gz, speed 1\)/);
     const client = new ExchangeClient({ baseUrl: sim.url, ...DEMO_CREDENTIALS, rateLimit: false });
     try {
-      expect((await client.marketWatch('BTCUSDT'))[0]).toMatchObject({ s: 'BTCUSDT', p: 23140.48 });
+      expect((await client.marketWatchEntries('BTCUSDT'))[0]).toMatchObject({ s: 'BTCUSDT', p: 23140.48 });
       await expect(client.cancelOrder!('BTCUSDT', '1')).rejects.toMatchObject({ status: 405 });
     } finally {
       await client.close();

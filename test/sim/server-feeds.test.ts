@@ -64,7 +64,7 @@ describe('lockstep feed', () => {
     expect(engine.tickers()).toEqual([]);
     const seen: [string, number][] = [];
     for (let i = 1; i <= MERGED.length; i++) {
-      const tickers = await client.marketWatch(i % 2 === 0 ? 'BTCUSDC' : undefined);
+      const tickers = await client.marketWatchEntries(i % 2 === 0 ? 'BTCUSDC' : undefined);
       expect(feed.progress.fed).toBe(i);
       expect(engine.fed).toHaveLength(i);
       const last = engine.fed[i - 1]!;
@@ -73,11 +73,11 @@ describe('lockstep feed', () => {
     }
     expect(seen).toEqual(MERGED);
     expect(feed.progress.done).toBe(false);
-    expect(await client.marketWatch('BTCUSDT')).toEqual([
+    expect(await client.marketWatchEntries('BTCUSDT')).toEqual([
       { s: 'BTCUSDT', p: 102, t: T0 + 5000, h: 103, lbl: 'x', b: 'BTC', q: 'USDT', bi: 1, qi: 2 },
     ]);
     expect(feed.progress).toMatchObject({ fed: 6, done: true, total: 6, time: T0 + 5000 });
-    expect((await client.marketWatch()).map((t) => [t.s, t.p]).sort()).toEqual([
+    expect((await client.marketWatchEntries()).map((t) => [t.s, t.p]).sort()).toEqual([
       ['BTCUSDC', 202],
       ['BTCUSDT', 102],
     ]);
@@ -86,7 +86,7 @@ describe('lockstep feed', () => {
   it('steps concurrent requests one ticker each', async () => {
     const feed = lockstepFeed({ files: twoSymbols() });
     const { client, engine } = await serveWith(feed);
-    await Promise.all([client.marketWatch(), client.marketWatch(), client.marketWatch()]);
+    await Promise.all([client.marketWatchEntries(), client.marketWatchEntries(), client.marketWatchEntries()]);
     expect(order(engine.fed)).toEqual(MERGED.slice(0, 3));
   });
 
@@ -233,18 +233,18 @@ describe('proxy feed', () => {
     });
     const { client } = await serveWith(feed, engine);
 
-    expect(await client.marketWatch()).toEqual([
+    expect(await client.marketWatchEntries()).toEqual([
       { s: 'BTCUSDT', p: 63000.5, t: T0, vq: 12, b: 'BTC', q: 'USDT', bi: 1, qi: 2 },
     ]);
     upstream.engine.onPrice('BTCUSDT', 63100, T0 + 1000);
-    expect((await client.marketWatch())[0]?.p).toBe(63000.5);
+    expect((await client.marketWatchEntries())[0]?.p).toBe(63000.5);
     clock.t += 1000;
-    expect((await client.marketWatch())[0]).toMatchObject({ p: 63100, t: T0 + 1000 });
+    expect((await client.marketWatchEntries())[0]).toMatchObject({ p: 63100, t: T0 + 1000 });
     expect(feed.progress.fed).toBe(2);
 
     await upstream.close();
     clock.t += 1000;
-    expect((await client.marketWatch())[0]?.p).toBe(63100);
+    expect((await client.marketWatchEntries())[0]?.p).toBe(63100);
     expect(warnings).toEqual([
       expect.stringMatching(/^proxy feed: upstream market watch failed, serving the last tickers \(E_NETWORK/),
     ]);

@@ -74,7 +74,7 @@ describe('simulated exchange server through the signed client', () => {
     const server = await serve({ balances: { USDT: '100000', BTC: '1' } });
     server.engine.onTicker({ s: 'BTCUSDC', p: 59990.5, t: T0 + 1, h: 61000, lbl: 'x', extra: { k: [1] } });
     const c = client(server);
-    const [usdc] = await c.marketWatch('BTCUSDC');
+    const [usdc] = await c.marketWatchEntries('BTCUSDC');
     expect(usdc).toEqual({
       s: 'BTCUSDC',
       p: 59990.5,
@@ -87,7 +87,7 @@ describe('simulated exchange server through the signed client', () => {
       bi: 1,
       qi: 3,
     });
-    expect((await c.marketWatch()).map((t) => t.s).sort()).toEqual(['BTCUSDC', 'BTCUSDT']);
+    expect((await c.marketWatchEntries()).map((t) => t.s).sort()).toEqual(['BTCUSDC', 'BTCUSDT']);
     expect((await c.pairConfig()).map((p) => p.symbol)).toEqual(['BTCUSDT', 'BTCUSDC', 'ETHUSDT']);
     expect(await c.pairConfig('NOPE')).toEqual([]);
     expect(await c.balance({ type: 2, currency: 2 })).toEqual({ '2': { value: 0, locked_value: 0, type: 2 } });

@@ -10,7 +10,8 @@ import type { z } from 'zod';
 import { intentBuilders } from '../../src/engine/intent-builders.js';
 import { checkOrder } from '../../src/engine/order-checks.js';
 import { PositionTracker } from '../../src/engine/position.js';
-import { TickerSchema, type PairConfig } from '../../src/exchange/schemas.js';
+import type { PairConfig } from '../../src/ports/venue-records.js';
+import { tickerFromWire, TickerSchema } from '../../src/exchange/wire-schemas.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { D, dec, type Dec, type DecimalLike } from '../../src/market/decimal.js';
 import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../../src/market/pair-rules.js';
@@ -150,7 +151,7 @@ export class Harness<S extends object = Record<string, unknown>> {
       symbol: rules.symbol,
       params: this.params,
       rules,
-      ticker: price && TickerSchema.parse({ s: rules.symbol, p: price.toFixed(), t: this.time }),
+      ticker: price && tickerFromWire(TickerSchema.parse({ s: rules.symbol, p: price.toFixed(), t: this.time })),
       price,
       openOrders: this.orders.map((o) => ({ ...o })),
       position: this.position,

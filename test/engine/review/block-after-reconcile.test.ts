@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import type { OrderRecord } from '../../../src/exchange/schemas.js';
+import type { OrderRecord } from '../../../src/ports/venue-records.js';
 import { Harness, instance, strategy, venueError } from '../harness.js';
 
 let h: Harness;
@@ -30,7 +30,7 @@ it('no order leaves once the kill switch is on, even if it was switched on durin
   });
   await h.start([instance('a', two)], { killSwitchFile: file });
   // The first create is placed but its answer is lost: UNKNOWN, so the second submit reconciles first.
-  h.venue.createFault = { when: 'after-place', error: venueError('E_OUTCOME_UNKNOWN') };
+  h.venue.createFault = { when: 'after-place', error: venueError('outcome-unknown', 'E_OUTCOME_UNKNOWN') };
   const venue = h.venue as unknown as { openOrders: (pair?: string) => Promise<OrderRecord[]> };
   const original = venue.openOrders.bind(h.venue);
   venue.openOrders = (pair) => {

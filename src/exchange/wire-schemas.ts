@@ -1,9 +1,20 @@
 /**
- * The exchange's records as zod schemas: the single source of their TypeScript types.
+ * The exchange's wire: zod schemas that parse its JSON into the venue records of the port
+ * (ports/venue-records.ts); each schema is checked at compile time to produce exactly that record.
  * Tolerant reader (design.md invariant 5): unknown fields pass through, documented nulls are accepted,
  * ids arrive as numbers or strings and leave as strings, numbers may arrive as numeric text.
+ * The 24-hour ticker keeps its one-letter keys here and in recordings; `tickerFromWire` names them.
  */
 import { z } from 'zod';
+import type {
+  Balances,
+  OrderRecord,
+  OrderType,
+  PairConfig,
+  Side,
+  Ticker,
+  TradeRecord,
+} from '../ports/venue-records.js';
 
 /** A number the exchange may send as a JSON number or as numeric text. */
 export const wireNumber = z.union([
@@ -18,13 +29,8 @@ const optNumber = wireNumber.nullish().transform((v) => v ?? undefined);
 /** Ids come as integers in order records and as strings in trade records: normalised to strings. */
 export const wireId = z.union([z.string(), z.number().int()]).transform(String);
 
-export const SideSchema = z.enum(['BUY', 'SELL']);
-export type Side = z.infer<typeof SideSchema>;
-export const OrderTypeSchema = z.enum(['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO']);
-export type OrderType = z.infer<typeof OrderTypeSchema>;
-
-/** Status values seen: NEW, PARTIALLY_FILLED, FILLED, CANCELED; others (rejections…) are kept as they come. */
-export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | (string & {});
+export const SideSchema = z.enum(['BUY', 'SELL']) satisfies z.ZodType<Side>;
+export const OrderTypeSchema = z.enum(['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO']) satisfies z.ZodType<OrderType>;
 
 export const FeeMetadataSchema = z.looseObject({
   feeMode: optNumber,
@@ -58,8 +64,7 @@ export const OrderRecordSchema = z.looseObject({
   createdAt: z.string().nullish(),
   updatedAt: z.string().nullish(),
   feeMetadata: FeeMetadataSchema.nullish(),
-});
-export type OrderRecord = z.infer<typeof OrderRecordSchema>;
+}) satisfies z.ZodType<OrderRecord>;
 
 export const TradeRecordSchema = z.looseObject({
   _id: wireId,
@@ -85,8 +90,7 @@ export const TradeRecordSchema = z.looseObject({
       quoteQty: optNumber,
     })
     .nullish(),
-});
-export type TradeRecord = z.infer<typeof TradeRecordSchema>;
+}) satisfies z.ZodType<TradeRecord>;
 
 export const FilterSchema = z.looseObject({ filterType: z.string() });
 
@@ -108,12 +112,11 @@ export const PairConfigSchema = z.looseObject({
   quoteAssetId: z.number().int().nullish(),
   createdAt: z.string().nullish(),
   updatedAt: z.string().nullish(),
-});
-export type PairConfig = z.infer<typeof PairConfigSchema>;
+}) satisfies z.ZodType<PairConfig>;
 
 /**
- * 24-hour ticker entry. Only s (symbol), p (last price) and t (time, epoch ms) are certain; every other key
- * is kept as it came (recordings store them all) but no logic is built on them.
+ * 24-hour ticker entry as the exchange sends it and recordings keep it. Only s (symbol), p (last price) and
+ * t (time, epoch ms) are certain; every other key is kept as it came (recordings store them all).
  */
 export const TickerSchema = z.looseObject({
   s: z.string(),
@@ -128,7 +131,24 @@ export const TickerSchema = z.looseObject({
   bi: optNumber,
   qi: optNumber,
 });
-export type Ticker = z.infer<typeof TickerSchema>;
+export type WireTicker = z.infer<typeof TickerSchema>;
+
+/** The named ticker of the port, from a wire (or recorded) entry: the one place the one-letter keys are read. */
+export function tickerFromWire(w: WireTicker): Ticker {
+  return {
+    symbol: w.s,
+    last: w.p,
+    time: w.t,
+    high: w.h,
+    low: w.l,
+    baseVolume: w.vb,
+    quoteVolume: w.vq,
+    baseAsset: w.b ?? undefined,
+    quoteAsset: w.q ?? undefined,
+    baseAssetId: w.bi,
+    quoteAssetId: w.qi,
+  };
+}
 
 export const BalanceEntrySchema = z.looseObject({
   value: wireNumber,
@@ -136,8 +156,7 @@ export const BalanceEntrySchema = z.looseObject({
   type: z.number().int().nullish(),
 });
 /** Balances keyed by currency id (as text). */
-export const BalancesSchema = z.record(z.string(), BalanceEntrySchema);
-export type Balances = z.infer<typeof BalancesSchema>;
+export const BalancesSchema = z.record(z.string(), BalanceEntrySchema) satisfies z.ZodType<Balances>;
 
 /** Open orders come as {orders: [...]} from the live exchange; a plain array is accepted too. */
 export const OpenOrdersSchema = z.union([
@@ -159,3 +178,8 @@ export const HttpErrorBodySchema = z.looseObject({
   message: z.union([z.string(), z.array(z.string())]).nullish(),
   error: z.string().nullish(),
 });
+
+/** Whatever serves the market watch's entries as sent (the HTTP client): what the recorder and the proxy feed read. */
+export interface WireTickerSource {
+  marketWatchEntries(symbol?: string): Promise<WireTicker[]>;
+}
