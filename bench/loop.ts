@@ -25,7 +25,7 @@ import { tickerFromWire, TickerSchema } from '../src/exchange/wire-schemas.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { type Clock, systemClock } from '../src/ports/clock.js';
 import { readRecordingBatches } from '../src/record/recording-reader.js';
-import { InProcessVenue } from '../src/sim/in-process-venue.js';
+import { InProcessVenue } from '../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/server.js';
 import { defineStrategy } from '../src/strategy/api.js';

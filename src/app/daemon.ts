@@ -6,18 +6,18 @@
  */
 import type { Env } from '../config/env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
-import { CronScheduler } from '../engine/cron-scheduler.js';
-import { DaemonScheduling } from '../engine/daemon-scheduling.js';
+import { CronScheduler } from './cron-scheduler.js';
+import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
 import { ConfigError, errorCode } from '../errors.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
-import { DAEMON_STOPPED } from '../ops/status-view.js';
+import { DAEMON_STOPPED } from '../status/status-view.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
-import { PriceRecordingVenue } from './price-recording-venue.js';
+import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
 import { openRunStore } from './run-history.js';
 import { bannerText, planVenue, type VenuePlan } from './venue-plan.js';
 import { setUpVenue, type VenueSetup } from './venue-setup.js';

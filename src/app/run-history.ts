@@ -6,7 +6,7 @@
  */
 import { existsSync, renameSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
-import { DAEMON_STARTED } from '../ops/status-view.js';
+import { DAEMON_STARTED } from '../status/status-view.js';
 import type { Clock } from '../ports/clock.js';
 import { openStore, type Store } from '../store/store.js';
 

@@ -4,7 +4,7 @@
  * daemon runs (SQLite WAL lets a reader in) and after it stopped.
  */
 import { existsSync } from 'node:fs';
-import { buildStatusView, statusJson, statusTable } from '../ops/status-view.js';
+import { buildStatusView, statusJson, statusTable } from '../status/status-view.js';
 import { systemClock } from '../ports/clock.js';
 import { openStore } from '../store/store.js';
 import { commandEnv } from './command-env.js';

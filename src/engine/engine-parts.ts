@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
 import type { Store } from '../store/store.js';
 import type { MarketState } from './market-state.js';
-import type { OrderBook } from './order-book.js';
+import type { JournalCache } from './journal-cache.js';
 import type { TradingGuard } from './trading-guard.js';
 
 export interface EngineParts {
@@ -12,7 +12,7 @@ export interface EngineParts {
   clock: Clock;
   store: Store;
   logger: Logger;
-  book: OrderBook;
+  journal: JournalCache;
   market: MarketState;
   guard: TradingGuard;
   /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */

@@ -17,10 +17,11 @@ import type { Store } from '../store/store.js';
 import type { EngineParts } from './engine-parts.js';
 import { type InstanceSpec, InstanceRunner, type InstanceStatus, orderView } from './instance-runner.js';
 import { MarketState } from './market-state.js';
-import { OrderBook } from './order-book.js';
+import { JournalCache } from './journal-cache.js';
 import { OrderManager } from './order-manager.js';
-import { OrderTracker } from './order-tracker.js';
-import { positionFill } from './position.js';
+import type { FillSink } from './fill-recorder.js';
+import { OrderSync } from './order-sync.js';
+import { positionFill } from '../market/position.js';
 import { type CircuitBreakerOptions, DEFAULT_CIRCUIT_BREAKER } from './risk.js';
 import { TradingGuard } from './trading-guard.js';
 
@@ -86,7 +87,7 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
-export class Engine {
+export class Engine implements FillSink {
   private readonly parts: EngineParts;
   private readonly runners: InstanceRunner[];
   private readonly byName = new Map<string, InstanceRunner>();
@@ -95,7 +96,7 @@ export class Engine {
   private readonly bySchedule = new Map<string, Map<string, InstanceRunner[]>>();
   private readonly symbols: ReadonlySet<string>;
   private readonly orders: OrderManager;
-  private readonly tracker: OrderTracker;
+  private readonly sync: OrderSync;
   private readonly lock = new Mutex();
   private readonly stopTimeoutMs: number;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -105,20 +106,20 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
-    const book = new OrderBook(store);
+    const journal = new JournalCache(store);
     const market = new MarketState();
     const guard = new TradingGuard(clock, logger, store.events, options.killSwitchFile, {
       ...DEFAULT_CIRCUIT_BREAKER,
       ...options.circuitBreaker,
     });
-    this.parts = { venue, clock, store, logger, book, market, guard, inFlight: new Set() };
+    this.parts = { venue, clock, store, logger, journal, market, guard, inFlight: new Set() };
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     const canCancel = typeof venue.cancelOrder === 'function';
     const problems: string[] = [];
     this.runners = options.instances.map((spec) => {
       if (this.byName.has(spec.config.name))
         problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
-      const runner = new InstanceRunner(spec, { store, book, market, clock, logger, canCancel });
+      const runner = new InstanceRunner(spec, { store, journal, market, clock, logger, canCancel });
       this.byName.set(runner.name, runner);
       return runner;
     });
@@ -134,7 +135,7 @@ export class Engine {
       sameSymbol.push(r);
     }
     this.symbols = new Set(this.bySymbol.keys());
-    this.tracker = new OrderTracker(
+    this.sync = new OrderSync(
       this.parts,
       {
         window: { windowMs: options.reconcileWindowMs ?? 60_000, skewMs: options.clockSkewMs ?? 30_000 },
@@ -143,10 +144,10 @@ export class Engine {
         fillGraceMs: options.fillGraceMs ?? 300_000,
         notPlacedConfirmations: 2,
       },
-      (row, fill) => this.fillRecorded(row, fill),
+      this,
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
-    this.orders = new OrderManager(this.parts, feeMargin, (symbol) => this.tracker.poll(symbol, false));
+    this.orders = new OrderManager(this.parts, feeMargin, this.sync);
   }
 
   /** The distinct schedules of the instances: one market job each. */
@@ -200,8 +201,8 @@ export class Engine {
   }
 
   private startLocked(): Promise<void> {
-    const { book, store, clock, logger, market } = this.parts;
-    book.load();
+    const { journal, store, clock, logger, market } = this.parts;
+    journal.load();
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
@@ -214,10 +215,10 @@ export class Engine {
           store.events.record(clock.now(), r.name, 'start-refused', { reason });
         }
       }
-      const symbols = new Set([...this.symbols, ...book.symbols()]);
+      const symbols = new Set([...this.symbols, ...journal.symbols()]);
       for (const symbol of symbols) {
         try {
-          await this.tracker.poll(symbol, this.symbols.has(symbol));
+          await this.sync.poll(symbol, this.symbols.has(symbol));
         } catch (err) {
           throw new BotError(
             'E_RECONCILE',
@@ -366,7 +367,7 @@ export class Engine {
       revision !== undefined &&
       revision === this.polledRevision &&
       !this.orders.placedSincePoll &&
-      !this.tracker.hasPendingWork() &&
+      !this.sync.hasPendingWork() &&
       !this.deliveryPending()
     )
       return undefined;
@@ -388,14 +389,14 @@ export class Engine {
   }
 
   private async pollLocked(): Promise<void> {
-    const { venue, guard, book, logger } = this.parts;
+    const { venue, guard, journal, logger } = this.parts;
     const revision = venue.revision;
     this.orders.placedSincePoll = false;
     guard.checkKillSwitch();
     let complete = true;
-    for (const symbol of book.symbols()) {
+    for (const symbol of journal.symbols()) {
       try {
-        await this.tracker.poll(symbol, false);
+        await this.sync.poll(symbol, false);
       } catch (err) {
         complete = false;
         logger.warn({ err, symbol }, 'orders poll failed');
@@ -484,7 +485,8 @@ export class Engine {
     logger.info('engine stopped');
   }
 
-  private fillRecorded(row: OrderRow, fill: FillRow): void {
+  /** FillSink: a fill was recorded (its transaction committed): the position, the counters, onFill's queue. */
+  fillRecorded(row: OrderRow, fill: FillRow): void {
     this.balancesStale = true;
     this.parts.logger.info(
       {
@@ -505,17 +507,17 @@ export class Engine {
     r.position.apply(positionFill(fill));
     r.counters.fills++;
     r.pendingDelivery = true;
-    this.parts.book.fillRecorded(row.localId);
+    this.parts.journal.fillRecorded(row.localId);
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
   private async deliverFills(r: InstanceRunner): Promise<void> {
     if (!r.pendingDelivery || r.status !== 'running' || r.inHook) return;
     r.pendingDelivery = false;
-    const { store, book } = this.parts;
+    const { store, journal } = this.parts;
     for (const f of store.fills.undelivered(r.name)) {
       if (r.status !== 'running') break;
-      const row = book.get(f.orderLocalId);
+      const row = journal.get(f.orderLocalId);
       if (!row) continue;
       const view: FillView = {
         fillId: f.fillKey,
@@ -529,12 +531,12 @@ export class Engine {
       };
       // onFill is the news of this fill: the order leaves the strategy's view as it is told (the last fill of
       // a filled order), and comes back if the hook fails.
-      book.fillDelivered(f.orderLocalId);
+      journal.fillDelivered(f.orderLocalId);
       let ok = r.callFill(view);
       if (isPromise(ok)) ok = await ok;
       if (!ok) {
         // Paused: the fill stays undelivered, so a fixed strategy sees it after a restart.
-        book.fillRecorded(f.orderLocalId);
+        journal.fillRecorded(f.orderLocalId);
         r.pendingDelivery = true;
         return;
       }

@@ -24,8 +24,8 @@ import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { intentBuilders } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
-import type { OrderBook } from './order-book.js';
-import { positionFromFills, type PositionTracker } from './position.js';
+import type { JournalCache } from './journal-cache.js';
+import { positionFromFills, type PositionTracker } from '../market/position.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {
@@ -40,7 +40,7 @@ type State = Record<string, unknown>;
 
 export interface RunnerDeps {
   store: Store;
-  book: OrderBook;
+  journal: JournalCache;
   market: MarketState;
   clock: Clock;
   logger: Logger;
@@ -234,9 +234,9 @@ export class InstanceRunner {
   }
 
   openOrderViews(): readonly OrderView[] {
-    const version = this.deps.book.version(this.name);
+    const version = this.deps.journal.version(this.name);
     if (version !== this.viewsVersion) {
-      this.views = this.deps.book.activeFor(this.name).map(orderView);
+      this.views = this.deps.journal.activeFor(this.name).map(orderView);
       this.viewsVersion = version;
     }
     return this.views;

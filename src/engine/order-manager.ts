@@ -11,10 +11,11 @@ import type { OrderRecord } from '../ports/venue-records.js';
 import { newOrderRow, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
-import { isActive, isUnresolved } from './order-book.js';
+import type { OrderSync } from './order-sync.js';
+import { isActive, isUnresolved } from '../store/order-journal.js';
 import { checkOrder, type CheckedOrder } from './order-checks.js';
-import { journalStatus } from './order-matching.js';
-import { utcDay } from './position.js';
+import { journalStatus } from './outcome-matching.js';
+import { utcDay } from '../market/position.js';
 import { riskProblem } from './risk.js';
 
 /** An intent as an event or log line shows it: decimals as text. */
@@ -63,8 +64,8 @@ export class OrderManager {
   constructor(
     private readonly p: EngineParts,
     private readonly feeMargin: Dec,
-    /** Reconciles the symbol's unresolved rows against the venue (the order tracker's poll). */
-    private readonly reconcile: (symbol: string) => Promise<void>,
+    /** Reconciles the symbol's unresolved rows against the venue before an instance sends again. */
+    private readonly sync: OrderSync,
   ) {}
 
   /** Processes the intents in order. The caller holds the engine's lock. */
@@ -91,17 +92,17 @@ export class OrderManager {
   }
 
   private unresolvedRows(r: InstanceRunner): OrderRow[] {
-    return this.p.book.activeFor(r.name).filter((row) => isUnresolved(row) && !this.p.inFlight.has(row.localId));
+    return this.p.journal.activeFor(r.name).filter((row) => isUnresolved(row) && !this.p.inFlight.has(row.localId));
   }
 
   private async submit(r: InstanceRunner, intent: OrderIntent): Promise<void> {
-    const { book, market, guard, clock, venue, inFlight } = this.p;
+    const { journal, market, guard, clock, venue, inFlight } = this.p;
     const summary = describeIntent(intent);
     const block = guard.orderBlock();
     if (block) return r.refuse(summary, block);
     if (this.unresolvedRows(r).length > 0) {
       try {
-        await this.reconcile(r.symbol);
+        await this.sync.poll(r.symbol, false);
       } catch (err) {
         r.logger.warn({ err }, 'reconciliation before sending failed');
       }
@@ -159,7 +160,7 @@ export class OrderManager {
     // it decided along with this order, so it cannot decide it again. A state that cannot be saved pauses
     // the instance and nothing is sent.
     const journaled = r.saveStateWith(() => {
-      book.insert(row);
+      journal.insert(row);
       return true;
     });
     if (!journaled) return;
@@ -179,7 +180,7 @@ export class OrderManager {
   private riskReason(r: InstanceRunner, side: 'BUY' | 'SELL', order: CheckedOrder, now: number): string | undefined {
     let openBuy = ZERO;
     let openSell = ZERO;
-    const active = this.p.book.activeFor(r.name);
+    const active = this.p.journal.activeFor(r.name);
     const last = this.p.market.lastPrice(r.symbol);
     for (const row of active) {
       const remaining = remainingBase(row, last);
@@ -218,22 +219,22 @@ export class OrderManager {
   }
 
   private accepted(r: InstanceRunner, row: OrderRow, record: OrderRecord, spend: { asset: string; amount: Dec }): void {
-    const { book, clock, market, store } = this.p;
+    const { journal, clock, market, store } = this.p;
     const now = clock.now();
     const id = record.displayingId;
     this.placedSincePoll = true;
     market.reserve(spend.asset, spend.amount);
-    const clash = book.byExchangeId(id);
+    const clash = journal.byExchangeId(id);
     if (clash && clash.localId !== row.localId) {
       // Cannot be ours twice: leave it UNKNOWN for reconciliation rather than trust either row.
       const reason = `venue answered with exchange id ${id}, already journaled as ${clash.localId}`;
-      book.save({ ...row, status: 'UNKNOWN', rejectCode: 'E_DUPLICATE_ID', rejectReason: reason, updatedAt: now });
+      journal.save({ ...row, status: 'UNKNOWN', rejectCode: 'E_DUPLICATE_ID', rejectReason: reason, updatedAt: now });
       r.logger.error(reason);
       store.events.record(now, r.name, 'order-unknown', { localId: row.localId, reason });
       return;
     }
     const executed = fromWire(record.executedQty ?? 0);
-    book.save({
+    journal.save({
       ...row,
       status: journalStatus(row, record.status, executed, false),
       venueStatus: record.status,
@@ -257,7 +258,7 @@ export class OrderManager {
   }
 
   private failed(r: InstanceRunner, row: OrderRow, err: unknown, spend: { asset: string; amount: Dec }): void {
-    const { book, clock, market, store } = this.p;
+    const { journal, clock, market, store } = this.p;
     const now = clock.now();
     const outcome = createOutcome(err);
     const message = failureMessage(err);
@@ -266,13 +267,13 @@ export class OrderManager {
       // It may exist: count its funds as spent until a refresh says otherwise.
       market.reserve(spend.asset, spend.amount);
       const code = errorCode(err);
-      book.save({ ...row, status: 'UNKNOWN', rejectCode: code, rejectReason: message, updatedAt: now });
+      journal.save({ ...row, status: 'UNKNOWN', rejectCode: code, rejectReason: message, updatedAt: now });
       r.logger.warn({ localId: row.localId, code }, `order outcome unknown, will reconcile: ${message}`);
       store.events.record(now, r.name, 'order-unknown', { localId: row.localId, code, message });
       return;
     }
     const code = failureCode(err);
-    book.save({ ...row, status: outcome, rejectCode: code, rejectReason: message, updatedAt: now });
+    journal.save({ ...row, status: outcome, rejectCode: code, rejectReason: message, updatedAt: now });
     r.logger.warn(
       { localId: row.localId, code },
       `order ${outcome === 'REJECTED' ? 'rejected' : 'not sent'}: ${message}`,
@@ -285,9 +286,9 @@ export class OrderManager {
   }
 
   private async cancel(r: InstanceRunner, intent: CancelIntent): Promise<void> {
-    const { book, clock, venue, guard, store } = this.p;
+    const { journal, clock, venue, guard, store } = this.p;
     const summary = describeIntent(intent);
-    const row = book.get(intent.localId);
+    const row = journal.get(intent.localId);
     if (!row || row.instance !== r.name || row.external)
       return r.refuse(summary, `order ${intent.localId} is not an order of this instance`);
     if (!isActive(row.status)) return r.refuse(summary, `order ${row.localId} is already ${row.status}`);
@@ -314,10 +315,10 @@ export class OrderManager {
       this.placedSincePoll = true;
       return;
     }
-    const current = book.get(row.localId);
+    const current = journal.get(row.localId);
     if (!current || !isActive(current.status)) return;
     const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);
-    book.save({
+    journal.save({
       ...current,
       status: journalStatus(current, record.status, executed, false),
       venueStatus: record.status,

@@ -4,15 +4,7 @@
  * contract suite runs the same cases against each. Records are the port's own (venue-records.ts); failures carry
  * the port's meanings (venue-errors.ts).
  */
-import type {
-  Balances,
-  OrderRecord,
-  OrderType,
-  PairConfig,
-  Side,
-  Ticker,
-  TradeRecord,
-} from '../ports/venue-records.js';
+import type { Balances, OrderRecord, OrderType, PairConfig, Side, Ticker, TradeRecord } from './venue-records.js';
 
 /**
  * What the bot sends to create an order. Prices and quantities are plain decimal text, already checked

@@ -2,6 +2,7 @@
  * The order journal: one row per order the bot placed (or adopted), written BEFORE the request leaves
  * (invariant 2) and updated as the venue answers, reconciles and fills. Decimals are exact TEXT.
  */
+import { D } from '../market/decimal.js';
 import { columnMapper } from './columns.js';
 import type { Db } from './database.js';
 
@@ -9,6 +10,22 @@ export type Side = 'BUY' | 'SELL';
 
 /** Statuses the engine writes; rows resolved from the venue keep the venue's final status verbatim. */
 export const ACTIVE_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN'] as const;
+const ACTIVE: ReadonlySet<string> = new Set(ACTIVE_STATUSES);
+
+/** Not final: the order may still fill (or, PENDING and UNKNOWN, may exist). */
+export function isActive(status: string): boolean {
+  return ACTIVE.has(status);
+}
+
+/** PENDING or UNKNOWN: the create's outcome is not known yet. */
+export function isUnresolved(row: OrderRow): boolean {
+  return row.status === 'UNKNOWN' || row.status === 'PENDING';
+}
+
+/** The venue reports more executed than the fills recorded so far. */
+export function hasOutstandingFills(row: OrderRow): boolean {
+  return row.execQty !== row.filledQty && new D(row.execQty).gt(row.filledQty);
+}
 export type MatchMethod = 'response' | 'open-orders' | 'history' | 'not-found' | 'adopted';
 export type FillSource = 'trades' | 'delta';
 

@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import { dec, type Dec, type DecimalLike } from '../market/decimal.js';
 import type { PairRules, Side } from '../market/pair-rules.js';
+import type { Position } from '../market/position.js';
 import type { Ticker } from '../ports/venue-records.js';
 
-export type { Dec, DecimalLike, PairRules, Side, Ticker };
+export type { Dec, DecimalLike, PairRules, Position, Side, Ticker };
 export { D, dec, plain } from '../market/decimal.js';
 
 /**
@@ -77,14 +78,6 @@ export interface FillView {
   fee: Dec;
   feeAsset: string | undefined;
   time: number;
-}
-
-export interface Position {
-  /** Base asset held by this instance from its own fills (bought minus sold). */
-  quantity: Dec;
-  /** Average entry price of the open quantity (quote per base), zero when flat. */
-  averagePrice: Dec;
-  realisedPnl: Dec;
 }
 
 export interface Balance {

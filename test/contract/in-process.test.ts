@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InProcessVenue } from '../../src/sim/in-process-venue.js';
+import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { VenueError } from '../../src/ports/venue-errors.js';
 import { SimRejectError } from '../../src/sim/error-codes.js';

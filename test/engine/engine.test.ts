@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FillView, OrderView, StrategyContext } from '../../src/strategy/api.js';
-import { readStatus } from '../../src/engine/status.js';
+import { readStatus } from '../../src/status/status-report.js';
 import { orderRow } from '../store/fixtures.js';
 import { firstTick, Harness, instance, matching, strategy, venueError } from './harness.js';
 

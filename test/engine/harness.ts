@@ -16,7 +16,7 @@ import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../
 import { silentLogger } from '../../src/ops/logger.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../../src/ports/venue.js';
-import { InProcessVenue } from '../../src/sim/in-process-venue.js';
+import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { type StrategyContext, type StrategyDefinition, defineStrategy } from '../../src/strategy/api.js';
 import { openStore, type Store } from '../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CronScheduler } from '../../src/engine/cron-scheduler.js';
-import { DaemonScheduling } from '../../src/engine/daemon-scheduling.js';
+import { CronScheduler } from '../../src/app/cron-scheduler.js';
+import { DaemonScheduling } from '../../src/app/daemon-scheduling.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
 import { Harness, instance, strategy } from './harness.js';

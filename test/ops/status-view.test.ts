@@ -6,7 +6,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildStatusView, DAEMON_STARTED, DAEMON_STOPPED, statusJson, statusTable } from '../../src/ops/status-view.js';
+import {
+  buildStatusView,
+  DAEMON_STARTED,
+  DAEMON_STOPPED,
+  statusJson,
+  statusTable,
+} from '../../src/status/status-view.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';

@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import { intentBuilders } from '../../src/engine/intent-builders.js';
 import { checkOrder } from '../../src/engine/order-checks.js';
-import { PositionTracker } from '../../src/engine/position.js';
+import { PositionTracker } from '../../src/market/position.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { tickerFromWire, TickerSchema } from '../../src/exchange/wire-schemas.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';

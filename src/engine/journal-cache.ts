@@ -8,26 +8,10 @@
  * order vanish before onFill tells it why, or it would place it again (a tick can run while a poll that
  * recorded the fill is still awaiting the venue, and at start onStart runs before the delivery).
  */
-import { D } from '../market/decimal.js';
 import type { Store } from '../store/store.js';
-import { ACTIVE_STATUSES, type OrderRow } from '../store/order-journal.js';
+import { hasOutstandingFills, isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
 
-const ACTIVE: ReadonlySet<string> = new Set(ACTIVE_STATUSES);
-
-export function isActive(status: string): boolean {
-  return ACTIVE.has(status);
-}
-
-/** PENDING or UNKNOWN: the create's outcome is not known yet. */
-export function isUnresolved(row: OrderRow): boolean {
-  return row.status === 'UNKNOWN' || row.status === 'PENDING';
-}
-
-export function hasOutstandingFills(row: OrderRow): boolean {
-  return row.execQty !== row.filledQty && new D(row.execQty).gt(row.filledQty);
-}
-
-export class OrderBook {
+export class JournalCache {
   private readonly live = new Map<string, OrderRow>();
   private readonly byExchange = new Map<string, OrderRow>();
   private readonly versions = new Map<string, number>();

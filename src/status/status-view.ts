@@ -3,7 +3,7 @@
  * events, the last prices and the kill-switch file, as a table for a terminal or as JSON for scripts.
  */
 import { existsSync } from 'node:fs';
-import { readStatus, type InstanceStatusReport, type StatusReport } from '../engine/status.js';
+import { readStatus, type InstanceStatusReport, type StatusReport } from './status-report.js';
 import { type Dec, plain } from '../market/decimal.js';
 import type { EventRow } from '../store/events.js';
 import type { LastPrice } from '../store/last-prices.js';

@@ -4,7 +4,7 @@
  * refresh of pair configs and balances. The engine itself knows nothing of schedulers.
  */
 import type { Scheduler } from '../ports/scheduler.js';
-import type { Engine } from './engine.js';
+import type { Engine } from '../engine/engine.js';
 
 export interface DaemonSchedule {
   /** Orders poll (default every 5 s). */

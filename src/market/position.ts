@@ -4,9 +4,26 @@
  * of 1 with a 0.001 base fee holds 0.999); fees paid in the quote asset are realised costs at once; fees in
  * a third asset are not converted (they stay visible on the fill rows).
  */
-import { D, type Dec, ZERO } from '../market/decimal.js';
-import type { FillRow } from '../store/fills.js';
-import type { Position, Side } from '../strategy/api.js';
+import { D, type Dec, ZERO } from './decimal.js';
+import type { Side } from './pair-rules.js';
+
+export interface Position {
+  /** Base asset held by this instance from its own fills (bought minus sold). */
+  quantity: Dec;
+  /** Average entry price of the open quantity (quote per base), zero when flat. */
+  averagePrice: Dec;
+  realisedPnl: Dec;
+}
+
+/** A stored fill's figures as decimal text (the journal's fill rows have them). */
+export interface FillFigures {
+  side: Side;
+  price: string;
+  qty: string;
+  fee: string;
+  feeIn: 'base' | 'quote' | 'other';
+  time: number;
+}
 
 export interface PositionFill {
   side: Side;
@@ -86,12 +103,12 @@ export class PositionTracker {
 }
 
 /** A position from stored fill rows (recording order), as at start or for `status`. */
-export function positionFromFills(rows: readonly FillRow[]): PositionTracker {
+export function positionFromFills(rows: readonly FillFigures[]): PositionTracker {
   const tracker = new PositionTracker();
   for (const f of rows) tracker.apply(positionFill(f));
   return tracker;
 }
 
-export function positionFill(f: FillRow): PositionFill {
+export function positionFill(f: FillFigures): PositionFill {
   return { side: f.side, price: new D(f.price), qty: new D(f.qty), fee: new D(f.fee), feeIn: f.feeIn, time: f.time };
 }

@@ -18,9 +18,9 @@ import {
 } from '../exchange/wire-schemas.js';
 import { VenueError } from '../ports/venue-errors.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
-import type { MatchingEngine } from './matching-engine.js';
-import { SimRejectError } from './error-codes.js';
-import { deepFreeze } from './records.js';
+import type { MatchingEngine } from '../sim/matching-engine.js';
+import { SimRejectError } from '../sim/error-codes.js';
+import { deepFreeze } from '../sim/records.js';
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));

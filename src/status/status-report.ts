@@ -8,8 +8,8 @@ import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
-import { isActive } from './order-book.js';
-import { positionFromFills, utcDay } from './position.js';
+import { isActive } from '../store/order-journal.js';
+import { positionFromFills, utcDay } from '../market/position.js';
 
 const LIFECYCLE = ['started', 'paused', 'stopped', 'start-refused'] as const;
 

@@ -6,7 +6,7 @@
 import type { Ticker } from '../ports/venue-records.js';
 import { fromWire, plain } from '../market/decimal.js';
 import type { Clock } from '../ports/clock.js';
-import { ForwardingVenue } from '../ports/forwarding-venue.js';
+import { ForwardingVenue } from './forwarding-venue.js';
 import type { Venue } from '../ports/venue.js';
 import type { LastPrice } from '../store/last-prices.js';
 import type { Store } from '../store/store.js';

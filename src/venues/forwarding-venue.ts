@@ -3,7 +3,7 @@
  * hide cancel…). Cancel is offered exactly when the inner venue offers it, and the revision is the inner one.
  */
 import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
-import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from './venue.js';
+import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 
 export class ForwardingVenue implements Venue {
   readonly cancelOrder?: (symbol: string, displayingId: string) => Promise<OrderRecord>;

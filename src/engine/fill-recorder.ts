@@ -1,0 +1,224 @@
+/**
+ * Recording fills exactly once. Fills come from trade history (each trade's id is its key) or, where trade
+ * history is unavailable or an order closed long ago still owes fills, from executedQty deltas (keyed by the
+ * cumulative quantity); each is inserted with its order row's update in one transaction, and a fill already
+ * recorded changes nothing. Every newly recorded fill goes to the FillSink once its transaction committed.
+ */
+import { D, type Dec, dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
+import type { FeeIn, FillRow } from '../store/fills.js';
+import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
+import type { EngineParts } from './engine-parts.js';
+import { iso, parseTime, readPages } from './history-pages.js';
+import { isLiveVenueStatus } from './outcome-matching.js';
+
+/** Where a newly recorded fill goes (the engine: the position, the strategy's onFill). */
+export interface FillSink {
+  fillRecorded(row: OrderRow, fill: FillRow): void;
+}
+
+export interface FillRecorderOptions {
+  /** Trade history is read from this long before the newest recorded trade (late or reordered trades). */
+  tradeLookbackMs: number;
+  /** Consecutive trade-history failures on a symbol after which fills come from executedQty deltas. */
+  tradeHistoryFallbackAfter: number;
+  /** A final order whose trades have not all appeared after this long gets the rest as a delta fill. */
+  fillGraceMs: number;
+  /** Tolerated difference between the venue's clock and ours. */
+  skewMs: number;
+}
+
+/**
+ * The venue's executed quantity, read at the 15 significant digits a double carries (as fees are): the
+ * exchange's numbers carry binary noise (0.30000000000000004), and read exactly that noise would leave an
+ * order forever "owing" a few 1e-17 and end up as a phantom delta fill.
+ */
+export const executedOf = (record: OrderRecord): Dec => dec(record.executedQty ?? 0);
+
+function compareIds(a: string, b: string): number {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export class FillRecorder {
+  /** Consecutive trade-history failures by symbol; a symbol is absent once a read succeeds. */
+  private readonly tradeFailures = new Map<string, number>();
+
+  constructor(
+    private readonly p: EngineParts,
+    private readonly options: FillRecorderOptions,
+    private readonly sink: FillSink,
+  ) {}
+
+  /** Trade history is failing somewhere: a poll may record delta fills even if the venue reports no change. */
+  hasPendingWork(): boolean {
+    return this.tradeFailures.size > 0;
+  }
+
+  /**
+   * Records the symbol's new fills: from trade history, each trade once; from executedQty deltas where trade
+   * history has failed too often, or an order closed long ago still owes fills. `seen`: the venue's records of
+   * the journal's orders this poll.
+   */
+  async recordFills(symbol: string, seen: ReadonlyMap<string, OrderRecord>, missingExecuted: boolean): Promise<void> {
+    const rows = this.p.journal.forSymbol(symbol).filter((row) => row.exchangeId !== undefined);
+    const owing = rows.filter(hasOutstandingFills);
+    // Fills show as executedQty above what is recorded; without that figure, read trades whenever orders are live.
+    if (owing.length === 0 && !(missingExecuted && rows.length > 0)) {
+      this.tradeFailures.delete(symbol);
+      return;
+    }
+    let trades: TradeRecord[] | undefined;
+    try {
+      const read = await readPages(
+        this.p.guard,
+        this.p.logger,
+        `trade history ${symbol}`,
+        (q) => this.p.venue.tradeHistory(q),
+        { symbol, timeFrom: iso(this.tradesFrom(symbol, rows, owing)) },
+        (t) => t._id,
+      );
+      trades = read.items;
+      this.tradeFailures.delete(symbol);
+    } catch (err) {
+      const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
+      this.tradeFailures.set(symbol, failures);
+      this.p.logger.warn({ err, symbol, failures }, 'trade history unavailable');
+    }
+    if (trades) {
+      const ordered = trades
+        .filter((t) => t.symbol === symbol)
+        .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
+        .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
+      for (const { t, time } of ordered) {
+        // Most trades of the lookback are recorded already: one key lookup, not a row, a fill and a transaction.
+        if (this.p.store.fills.has(t._id)) continue;
+        const row = this.p.journal.byExchangeId(t.orderId);
+        // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
+        if (!row || row.fillSource === 'delta') continue;
+        this.insertTrade(row, t, time);
+      }
+    }
+    const deltaMode =
+      trades === undefined && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
+    const now = this.p.clock.now();
+    for (const row of this.p.journal.forSymbol(symbol)) {
+      if (row.exchangeId === undefined || !hasOutstandingFills(row)) continue;
+      const record = seen.get(row.exchangeId);
+      if (!record) continue;
+      const closed = row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
+      const stale = closed && now - row.updatedAt > this.options.fillGraceMs;
+      if (deltaMode || stale || row.fillSource === 'delta') this.insertDelta(row, record);
+    }
+  }
+
+  private tradesFrom(symbol: string, rows: readonly OrderRow[], owing: readonly OrderRow[]): number {
+    const latest = this.p.store.fills.latestTradeTime(symbol);
+    let from = latest === undefined ? Infinity : latest - this.options.tradeLookbackMs;
+    for (const row of latest === undefined ? rows : owing) from = Math.min(from, row.createdAt - this.options.skewMs);
+    return Number.isFinite(from) ? from : this.p.clock.now() - this.options.tradeLookbackMs;
+  }
+
+  private feeIn(symbol: string, asset: string | undefined): FeeIn {
+    const rules = this.p.market.rules.get(symbol);
+    if (asset !== undefined && rules?.baseAsset === asset) return 'base';
+    if (asset !== undefined && rules?.quoteAsset === asset) return 'quote';
+    return 'other';
+  }
+
+  private insertTrade(row: OrderRow, t: TradeRecord, time: number): void {
+    const fee = t.feeMetadata?.feeValue;
+    const feeAsset = t.feeMetadata?.feeAsset ?? undefined;
+    this.record(row, {
+      fillKey: t._id,
+      orderLocalId: row.localId,
+      instance: row.instance,
+      symbol: row.symbol,
+      side: row.side,
+      price: plain(fromWire(t.price)),
+      qty: plain(fromWire(t.baseQty)),
+      // Fees carry float noise on the wire (0.30000000000000004): read at a double's 15 significant digits.
+      fee: plain(fee === undefined ? ZERO : dec(fee)),
+      feeAsset,
+      feeIn: this.feeIn(row.symbol, feeAsset),
+      time: time || this.p.clock.now(),
+      source: 'trade',
+      delivered: row.external,
+      recordedAt: this.p.clock.now(),
+    });
+  }
+
+  /** The part of executedQty no fill covers yet, as one fill keyed `<exchangeOrderId>:<cumulativeQty>`. */
+  private insertDelta(row: OrderRow, record: OrderRecord): void {
+    const executed = executedOf(record);
+    const filled = new D(row.filledQty);
+    const qty = executed.minus(filled);
+    if (qty.lte(0)) return;
+    const filledQuote = filled.mul(row.avgPrice ?? 0);
+    const execQuote = record.executedQuoteQty === undefined ? undefined : fromWire(record.executedQuoteQty);
+    const price =
+      execQuote !== undefined && execQuote.gt(filledQuote)
+        ? execQuote.minus(filledQuote).div(qty)
+        : fromWire(record.executedPrice || record.price || 0);
+    const feeAsset = record.feeMetadata?.asset ?? undefined;
+    const feeTotal = record.feeMetadata?.value;
+    let fee = ZERO;
+    if (feeTotal !== undefined) {
+      const paid = this.p.store.fills.forOrder(row.localId).reduce((sum, f) => sum.plus(f.fee), ZERO);
+      fee = D.max(dec(feeTotal).minus(paid), ZERO);
+    }
+    const now = this.p.clock.now();
+    this.record(row, {
+      fillKey: `${row.exchangeId}:${plain(executed)}`,
+      orderLocalId: row.localId,
+      instance: row.instance,
+      symbol: row.symbol,
+      side: row.side,
+      price: plain(price),
+      qty: plain(qty),
+      fee: plain(fee),
+      feeAsset,
+      feeIn: this.feeIn(row.symbol, feeAsset),
+      time: parseTime(record.updatedAt) ?? now,
+      source: 'delta',
+      delivered: row.external,
+      recordedAt: now,
+    });
+  }
+
+  /** Inserts the fill and updates its order row in one transaction; a fill already recorded changes nothing. */
+  private record(row: OrderRow, fill: FillRow): void {
+    const { store, journal } = this.p;
+    const inserted = store.transaction(() => {
+      if (!store.fills.insert(fill)) return undefined;
+      const current = journal.get(row.localId) ?? row;
+      const before = new D(current.filledQty);
+      const qty = new D(fill.qty);
+      const filled = before.plus(qty);
+      const average = before
+        .mul(current.avgPrice ?? 0)
+        .plus(qty.mul(fill.price))
+        .div(filled);
+      const executed = D.max(filled, current.execQty);
+      let status = current.status;
+      if (isActive(status)) {
+        const closed = current.venueStatus !== undefined && !isLiveVenueStatus(current.venueStatus);
+        if (closed && filled.gte(executed)) status = current.venueStatus as string;
+        else if (current.quantity !== undefined && filled.gte(current.quantity)) status = 'FILLED';
+        else status = 'PARTIALLY_FILLED';
+      }
+      const next: OrderRow = {
+        ...current,
+        status,
+        filledQty: plain(filled),
+        avgPrice: plain(average),
+        execQty: plain(executed),
+        fillSource: fill.source === 'trade' ? 'trades' : 'delta',
+        updatedAt: fill.recordedAt,
+      };
+      journal.save(next);
+      return next;
+    });
+    if (inserted) this.sink.fillRecorded(inserted, fill);
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Reading the venue's paged histories (orders, trades): newest first, PAGE_SIZE a page, up to MAX_PAGES, and
+ * the time helpers both the order sync and the fill recorder use on their records.
+ */
+import type { Logger } from '../ops/logger.js';
+import type { HistoryQuery } from '../ports/venue.js';
+import type { TradingGuard } from './trading-guard.js';
+
+const PAGE_SIZE = 100;
+const MAX_PAGES = 20;
+
+export function iso(ms: number): string {
+  return new Date(Math.max(0, ms)).toISOString();
+}
+
+export function parseTime(text: string | null | undefined): number | undefined {
+  if (!text) return undefined;
+  const t = Date.parse(text);
+  return Number.isFinite(t) ? t : undefined;
+}
+
+/** Pages through a history endpoint (newest first, PAGE_SIZE a page); `complete` when the last page was short. */
+export async function readPages<T>(
+  guard: TradingGuard,
+  logger: Logger,
+  what: string,
+  fetch: (q: HistoryQuery) => Promise<T[]>,
+  query: HistoryQuery,
+  id: (item: T) => string,
+): Promise<{ items: T[]; complete: boolean }> {
+  const byId = new Map<string, T>();
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const items = await guard.call(what, () => fetch({ ...query, page, pageSize: PAGE_SIZE }));
+    // Newer items arriving between pages push older ones onto the next page: duplicates, never gaps.
+    const before = byId.size;
+    for (const item of items) byId.set(id(item), item);
+    if (items.length < PAGE_SIZE) return { items: [...byId.values()], complete: true };
+    if (byId.size === before) break; // the venue ignores `page`: what lies beyond cannot be read
+  }
+  logger.warn({ query }, `${what}: could not read every page, read incomplete`);
+  return { items: [...byId.values()], complete: false };
+}

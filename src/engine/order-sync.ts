@@ -1,0 +1,170 @@
+/**
+ * The orders poll for one symbol: what happened to the journal's orders on the venue. Open orders update live
+ * rows; rows gone from them are resolved through order history (final statuses kept verbatim, an order found
+ * in neither is reported); rows whose create outcome is unknown go to the reconciler; fills to the fill
+ * recorder. Each of the three owns its own state; this one owns only the missing-order count.
+ */
+import { D, plain } from '../market/decimal.js';
+import type { OrderRecord } from '../ports/venue-records.js';
+import { hasOutstandingFills, isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
+import type { EngineParts } from './engine-parts.js';
+import { executedOf, FillRecorder, type FillRecorderOptions, type FillSink } from './fill-recorder.js';
+import { iso, readPages } from './history-pages.js';
+import { journalStatus } from './outcome-matching.js';
+import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
+
+export type OrderSyncOptions = ReconcilerOptions & Omit<FillRecorderOptions, 'skewMs'>;
+
+/** Polls an order may be absent from both open orders and history before the operator is told. */
+const MISSING_REPORT_AFTER = 3;
+
+export class OrderSync {
+  private readonly missing = new Map<string, number>();
+  private readonly reconciler: OutcomeReconciler;
+  private readonly fills: FillRecorder;
+
+  constructor(
+    private readonly p: EngineParts,
+    private readonly options: OrderSyncOptions,
+    sink: FillSink,
+  ) {
+    this.reconciler = new OutcomeReconciler(p, options);
+    this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink);
+  }
+
+  /** Whether a poll could change something even if the venue reports no change (time-based decisions). */
+  hasPendingWork(): boolean {
+    if (this.missing.size > 0) return true;
+    if (this.fills.hasPendingWork()) return true;
+    return this.p.journal.needsAttention();
+  }
+
+  /** Polls one symbol. `adopt`: journal open orders nobody knows as external (at start). Throws when open orders cannot be read. */
+  async poll(symbol: string, adopt: boolean): Promise<void> {
+    const { venue, guard, journal, inFlight } = this.p;
+    const open = (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol))).filter(
+      (o) => o.symbol === symbol,
+    );
+    const openById = new Map(open.map((o) => [o.displayingId, o]));
+    const seen = new Map<string, OrderRecord>();
+    let missingExecuted = false;
+    const gone: OrderRow[] = [];
+    for (const row of journal.forSymbol(symbol)) {
+      if (row.exchangeId === undefined || !isActive(row.status)) continue;
+      const record = openById.get(row.exchangeId);
+      if (record === undefined) {
+        gone.push(row);
+        continue;
+      }
+      if (record.executedQty === undefined) missingExecuted = true;
+      seen.set(row.exchangeId, record);
+      this.missing.delete(row.localId);
+      this.apply(row, record, true);
+    }
+    const rows = journal.forSymbol(symbol);
+    const unresolved = rows.filter((row) => isUnresolved(row) && !inFlight.has(row.localId));
+    const outstanding = rows.filter(
+      (row) => row.exchangeId !== undefined && !isActive(row.status) && hasOutstandingFills(row),
+    );
+
+    let history: OrderRecord[] = [];
+    let historyComplete = false;
+    const lookups = [...gone, ...unresolved, ...outstanding];
+    if (lookups.length > 0) {
+      const from = Math.min(...lookups.map((row) => row.sentAt ?? row.createdAt)) - this.options.window.skewMs;
+      try {
+        const read = await readPages(
+          guard,
+          this.p.logger,
+          `order history ${symbol}`,
+          (q) => venue.orderHistory(q),
+          { symbol, timeFrom: iso(from) },
+          (o) => o.displayingId,
+        );
+        history = read.items.filter((o) => o.symbol === symbol);
+        historyComplete = read.complete;
+      } catch (err) {
+        this.p.logger.warn({ err, symbol }, 'order history unavailable: orders gone from open orders stay as they are');
+      }
+    }
+    const historyById = new Map(history.map((o) => [o.displayingId, o]));
+    const foundNarrowly = historyComplete
+      ? new Set<string>()
+      : await this.lookUpOld(symbol, [...gone, ...outstanding], historyById);
+    for (const row of gone) {
+      const record = historyById.get(row.exchangeId as string);
+      if (record) {
+        seen.set(row.exchangeId as string, record);
+        this.missing.delete(row.localId);
+        // History may still show it live while open orders no longer do: then it stays as it is until one catches up.
+        this.apply(row, record, false);
+      } else if (historyComplete || foundNarrowly.has(row.localId)) {
+        this.reportMissing(row);
+      }
+    }
+    for (const row of outstanding) {
+      const record = historyById.get(row.exchangeId as string);
+      if (record) seen.set(row.exchangeId as string, record);
+    }
+    if (unresolved.length > 0) this.reconciler.reconcile(unresolved, open, history, historyComplete, seen);
+    if (adopt) this.reconciler.adopt(symbol, open);
+    await this.fills.recordFills(symbol, seen, missingExecuted);
+  }
+
+  /**
+   * Newest-first history pages stop short of an old order when thousands of newer ones were created on the
+   * symbol since (a grid's outer level resting for weeks): each order the broad read missed is looked up in a
+   * narrow window around its own send time, into `historyById`. Returns the rows whose narrow read was
+   * complete (so not finding them there means they are missing).
+   */
+  private async lookUpOld(
+    symbol: string,
+    rows: readonly OrderRow[],
+    historyById: Map<string, OrderRecord>,
+  ): Promise<Set<string>> {
+    const complete = new Set<string>();
+    const skew = this.options.window.skewMs;
+    for (const row of rows) {
+      if (historyById.has(row.exchangeId as string)) continue;
+      const t = row.sentAt ?? row.createdAt;
+      try {
+        const read = await readPages(
+          this.p.guard,
+          this.p.logger,
+          `order history ${symbol} around ${row.localId}`,
+          (q) => this.p.venue.orderHistory(q),
+          { symbol, timeFrom: iso(t - skew), timeTo: iso(t + skew) },
+          (o) => o.displayingId,
+        );
+        for (const o of read.items) if (o.symbol === symbol) historyById.set(o.displayingId, o);
+        if (read.complete) complete.add(row.localId);
+      } catch (err) {
+        this.p.logger.warn({ err, symbol, localId: row.localId }, 'order history around an old order unavailable');
+      }
+    }
+    return complete;
+  }
+
+  /** Applies what the venue reports; `live`: the record came from open orders (whatever its status says). */
+  private apply(row: OrderRow, record: OrderRecord, live: boolean): void {
+    const executed = D.max(executedOf(record), row.execQty);
+    const status = journalStatus(row, record.status, executed, live);
+    const execQty = plain(executed);
+    if (status === row.status && execQty === row.execQty && record.status === row.venueStatus) return;
+    this.p.journal.save({ ...row, status, venueStatus: record.status, execQty, updatedAt: this.p.clock.now() });
+    if (!isActive(status))
+      this.p.logger.info({ localId: row.localId, exchangeId: row.exchangeId, status }, 'order closed on the venue');
+  }
+
+  private reportMissing(row: OrderRow): void {
+    const n = (this.missing.get(row.localId) ?? 0) + 1;
+    this.missing.set(row.localId, n);
+    if (n !== MISSING_REPORT_AFTER) return;
+    const message = `order ${row.localId} (exchange id ${row.exchangeId}) is in neither open orders nor order history`;
+    this.p.logger.error(message);
+    this.p.store.events.record(this.p.clock.now(), row.instance, 'order-missing', {
+      localId: row.localId,
+      exchangeId: row.exchangeId,
+    });
+  }
+}
