@@ -10,12 +10,13 @@ import { D, type DecimalLike, dec } from '../market/decimal.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
-import type { FillView } from '../strategy/api.js';
+import type { FillView, Intent } from '../strategy/api.js';
 import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import type { EngineParts } from './engine-parts.js';
-import { type InstanceSpec, InstanceRunner, type InstanceStatus, orderView } from './instance-runner.js';
+import type { InstanceStatus } from './instance-lifecycle.js';
+import { type InstanceSpec, InstanceRunner, orderView } from './instance-runner.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { OrderManager } from './order-manager.js';
@@ -201,19 +202,14 @@ export class Engine implements FillSink {
   }
 
   private startLocked(): Promise<void> {
-    const { journal, store, clock, logger, market } = this.parts;
+    const { journal, logger, market } = this.parts;
     journal.load();
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
-        if (reason) {
-          r.status = 'refused';
-          r.reason = reason;
-          logger.error({ instance: r.name }, `instance ${r.name} not started: ${reason}`);
-          store.events.record(clock.now(), r.name, 'start-refused', { reason });
-        }
+        if (reason) r.refuseStart(reason);
       }
       const symbols = new Set([...this.symbols, ...journal.symbols()]);
       for (const symbol of symbols) {
@@ -232,16 +228,12 @@ export class Engine implements FillSink {
       }
       this.state = 'running';
       for (const r of this.runners) {
-        if (r.status === 'refused') continue;
-        r.status = 'running';
-        r.reason = undefined;
-        store.events.record(clock.now(), r.name, 'started', { symbol: r.symbol, strategy: r.definition.name });
+        if (!r.markStarted()) continue;
         let ok = r.callHook('onStart');
         if (isPromise(ok)) ok = await ok;
         if (!ok) continue;
         r.saveState();
-        if (r.queue.length > 0) await this.orders.process(r, r.queue.splice(0));
-        r.saveState();
+        await this.processIntents(r);
       }
       for (const r of this.runners) await this.deliverFills(r);
       logger.info({ instances: this.runners.length, symbols: [...market.rules.keys()] }, 'engine started');
@@ -321,17 +313,24 @@ export class Engine implements FillSink {
   }
 
   private afterTick(r: InstanceRunner): Promise<void> | undefined {
-    if (r.queue.length > 0) return this.processQueued(r);
+    if (r.hasIntents) return this.processAfterTick(r, r.takeIntents());
     if (r.isDirty) r.saveState();
     return undefined;
   }
 
-  private processQueued(r: InstanceRunner): Promise<void> {
-    const intents = r.queue.splice(0);
+  /** A tick's intents, under the lock (taken at once: a later tick may queue more meanwhile). */
+  private processAfterTick(r: InstanceRunner, intents: Intent[]): Promise<void> {
     return this.lock.run(async () => {
       await this.orders.process(r, intents);
       r.saveState();
     });
+  }
+
+  /** The instance's queued intents (from onStart, onFill or onStop), then its state. The caller holds the lock. */
+  private async processIntents(r: InstanceRunner): Promise<void> {
+    if (!r.hasIntents) return;
+    await this.orders.process(r, r.takeIntents());
+    r.saveState();
   }
 
   /**
@@ -457,25 +456,16 @@ export class Engine implements FillSink {
       return;
     }
     this.state = 'stopping';
-    const { store, clock, logger } = this.parts;
+    const { logger } = this.parts;
     const work = this.lock
       .run(async () => {
         for (const r of this.runners) {
           if (r.status === 'running') {
             let ok = r.callHook('onStop');
             if (isPromise(ok)) ok = await ok;
-            if (ok && r.queue.length > 0) await this.orders.process(r, r.queue.splice(0));
+            if (ok) await this.processIntents(r);
           }
-          if (r.status === 'running' || r.status === 'paused') {
-            r.saveState();
-            store.events.record(
-              clock.now(),
-              r.name,
-              'stopped',
-              r.status === 'paused' ? { pausedReason: r.reason } : {},
-            );
-            if (r.status === 'running') r.status = 'stopped';
-          }
+          r.markStopped();
         }
       })
       .catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
@@ -544,10 +534,7 @@ export class Engine implements FillSink {
         store.fills.markDelivered(f.fillKey);
         r.saveState();
       });
-      if (r.queue.length > 0) {
-        await this.orders.process(r, r.queue.splice(0));
-        r.saveState();
-      }
+      await this.processIntents(r);
     }
   }
 }

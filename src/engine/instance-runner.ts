@@ -22,6 +22,7 @@ import type {
 } from '../strategy/api.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
+import { InstanceLifecycle, type InstanceStatus } from './instance-lifecycle.js';
 import { intentBuilders } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
 import type { JournalCache } from './journal-cache.js';
@@ -33,8 +34,6 @@ export interface InstanceSpec {
   definition: StrategyDefinition;
   params: unknown;
 }
-
-export type InstanceStatus = 'idle' | 'running' | 'paused' | 'refused' | 'stopped';
 
 type State = Record<string, unknown>;
 
@@ -167,8 +166,7 @@ export class InstanceRunner {
   readonly logger: Logger;
   readonly queue: Intent[] = [];
   readonly ctx: InstanceContext;
-  status: InstanceStatus = 'idle';
-  reason: string | undefined;
+  private readonly lifecycle = new InstanceLifecycle();
   position: PositionTracker;
   /** Next local id number: `<instance>-<seq>`, deterministic so backtests are byte-identical. */
   seq = 0;
@@ -227,6 +225,50 @@ export class InstanceRunner {
 
   get state(): State {
     return this.proxy;
+  }
+
+  get status(): InstanceStatus {
+    return this.lifecycle.status;
+  }
+
+  get reason(): string | undefined {
+    return this.lifecycle.reason;
+  }
+
+  /** Intents are queued (by the last hook) and not yet processed. */
+  get hasIntents(): boolean {
+    return this.queue.length > 0;
+  }
+
+  /** The queued intents, in order; the queue is empty afterwards. */
+  takeIntents(): Intent[] {
+    return this.queue.splice(0);
+  }
+
+  /** Start-up found a reason this instance cannot run (a venue without cancel, an unknown symbol…). */
+  refuseStart(reason: string): void {
+    if (!this.lifecycle.move('refused', reason)) return;
+    this.logger.error(`instance ${this.name} not started: ${reason}`);
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'start-refused', { reason });
+  }
+
+  /** Reconciliation is done: the instance runs (onStart comes next). False when it was refused. */
+  markStarted(): boolean {
+    if (!this.lifecycle.move('running')) return false;
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'started', {
+      symbol: this.symbol,
+      strategy: this.definition.name,
+    });
+    return true;
+  }
+
+  /** The engine stops: state saved and the stop recorded; a paused instance stays paused, with its reason. */
+  markStopped(): void {
+    if (this.status !== 'running' && this.status !== 'paused') return;
+    this.saveState();
+    const data = this.status === 'paused' ? { pausedReason: this.reason } : {};
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'stopped', data);
+    this.lifecycle.move('stopped');
   }
 
   get isDirty(): boolean {
@@ -308,9 +350,7 @@ export class InstanceRunner {
 
   /** Stops calling this instance's hooks; its orders stay on the venue and their fills are still recorded. */
   pause(reason: string, err?: unknown): void {
-    if (this.status !== 'running') return;
-    this.status = 'paused';
-    this.reason = reason;
+    if (!this.lifecycle.move('paused', reason)) return;
     // Intents from a hook that failed half-way are not trusted.
     this.queue.length = 0;
     this.logger.error({ err }, `instance ${this.name} paused: ${reason}`);
