@@ -12,7 +12,6 @@ import { Engine } from '../engine/engine.js';
 import { ConfigError, errorCode } from '../errors.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
-import { DAEMON_STOPPED } from '../status/status-view.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
@@ -103,7 +102,7 @@ export class Daemon {
     const undo = async (err: unknown) => {
       for (const step of cleanup.reverse()) await step();
       const reason = `start failed: ${err instanceof Error ? err.message : String(err)}`;
-      store.events.record(clock.now(), undefined, DAEMON_STOPPED, { pid: process.pid, reason });
+      store.events.record(clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
       store.close();
     };
     try {
@@ -164,7 +163,7 @@ export class Daemon {
         await this.scheduling.stop(this.stopTimeoutMs);
         this.venue.flush();
         await atMost(this.setup.close(), this.stopTimeoutMs);
-        this.store.events.record(this.clock.now(), undefined, DAEMON_STOPPED, { pid: process.pid, reason });
+        this.store.events.record(this.clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
       } finally {
         this.store.close();
       }

@@ -1,12 +1,11 @@
 /**
- * Which kind of run a database belongs to. Each daemon start is recorded (DAEMON_STARTED: mode, venue, pid)
+ * Which kind of run a database belongs to. Each daemon start is recorded ('daemon-started': mode, venue, pid)
  * and checked against the previous one, because a journal only makes sense against the venue that holds its
  * orders: live and paper never share a database, and the embedded simulated exchange starts empty every
  * run, so a previous paper run's journal is moved aside rather than reconciled against orders that are gone.
  */
 import { existsSync, renameSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
-import { DAEMON_STARTED } from '../status/status-view.js';
 import type { Clock } from '../ports/clock.js';
 import { openStore, type Store } from '../store/store.js';
 
@@ -18,7 +17,7 @@ export interface RunIdentity {
 
 /** The previous run's identity: from its start event, else (no event, but orders) unknown. */
 function previousRun(store: Store): RunIdentity | 'unknown' | undefined {
-  const [last] = store.events.list({ kinds: [DAEMON_STARTED], limit: 1 });
+  const [last] = store.events.list({ kinds: ['daemon-started'], limit: 1 });
   if (last) {
     const { mode, venue } = last.data;
     if ((mode === 'paper' || mode === 'live') && typeof venue === 'string') return { mode, venue };
@@ -62,6 +61,6 @@ export function openRunStore(
       store = openStore({ path, clock });
     }
   }
-  store.events.record(clock.now(), undefined, DAEMON_STARTED, { ...identity, pid: process.pid });
+  store.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid });
   return { store, archivedTo };
 }

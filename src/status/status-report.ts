@@ -4,7 +4,7 @@
  * switch, circuit breaker and authentication events.
  */
 import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
-import type { EventRow } from '../store/events.js';
+import type { EventKind, EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
@@ -57,7 +57,7 @@ function stateOf(event: EventRow | undefined): Pick<InstanceStatusReport, 'state
   }
 }
 
-function latest(store: Store, kind: string): EventRow | undefined {
+function latest(store: Store, kind: EventKind): EventRow | undefined {
   return store.events.list({ kinds: [kind], limit: 1 })[0];
 }
 

@@ -11,8 +11,6 @@ import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 
 /** Lifecycle events the composition root records (engine-wide, no instance). */
-export const DAEMON_STARTED = 'daemon-started';
-export const DAEMON_STOPPED = 'daemon-stopped';
 
 export interface DaemonState {
   /** running: started and its process is alive; ended: started, process gone, no clean stop recorded. */
@@ -45,12 +43,12 @@ function text(event: EventRow | undefined, key: string): string | undefined {
 }
 
 function daemonState(store: Store, isAlive: (pid: number) => boolean): DaemonState {
-  const [started] = store.events.list({ kinds: [DAEMON_STARTED], limit: 1 });
+  const [started] = store.events.list({ kinds: ['daemon-started'], limit: 1 });
   if (!started) return { state: 'never', pid: undefined, mode: undefined, venue: undefined, since: undefined };
   const pid = typeof started.data.pid === 'number' ? started.data.pid : undefined;
   const run = { pid, mode: text(started, 'mode'), venue: text(started, 'venue') };
-  const [last] = store.events.list({ kinds: [DAEMON_STARTED, DAEMON_STOPPED], limit: 1 });
-  if (last && last.kind === DAEMON_STOPPED) return { ...run, state: 'stopped', since: last.time };
+  const [last] = store.events.list({ kinds: ['daemon-started', 'daemon-stopped'], limit: 1 });
+  if (last && last.kind === 'daemon-stopped') return { ...run, state: 'stopped', since: last.time };
   return { ...run, state: pid !== undefined && isAlive(pid) ? 'running' : 'ended', since: started.time };
 }
 

@@ -4,6 +4,36 @@
  */
 import type { Db } from './database.js';
 
+/** Every kind of event the bot records, once. Rows read back keep whatever kind they were written with. */
+export const EVENT_KINDS = [
+  // The daemon (run-history.ts, daemon.ts).
+  'daemon-started',
+  'daemon-stopped',
+  // An instance's lifecycle (instance-runner.ts).
+  'start-refused',
+  'started',
+  'paused',
+  'stopped',
+  // Orders (order-manager.ts, the order sync and the reconciler).
+  'refused',
+  'daily-loss-halt',
+  'order-rejected',
+  'order-not-sent',
+  'order-unknown',
+  'cancel-failed',
+  'engine-error',
+  'reconciled',
+  'not-placed',
+  'order-missing',
+  'adopted',
+  // The brakes (trading-guard.ts).
+  'kill-switch',
+  'circuit-breaker',
+  'auth-failed',
+] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
 export interface EventRow {
   id: number;
   time: number;
@@ -33,7 +63,7 @@ function fromDb(r: DbEvent): EventRow {
 
 export interface EventQuery {
   instance?: string;
-  kinds?: readonly string[];
+  kinds?: readonly EventKind[];
   sinceTime?: number;
   /** Most recent first when set; oldest first otherwise. */
   limit?: number;
@@ -50,7 +80,7 @@ export class EventLog {
     );
   }
 
-  record(time: number, instance: string | undefined, kind: string, data: Record<string, unknown> = {}): void {
+  record(time: number, instance: string | undefined, kind: EventKind, data: Record<string, unknown> = {}): void {
     this.insertStmt.run(time, instance ?? null, kind, JSON.stringify(data));
   }
 

@@ -19,6 +19,7 @@ import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../../src/
 import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { type StrategyContext, type StrategyDefinition, defineStrategy } from '../../src/strategy/api.js';
+import type { EventKind } from '../../src/store/events.js';
 import { openStore, type Store } from '../../src/store/store.js';
 
 export const T0 = Date.UTC(2024, 0, 2, 10, 0, 0);
@@ -230,7 +231,7 @@ export class Harness {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  events(kind?: string) {
+  events(kind?: EventKind) {
     return this.store.events.list(kind === undefined ? {} : { kinds: [kind] });
   }
 }

@@ -6,13 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  buildStatusView,
-  DAEMON_STARTED,
-  DAEMON_STOPPED,
-  statusJson,
-  statusTable,
-} from '../../src/status/status-view.js';
+import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
 import type { Clock } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
@@ -90,7 +84,7 @@ beforeEach(() => {
   );
   store.prices.put({ symbol: 'BTCUSDT', price: '110.5', time: NOW - 2000 }, NOW);
   store.prices.put({ symbol: 'BTCUSDT', price: '1', time: NOW - 9000 }, NOW); // older: ignored
-  store.events.record(NOW - 60_000, undefined, DAEMON_STARTED, { mode: 'paper', venue: 'embedded', pid: 4242 });
+  store.events.record(NOW - 60_000, undefined, 'daemon-started', { mode: 'paper', venue: 'embedded', pid: 4242 });
   store.events.record(NOW - 59_000, 'grid', 'started', { symbol: 'BTCUSDT' });
   store.events.record(NOW - 59_000, 'dca', 'started', { symbol: 'BTCUSDT' });
   store.events.record(NOW - 30_000, 'dca', 'paused', { reason: 'onTick threw: boom' });
@@ -173,7 +167,7 @@ describe('status view', () => {
       state: 'stopped',
       reason: 'the daemon ended without a clean stop',
     });
-    store.events.record(NOW - 500, undefined, DAEMON_STOPPED, { pid: 4242, reason: 'SIGTERM' });
+    store.events.record(NOW - 500, undefined, 'daemon-stopped', { pid: 4242, reason: 'SIGTERM' });
     const stopped = statusTable(buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true }));
     expect(stopped).toContain('daemon: stopped at 2024-05-02 11:59:59');
   });
