@@ -4,8 +4,8 @@
  * its fill not delivered, and re-issues it.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FillView } from '../../../src/strategy/api.js';
-import { Harness, instance, strategy } from '../harness.js';
+import type { FillView } from '../../src/strategy/api.js';
+import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {

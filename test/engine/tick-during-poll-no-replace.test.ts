@@ -4,8 +4,8 @@
  * sees the order gone with its fill not yet delivered and re-issues it.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FillView, StrategyContext } from '../../../src/strategy/api.js';
-import { Harness, holdNextBalanceRead, instance, strategy } from '../harness.js';
+import type { FillView, StrategyContext } from '../../src/strategy/api.js';
+import { Harness, holdNextBalanceRead, instance, strategy } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {

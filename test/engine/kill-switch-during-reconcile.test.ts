@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import type { OrderRecord } from '../../../src/ports/venue-records.js';
-import { Harness, instance, strategy, venueError } from '../harness.js';
+import type { OrderRecord } from '../../src/ports/venue-records.js';
+import { Harness, instance, strategy, venueError } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { CronScheduler } from '../../src/app/cron-scheduler.js';
 import { DaemonScheduling } from '../../src/app/daemon-scheduling.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
-import { Harness, instance, strategy } from './harness.js';
+import { Harness, instance, strategy } from '../engine/harness.js';
 
 /** Waits until `check` holds (polling), failing after `ms`: waits on events, asserts no timing. */
 async function until(check: () => boolean, ms = 8_000): Promise<void> {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GOOD_STRATEGY, REPO, tempProject, type TempProject } from './temp-project.js';
+import { GOOD_STRATEGY, REPO, tempProject, type TempProject } from '../config/temp-project.js';
 
 let project: TempProject;
 beforeAll(() => {

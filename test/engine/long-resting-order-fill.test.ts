@@ -6,8 +6,8 @@
  * recorded and the strategy believes the order is still open.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { FillView } from '../../../src/strategy/api.js';
-import { Harness, instance, strategy } from '../harness.js';
+import type { FillView } from '../../src/strategy/api.js';
+import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {

@@ -5,10 +5,10 @@
  * fill of 0.00000000000000004 is recorded and delivered to onFill.
  */
 import { afterEach, expect, it } from 'vitest';
-import type { OrderRecord } from '../../../src/ports/venue-records.js';
-import type { HistoryQuery } from '../../../src/ports/venue.js';
-import type { FillView } from '../../../src/strategy/api.js';
-import { Harness, instance, strategy } from '../harness.js';
+import type { OrderRecord } from '../../src/ports/venue-records.js';
+import type { HistoryQuery } from '../../src/ports/venue.js';
+import type { FillView } from '../../src/strategy/api.js';
+import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {

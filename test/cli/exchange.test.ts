@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ok, orderRecord, type SigningServer, startSigningServer } from './signing-server.js';
+import { ok, orderRecord, type SigningServer, startSigningServer } from '../exchange/signing-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const KEY = 'cli-key';

@@ -1,8 +1,8 @@
 /** Finding 1 with the shipped grid strategy: a tick during the poll's balance refresh re-buys a level that just filled. */
 import { afterEach, expect, it } from 'vitest';
-import grid from '../../../strategies/grid.js';
-import type { StrategyDefinition } from '../../../src/strategy/api.js';
-import { Harness, holdNextBalanceRead, instance } from '../harness.js';
+import grid from '../../strategies/grid.js';
+import type { StrategyDefinition } from '../../src/strategy/api.js';
+import { Harness, holdNextBalanceRead, instance } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {
