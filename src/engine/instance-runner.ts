@@ -4,6 +4,7 @@
  * throws or rejects pauses this instance, with the reason logged and recorded; the daemon goes on.
  */
 import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
+import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
@@ -349,10 +350,12 @@ export class InstanceRunner {
   }
 
   /** Stops calling this instance's hooks; its orders stay on the venue and their fills are still recorded. */
-  pause(reason: string, err?: unknown): void {
+  /** The strategy failed (a hook threw or rejected, its state is not JSON): only this instance pauses. */
+  pause(reason: string, cause?: unknown): void {
     if (!this.lifecycle.move('paused', reason)) return;
     // Intents from a hook that failed half-way are not trusted.
     this.queue.length = 0;
+    const err = new StrategyError(reason, { cause, context: { instance: this.name } });
     this.logger.error({ err }, `instance ${this.name} paused: ${reason}`);
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', { reason });
   }
