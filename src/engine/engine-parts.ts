@@ -1,4 +1,4 @@
-/** The collaborators the order manager and the order tracker share (one set per engine). */
+/** The collaborators the engine's parts share: the order manager, the order sync, the reconciler, the fill recorder (one set per engine). */
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
