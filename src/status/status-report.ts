@@ -6,9 +6,8 @@
 import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
 import type { EventKind, EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
-import type { OrderRow } from '../store/order-journal.js';
+import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
-import { isActive } from '../store/order-journal.js';
 import { positionFromFills, utcDay } from '../market/position.js';
 
 const LIFECYCLE = ['started', 'paused', 'stopped', 'start-refused'] as const;
