@@ -89,14 +89,22 @@ export class Daemon {
     const plan = planVenue(env);
     const instances = await loadInstances(env);
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
-    const { store, archivedTo } = openRunStore(
+    const { store, archivedTo, archivedBecause, deleted } = openRunStore(
       env.DB_PATH,
       { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
       clock,
+      { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
     );
-    if (archivedTo !== undefined)
+    if (archivedBecause === 'legacy')
       logger.warn(
         `${env.DB_PATH} held a previous paper run, whose simulated exchange is gone: moved to ${archivedTo}; starting afresh`,
+      );
+    else if (archivedBecause === 'fresh')
+      logger.warn(`fresh start asked for: the previous paper account was moved to ${archivedTo}`);
+    if (deleted.length > 0)
+      logger.info(
+        { deleted },
+        `deleted ${deleted.length} old archive(s) (PAPER_ARCHIVES_KEPT=${env.PAPER_ARCHIVES_KEPT})`,
       );
     const cleanup: (() => Promise<void> | void)[] = [];
     const undo = async (err: unknown) => {
@@ -107,7 +115,11 @@ export class Daemon {
     };
     try {
       const retry = { logger, isFatal: isFatalStartError, signal: options.signal };
-      const setup = await retryWithBackoff('set up the venue', () => setUpVenue(plan, env, symbols, logger), retry);
+      const setup = await retryWithBackoff(
+        'set up the venue',
+        () => setUpVenue(plan, env, symbols, logger, store),
+        retry,
+      );
       cleanup.push(() => setup.close());
       const banner = bannerText(plan, { simUrl: setup.sim?.url, files: setup.files });
       if (plan.mode === 'live') logger.warn({ mode: 'live', baseUrl: plan.baseUrl }, banner);

@@ -1,10 +1,13 @@
 /**
  * Which kind of run a database belongs to. Each daemon start is recorded ('daemon-started': mode, venue, pid)
  * and checked against the previous one, because a journal only makes sense against the venue that holds its
- * orders: live and paper never share a database, and the embedded simulated exchange starts empty every
- * run, so a previous paper run's journal is moved aside rather than reconciled against orders that are gone.
+ * orders: live and paper never share a database. The embedded simulated exchange keeps its own state in the
+ * same database (paper-ledger.ts), so a paper run resumes the previous one; the database is moved aside
+ * (archived next to it, the newest PAPER_ARCHIVES_KEPT kept) only when a fresh start is asked for, or when it
+ * holds a paper journal from before the exchange kept its state (its orders are gone with that exchange).
  */
-import { existsSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import { openStore, type Store } from '../store/store.js';
@@ -13,6 +16,23 @@ export interface RunIdentity {
   mode: 'paper' | 'live';
   /** The exchange's URL live; 'embedded' for the in-process simulated exchange. */
   venue: string;
+}
+
+export interface RunStoreOptions {
+  /** Archive a paper database and start a new paper account (PAPER_FRESH, `bot run --fresh`). */
+  fresh?: boolean;
+  /** Archives of this database kept after archiving (the oldest beyond are deleted); default 5. */
+  archivesKept?: number;
+}
+
+export interface RunStore {
+  store: Store;
+  /** Where the previous database was moved, when it was. */
+  archivedTo: string | undefined;
+  /** Why: asked for (fresh), or a paper journal whose exchange state was never kept (legacy). */
+  archivedBecause: 'fresh' | 'legacy' | undefined;
+  /** Older archives deleted to keep PAPER_ARCHIVES_KEPT. */
+  deleted: string[];
 }
 
 /** The previous run's identity: from its start event, else (no event, but orders) unknown. */
@@ -25,42 +45,76 @@ function previousRun(store: Store): RunIdentity | 'unknown' | undefined {
   return store.orders.instances().length > 0 || store.orders.active().length > 0 ? 'unknown' : undefined;
 }
 
-function archiveName(path: string, now: number): string {
-  const stamp = new Date(now).toISOString().replace(/[:.]/g, '-');
+const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
+
+const stampOf = (ms: number) => new Date(ms).toISOString().replace(/[:.]/g, '-');
+
+/** `bot.db` -> `bot.<stamp>.db`; a path without .db gets `.<stamp>` appended. */
+function archiveName(path: string, stamp: string): string {
   return path.endsWith('.db') ? `${path.slice(0, -3)}.${stamp}.db` : `${path}.${stamp}`;
 }
 
+/** The archives of `path` in its folder, oldest first (their stamps sort as their times). */
+export function listArchives(path: string): string[] {
+  const dir = dirname(path);
+  const name = basename(path);
+  const [head, tail] = name.endsWith('.db') ? [`${name.slice(0, -3)}.`, '.db'] : [`${name}.`, ''];
+  return readdirSync(dir)
+    .filter((f) => {
+      if (!f.startsWith(head) || !f.endsWith(tail)) return false;
+      return STAMP.test(f.slice(head.length, f.length - tail.length));
+    })
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Moves the database (and any WAL left by a crash) aside, then deletes the archives beyond `kept`. */
+function archive(path: string, now: number, kept: number): { archivedTo: string; deleted: string[] } {
+  let at = now;
+  // Two archives in one millisecond (scripts, tests) must not overwrite each other.
+  while (existsSync(archiveName(path, stampOf(at)))) at++;
+  const archivedTo = archiveName(path, stampOf(at));
+  renameSync(path, archivedTo);
+  for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, archivedTo + suffix);
+  const all = listArchives(path);
+  const deleted = all.slice(0, Math.max(0, all.length - kept));
+  for (const old of deleted) for (const suffix of ['', '-wal', '-shm']) rmSync(old + suffix, { force: true });
+  return { archivedTo, deleted };
+}
+
 /**
- * Opens the store for a run of `identity` at `path`: refuses a database of the other mode, moves aside one
- * of a previous embedded paper run (returning where to), and records this start.
+ * Opens the store for a run of `identity` at `path`: refuses a database of the other mode, archives a paper
+ * one when asked to (or when it predates the paper exchange's ledger), and records this start.
  */
 export function openRunStore(
   path: string,
   identity: RunIdentity,
   clock: Clock,
-): { store: Store; archivedTo: string | undefined } {
+  options: RunStoreOptions = {},
+): RunStore {
   let store = openStore({ path, clock });
-  let archivedTo: string | undefined;
+  let moved: { archivedTo: string; deleted: string[] } | undefined;
+  let archivedBecause: RunStore['archivedBecause'];
   const previous = previousRun(store);
-  if (previous !== undefined) {
-    const previousMode = previous === 'unknown' ? undefined : previous.mode;
-    if (previousMode !== undefined && previousMode !== identity.mode) {
+  const previousMode = previous === 'unknown' ? undefined : previous?.mode;
+  if (previousMode !== undefined && previousMode !== identity.mode) {
+    store.close();
+    throw new ConfigError([
+      `DB_PATH: ${path} holds ${previousMode} trading; a ${identity.mode} run needs its own database ` +
+        `(set DB_PATH to another file, e.g. data/${identity.mode}.db)`,
+    ]);
+  }
+  if (identity.venue === 'embedded' && path !== ':memory:') {
+    const kept = store.paper.exists();
+    if (previous !== undefined && !kept) archivedBecause = 'legacy';
+    else if (options.fresh && (previous !== undefined || kept)) archivedBecause = 'fresh';
+    if (archivedBecause !== undefined) {
+      // The clean close checkpoints the WAL and removes it: the database is one file again.
       store.close();
-      throw new ConfigError([
-        `DB_PATH: ${path} holds ${previousMode} trading; a ${identity.mode} run needs its own database ` +
-          `(set DB_PATH to another file, e.g. data/${identity.mode}.db)`,
-      ]);
-    }
-    if (identity.venue === 'embedded' && path !== ':memory:') {
-      store.close();
-      archivedTo = archiveName(path, clock.now());
-      // The WAL was checkpointed and removed by the clean close: the database is one file again.
-      renameSync(path, archivedTo);
-      for (const suffix of ['-wal', '-shm'])
-        if (existsSync(path + suffix)) renameSync(path + suffix, archivedTo + suffix);
+      moved = archive(path, clock.now(), options.archivesKept ?? 5);
       store = openStore({ path, clock });
     }
   }
   store.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid });
-  return { store, archivedTo };
+  return { store, archivedTo: moved?.archivedTo, archivedBecause, deleted: moved?.deleted ?? [] };
 }

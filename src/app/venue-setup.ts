@@ -3,6 +3,12 @@
  * HTTP server in this process (on 127.0.0.1, a free port, the demo account), fed by a recording or by the live
  * public market watch, and the SAME signed client talking to it, so paper exercises everything live does.
  * In paper on live data the upstream client has no keys at all: a private call cannot reach the exchange.
+ *
+ * The paper exchange keeps its state in the bot's database (paper-ledger.ts): a restart restores the same
+ * account, orders and fills, resumes a recorded replay where it stopped, and on live prices first matches the
+ * open orders against the prices the daemon recorded after the exchange's own last price (catchUp below);
+ * the first live price then fills or triggers whatever it crosses. Prices of the time the daemon was down
+ * were seen by nobody: an order only they would have filled stays open.
  */
 import { clientOptionsFromEnv, type Env } from '../config/env.js';
 import { ExchangeClient } from '../exchange/client.js';
@@ -10,10 +16,12 @@ import type { PairConfig } from '../ports/venue-records.js';
 import type { Logger } from '../ops/logger.js';
 import { systemClock } from '../ports/clock.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from '../sim/default-market.js';
-import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed } from '../sim/feeds.js';
+import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed, type ReplayPosition } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
+import type { Store } from '../store/store.js';
 import { paperDataFiles } from './paper-data.js';
+import { CHECKPOINT_INTERVAL_MS, openPaperExchange, type PaperExchangeOpened } from './paper-ledger.js';
 import type { VenuePlan } from './venue-plan.js';
 
 export interface VenueSetup {
@@ -53,14 +61,66 @@ function marketFrom(pairs: readonly PairConfig[]): { assets: SimAsset[]; pairs: 
 }
 
 /**
+ * Feeds the engine the prices the daemon recorded (store/last-prices.ts) that are newer than the exchange's own
+ * last price of the pair: the few seconds between the exchange's last checkpoint and a crash. Returns how many.
+ */
+function catchUp(engine: MatchingEngine, store: Store): number {
+  const known = new Map(engine.marketState().map((m) => [m.symbol, m.time]));
+  let fed = 0;
+  for (const p of store.prices.all()) {
+    const since = known.get(p.symbol);
+    if (engine.pairConfigs(p.symbol).length === 0 || (since !== undefined && p.time <= since)) continue;
+    engine.onPrice(p.symbol, Number(p.price), p.time);
+    fed++;
+  }
+  return fed;
+}
+
+/** Opens (restores or funds) the paper account and says so. */
+function openPaper(
+  engine: MatchingEngine,
+  store: Store,
+  env: Env,
+  data: 'recording' | 'live',
+  logger: Logger,
+): PaperExchangeOpened {
+  const opened = openPaperExchange(store, engine, {
+    data,
+    apiKey: DEMO_CREDENTIALS.apiKey,
+    funding: env.PAPER_BALANCES ?? DEFAULT_PAPER_BALANCES,
+    clock: systemClock,
+    dbPath: env.DB_PATH,
+  });
+  const funding = Object.entries(opened.funding)
+    .map(([asset, amount]) => `${amount} ${asset}`)
+    .join(', ');
+  if (!opened.resumed) logger.info({ component: 'sim' }, `new paper account in ${env.DB_PATH}, funded with ${funding}`);
+  else {
+    const apiKey = DEMO_CREDENTIALS.apiKey;
+    logger.info(
+      { component: 'sim', openOrders: engine.openOrders(apiKey).length, fills: engine.fills(apiKey).length },
+      `paper account resumed from ${env.DB_PATH} (funded with ${funding}; PAPER_FRESH=true starts a new one)`,
+    );
+    if (env.PAPER_BALANCES !== undefined && JSON.stringify(env.PAPER_BALANCES) !== JSON.stringify(opened.funding))
+      logger.warn(
+        { component: 'sim' },
+        'PAPER_BALANCES funds a new paper account only; the resumed one keeps its balances (PAPER_FRESH=true to start over)',
+      );
+  }
+  return opened;
+}
+
+/**
  * Starts what `plan` needs. `symbols` are the configured instances' symbols (the recordings replayed, the
- * upstream pairs copied). Fails when the upstream cannot be read; the caller retries.
+ * upstream pairs copied); `store` holds the paper exchange's ledger. Fails when the upstream cannot be read;
+ * the caller retries.
  */
 export async function setUpVenue(
   plan: VenuePlan,
   env: Env,
   symbols: readonly string[],
   logger: Logger,
+  store: Store,
 ): Promise<VenueSetup> {
   if (plan.mode === 'live') {
     const client = new ExchangeClient({ ...clientOptionsFromEnv(env), logger: logger.child({ venue: 'live' }) });
@@ -69,26 +129,60 @@ export async function setUpVenue(
   const warn = (message: string) => logger.warn({ component: 'sim' }, message);
   let feed: PriceFeed;
   let engine: MatchingEngine;
+  let paper: PaperExchangeOpened;
   let files: string[] | undefined;
   let upstream: ExchangeClient | undefined;
   if (plan.data === 'live') {
     const { EXCHANGE_API_KEY: _key, EXCHANGE_API_SECRET: _secret, ...publicEnv } = env;
     upstream = new ExchangeClient({ ...clientOptionsFromEnv(publicEnv), logger: logger.child({ venue: 'upstream' }) });
     try {
-      const wanted = new Set(symbols);
+      // The pairs the paper account has orders on too, so its history still reads after a config change.
+      const wanted = new Set([...symbols, ...store.paper.symbols()]);
       const pairs = (await upstream.pairConfig()).filter((p) => wanted.has(p.symbol));
       engine = new MatchingEngine({ ...marketFrom(pairs), clock: systemClock });
+      paper = openPaper(engine, store, env, 'live', logger);
     } catch (err) {
       await upstream.close();
       throw err;
+    }
+    if (paper.resumed) {
+      const fills = engine.fills(DEMO_CREDENTIALS.apiKey).length;
+      const fed = catchUp(engine, store);
+      const filled = engine.fills(DEMO_CREDENTIALS.apiKey).length - fills;
+      if (fed > 0)
+        logger.info(
+          { component: 'sim', prices: fed, fills: filled },
+          'paper orders matched against the prices recorded since',
+        );
     }
     feed = proxyFeed({ upstream, warn });
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
     // Records carry wall-clock times like the bot's own (today's fills, daily limits), not the recording's.
     engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: systemClock });
-    feed = plan.lockstep ? lockstepFeed({ files, warn }) : replayFeed({ files, speed: plan.speed, loop: true, warn });
+    paper = openPaper(engine, store, env, 'recording', logger);
+    let resume: ReplayPosition | undefined;
+    if (typeof paper.replay !== 'string') {
+      if (paper.replay.files.join('\n') === files.join('\n')) resume = paper.replay;
+      else
+        warn(`PAPER_DATA is not what the paper account replayed before: the replay starts over (the account is kept)`);
+    } else if (paper.resumed) warn(`${paper.replay}: the replay starts over (the account is kept)`);
+    if (resume)
+      logger.info({ component: 'sim', tickers: resume.taken }, 'the replay resumes where the previous run stopped');
+    feed = plan.lockstep
+      ? lockstepFeed({ files, warn, resume })
+      : replayFeed({ files, speed: plan.speed, loop: true, warn, resume });
+    const position = feed.position?.bind(feed);
+    if (position) paper.ledger.trackReplay(position);
   }
+  const checkpoints = setInterval(() => {
+    try {
+      paper.ledger.checkpoint();
+    } catch (err) {
+      logger.error({ component: 'sim', err }, 'could not write the paper exchange checkpoint');
+    }
+  }, CHECKPOINT_INTERVAL_MS);
+  checkpoints.unref();
   let sim: SimServer;
   try {
     sim = await startSimServer({
@@ -99,6 +193,7 @@ export async function setUpVenue(
       logger: logger.child({ component: 'sim' }),
     });
   } catch (err) {
+    clearInterval(checkpoints);
     await upstream?.close();
     throw err;
   }
@@ -116,8 +211,11 @@ export async function setUpVenue(
     sim,
     files,
     async close() {
+      clearInterval(checkpoints);
       await client.close();
       await sim.close();
+      // The feed has stopped: where the replay stands now is where the next run goes on.
+      paper.ledger.checkpoint();
       await upstream?.close();
     },
   };

@@ -11,18 +11,23 @@ import { installShutdown } from '../ops/shutdown.js';
 import { commandEnv } from './command-env.js';
 import { parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot run
+const HELP = `usage: bot run [--fresh]
 
 Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM or SIGINT.
 MODE=paper (default): on the embedded simulated exchange, fed by recordings (PAPER_DATA, default the samples)
-or, with EXCHANGE_BASE_URL set, by the exchange's live public market watch. MODE=live: on EXCHANGE_BASE_URL
-with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in README.md.`;
+or, with EXCHANGE_BASE_URL set, by the exchange's live public market watch. The paper account (balances,
+orders, fills, where the replay stands) is kept in DB_PATH and resumed by the next run. MODE=live: on
+EXCHANGE_BASE_URL with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in README.md.
+
+  --fresh  paper only: archive DB_PATH next to it and start a new paper account (as PAPER_FRESH=true);
+           the newest PAPER_ARCHIVES_KEPT archives (default 5) are kept`;
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags('run', argv, {}, HELP);
+  const flags = parseCommandFlags('run', argv, { fresh: { type: 'boolean' } }, HELP);
   if (typeof flags === 'number') return flags;
-  const env = commandEnv();
-  if (env === 1) return 1;
+  const loaded = commandEnv();
+  if (loaded === 1) return 1;
+  const env = flags.values.fresh === true ? { ...loaded, PAPER_FRESH: true } : loaded;
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shutdown = installShutdown({
     logger,

@@ -89,8 +89,18 @@ const daemonEnv = {
   PAPER_SPEED: withDefault(positiveNumber, '60'),
   /** One recorded tick per market-watch request instead of by time (parity tests). */
   PAPER_LOCKSTEP: withDefault(flag, 'false'),
-  /** Starting balances of the paper account (default: the simulated exchange's). */
+  /** Starting balances of a new paper account (default: the simulated exchange's); a resumed one keeps its own. */
   PAPER_BALANCES: optional(balanceList),
+  /** Start a new paper account: the database is archived first (as `bot run --fresh`). */
+  PAPER_FRESH: withDefault(flag, 'false'),
+  /** How many archived paper databases to keep next to DB_PATH (older ones are deleted when one is archived). */
+  PAPER_ARCHIVES_KEPT: withDefault(
+    z.coerce
+      .number({ error: 'expected a whole number >= 0' })
+      .int('expected a whole number >= 0')
+      .nonnegative('expected a whole number >= 0'),
+    '5',
+  ),
   /** New orders stop while this file exists. */
   KILL_SWITCH_FILE: withDefault(z.string(), 'data/KILL'),
   LOG_LEVEL: withDefault(

@@ -47,6 +47,8 @@ export interface PriceFeed {
   stop(): Promise<void> | void;
   /** Ticks fed so far and whether the data is exhausted. */
   readonly progress: FeedProgress;
+  /** Where a recorded feed stands (undefined before start, and for feeds that cannot resume). */
+  position?(): ReplayPosition | undefined;
 }
 
 /** Tickers due within this many ms of now are fed together rather than each after its own timer. */
@@ -124,12 +126,119 @@ async function openFeed(
   return { groups, cursor: new TickerCursor(groups, warn) };
 }
 
+/**
+ * Where a replay (or lockstep) feed stands, so a restarted paper run resumes it: the tickers taken in the
+ * current pass over the recordings, and for a looping replay the shift of this pass and what the first pass
+ * learnt (first and last recorded time, the recorded step). The position counts a ticker as taken before the
+ * engine sees it, so a change the ticker causes is committed with a position past it.
+ */
+export interface ReplayPosition {
+  files: string[];
+  taken: number;
+  shift: number;
+  first?: number;
+  last?: number;
+  step?: number;
+}
+
+/** The recordings read from a position: the cursor, the pass's shift, and how far into the pass. */
+class ReplayCursor {
+  shift = 0;
+  taken = 0;
+  first: number | undefined;
+  last: number | undefined;
+  step: number | undefined;
+
+  constructor(
+    private cursor: TickerCursor,
+    private readonly groups: SymbolFiles,
+    private readonly loop: boolean,
+    private readonly warn: Warn,
+  ) {}
+
+  /** Skips to `at` (tickers taken without feeding them); false when the recordings hold fewer now. */
+  async seek(at: ReplayPosition): Promise<boolean> {
+    this.shift = at.shift;
+    this.first = at.first;
+    this.last = at.last;
+    this.step = at.step;
+    while (this.taken < at.taken) {
+      if (!(await this.cursor.ready())) return false;
+      this.cursor.take();
+      this.taken++;
+    }
+    return true;
+  }
+
+  /** True when a ticker is waiting; at the end of a pass, a looping cursor starts the next one. */
+  async ready(): Promise<boolean> {
+    while (!(await this.cursor.ready())) {
+      // A pass that gave nothing would loop for ever.
+      if (!this.loop || this.taken === 0 || this.first === undefined) return false;
+      this.shift += (this.last ?? this.first) - this.first + (this.step ?? 1000);
+      this.taken = 0;
+      await this.cursor.close();
+      this.cursor = new TickerCursor(this.groups, this.warn);
+    }
+    return true;
+  }
+
+  /** The waiting ticker's time in this pass. */
+  peekTime(): number {
+    return this.cursor.peek().t + this.shift;
+  }
+
+  /** The waiting ticker, its time shifted into this pass; counted as taken before anyone sees it. */
+  take(): WireTicker {
+    const ticker = this.cursor.take();
+    this.taken++;
+    if (this.shift === 0) {
+      this.first ??= ticker.t;
+      this.step ??= ticker.t > this.first ? ticker.t - this.first : undefined;
+      this.last = ticker.t;
+    }
+    return this.shift === 0 ? ticker : { ...ticker, t: ticker.t + this.shift };
+  }
+
+  position(files: string[]): ReplayPosition {
+    const { taken, shift, first, last, step } = this;
+    return { files, taken, shift, first, last, step };
+  }
+
+  close(): Promise<void> {
+    return this.cursor.close();
+  }
+}
+
+/** Opens a replay cursor, at `resume` when given and still within the recordings (else at the start, warned). */
+async function openReplay(
+  files: string[],
+  engine: MatchingEngine,
+  progress: FeedProgress,
+  stopped: () => boolean,
+  options: { loop: boolean; resume: ReplayPosition | undefined; warn: Warn },
+): Promise<ReplayCursor> {
+  const { groups, cursor } = await openFeed(files, engine, progress, stopped, options.warn);
+  const replay = new ReplayCursor(cursor, groups, options.loop, options.warn);
+  if (options.resume && !(await replay.seek(options.resume))) {
+    options.warn(
+      `the recordings hold fewer than the ${options.resume.taken} tickers already replayed: replaying from the start`,
+    );
+    await replay.close();
+    const again = await openFeed(files, engine, progress, stopped, options.warn);
+    return new ReplayCursor(again.cursor, again.groups, options.loop, options.warn);
+  }
+  return replay;
+}
+
 export function replayFeed(options: {
   files: string[];
   speed?: number;
   loop?: boolean;
   clock?: Clock;
   warn?: (m: string) => void;
+  /** Where a previous run stopped: the replay goes on from there. */
+  resume?: ReplayPosition;
 }): PriceFeed {
   const speed = options.speed ?? 1;
   if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
@@ -140,36 +249,20 @@ export function replayFeed(options: {
   const timer = sleeper();
   let stopped = false;
   let pumping: Promise<void> = Promise.resolve();
-  let cursor: TickerCursor | undefined;
+  let replay: ReplayCursor | undefined;
 
-  /** Feeds the rest of the recording on schedule; the first ticker (at t0, wall time w0) is already fed. */
-  async function pump(engine: MatchingEngine, groups: SymbolFiles, t0: number, w0: number): Promise<void> {
-    let shift = 0;
-    let last = t0;
-    let step: number | undefined;
+  /** Feeds the rest of the recording on schedule: the ticker at (shifted) time t0 was fed at wall time w0. */
+  async function pump(engine: MatchingEngine, r: ReplayCursor, t0: number, w0: number): Promise<void> {
     let sinceYield = 0;
     while (!stopped) {
-      if (!(await cursor!.ready())) {
-        if (!options.loop) break;
-        shift += last - t0 + (step ?? 1000);
-        await cursor!.close();
-        cursor = new TickerCursor(groups, warn);
-        continue;
-      }
-      const ticker = cursor!.peek();
-      const t = ticker.t + shift;
-      const wait = w0 + (t - t0) / speed - clock.now();
+      if (!(await r.ready())) break;
+      const wait = w0 + (r.peekTime() - t0) / speed - clock.now();
       if (wait > BATCH_MS) {
         await timer.sleep(Math.min(wait, MAX_WAIT_MS));
         sinceYield = 0;
         continue;
       }
-      cursor!.take();
-      if (shift === 0) {
-        step ??= ticker.t > t0 ? ticker.t - t0 : undefined;
-        last = ticker.t;
-      }
-      feed(engine, shift === 0 ? ticker : { ...ticker, t });
+      feed(engine, r.take());
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
         await yieldToEventLoop();
@@ -180,17 +273,22 @@ export function replayFeed(options: {
 
   return {
     progress,
+    position: () => replay?.position(options.files),
     async start(engine) {
-      const opened = await openFeed(options.files, engine, progress, () => stopped, warn);
-      cursor = opened.cursor;
-      if (!(await cursor.ready())) {
+      const r = await openReplay(options.files, engine, progress, () => stopped, {
+        loop: options.loop ?? false,
+        resume: options.resume,
+        warn,
+      });
+      replay = r;
+      if (!(await r.ready())) {
         progress.done = true;
         return;
       }
       // The first ticker goes in now, so the market has a price before the server answers anything.
-      const first = cursor.take();
+      const first = r.take();
       feed(engine, first);
-      pumping = pump(engine, opened.groups, first.t, clock.now()).catch((err: unknown) => {
+      pumping = pump(engine, r, first.t, clock.now()).catch((err: unknown) => {
         warn(`replay stopped: ${describeError(err)}`);
         progress.done = true;
       });
@@ -199,31 +297,41 @@ export function replayFeed(options: {
       stopped = true;
       timer.cancel();
       await pumping;
-      await cursor?.close();
+      await replay?.close();
     },
   };
 }
 
-export function lockstepFeed(options: { files: string[]; warn?: (m: string) => void }): PriceFeed {
+export function lockstepFeed(options: {
+  files: string[];
+  warn?: (m: string) => void;
+  /** Where a previous run stopped: the next market watch goes on from there. */
+  resume?: ReplayPosition;
+}): PriceFeed {
   const warn = options.warn ?? defaultWarn;
   const progress: FeedProgress = { fed: 0, done: false };
   const feed = feeder(progress, warn);
   let engine: MatchingEngine | undefined;
-  let cursor: TickerCursor | undefined;
+  let replay: ReplayCursor | undefined;
   let stopped = false;
   /** Steps run one after another: concurrent requests each advance one ticker, in order. */
   let queue: Promise<void> = Promise.resolve();
 
   async function step(): Promise<void> {
-    if (stopped || progress.done || !engine || !cursor) return;
-    if (await cursor.ready()) feed(engine, cursor.take());
+    if (stopped || progress.done || !engine || !replay) return;
+    if (await replay.ready()) feed(engine, replay.take());
     else progress.done = true;
   }
 
   return {
     progress,
+    position: () => replay?.position(options.files),
     async start(e) {
-      ({ cursor } = await openFeed(options.files, e, progress, () => stopped, warn));
+      replay = await openReplay(options.files, e, progress, () => stopped, {
+        loop: false,
+        resume: options.resume,
+        warn,
+      });
       engine = e;
     },
     beforeMarketWatch() {
@@ -234,7 +342,7 @@ export function lockstepFeed(options: { files: string[]; warn?: (m: string) => v
     async stop() {
       stopped = true;
       await queue;
-      await cursor?.close();
+      await replay?.close();
     },
   };
 }

@@ -32,13 +32,15 @@
  */
 import type { PairConfig, Side } from '../ports/venue-records.js';
 import { BotError } from '../errors.js';
-import { D, type Dec, type DecimalLike, dec, fromWire, ZERO } from '../market/decimal.js';
+import { D, type Dec, type DecimalLike, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { Clock } from '../ports/clock.js';
 import type { BalanceQuery, HistoryQuery } from '../ports/venue.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from './default-market.js';
 import { SimRejectError } from './error-codes.js';
 import { queryHistory } from './history-query.js';
+import { restoredFill, restoredOrder } from './restore.js';
+import type { SimAccountState, SimLedger, SimMarketState, SimState } from './ledger.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
 import { mulberry32 } from './prng.js';
 import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
@@ -161,6 +163,8 @@ export class MatchingEngine {
   private changes = 0;
   /** Base volume still available to fills on the tick being matched; undefined = no cap. */
   private pool: Dec | undefined;
+  /** Where changes are made durable (paper trading); none in a backtest. */
+  private ledger: SimLedger | undefined;
 
   constructor(options: MatchingEngineOptions = {}) {
     for (const a of options.assets ?? DEFAULT_ASSETS) {
@@ -219,6 +223,11 @@ export class MatchingEngine {
     return r;
   }
 
+  /** From now on, every change is reported to `ledger` and committed at the end of the operation (ledger.ts). */
+  attachLedger(ledger: SimLedger): void {
+    this.ledger = ledger;
+  }
+
   /** Bumped on every order or trade change (place, fill, trigger, cancel). */
   get revision(): number {
     return this.changes;
@@ -249,6 +258,83 @@ export class MatchingEngine {
       open: new Map(),
       fills: [],
     });
+  }
+
+  hasAccount(apiKey: string): boolean {
+    return this.accounts.has(apiKey);
+  }
+
+  /**
+   * Puts a persisted state (ledger.ts) back into this engine, which must have no account yet: the accounts and
+   * their balances, every order and fill, the id counters (past the highest ids) and each pair's last price.
+   * Refuses a state that names a pair, an asset or an account this engine does not know.
+   */
+  restore(state: SimState): void {
+    if (this.accounts.size > 0) throw configError('restore needs an engine without accounts');
+    const byUser = new Map<number, SimAccount>();
+    for (const a of state.accounts) {
+      this.createAccount({ apiKey: a.apiKey, userId: a.userId });
+      const account = this.account(a.apiKey);
+      for (const [code, b] of Object.entries(a.balances)) {
+        const asset = this.assetsByCode.get(code);
+        if (!asset) throw configError(`restore: a balance of ${code}, which the simulated exchange does not list`);
+        account.balances.set(asset.id, { free: dec(b.free), locked: dec(b.locked) });
+      }
+      byUser.set(a.userId, account);
+    }
+    const accountOf = (userId: number, what: string): SimAccount => {
+      const account = byUser.get(userId);
+      if (!account) throw configError(`restore: ${what} belongs to user ${userId}, who has no account`);
+      return account;
+    };
+    for (const s of [...state.orders].sort((a, b) => a.id - b.id)) {
+      const book = this.books.get(s.symbol);
+      if (!book)
+        throw configError(`restore: order ${s.id} is on ${s.symbol}, which the simulated exchange does not list`);
+      const o = restoredOrder(s, accountOf(s.userId, `order ${s.id}`), book.pair);
+      o.account.orders.push(o);
+      this.orders.set(o.id, o);
+      if (isOpen(o)) {
+        o.account.open.set(o.id, o);
+        book.open.push(o);
+      }
+      this.orderSeq = Math.max(this.orderSeq, o.id);
+    }
+    for (const s of [...state.fills].sort((a, b) => a.id - b.id)) {
+      const asset = this.assetsByCode.get(s.feeAsset);
+      if (!asset) throw configError(`restore: fill ${s.id} took its fee in ${s.feeAsset}, an unknown asset`);
+      accountOf(s.userId, `fill ${s.id}`).fills.push(restoredFill(s, asset));
+      this.fillSeq = Math.max(this.fillSeq, s.id);
+    }
+    for (const m of state.market) {
+      const book = this.books.get(m.symbol);
+      if (!book) continue; // a pair no longer traded here: its last price is of no use
+      book.last = m.price;
+      book.lastTime = m.time;
+      book.ticker = m.ticker === undefined ? undefined : { ...m.ticker, s: m.symbol, p: m.price, t: m.time };
+      this.tickTime = Math.max(this.tickTime, m.time);
+    }
+    for (const book of this.books.values()) this.recomputeThresholds(book);
+    this.changes++;
+  }
+
+  /** An account's balances by asset code, exact (what a ledger stores). */
+  accountState(apiKey: string): SimAccountState {
+    const account = this.account(apiKey);
+    const balances: SimAccountState['balances'] = {};
+    for (const [id, b] of account.balances) {
+      const asset = this.assetsById.get(id);
+      if (asset) balances[asset.code] = { free: plain(b.free), locked: plain(b.locked) };
+    }
+    return { apiKey, userId: account.userId, balances };
+  }
+
+  /** Each pair's last price, time and ticker, for the pairs that have one. */
+  marketState(): SimMarketState[] {
+    const out: SimMarketState[] = [];
+    for (const b of this.books.values())
+      if (!Number.isNaN(b.last)) out.push({ symbol: b.pair.symbol, price: b.last, time: b.lastTime, ticker: b.ticker });
+    return out;
   }
 
   private account(apiKey: string): SimAccount {
@@ -435,6 +521,7 @@ export class MatchingEngine {
     account.open.set(o.id, o);
     this.orders.set(o.id, o);
     this.changes++;
+    this.ledger?.orderChanged(o);
 
     if (takerPrice) this.fill(o, quantity, takerPrice, false);
     else if (p.type === 'LIMIT' && last && p.price && marketable(p.side, p.price, last))
@@ -446,6 +533,7 @@ export class MatchingEngine {
       if (o.downAt > book.downAt) book.downAt = o.downAt;
       if (o.upAt < book.upAt) book.upAt = o.upAt;
     }
+    this.ledger?.commit();
     return orderRecord(o);
   }
 
@@ -470,6 +558,8 @@ export class MatchingEngine {
     book.open = book.open.filter((x) => x !== o);
     this.recomputeThresholds(book);
     this.changes++;
+    this.ledger?.orderChanged(o);
+    this.ledger?.commit();
     return orderRecord(o);
   }
 
@@ -579,6 +669,7 @@ export class MatchingEngine {
       }
       o.updatedAt = this.now();
       this.changes++;
+      this.ledger?.orderChanged(o);
       triggered.push(o);
       if (marketable(o.side, o.limit, price)) this.take(o, this.takerPrice(book, o.side, price, o.limit), false);
     }
@@ -596,6 +687,7 @@ export class MatchingEngine {
     }
     book.open = book.open.filter(isOpen);
     this.recomputeThresholds(book);
+    this.ledger?.commit();
   }
 
   /** Fill as much of the order's remainder as the tick's volume allows; false when nothing was left to take. */
@@ -637,7 +729,7 @@ export class MatchingEngine {
     o.updatedAt = now;
     o.status = o.executedQty.eq(o.quantity) ? 'FILLED' : 'PARTIALLY_FILLED';
     if (o.status === 'FILLED') this.close(o);
-    account.fills.push({
+    const f: SimFill = {
       id: ++this.fillSeq,
       orderId: o.id,
       symbol: pair.symbol,
@@ -650,8 +742,13 @@ export class MatchingEngine {
       feeRatio: ratio,
       maker,
       time: now,
-    });
+    };
+    account.fills.push(f);
     this.changes++;
+    if (this.ledger) {
+      this.ledger.orderChanged(o);
+      this.ledger.filled(f, o);
+    }
   }
 
   /** A final order: release what it still holds and take it off the account's open list. */

@@ -55,7 +55,7 @@ export interface SimServerOptions {
   host?: string;
   /** Default 0 (a free port). */
   port?: number;
-  /** Default DEMO_CREDENTIALS; the account is created and funded. */
+  /** Default DEMO_CREDENTIALS; the account is created and funded unless the engine already has it (restored). */
   credentials?: SimCredentials;
   /** Funding by asset code, default DEFAULT_PAPER_BALANCES. */
   balances?: Record<string, string>;
@@ -217,7 +217,9 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const maxBody = options.maxBodyBytes ?? 64 * 1024;
   const logger = options.logger ?? silentLogger;
   const feed = options.feed;
-  engine.createAccount({ apiKey: credentials.apiKey, balances: options.balances ?? DEFAULT_PAPER_BALANCES });
+  // A restored engine (paper trading resumed from its ledger) already holds the account, with its balances.
+  if (!engine.hasAccount(credentials.apiKey))
+    engine.createAccount({ apiKey: credentials.apiKey, balances: options.balances ?? DEFAULT_PAPER_BALANCES });
   const secrets = new Map([[credentials.apiKey, credentials.apiSecret]]);
   const routes = routesFor(engine, feed, options.cancel ?? true);
   const paths = new Map<string, string[]>();

@@ -102,6 +102,86 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'the paper exchange ledger',
+    sql: `
+      -- The embedded simulated exchange's own state (paper trading), so a restart resumes the same paper
+      -- account. Written by the simulated exchange alone, never in a transaction of the bot's journal: it is
+      -- the exchange's book, which the journal is reconciled against as live is against the real exchange.
+      CREATE TABLE paper_exchange (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        -- What moves its prices: 'recording' or 'live'.
+        data        TEXT NOT NULL CHECK (data IN ('recording', 'live')),
+        -- Paper on recorded data: where the replay stands (JSON), written with every change and now and then.
+        replay      TEXT,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL
+      );
+      CREATE TABLE paper_accounts (
+        user_id     INTEGER PRIMARY KEY,
+        -- The starting balances by asset code (JSON), as funded.
+        funding     TEXT NOT NULL,
+        created_at  INTEGER NOT NULL
+      );
+      CREATE TABLE paper_balances (
+        user_id     INTEGER NOT NULL REFERENCES paper_accounts (user_id),
+        asset       TEXT NOT NULL,
+        free        TEXT NOT NULL,
+        locked      TEXT NOT NULL,
+        PRIMARY KEY (user_id, asset)
+      );
+      CREATE TABLE paper_orders (
+        id                 INTEGER PRIMARY KEY,
+        user_id            INTEGER NOT NULL REFERENCES paper_accounts (user_id),
+        symbol             TEXT NOT NULL,
+        side               TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+        type               TEXT NOT NULL,
+        status             TEXT NOT NULL,
+        quantity           TEXT NOT NULL,
+        price              TEXT NOT NULL,
+        stop_price         TEXT NOT NULL,
+        limit_price        TEXT NOT NULL,
+        quote_order_qty    TEXT,
+        use_quote_qty      INTEGER NOT NULL,
+        -- The armed stop and the limit in force (NULL when none), the OCO leg that went on.
+        stop               TEXT,
+        limit_in_force     TEXT,
+        leg                TEXT,
+        lock_per_unit      TEXT NOT NULL,
+        locked             TEXT NOT NULL,
+        executed_qty       TEXT NOT NULL,
+        executed_quote_qty TEXT NOT NULL,
+        fee                TEXT NOT NULL,
+        fee_ratio          TEXT NOT NULL,
+        created_at         INTEGER NOT NULL,
+        updated_at         INTEGER NOT NULL
+      );
+      CREATE TABLE paper_fills (
+        id         INTEGER PRIMARY KEY,
+        order_id   INTEGER NOT NULL REFERENCES paper_orders (id),
+        user_id    INTEGER NOT NULL REFERENCES paper_accounts (user_id),
+        symbol     TEXT NOT NULL,
+        side       TEXT NOT NULL CHECK (side IN ('BUY', 'SELL')),
+        price      TEXT NOT NULL,
+        base_qty   TEXT NOT NULL,
+        quote_qty  TEXT NOT NULL,
+        fee        TEXT NOT NULL,
+        fee_asset  TEXT NOT NULL,
+        fee_ratio  TEXT NOT NULL,
+        maker      INTEGER NOT NULL,
+        time       INTEGER NOT NULL
+      );
+      CREATE INDEX paper_fills_order ON paper_fills (order_id);
+      -- Each pair's last price as the simulated exchange last saw it, with the whole ticker (JSON).
+      CREATE TABLE paper_market (
+        symbol  TEXT PRIMARY KEY,
+        price   REAL NOT NULL,
+        time    INTEGER NOT NULL,
+        ticker  TEXT
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

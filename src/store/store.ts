@@ -4,6 +4,7 @@ import { EventLog } from './events.js';
 import { FillStore } from './fills.js';
 import { LastPrices } from './last-prices.js';
 import { OrderJournal } from './order-journal.js';
+import { PaperExchangeStore } from './paper-exchange.js';
 import { StrategyStateStore } from './strategy-state.js';
 
 export class Store {
@@ -13,6 +14,8 @@ export class Store {
   readonly state: StrategyStateStore;
   readonly events: EventLog;
   readonly prices: LastPrices;
+  /** The embedded simulated exchange's own tables (paper trading). */
+  readonly paper: PaperExchangeStore;
   private readonly runInTransaction;
 
   constructor(db: Db) {
@@ -22,6 +25,7 @@ export class Store {
     this.state = new StrategyStateStore(db);
     this.events = new EventLog(db);
     this.prices = new LastPrices(db);
+    this.paper = new PaperExchangeStore(db);
     // One transaction wrapper created once; nested calls become savepoints (better-sqlite3).
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }

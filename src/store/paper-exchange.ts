@@ -1,0 +1,314 @@
+/**
+ * The paper exchange's tables (migration 3): the embedded simulated exchange's accounts, balances, orders,
+ * fills, last prices and replay position. Its rows have the shapes the simulated exchange persists (sim/ledger.ts:
+ * decimals as exact TEXT), declared here again because the store does not depend on the simulator.
+ * Only the simulated exchange writes them (through app/paper-ledger.ts); `status` and audits read them.
+ */
+import { columnMapper } from './columns.js';
+import type { Db } from './database.js';
+
+export type PaperData = 'recording' | 'live';
+
+export interface PaperExchangeRow {
+  data: PaperData;
+  /** JSON of the replay position (paper on recorded data). */
+  replay: string | undefined;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PaperAccountRow {
+  userId: number;
+  /** Starting balances by asset code. */
+  funding: Record<string, string>;
+  createdAt: number;
+}
+
+export interface PaperBalanceRow {
+  userId: number;
+  asset: string;
+  free: string;
+  locked: string;
+}
+
+export interface PaperOrderRow {
+  id: number;
+  userId: number;
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  type: 'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO';
+  status: 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED';
+  quantity: string;
+  price: string;
+  stopPrice: string;
+  limitPrice: string;
+  quoteOrderQty: string | undefined;
+  useQuoteQty: boolean;
+  stop: string | undefined;
+  limit: string | undefined;
+  leg: 'LIMIT' | 'STOP_LIMIT' | undefined;
+  lockPerUnit: string;
+  locked: string;
+  executedQty: string;
+  executedQuoteQty: string;
+  fee: string;
+  feeRatio: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface PaperFillRow {
+  id: number;
+  orderId: number;
+  userId: number;
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  price: string;
+  baseQty: string;
+  quoteQty: string;
+  fee: string;
+  feeAsset: string;
+  feeRatio: string;
+  maker: boolean;
+  time: number;
+}
+
+export interface PaperMarketRow {
+  symbol: string;
+  price: number;
+  time: number;
+  ticker: Record<string, unknown> | undefined;
+}
+
+/** Everything the simulated exchange needs to resume. */
+export interface PaperSnapshot {
+  exchange: PaperExchangeRow | undefined;
+  accounts: PaperAccountRow[];
+  balances: PaperBalanceRow[];
+  orders: PaperOrderRow[];
+  fills: PaperFillRow[];
+  market: PaperMarketRow[];
+}
+
+/** What `status` shows of the paper account. */
+export interface PaperSummary {
+  data: PaperData;
+  since: number;
+  funding: Record<string, string>;
+  balances: PaperBalanceRow[];
+  orders: number;
+  openOrders: number;
+  fills: number;
+  replay: string | undefined;
+}
+
+const ORDER = columnMapper<PaperOrderRow>(
+  {
+    id: 'id',
+    userId: 'user_id',
+    symbol: 'symbol',
+    side: 'side',
+    type: 'type',
+    status: 'status',
+    quantity: 'quantity',
+    price: 'price',
+    stopPrice: 'stop_price',
+    limitPrice: 'limit_price',
+    quoteOrderQty: 'quote_order_qty',
+    useQuoteQty: 'use_quote_qty',
+    stop: 'stop',
+    limit: 'limit_in_force',
+    leg: 'leg',
+    lockPerUnit: 'lock_per_unit',
+    locked: 'locked',
+    executedQty: 'executed_qty',
+    executedQuoteQty: 'executed_quote_qty',
+    fee: 'fee',
+    feeRatio: 'fee_ratio',
+    createdAt: 'created_at',
+    updatedAt: 'updated_at',
+  },
+  ['useQuoteQty'],
+);
+
+const FILL = columnMapper<PaperFillRow>(
+  {
+    id: 'id',
+    orderId: 'order_id',
+    userId: 'user_id',
+    symbol: 'symbol',
+    side: 'side',
+    price: 'price',
+    baseQty: 'base_qty',
+    quoteQty: 'quote_qty',
+    fee: 'fee',
+    feeAsset: 'fee_asset',
+    feeRatio: 'fee_ratio',
+    maker: 'maker',
+    time: 'time',
+  },
+  ['maker'],
+);
+
+const BALANCE = columnMapper<PaperBalanceRow>({ userId: 'user_id', asset: 'asset', free: 'free', locked: 'locked' });
+
+type DbRecord = Record<string, unknown>;
+
+const json = (text: unknown): Record<string, unknown> | undefined =>
+  typeof text === 'string' ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+
+export class PaperExchangeStore {
+  private readonly db: Db;
+  private readonly putOrderStmt;
+  private readonly insertFillStmt;
+  private readonly putBalanceStmt;
+  private readonly putMarketStmt;
+  private readonly putReplayStmt;
+
+  constructor(db: Db) {
+    this.db = db;
+    const update = (mapper: { columns: string }, key: string) =>
+      mapper.columns
+        .split(', ')
+        .filter((c) => c !== key)
+        .map((c) => `${c} = excluded.${c}`)
+        .join(', ');
+    this.putOrderStmt = db.prepare<[DbRecord]>(
+      `INSERT INTO paper_orders (${ORDER.columns}) VALUES (${ORDER.params}) ON CONFLICT (id) DO UPDATE SET ${update(ORDER, 'id')}`,
+    );
+    this.insertFillStmt = db.prepare<[DbRecord]>(`INSERT INTO paper_fills (${FILL.columns}) VALUES (${FILL.params})`);
+    this.putBalanceStmt = db.prepare<[DbRecord]>(
+      `INSERT INTO paper_balances (${BALANCE.columns}) VALUES (${BALANCE.params}) ` +
+        'ON CONFLICT (user_id, asset) DO UPDATE SET free = excluded.free, locked = excluded.locked',
+    );
+    this.putMarketStmt = db.prepare<[string, number, number, string | null]>(
+      'INSERT INTO paper_market (symbol, price, time, ticker) VALUES (?, ?, ?, ?) ' +
+        'ON CONFLICT (symbol) DO UPDATE SET price = excluded.price, time = excluded.time, ticker = excluded.ticker',
+    );
+    this.putReplayStmt = db.prepare<[string | null, number]>(
+      'UPDATE paper_exchange SET replay = ?, updated_at = ? WHERE id = 1',
+    );
+  }
+
+  /** Whether a paper account exists here (the exchange was created and funded). */
+  exists(): boolean {
+    return this.db.prepare('SELECT 1 FROM paper_accounts LIMIT 1').get() !== undefined;
+  }
+
+  /** Creates the exchange's identity row; a second call is refused by the table's key. */
+  create(data: PaperData, now: number): void {
+    this.db
+      .prepare('INSERT INTO paper_exchange (id, data, replay, created_at, updated_at) VALUES (1, ?, NULL, ?, ?)')
+      .run(data, now, now);
+  }
+
+  putAccount(account: PaperAccountRow): void {
+    this.db
+      .prepare('INSERT INTO paper_accounts (user_id, funding, created_at) VALUES (?, ?, ?)')
+      .run(account.userId, JSON.stringify(account.funding), account.createdAt);
+  }
+
+  putBalance(balance: PaperBalanceRow): void {
+    this.putBalanceStmt.run(BALANCE.toDb(balance));
+  }
+
+  putOrder(order: PaperOrderRow): void {
+    this.putOrderStmt.run(ORDER.toDb(order));
+  }
+
+  /** A fill is written once: a second insert of the same id is an error (it would be a doubled fill). */
+  insertFill(fill: PaperFillRow): void {
+    this.insertFillStmt.run(FILL.toDb(fill));
+  }
+
+  putMarket(market: PaperMarketRow): void {
+    this.putMarketStmt.run(
+      market.symbol,
+      market.price,
+      market.time,
+      market.ticker === undefined ? null : JSON.stringify(market.ticker),
+    );
+  }
+
+  putReplay(replay: string | undefined, now: number): void {
+    this.putReplayStmt.run(replay ?? null, now);
+  }
+
+  exchange(): PaperExchangeRow | undefined {
+    const row = this.db
+      .prepare<[], { data: PaperData; replay: string | null; created_at: number; updated_at: number }>(
+        'SELECT data, replay, created_at, updated_at FROM paper_exchange WHERE id = 1',
+      )
+      .get();
+    return (
+      row && { data: row.data, replay: row.replay ?? undefined, createdAt: row.created_at, updatedAt: row.updated_at }
+    );
+  }
+
+  snapshot(): PaperSnapshot {
+    return {
+      exchange: this.exchange(),
+      accounts: this.db
+        .prepare<[], { user_id: number; funding: string; created_at: number }>(
+          'SELECT user_id, funding, created_at FROM paper_accounts ORDER BY user_id',
+        )
+        .all()
+        .map((r) => ({
+          userId: r.user_id,
+          funding: JSON.parse(r.funding) as Record<string, string>,
+          createdAt: r.created_at,
+        })),
+      balances: this.balances(),
+      orders: this.db
+        .prepare<[], DbRecord>(`SELECT ${ORDER.columns} FROM paper_orders ORDER BY id`)
+        .all()
+        .map((r) => ORDER.fromDb(r)),
+      fills: this.db
+        .prepare<[], DbRecord>(`SELECT ${FILL.columns} FROM paper_fills ORDER BY id`)
+        .all()
+        .map((r) => FILL.fromDb(r)),
+      market: this.db
+        .prepare<[], { symbol: string; price: number; time: number; ticker: string | null }>(
+          'SELECT symbol, price, time, ticker FROM paper_market ORDER BY symbol',
+        )
+        .all()
+        .map((r) => ({ symbol: r.symbol, price: r.price, time: r.time, ticker: json(r.ticker) })),
+    };
+  }
+
+  /** The pairs the paper exchange has orders on (it must list them again to resume). */
+  symbols(): string[] {
+    return this.db.prepare<[], string>('SELECT DISTINCT symbol FROM paper_orders ORDER BY symbol').pluck().all();
+  }
+
+  balances(): PaperBalanceRow[] {
+    return this.db
+      .prepare<[], DbRecord>(`SELECT ${BALANCE.columns} FROM paper_balances ORDER BY user_id, asset`)
+      .all()
+      .map((r) => BALANCE.fromDb(r));
+  }
+
+  /** The paper account at a glance (the first account: the daemon has one), undefined when there is none. */
+  summary(): PaperSummary | undefined {
+    const exchange = this.exchange();
+    const account = this.db
+      .prepare<[], { user_id: number; funding: string; created_at: number }>(
+        'SELECT user_id, funding, created_at FROM paper_accounts ORDER BY user_id LIMIT 1',
+      )
+      .get();
+    if (!exchange || !account) return undefined;
+    const count = (sql: string) => this.db.prepare<[number], { n: number }>(sql).get(account.user_id)?.n ?? 0;
+    return {
+      data: exchange.data,
+      since: account.created_at,
+      funding: JSON.parse(account.funding) as Record<string, string>,
+      balances: this.balances().filter((b) => b.userId === account.user_id),
+      orders: count('SELECT COUNT(*) AS n FROM paper_orders WHERE user_id = ?'),
+      openOrders: count(
+        "SELECT COUNT(*) AS n FROM paper_orders WHERE user_id = ? AND status IN ('NEW', 'PARTIALLY_FILLED')",
+      ),
+      fills: count('SELECT COUNT(*) AS n FROM paper_fills WHERE user_id = ?'),
+      replay: exchange.replay,
+    };
+  }
+}
