@@ -178,9 +178,10 @@ describe('composition', () => {
     expect(firstTry?.msg).toMatch(/^cannot start the engine .* \(attempt 1\): .*ECONNREFUSED.*; retrying in 1\.0 s$/);
   });
 
-  it('keeps live and paper apart: a paper database is refused live, and a previous paper run is moved aside', async () => {
+  it('keeps live and paper apart: a paper database is refused live; a paper run resumes the previous one', async () => {
     const paper = env({ PAPER_DATA: recording, PAPER_LOCKSTEP: 'true' });
     const first = await Daemon.start({ env: paper, logger: captureLogger().logger });
+    await waitFor('a paper fill', () => fillCount(paper.DB_PATH) > 0);
     await first.stop();
     const sim = await startSimServer();
     try {
@@ -199,19 +200,60 @@ describe('composition', () => {
     } finally {
       await sim.close();
     }
+    const base = paper.DB_PATH.split('/').pop()!.replace(/\.db$/, '');
+    const archives = () => readdirSync(dir).filter((f) => new RegExp(`^${base}\\.\\d{4}-.*\\.db$`).test(f));
+    const paperOrders = () => {
+      const store = openStore({ path: paper.DB_PATH, clock: systemClock });
+      try {
+        return store.paper.summary()?.orders ?? 0;
+      } finally {
+        store.close();
+      }
+    };
+
+    // A plain restart resumes the same account: nothing archived, the exchange's orders still there.
+    const before = paperOrders();
+    expect(before).toBeGreaterThan(0);
+    const log = captureLogger();
+    const second = await Daemon.start({ env: paper, logger: log.logger });
+    await second.stop();
+    expect(log.text()).toMatch(/paper account resumed from .*; PAPER_FRESH=true starts a new one/);
+    expect(log.text()).toMatch(/the replay resumes where the previous run stopped/);
+    expect(archives()).toEqual([]);
+    expect(paperOrders()).toBeGreaterThanOrEqual(before);
+
+    // PAPER_FRESH archives it (twice here), keeping PAPER_ARCHIVES_KEPT of them.
+    const fresh = { ...paper, PAPER_FRESH: true, PAPER_ARCHIVES_KEPT: 1 };
+    for (let i = 0; i < 2; i++) {
+      const freshLog = captureLogger();
+      const run = await Daemon.start({ env: fresh, logger: freshLog.logger });
+      await run.stop();
+      expect(freshLog.text()).toMatch(/fresh start asked for: the previous paper account was moved to .*\.db/);
+      expect(freshLog.text()).toMatch(/new paper account in .*, funded with 10000 USDT, 10000 USDC, 0\.5 BTC/);
+    }
+    expect(archives()).toHaveLength(1);
+    // The new database starts from the fresh run alone.
+    const store = openStore({ path: paper.DB_PATH, clock: systemClock });
+    const starts = store.events.list({ kinds: ['daemon-started'] }).length;
+    store.close();
+    expect(starts).toBe(1);
+  });
+
+  it('moves aside a paper journal from before the exchange kept its state', async () => {
+    const paper = env({ PAPER_DATA: recording, PAPER_LOCKSTEP: 'true' });
+    const first = await Daemon.start({ env: paper, logger: captureLogger().logger });
+    await first.stop();
+    // What a database of the previous version looks like: a paper journal, no paper exchange.
+    const old = openStore({ path: paper.DB_PATH, clock: systemClock });
+    old.db.exec(
+      'DELETE FROM paper_fills; DELETE FROM paper_orders; DELETE FROM paper_balances; DELETE FROM paper_accounts; DELETE FROM paper_exchange',
+    );
+    old.close();
     const log = captureLogger();
     const second = await Daemon.start({ env: paper, logger: log.logger });
     await second.stop();
     expect(log.text()).toMatch(
       /held a previous paper run, whose simulated exchange is gone: moved to .*\.db; starting afresh/,
     );
-    const base = paper.DB_PATH.split('/').pop()!.replace(/\.db$/, '');
-    const archived = readdirSync(dir).filter((f) => new RegExp(`^${base}\\.\\d{4}-.*\\.db$`).test(f));
-    expect(archived).toHaveLength(1);
-    // The archive keeps the first run's history; the new database starts from this run alone.
-    const fresh = openStore({ path: paper.DB_PATH, clock: systemClock });
-    const starts = fresh.events.list({ kinds: ['daemon-started'] }).length;
-    fresh.close();
-    expect(starts).toBe(1);
   });
 });

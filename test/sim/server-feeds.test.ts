@@ -148,6 +148,64 @@ describe('replay feed', () => {
     expect(feed.progress.done).toBe(false);
   });
 
+  it('resumes from a position: a looping replay stopped anywhere goes on with the same tickers and times', async () => {
+    const dir = tempDir();
+    const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
+    // The uninterrupted run, as the reference.
+    const whole = replayFeed({ files: [file], speed: 1e9, loop: true });
+    const reference = new RecordingEngine();
+    await whole.start(reference);
+    await vi.waitFor(() => expect(reference.fed.length).toBeGreaterThanOrEqual(12));
+    await whole.stop();
+    for (const stopAt of [1, 3, 4, 8]) {
+      // A run stopped after `stopAt` tickers (the position read as the ledger would, at the last change)...
+      const looping = replayFeed({ files: [file], speed: 1e9, loop: true });
+      let position: ReturnType<NonNullable<PriceFeed['position']>>;
+      const stopper = new (class extends RecordingEngine {
+        override onTicker(ticker: TickerInput): void {
+          super.onTicker(ticker);
+          if (this.fed.length === stopAt) position = looping.position?.();
+        }
+      })();
+      await looping.start(stopper);
+      await vi.waitFor(() => expect(stopper.fed.length).toBeGreaterThanOrEqual(stopAt));
+      await looping.stop();
+      expect(position).toMatchObject({ files: [file] });
+      // ...and the next run from its position: together, the reference's tickers.
+      const resumed = replayFeed({ files: [file], speed: 1e9, loop: true, resume: position });
+      const engine = new RecordingEngine();
+      await resumed.start(engine);
+      await vi.waitFor(() => expect(engine.fed.length).toBeGreaterThanOrEqual(12 - stopAt));
+      await resumed.stop();
+      expect(order([...stopper.fed.slice(0, stopAt), ...engine.fed].slice(0, 12))).toEqual(
+        order(reference.fed.slice(0, 12)),
+      );
+    }
+  });
+
+  it('lockstep resumes from a position; a position past the end of the recordings starts over, warned', async () => {
+    const files = twoSymbols();
+    const first = lockstepFeed({ files });
+    const { client } = await serveWith(first);
+    for (let i = 0; i < 4; i++) await client.marketWatch();
+    const position = first.position?.();
+    expect(position).toMatchObject({ taken: 4, shift: 0 });
+    const resumed = lockstepFeed({ files, resume: position });
+    const next = await serveWith(resumed);
+    await next.client.marketWatch();
+    await next.client.marketWatch();
+    expect(order(next.engine.fed)).toEqual(MERGED.slice(4, 6));
+
+    const warnings: string[] = [];
+    const beyond = lockstepFeed({ files, resume: { files, taken: 99, shift: 0 }, warn: (m) => warnings.push(m) });
+    const third = await serveWith(beyond);
+    await third.client.marketWatch();
+    expect(order(third.engine.fed)).toEqual(MERGED.slice(0, 1));
+    expect(warnings).toEqual([
+      'the recordings hold fewer than the 99 tickers already replayed: replaying from the start',
+    ]);
+  });
+
   it('skips a ticker the engine refuses, with a warning, and goes on', async () => {
     const dir = tempDir();
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, -5), usdt(2000, 102)]);
