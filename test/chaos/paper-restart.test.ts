@@ -89,7 +89,7 @@ describe('paper trading under kill -9', () => {
         if (daemon.messages(/daemon running/).length > 0) runsThatTraded++;
         // The replay never goes back: a restart resumes it at, or after, where the last commit left it.
         const now = replayAt(db);
-        expect(later(now, replay), context(`replay at ${now} after ${replay}`)).toBe(true);
+        expect(later(now, replay), context(`replay at ${now.join(':')} after ${replay.join(':')}`)).toBe(true);
         replay = now;
       }
       expect(runsThatTraded).toBeGreaterThan(0);
