@@ -9,6 +9,7 @@ import type { EventRow } from '../store/events.js';
 import type { LastPrice } from '../store/last-prices.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
+import { paperAccountJson, paperAccountLines, paperAccountView, type PaperAccountView } from './paper-account-view.js';
 
 /** Lifecycle events the composition root records (engine-wide, no instance). */
 
@@ -26,6 +27,8 @@ export interface StatusView {
   daemon: DaemonState;
   prices: LastPrice[];
   killSwitchFile: { path: string; present: boolean };
+  /** The embedded simulated exchange's account, when this is a paper database. */
+  paper: PaperAccountView | undefined;
 }
 
 function pidAlive(pid: number): boolean {
@@ -75,6 +78,7 @@ export function buildStatusView(
     daemon,
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
+    paper: paperAccountView(store, store.events.list({ kinds: [DAEMON_STARTED] }).length),
   };
 }
 
@@ -146,6 +150,7 @@ export function statusJson(view: StatusView) {
     },
     circuitBreaker: eventJson(report.circuitBreaker),
     authFailure: eventJson(report.authFailure),
+    paper: view.paper === undefined ? null : paperAccountJson(view.paper),
   };
 }
 
@@ -210,7 +215,9 @@ export function statusTable(view: StatusView): string {
     ended: `not running: the run started ${short(daemon.since)} ended without a clean stop`,
     never: 'never started on this database',
   }[daemon.state];
-  const out = [`status at ${short(report.time)} UTC`, `daemon: ${daemonText}`, ...guardLines(view), ''];
+  const out = [`status at ${short(report.time)} UTC`, `daemon: ${daemonText}`, ...guardLines(view)];
+  if (view.paper !== undefined) out.push(...paperAccountLines(view.paper, short));
+  out.push('');
   if (report.instances.length === 0) out.push('no instances recorded yet');
   else {
     out.push(

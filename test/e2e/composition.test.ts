@@ -14,6 +14,7 @@ import { parseEnv } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';
+import { buildStatusView, statusJson, statusTable } from '../../src/ops/status-view.js';
 import { openStore } from '../../src/store/store.js';
 import { systemClock } from '../../src/ports/clock.js';
 import { everyOrderFile, TEST_STRATEGIES, waitFor, writeSwingRecording } from './daemon-process.js';
@@ -221,6 +222,19 @@ describe('composition', () => {
     expect(log.text()).toMatch(/the replay resumes where the previous run stopped/);
     expect(archives()).toEqual([]);
     expect(paperOrders()).toBeGreaterThanOrEqual(before);
+    // Status shows the account across both runs.
+    const resumed = openStore({ path: paper.DB_PATH, clock: systemClock });
+    try {
+      const view = buildStatusView(resumed, { now: Date.now(), killSwitchFile: join(dir, 'KILL') });
+      expect(view.paper).toMatchObject({ data: 'recording', runs: 2, funding: { USDT: '10000' } });
+      expect(view.paper!.orders).toBeGreaterThanOrEqual(before);
+      expect(statusTable(view)).toMatch(
+        /^paper account: since .* on recorded data, 2 run\(s\); \d+ orders \(\d+ open\), \d+ fills/m,
+      );
+      expect(statusJson(view).paper).toMatchObject({ runs: 2, funding: { BTC: '0.5' } });
+    } finally {
+      resumed.close();
+    }
 
     // PAPER_FRESH archives it (twice here), keeping PAPER_ARCHIVES_KEPT of them.
     const fresh = { ...paper, PAPER_FRESH: true, PAPER_ARCHIVES_KEPT: 1 };
