@@ -105,8 +105,9 @@ describe('paper trading under kill -9', () => {
         context('the journal to agree with the paper exchange'),
         () => {
           const audit = auditPaperDb(db);
-
-          return audit.problems.length === 0 && audit;
+          // Thrown, so that a timeout quotes what still disagrees.
+          if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
+          return audit;
         },
         // A row left PENDING by a kill is resolved once the engine's grace for late orders (about a minute) is over.
         { daemon: final, ms: 150_000 },
