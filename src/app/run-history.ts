@@ -35,6 +35,8 @@ export interface RunStore {
   deleted: string[];
 }
 
+const hasOrders = (store: Store) => store.orders.instances().length > 0 || store.orders.active().length > 0;
+
 /** The previous run's identity: from its start event, else (no event, but orders) unknown. */
 function previousRun(store: Store): RunIdentity | 'unknown' | undefined {
   const [last] = store.events.list({ kinds: ['daemon-started'], limit: 1 });
@@ -42,7 +44,7 @@ function previousRun(store: Store): RunIdentity | 'unknown' | undefined {
     const { mode, venue } = last.data;
     if ((mode === 'paper' || mode === 'live') && typeof venue === 'string') return { mode, venue };
   }
-  return store.orders.instances().length > 0 || store.orders.active().length > 0 ? 'unknown' : undefined;
+  return hasOrders(store) ? 'unknown' : undefined;
 }
 
 const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
@@ -106,7 +108,9 @@ export function openRunStore(
   }
   if (identity.venue === 'embedded' && path !== ':memory:') {
     const kept = store.paper.exists();
-    if (previous !== undefined && !kept) archivedBecause = 'legacy';
+    // Orders journaled against an exchange whose state was not kept (a version before the ledger) are gone
+    // with it; a run that stopped before its paper account was created left nothing to lose.
+    if (previous !== undefined && !kept && hasOrders(store)) archivedBecause = 'legacy';
     else if (options.fresh && (previous !== undefined || kept)) archivedBecause = 'fresh';
     if (archivedBecause !== undefined) {
       // The clean close checkpoints the WAL and removes it: the database is one file again.
