@@ -78,7 +78,7 @@ export function buildStatusView(
     daemon,
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
-    paper: paperAccountView(store, store.events.list({ kinds: [DAEMON_STARTED] }).length),
+    paper: paperAccountView(store, store.events.list({ kinds: ['daemon-started'] }).length),
   };
 }
 

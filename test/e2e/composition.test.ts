@@ -14,7 +14,7 @@ import { parseEnv } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';
-import { buildStatusView, statusJson, statusTable } from '../../src/ops/status-view.js';
+import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
 import { openStore } from '../../src/store/store.js';
 import { systemClock } from '../../src/ports/clock.js';
 import { everyOrderFile, TEST_STRATEGIES, waitFor, writeSwingRecording } from './daemon-process.js';
