@@ -256,6 +256,7 @@ describe('composition', () => {
   it('moves aside a paper journal from before the exchange kept its state', async () => {
     const paper = env({ PAPER_DATA: recording, PAPER_LOCKSTEP: 'true' });
     const first = await Daemon.start({ env: paper, logger: captureLogger().logger });
+    await waitFor('a paper fill', () => fillCount(paper.DB_PATH) > 0);
     await first.stop();
     // What a database of the previous version looks like: a paper journal, no paper exchange.
     const old = openStore({ path: paper.DB_PATH, clock: systemClock });
