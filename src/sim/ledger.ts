@@ -7,12 +7,12 @@
  * that matched), before that operation returns: the HTTP server answers only after the commit, so what the
  * bot is told is already durable, as on a real exchange. Between two commits nothing is observable.
  *
- * The state shapes below are plain data (decimals as plain text, exactly as the engine holds them): what a
- * ledger stores and what `MatchingEngine.restore` takes back.
+ * The state is plain data (ports/ledger-records.ts: decimals as plain text, exactly as the engine holds them):
+ * what a ledger stores and what `MatchingEngine.restore` takes back.
  */
-import type { OrderType, Side } from '../ports/venue-records.js';
+import type { LedgerAccount, LedgerFill, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
 import { type Dec, plain } from '../market/decimal.js';
-import type { OcoLeg, SimFill, SimOrder, SimOrderStatus } from './state.js';
+import type { SimFill, SimOrder } from './state.js';
 
 export interface SimLedger {
   /** An order was placed or changed (filled, triggered, cancelled); read it at commit, not now. */
@@ -23,82 +23,17 @@ export interface SimLedger {
   commit(): void;
 }
 
-export interface SimBalanceState {
-  free: string;
-  locked: string;
-}
-
-export interface SimAccountState {
-  apiKey: string;
-  userId: number;
-  /** By asset code. */
-  balances: Record<string, SimBalanceState>;
-}
-
-export interface SimOrderState {
-  id: number;
-  userId: number;
-  symbol: string;
-  side: Side;
-  type: OrderType;
-  status: SimOrderStatus;
-  quantity: string;
-  price: string;
-  stopPrice: string;
-  limitPrice: string;
-  quoteOrderQty: string | undefined;
-  useQuoteQty: boolean;
-  /** The armed stop trigger, if any (see SimOrder.stop). */
-  stop: string | undefined;
-  /** The limit in force, if any (see SimOrder.limit). */
-  limit: string | undefined;
-  leg: OcoLeg | undefined;
-  lockPerUnit: string;
-  locked: string;
-  executedQty: string;
-  executedQuoteQty: string;
-  fee: string;
-  feeRatio: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface SimFillState {
-  id: number;
-  orderId: number;
-  userId: number;
-  symbol: string;
-  side: Side;
-  price: string;
-  baseQty: string;
-  quoteQty: string;
-  fee: string;
-  /** Asset code. */
-  feeAsset: string;
-  feeRatio: string;
-  maker: boolean;
-  time: number;
-}
-
-/** A pair's last price, its time, and the whole ticker the market watch serves back (when one was fed). */
-export interface SimMarketState {
-  symbol: string;
-  price: number;
-  time: number;
-  ticker: Record<string, unknown> | undefined;
-}
-
 export interface SimState {
-  accounts: SimAccountState[];
+  accounts: LedgerAccount[];
   /** Every order, any order (restore sorts by id). */
-  orders: SimOrderState[];
-  fills: SimFillState[];
-  market: SimMarketState[];
+  orders: LedgerOrder[];
+  fills: LedgerFill[];
+  market: LedgerMarket[];
 }
 
 const text = (d: Dec | undefined): string | undefined => (d === undefined ? undefined : plain(d));
 
-export function orderState(o: SimOrder): SimOrderState {
+export function orderState(o: SimOrder): LedgerOrder {
   return {
     id: o.id,
     userId: o.account.userId,
@@ -126,7 +61,7 @@ export function orderState(o: SimOrder): SimOrderState {
   };
 }
 
-export function fillState(f: SimFill, userId: number): SimFillState {
+export function fillState(f: SimFill, userId: number): LedgerFill {
   return {
     id: f.id,
     orderId: f.orderId,

@@ -40,7 +40,8 @@ import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from './default-market.j
 import { SimRejectError } from './error-codes.js';
 import { queryHistory } from './history-query.js';
 import { restoredFill, restoredOrder } from './restore.js';
-import type { SimAccountState, SimLedger, SimMarketState, SimState } from './ledger.js';
+import type { LedgerAccount, LedgerMarket } from '../ports/ledger-records.js';
+import type { SimLedger, SimState } from './ledger.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
 import { mulberry32 } from './prng.js';
 import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
@@ -319,9 +320,9 @@ export class MatchingEngine {
   }
 
   /** An account's balances by asset code, exact (what a ledger stores). */
-  accountState(apiKey: string): SimAccountState {
+  accountState(apiKey: string): LedgerAccount {
     const account = this.account(apiKey);
-    const balances: SimAccountState['balances'] = {};
+    const balances: LedgerAccount['balances'] = {};
     for (const [id, b] of account.balances) {
       const asset = this.assetsById.get(id);
       if (asset) balances[asset.code] = { free: plain(b.free), locked: plain(b.locked) };
@@ -330,8 +331,8 @@ export class MatchingEngine {
   }
 
   /** Each pair's last price, time and ticker, for the pairs that have one. */
-  marketState(): SimMarketState[] {
-    const out: SimMarketState[] = [];
+  marketState(): LedgerMarket[] {
+    const out: LedgerMarket[] = [];
     for (const b of this.books.values())
       if (!Number.isNaN(b.last)) out.push({ symbol: b.pair.symbol, price: b.last, time: b.lastTime, ticker: b.ticker });
     return out;

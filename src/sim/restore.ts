@@ -1,13 +1,13 @@
 /** Engine objects rebuilt from their persisted state (ledger.ts): the inverse of orderState and fillState. */
 import { dec } from '../market/decimal.js';
 import type { SimAsset } from './default-market.js';
-import type { SimFillState, SimOrderState } from './ledger.js';
+import type { LedgerFill, LedgerOrder } from '../ports/ledger-records.js';
 import type { SimAccount, SimFill, SimOrder, SimPair } from './state.js';
 
 const optional = (text: string | undefined) => (text === undefined ? undefined : dec(text));
 
 /** The order with its thresholds unset: the engine recomputes them per book. */
-export function restoredOrder(s: SimOrderState, account: SimAccount, pair: SimPair): SimOrder {
+export function restoredOrder(s: LedgerOrder, account: SimAccount, pair: SimPair): SimOrder {
   return {
     id: s.id,
     account,
@@ -37,7 +37,7 @@ export function restoredOrder(s: SimOrderState, account: SimAccount, pair: SimPa
   };
 }
 
-export function restoredFill(s: SimFillState, feeAsset: SimAsset): SimFill {
+export function restoredFill(s: LedgerFill, feeAsset: SimAsset): SimFill {
   return {
     id: s.id,
     orderId: s.orderId,

@@ -1,9 +1,10 @@
 /**
  * The paper exchange's tables (migration 3): the embedded simulated exchange's accounts, balances, orders,
- * fills, last prices and replay position. Its rows have the shapes the simulated exchange persists (sim/ledger.ts:
- * decimals as exact TEXT), declared here again because the store does not depend on the simulator.
+ * fills, last prices and replay position. Its rows have the shapes the simulated exchange persists
+ * (ports/ledger-records.ts: decimals as exact TEXT).
  * Only the simulated exchange writes them (through app/paper-ledger.ts); `status` and audits read them.
  */
+import type { LedgerBalance, LedgerFill, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
 import { columnMapper } from './columns.js';
 import type { Db } from './database.js';
 
@@ -24,61 +25,14 @@ export interface PaperAccountRow {
   createdAt: number;
 }
 
-export interface PaperBalanceRow {
+export interface PaperBalanceRow extends LedgerBalance {
   userId: number;
   asset: string;
-  free: string;
-  locked: string;
 }
 
-export interface PaperOrderRow {
-  id: number;
-  userId: number;
-  symbol: string;
-  side: 'BUY' | 'SELL';
-  type: 'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO';
-  status: 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED';
-  quantity: string;
-  price: string;
-  stopPrice: string;
-  limitPrice: string;
-  quoteOrderQty: string | undefined;
-  useQuoteQty: boolean;
-  stop: string | undefined;
-  limit: string | undefined;
-  leg: 'LIMIT' | 'STOP_LIMIT' | undefined;
-  lockPerUnit: string;
-  locked: string;
-  executedQty: string;
-  executedQuoteQty: string;
-  fee: string;
-  feeRatio: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface PaperFillRow {
-  id: number;
-  orderId: number;
-  userId: number;
-  symbol: string;
-  side: 'BUY' | 'SELL';
-  price: string;
-  baseQty: string;
-  quoteQty: string;
-  fee: string;
-  feeAsset: string;
-  feeRatio: string;
-  maker: boolean;
-  time: number;
-}
-
-export interface PaperMarketRow {
-  symbol: string;
-  price: number;
-  time: number;
-  ticker: Record<string, unknown> | undefined;
-}
+export type PaperOrderRow = LedgerOrder;
+export type PaperFillRow = LedgerFill;
+export type PaperMarketRow = LedgerMarket;
 
 /** Everything the simulated exchange needs to resume. */
 export interface PaperSnapshot {
