@@ -87,6 +87,10 @@ export class Daemon {
     const { env, logger } = options;
     const clock = systemClock;
     const plan = planVenue(env);
+    if (plan.mode === 'live' && env.PAPER_FRESH)
+      throw new ConfigError([
+        'PAPER_FRESH (or --fresh): starts a new paper account, and this is MODE=live; a live database is never archived',
+      ]);
     const instances = await loadInstances(env);
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
     const { store, archivedTo, archivedBecause, deleted } = openRunStore(

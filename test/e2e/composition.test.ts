@@ -198,6 +198,9 @@ describe('composition', () => {
       await expect(Daemon.start({ env: live, logger: captureLogger().logger })).rejects.toThrow(
         /DB_PATH: .* holds paper trading; a live run needs its own database/,
       );
+      await expect(
+        Daemon.start({ env: { ...live, PAPER_FRESH: true }, logger: captureLogger().logger }),
+      ).rejects.toThrow(/PAPER_FRESH \(or --fresh\): starts a new paper account, and this is MODE=live/);
     } finally {
       await sim.close();
     }
