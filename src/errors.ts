@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'E_DUPLICATE_ID',
   'E_DB_OPEN',
   'E_DB_VERSION',
+  'E_POLL_INCOMPLETE',
   // The simulated exchange, recordings, backtests.
   'E_SIM_CONFIG',
   'E_SIM_LISTEN',
@@ -38,6 +39,17 @@ export const ERROR_CODES = [
   'E_BACKTEST_DATA',
   'E_BACKTEST_ACCOUNTING',
   'E_SWEEP',
+  // Operator actions (app/operator-actions.ts; the control API answers with them).
+  'E_UNKNOWN_INSTANCE',
+  'E_UNKNOWN_ORDER',
+  'E_NOT_RUNNING',
+  'E_INSTANCE_STATE',
+  'E_NOT_CANCELLABLE',
+  'E_CANCEL_FAILED',
+  'E_RELOAD_INVALID',
+  'E_RELOAD_NEEDS_RESTART',
+  'E_STILL_UNAUTHORIZED',
+  'E_KILL_SWITCH_FILE',
   // Nothing above: a bug or a library's own error.
   'E_UNEXPECTED',
 ] as const;

@@ -5,7 +5,7 @@
  * for late, within MISSED_TOLERANCE_MS, still runs; later ones are counted as missed. Jobs are idempotent,
  * so correctness never depends on a particular firing.
  */
-import { createTask, type ScheduledTask, validate } from 'node-cron';
+import { createTask, type ScheduledTask, type TaskContext, validate } from 'node-cron';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ops/logger.js';
 import type { JobStats, Scheduler } from '../ports/scheduler.js';
@@ -31,10 +31,23 @@ export class CronScheduler implements Scheduler {
   schedule(name: string, cron: string, run: () => Promise<void>): void {
     if (!validate(cron)) throw new ConfigError([`job ${name}: invalid cron expression ${JSON.stringify(cron)}`]);
     if (this.jobs.has(name)) throw new ConfigError([`job ${name} is scheduled twice`]);
-    const stats: JobStats = { name, cron, runs: 0, failures: 0, overlapsSkipped: 0, missed: 0, running: false };
+    const stats: JobStats = {
+      name,
+      cron,
+      runs: 0,
+      failures: 0,
+      overlapsSkipped: 0,
+      missed: 0,
+      running: false,
+      scheduledAt: Date.now(),
+      intervalMs: undefined,
+      lastStartedAt: undefined,
+      lastLagMs: undefined,
+      lastSucceededAt: undefined,
+    };
     const log = this.logger.child({ job: name });
     const job: Job = { stats, task: undefined as unknown as ScheduledTask, current: undefined };
-    const fire = (): Promise<void> | undefined => {
+    const fire = (context?: TaskContext): Promise<void> | undefined => {
       if (job.current) {
         stats.overlapsSkipped++;
         log.debug('previous run still going: firing skipped');
@@ -42,9 +55,14 @@ export class CronScheduler implements Scheduler {
       }
       stats.running = true;
       stats.runs++;
+      const started = Date.now();
+      stats.lastStartedAt = started;
+      // node-cron passes the time the firing was due: how late the timer woke up for it.
+      if (context !== undefined) stats.lastLagMs = Math.max(0, started - context.date.getTime());
       const current = (async () => {
         try {
           await run();
+          stats.lastSucceededAt = Date.now();
         } catch (err) {
           stats.failures++;
           log.warn({ err, failures: stats.failures }, `job ${name} failed`);
@@ -77,6 +95,8 @@ export class CronScheduler implements Scheduler {
       stats.overlapsSkipped++;
       log.debug('previous run still going: firing skipped');
     });
+    const [next, after] = job.task.getNextRuns(2);
+    if (next !== undefined && after !== undefined) stats.intervalMs = after.getTime() - next.getTime();
     this.jobs.set(name, job);
     void job.task.start();
   }

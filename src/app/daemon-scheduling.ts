@@ -3,6 +3,7 @@
  * instance schedule (instances sharing a schedule share its request), the orders poll, and the less frequent
  * refresh of pair configs and balances. The engine itself knows nothing of schedulers.
  */
+import { BotError } from '../errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Engine } from '../engine/engine.js';
 
@@ -29,6 +30,9 @@ export class DaemonScheduling {
     }
     this.scheduler.schedule('orders poll', this.schedule.ordersPoll, async () => {
       await this.engine.pollOrders();
+      // The poll logs each symbol it could not read and goes on; the job counts as failed (readiness sees it).
+      if (!this.engine.ordersPollComplete)
+        throw new BotError('E_POLL_INCOMPLETE', 'orders poll incomplete: the venue could not be read for a symbol');
     });
     this.scheduler.schedule('refresh', this.schedule.refresh, () => this.engine.refresh());
   }

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.js';
 import type { ExchangeClientOptions } from '../exchange/client.js';
 
 /** Variables whose values never appear in an error or a log line. */
-const SECRET_VARIABLES = new Set(['EXCHANGE_API_SECRET', 'EXCHANGE_API_KEY']);
+const SECRET_VARIABLES = new Set(['EXCHANGE_API_SECRET', 'EXCHANGE_API_KEY', 'API_TOKEN']);
 
 /** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
 function optional<T extends z.ZodType>(schema: T) {
@@ -115,8 +115,31 @@ const daemonEnv = {
   REFRESH: withDefault(cron, '0 * * * * *'),
 };
 
+const port = z.coerce
+  .number({ error: 'expected a port number (0 to 65535; 0 turns the listener off)' })
+  .int('expected a port number (0 to 65535; 0 turns the listener off)')
+  .min(0, 'expected a port number (0 to 65535; 0 turns the listener off)')
+  .max(65_535, 'expected a port number (0 to 65535; 0 turns the listener off)');
+
+const apiEnv = {
+  /** The daemon's HTTP listener (health, metrics, control API, dashboard). */
+  API_HOST: withDefault(z.string().min(1), '127.0.0.1'),
+  /** 0 turns the listener off. */
+  API_PORT: withDefault(port, '8080'),
+  /** Bearer token of the control API and the dashboard; required when API_HOST is not a loopback address. */
+  API_TOKEN: optional(z.string().min(16, 'expected at least 16 characters')),
+  /** Balances in /metrics (off by default: metrics are served without a token). */
+  METRICS_BALANCES: withDefault(flag, 'false'),
+};
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
 /** Every area's variables; extend here (`...storeEnv`) rather than writing a second schema. */
-export const envShape = { ...exchangeEnv, ...daemonEnv };
+export const envShape = { ...exchangeEnv, ...daemonEnv, ...apiEnv };
 
 export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
   const missing = new Set<string>();
@@ -128,6 +151,12 @@ export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
     missing.add(absent);
     ctx.addIssue({ code: 'custom', path: [absent], message: `required when ${present} is set` });
   }
+  if (env.API_PORT !== 0 && env.API_TOKEN === undefined && !isLoopbackHost(env.API_HOST))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['API_TOKEN'],
+      message: `required when API_HOST is not a loopback address (API_HOST=${env.API_HOST}): anyone who can reach it could steer the bot`,
+    });
   if (env.MODE === 'live') {
     for (const name of ['EXCHANGE_BASE_URL', 'EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'] as const) {
       if (env[name] === undefined && !missing.has(name))

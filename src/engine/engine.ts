@@ -10,16 +10,16 @@ import { D, type DecimalLike, dec } from '../market/decimal.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
-import type { FillView, Intent } from '../strategy/api.js';
+import type { Balance, FillView, Intent } from '../strategy/api.js';
 import type { FillRow } from '../store/fills.js';
-import type { OrderRow } from '../store/order-journal.js';
+import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceStatus } from './instance-lifecycle.js';
 import { type InstanceSpec, InstanceRunner, orderView } from './instance-runner.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
-import { OrderManager } from './order-manager.js';
+import { type CancelResult, OrderManager } from './order-manager.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill } from '../market/position.js';
@@ -104,6 +104,7 @@ export class Engine implements FillSink {
   private polledRevision: number | undefined;
   /** A fill was recorded since balances were read. */
   private balancesStale = false;
+  private lastPollComplete = true;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -183,6 +184,70 @@ export class Engine implements FillSink {
   /** Venue errors seen, and why trading is blocked now (undefined when it is not). */
   health(): { venueErrors: number; orderBlock: string | undefined } {
     return { venueErrors: this.parts.guard.venueErrors, orderBlock: this.parts.guard.orderBlock() };
+  }
+
+  // Operator steering (app/operator-actions.ts): small, each one idempotent; the caller checks names and
+  // journals who asked.
+
+  /** Whether the last orders poll read every symbol it had to (false: the venue failed for one). */
+  get ordersPollComplete(): boolean {
+    return this.lastPollComplete;
+  }
+
+  /** Whether the engine runs its jobs (started and not stopping). */
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
+  /** Pauses a running instance: no hook runs and nothing is placed; its orders stay. False when not running. */
+  pauseInstance(name: string, reason: string): boolean {
+    const r = this.byName.get(name);
+    return r !== undefined && r.pauseByOperator(reason);
+  }
+
+  /** Resumes a paused instance (fills recorded meanwhile are delivered next). False when it was not paused. */
+  resumeInstance(name: string): boolean {
+    const r = this.byName.get(name);
+    if (r === undefined || this.state !== 'running') return false;
+    return r.resume();
+  }
+
+  /** Cancels one active journaled order on the venue, whoever placed it; undefined when it is not active. */
+  cancelOrder(localId: string): Promise<CancelResult | undefined> {
+    return this.lock.run(async () => {
+      const row = this.parts.journal.get(localId);
+      if (row === undefined || !isActive(row.status)) return undefined;
+      return this.orders.cancelOnVenue(row, this.parts.logger);
+    });
+  }
+
+  /** Reads the kill switch now, so that a change is recorded at once; true while it is on. */
+  checkKillSwitch(): boolean {
+    return this.parts.guard.checkKillSwitch();
+  }
+
+  /** The brakes as they stand, without recording anything. */
+  brakes(): { killSwitch: boolean; breakerOpenUntil: number | undefined; halted: string | undefined } {
+    const { guard } = this.parts;
+    return { killSwitch: guard.killSwitch.isOn(), breakerOpenUntil: guard.breakerOpenUntil(), halted: guard.halted };
+  }
+
+  /** Lifts an authentication halt once a signed read succeeds (it throws when the keys still fail). */
+  async clearAuthHalt(): Promise<boolean> {
+    const { guard, venue } = this.parts;
+    if (guard.halted === undefined) return false;
+    await guard.call('balance (authentication check)', () => venue.balance());
+    return guard.clearHalt();
+  }
+
+  /** New params and risk limits for instances, from strategy files reloaded and validated by the caller. */
+  reconfigure(specs: readonly InstanceSpec[]): void {
+    for (const spec of specs) this.byName.get(spec.config.name)?.reconfigure(spec);
+  }
+
+  /** The account's balances as last read. */
+  balances(): Balance[] {
+    return [...this.parts.market.balances.values()];
   }
 
   /**
@@ -402,6 +467,7 @@ export class Engine implements FillSink {
       }
     }
     if (complete) this.polledRevision = revision;
+    this.lastPollComplete = complete;
     if (this.balancesStale) {
       try {
         await this.refreshBalances();

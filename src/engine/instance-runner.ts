@@ -92,7 +92,8 @@ function errorText(err: unknown): string {
 class InstanceContext implements StrategyContext<unknown, State> {
   readonly instance: string;
   readonly symbol: string;
-  readonly params: unknown;
+  /** Replaced when the operator reloads the strategy files. */
+  params: unknown;
   readonly canCancel: boolean;
   readonly log: StrategyLogger;
   private readonly builders: IntentBuilders;
@@ -161,8 +162,9 @@ export class InstanceRunner {
   readonly name: string;
   readonly symbol: string;
   readonly schedule: string;
-  readonly limits: RiskLimits;
-  readonly params: unknown;
+  /** Limits and params are replaced when the operator reloads the strategy files (reconfigure). */
+  limits: RiskLimits;
+  params: unknown;
   readonly definition: StrategyDefinition;
   readonly logger: Logger;
   readonly queue: Intent[] = [];
@@ -263,6 +265,15 @@ export class InstanceRunner {
     return true;
   }
 
+  /** The operator resumes a paused instance: fills recorded meanwhile are delivered next. False when not paused. */
+  resume(): boolean {
+    if (this.status !== 'paused' || !this.lifecycle.move('running')) return false;
+    this.pendingDelivery = true;
+    this.logger.warn(`instance ${this.name} resumed`);
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'resumed', {});
+    return true;
+  }
+
   /** The engine stops: state saved and the stop recorded; a paused instance stays paused, with its reason. */
   markStopped(): void {
     if (this.status !== 'running' && this.status !== 'paused') return;
@@ -270,6 +281,13 @@ export class InstanceRunner {
     const data = this.status === 'paused' ? { pausedReason: this.reason } : {};
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'stopped', data);
     this.lifecycle.move('stopped');
+  }
+
+  /** New params and risk limits from a reloaded strategy file (already validated against the strategy's schema). */
+  reconfigure(spec: InstanceSpec): void {
+    this.params = spec.params;
+    this.ctx.params = spec.params;
+    this.limits = spec.config.risk;
   }
 
   get isDirty(): boolean {
@@ -349,7 +367,15 @@ export class InstanceRunner {
     return true;
   }
 
-  /** Stops calling this instance's hooks; its orders stay on the venue and their fills are still recorded. */
+  /** The operator pauses the instance: no hook runs and nothing is placed; its orders stay. False when not running. */
+  pauseByOperator(reason: string): boolean {
+    if (!this.lifecycle.move('paused', reason)) return false;
+    this.queue.length = 0;
+    this.logger.warn(`instance ${this.name} paused: ${reason}`);
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', { reason });
+    return true;
+  }
+
   /** The strategy failed (a hook threw or rejected, its state is not JSON): only this instance pauses. */
   pause(reason: string, cause?: unknown): void {
     if (!this.lifecycle.move('paused', reason)) return;

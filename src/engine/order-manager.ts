@@ -9,6 +9,7 @@ import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { isActive, isUnresolved, newOrderRow, type OrderRow } from '../store/order-journal.js';
+import type { Logger } from '../ops/logger.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { OrderSync } from './order-sync.js';
@@ -16,6 +17,9 @@ import { checkOrder, type CheckedOrder } from './order-checks.js';
 import { journalStatus } from './outcome-matching.js';
 import { utcDay } from '../market/position.js';
 import { riskProblem } from './risk.js';
+
+/** What a cancel sent to the venue came to: the order's journal status after it, or why it failed. */
+export type CancelResult = { ok: true; status: string } | { ok: false; outcome: string; code: string; message: string };
 
 /** An intent as an event or log line shows it: decimals as text. */
 export function describeIntent(intent: Intent): Record<string, unknown> {
@@ -285,7 +289,7 @@ export class OrderManager {
   }
 
   private async cancel(r: InstanceRunner, intent: CancelIntent): Promise<void> {
-    const { journal, clock, venue, guard, store } = this.p;
+    const { journal, venue, guard } = this.p;
     const summary = describeIntent(intent);
     const row = journal.get(intent.localId);
     if (!row || row.instance !== r.name || row.external)
@@ -293,10 +297,22 @@ export class OrderManager {
     if (!isActive(row.status)) return r.refuse(summary, `order ${row.localId} is already ${row.status}`);
     if (row.exchangeId === undefined)
       return r.refuse(summary, `order ${row.localId} has no exchange id yet (status ${row.status})`);
-    const cancelOrder = venue.cancelOrder?.bind(venue);
-    if (cancelOrder === undefined) return r.refuse(summary, 'this venue cannot cancel orders');
+    if (venue.cancelOrder === undefined) return r.refuse(summary, 'this venue cannot cancel orders');
     if (guard.halted) return r.refuse(summary, guard.halted);
+    await this.cancelOnVenue(row, r.logger);
+  }
+
+  /**
+   * Sends the cancel of one journaled order that has an exchange id, and journals the venue's answer. A failure
+   * (refused, e.g. already filled, or unknown) is logged and recorded; the next poll reads what really happened.
+   * The caller holds the engine's lock and has checked the order is active.
+   */
+  async cancelOnVenue(row: OrderRow, logger: Logger): Promise<CancelResult> {
+    const { journal, clock, venue, guard, store } = this.p;
     const exchangeId = row.exchangeId;
+    const cancelOrder = venue.cancelOrder?.bind(venue);
+    if (exchangeId === undefined || cancelOrder === undefined)
+      return { ok: false, outcome: 'refused', code: 'E_NOT_CANCELLABLE', message: 'no exchange id or no cancel' };
     let record: OrderRecord;
     try {
       record = await guard.call(`cancel ${row.symbol}`, () => cancelOrder(row.symbol, exchangeId));
@@ -304,27 +320,19 @@ export class OrderManager {
       // Refused (e.g. already filled) or unknown: either way the next poll reads what really happened.
       const outcome = createOutcome(err) === 'UNKNOWN' ? 'unknown, resolved by the next poll' : 'refused';
       const message = failureMessage(err);
-      r.logger.warn({ localId: row.localId, code: errorCode(err) }, `cancel ${outcome}: ${message}`);
-      store.events.record(clock.now(), r.name, 'cancel-failed', {
-        localId: row.localId,
-        outcome,
-        code: failureCode(err),
-        message,
-      });
+      const code = failureCode(err);
+      logger.warn({ localId: row.localId, code: errorCode(err) }, `cancel ${outcome}: ${message}`);
+      store.events.record(clock.now(), row.instance, 'cancel-failed', { localId: row.localId, outcome, code, message });
       this.placedSincePoll = true;
-      return;
+      return { ok: false, outcome, code, message };
     }
-    const current = journal.get(row.localId);
-    if (!current || !isActive(current.status)) return;
-    const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);
-    journal.save({
-      ...current,
-      status: journalStatus(current, record.status, executed, false),
-      venueStatus: record.status,
-      execQty: plain(executed),
-      updatedAt: clock.now(),
-    });
     this.placedSincePoll = true;
-    r.logger.info({ localId: row.localId, exchangeId, status: record.status }, 'order cancelled');
+    const current = journal.get(row.localId);
+    if (!current || !isActive(current.status)) return { ok: true, status: current?.status ?? record.status };
+    const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);
+    const status = journalStatus(current, record.status, executed, false);
+    journal.save({ ...current, status, venueStatus: record.status, execQty: plain(executed), updatedAt: clock.now() });
+    logger.info({ localId: row.localId, exchangeId, status: record.status }, 'order cancelled');
+    return { ok: true, status };
   }
 }

@@ -52,6 +52,20 @@ export class TradingGuard {
     return undefined;
   }
 
+  /** The end of the circuit breaker's pause while it is open. */
+  breakerOpenUntil(): number | undefined {
+    return this.breaker.blockedUntil(this.clock.now());
+  }
+
+  /** Lifts an authentication halt (the caller has just seen a signed read succeed); recorded once. */
+  clearHalt(): boolean {
+    if (this.halted === undefined) return false;
+    this.halted = undefined;
+    this.logger.warn('authentication halt cleared: a signed read succeeded, orders allowed again');
+    this.events.record(this.clock.now(), undefined, 'auth-cleared', {});
+    return true;
+  }
+
   /** Polls the kill switch, recording a change; true while it is on. */
   checkKillSwitch(): boolean {
     const { on, changed } = this.killSwitch.poll();
@@ -80,7 +94,7 @@ export class TradingGuard {
         this.halted = `trading stopped: authentication failed on ${what} (${info.message})`;
         this.logger.error(
           { code: info.code },
-          `${this.halted}. Fix the API key, secret or clock, then restart the bot.`,
+          `${this.halted}. Fix the API key, secret or clock, then restart the bot or clear the halt (POST /api/v1/halt/clear).`,
         );
         this.events.record(now, undefined, 'auth-failed', { call: what, code: info.code, message: info.message });
       }

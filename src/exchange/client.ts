@@ -87,9 +87,20 @@ export interface ExchangeClientOptions {
   connections?: number;
   /** Offer cancelOrder (default true). When false, `cancelOrder` is undefined, as on a venue without cancel. */
   cancel?: boolean;
+  /** Sees every attempt's outcome and duration, and every retry (metrics). */
+  observer?: RequestObserver;
   /** For tests: how to wait (backoff, Retry-After, rate limit) and the jitter's random source. */
   sleep?: Sleep;
   random?: () => number;
+}
+
+/**
+ * Told of every request attempt and every retry of a read (the daemon's metrics). Called on the request path:
+ * must be cheap and must not throw. `code` is the error's code (its exchange code when the exchange gave one).
+ */
+export interface RequestObserver {
+  requested(endpoint: string, ok: boolean, seconds: number, code: string | undefined): void;
+  retried(endpoint: string, code: string | undefined): void;
 }
 
 export interface CancelOptions {
@@ -146,6 +157,7 @@ export class ExchangeClient implements Venue {
   private readonly logger: Logger | undefined;
   private readonly sleep: Sleep;
   private readonly random: () => number;
+  private readonly observer: RequestObserver | undefined;
   private offsetMs = 0;
 
   constructor(options: ExchangeClientOptions) {
@@ -175,6 +187,7 @@ export class ExchangeClient implements Venue {
           : new RateLimiter(rate, () => performance.now(), this.sleep);
     this.useServerTime = options.serverTimeOffset ?? false;
     this.logger = options.logger;
+    this.observer = options.observer;
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 4,
       connect: { timeout: this.timeoutMs },
@@ -307,6 +320,7 @@ export class ExchangeClient implements Venue {
       } catch (err) {
         const delay = this.retryDelay(err, attempt);
         if (delay === undefined) throw err;
+        this.observer?.retried(endpoint, errorCodeOf(err));
         this.logger?.debug(
           { endpoint, attempt, delayMs: delay, code: (err as ExchangeClientError).code },
           'exchange read retry',
@@ -385,6 +399,7 @@ export class ExchangeClient implements Venue {
       text = await res.body.text();
     } catch (err) {
       const error = this.transportError(err, endpoint);
+      this.observer?.requested(endpoint, false, elapsed(started) / 1000, error.code);
       this.logger?.debug(
         { endpoint, attempt, durationMs: elapsed(started), code: error.code },
         'exchange request failed',
@@ -395,7 +410,17 @@ export class ExchangeClient implements Venue {
     const receivedAt = this.clock.now();
     if (this.useServerTime && dateHeader !== undefined) this.updateOffset(dateHeader, sentAt, receivedAt);
     const scrub = (s: string) => scrubSecrets(s, [signature, this.apiSecret]);
-    return readResponse({ endpoint, status, retryAfter, text }, call.schema, scrub, receivedAt);
+    if (this.observer === undefined)
+      return readResponse({ endpoint, status, retryAfter, text }, call.schema, scrub, receivedAt);
+    const seconds = elapsed(started) / 1000;
+    try {
+      const data = readResponse({ endpoint, status, retryAfter, text }, call.schema, scrub, receivedAt);
+      this.observer.requested(endpoint, true, seconds, undefined);
+      return data;
+    } catch (err) {
+      this.observer.requested(endpoint, false, seconds, errorCodeOf(err));
+      throw err;
+    }
   }
 
   private transportError(err: unknown, endpoint: string): ExchangeClientError {
@@ -430,6 +455,13 @@ function outcomeUnknown(err: unknown): err is ExchangeClientError {
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** A failed request's code for metrics: the exchange's own code when it gave one, else the client's. */
+function errorCodeOf(err: unknown): string | undefined {
+  const exchangeCode = (err as { exchangeCode?: unknown } | null)?.exchangeCode;
+  if (typeof exchangeCode === 'number' || typeof exchangeCode === 'string') return String(exchangeCode);
+  return errorCode(err);
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

@@ -13,6 +13,15 @@ export interface JobStats {
   /** Firings the timer woke up too late for (beyond the missed-execution tolerance). */
   missed: number;
   running: boolean;
+  /** When the job was scheduled (ms): its age before a first success counts from here. */
+  scheduledAt: number;
+  /** Time between two firings of the expression (ms), when the implementation knows it. */
+  intervalMs: number | undefined;
+  /** Start of the last run (ms), and how late it started after the time it was scheduled for. */
+  lastStartedAt: number | undefined;
+  lastLagMs: number | undefined;
+  /** End of the last run that finished without an error (ms): what readiness checks. */
+  lastSucceededAt: number | undefined;
 }
 
 export interface Scheduler {

@@ -10,7 +10,7 @@ import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { positionFromFills, utcDay } from '../market/position.js';
 
-const LIFECYCLE = ['started', 'paused', 'stopped', 'start-refused'] as const;
+const LIFECYCLE = ['started', 'resumed', 'paused', 'stopped', 'start-refused'] as const;
 
 export interface InstanceStatusReport {
   instance: string;
@@ -46,6 +46,7 @@ function stateOf(event: EventRow | undefined): Pick<InstanceStatusReport, 'state
   };
   switch (event.kind) {
     case 'started':
+    case 'resumed':
       return { state: 'running', reason: undefined, since: event.time };
     case 'paused':
       return { state: 'paused', reason: text('reason'), since: event.time };

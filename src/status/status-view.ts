@@ -6,12 +6,14 @@ import { existsSync } from 'node:fs';
 import { readStatus, type InstanceStatusReport, type StatusReport } from './status-report.js';
 import { type Dec, plain } from '../market/decimal.js';
 import type { EventRow } from '../store/events.js';
+import type { FillRow } from '../store/fills.js';
 import type { LastPrice } from '../store/last-prices.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { paperAccountJson, paperAccountLines, paperAccountView, type PaperAccountView } from './paper-account-view.js';
 
-/** Lifecycle events the composition root records (engine-wide, no instance). */
+/** How many of the latest operator actions the view carries. */
+const RECENT_ACTIONS = 10;
 
 export interface DaemonState {
   /** running: started and its process is alive; ended: started, process gone, no clean stop recorded. */
@@ -29,6 +31,10 @@ export interface StatusView {
   killSwitchFile: { path: string; present: boolean };
   /** The embedded simulated exchange's account, when this is a paper database. */
   paper: PaperAccountView | undefined;
+  /** Trading stopped by an authentication failure in the running daemon, not cleared since. */
+  authHalted: boolean;
+  /** The latest operator actions, newest first. */
+  recentActions: EventRow[];
 }
 
 function pidAlive(pid: number): boolean {
@@ -79,13 +85,24 @@ export function buildStatusView(
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
     paper: paperAccountView(store, store.events.list({ kinds: ['daemon-started'] }).length),
+    authHalted: authHalted(store, report.authFailure, daemon),
+    recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
   };
+}
+
+/** A failure of this run that no later `auth-cleared` lifted (a restart clears it too). */
+function authHalted(store: Store, failure: EventRow | undefined, daemon: DaemonState): boolean {
+  if (failure === undefined || daemon.state !== 'running') return false;
+  if (daemon.since !== undefined && failure.time < daemon.since) return false;
+  const [cleared] = store.events.list({ kinds: ['auth-cleared'], limit: 1 });
+  return cleared === undefined || cleared.id < failure.id;
 }
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 const num = (d: Dec | undefined): string | null => (d === undefined ? null : plain(d));
 
-function orderJson(o: OrderRow) {
+/** An order as the JSON of status and the control API shows it. */
+export function orderJson(o: OrderRow) {
   return {
     localId: o.localId,
     instance: o.instance ?? null,
@@ -113,16 +130,7 @@ function instanceJson(i: InstanceStatusReport) {
     since: iso(i.since),
     symbols: i.symbols,
     openOrders: i.openOrders.map(orderJson),
-    todaysFills: i.todaysFills.map((f) => ({
-      fillKey: f.fillKey,
-      symbol: f.symbol,
-      side: f.side,
-      price: f.price,
-      quantity: f.qty,
-      fee: f.fee,
-      feeAsset: f.feeAsset ?? null,
-      time: iso(f.time),
-    })),
+    todaysFills: i.todaysFills.map(fillJson),
     position: { quantity: plain(i.position.quantity), averagePrice: plain(i.position.averagePrice) },
     realisedPnl: plain(i.realisedPnl),
     realisedToday: plain(i.realisedToday),
@@ -130,8 +138,29 @@ function instanceJson(i: InstanceStatusReport) {
   };
 }
 
+/** A fill as the JSON of status and the control API shows it. */
+export function fillJson(f: FillRow) {
+  return {
+    fillKey: f.fillKey,
+    orderLocalId: f.orderLocalId,
+    instance: f.instance ?? null,
+    symbol: f.symbol,
+    side: f.side,
+    price: f.price,
+    quantity: f.qty,
+    fee: f.fee,
+    feeAsset: f.feeAsset ?? null,
+    time: iso(f.time),
+  };
+}
+
 function eventJson(e: EventRow | undefined) {
   return e === undefined ? null : { time: iso(e.time), ...e.data };
+}
+
+/** An event row as JSON (the control API's event list, the operator actions in status). */
+export function eventRowJson(e: EventRow) {
+  return { id: e.id, time: iso(e.time), instance: e.instance ?? null, kind: e.kind, data: e.data };
 }
 
 /** The view as plain JSON: decimals as plain text, times as ISO 8601. */
@@ -144,6 +173,8 @@ export function statusJson(view: StatusView) {
     externalOrders: report.externalOrders.map(orderJson),
     lastPrices: view.prices.map((p) => ({ symbol: p.symbol, price: p.price, time: iso(p.time) })),
     killSwitch: {
+      /** The file's present state: the switch itself. */
+      on: view.killSwitchFile.present,
       file: view.killSwitchFile.path,
       filePresent: view.killSwitchFile.present,
       last: eventJson(report.killSwitch),
@@ -151,6 +182,8 @@ export function statusJson(view: StatusView) {
     circuitBreaker: eventJson(report.circuitBreaker),
     authFailure: eventJson(report.authFailure),
     paper: view.paper === undefined ? null : paperAccountJson(view.paper),
+    authHalted: view.authHalted,
+    recentActions: view.recentActions.map(eventRowJson),
   };
 }
 
@@ -169,7 +202,6 @@ const short = (ms: number | undefined): string =>
 
 function guardLines(view: StatusView): string[] {
   const { report } = view;
-  const kill = report.killSwitch?.data.on === true;
   const file = view.killSwitchFile.present ? ` (file ${view.killSwitchFile.path} present)` : '';
   const breaker = report.circuitBreaker;
   const until = typeof breaker?.data.until === 'number' ? breaker.data.until : undefined;
@@ -182,11 +214,12 @@ function guardLines(view: StatusView): string[] {
   const authText =
     auth === undefined
       ? 'ok'
-      : lastStart !== undefined && auth.time < lastStart
-        ? `ok (last failure ${short(auth.time)}, before the last start)`
-        : `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading stopped until a restart)`;
+      : view.authHalted
+        ? `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading stopped until a restart or a cleared halt)`
+        : `ok (last failure ${short(auth.time)}, ${lastStart !== undefined && auth.time < lastStart ? 'before the last start' : 'cleared or the daemon is not running'})`;
   return [
-    `kill switch: ${kill || view.killSwitchFile.present ? 'ON' : 'off'}${file}`,
+    // The file is the switch: its present state, not the last event (which may be from before it was removed).
+    `kill switch: ${view.killSwitchFile.present ? 'ON' : 'off'}${file}`,
     `circuit breaker: ${breakerText}`,
     `authentication: ${authText}`,
   ];
@@ -201,6 +234,16 @@ function orderText(o: OrderRow): string {
         : (o.price ?? 'market');
   const qty = o.quantity ?? `${o.quoteAmount ?? '?'} quote`;
   return `${o.type} ${o.side} ${qty} @ ${price}  ${o.status}  filled ${o.filledQty}${o.tag ? `  [${o.tag}]` : ''}`;
+}
+
+function actionText(e: EventRow): string {
+  const d = e.data;
+  const what = [d.action, d.instance ?? d.order ?? (d.on === undefined ? undefined : d.on ? 'on' : 'off')]
+    .filter((x) => typeof x === 'string')
+    .join(' ');
+  const outcome = typeof d.outcome === 'string' ? d.outcome : '';
+  const source = typeof d.source === 'string' ? ` from ${d.source}` : '';
+  return `${what}: ${outcome}${source}`;
 }
 
 /** For people: at most 8 decimals (the JSON keeps every digit of an average or a PnL). */
@@ -242,6 +285,10 @@ export function statusTable(view: StatusView): string {
     }
   }
   for (const o of report.externalOrders) out.push(`  (external): ${orderText(o)}`);
+  if (view.recentActions.length > 0) {
+    out.push('', 'operator actions (latest first):');
+    for (const a of view.recentActions) out.push(`  ${short(a.time)}  ${actionText(a)}`);
+  }
   if (view.prices.length > 0)
     out.push('', `last prices: ${view.prices.map((p) => `${p.symbol} ${p.price} (${short(p.time)})`).join(', ')}`);
   return out.join('\n');

@@ -13,6 +13,7 @@ export const EVENT_KINDS = [
   'start-refused',
   'started',
   'paused',
+  'resumed',
   'stopped',
   // Orders (order-manager.ts, the order sync and the reconciler).
   'refused',
@@ -30,6 +31,9 @@ export const EVENT_KINDS = [
   'kill-switch',
   'circuit-breaker',
   'auth-failed',
+  'auth-cleared',
+  // What an operator did (app/operator-actions.ts): action, subject, outcome, source.
+  'operator',
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -14,10 +14,19 @@ import type { Store } from '../store/store.js';
 /** Each write is a committed (fsynced) transaction: status does not need fresher prices than this. */
 const WRITE_INTERVAL_MS = 5_000;
 
+/** Prices kept per symbol for the dashboard's chart (one per market watch, at the time it was seen). */
+export const PRICE_HISTORY_POINTS = 2_000;
+
+export interface PricePoint {
+  time: number;
+  price: number;
+}
+
 export class PriceRecordingVenue extends ForwardingVenue {
   private readonly latest = new Map<string, Ticker>();
   private written = new Map<string, number>();
   private lastWrite = -Infinity;
+  private readonly history = new Map<string, PricePoint[]>();
 
   constructor(
     inner: Venue,
@@ -30,9 +39,27 @@ export class PriceRecordingVenue extends ForwardingVenue {
 
   override async marketWatch(symbol?: string): Promise<Ticker[]> {
     const tickers = await this.inner.marketWatch(symbol);
-    for (const t of tickers) if (this.symbols.has(t.symbol)) this.latest.set(t.symbol, t);
+    const now = this.clock.now();
+    for (const t of tickers) {
+      if (!this.symbols.has(t.symbol)) continue;
+      this.latest.set(t.symbol, t);
+      this.remember(t.symbol, { time: now, price: t.last });
+    }
     if (this.clock.now() - this.lastWrite >= WRITE_INTERVAL_MS) this.flush();
     return tickers;
+  }
+
+  /** The recent prices of each configured symbol, oldest first (bounded). */
+  recentPrices(): ReadonlyMap<string, readonly PricePoint[]> {
+    return this.history;
+  }
+
+  private remember(symbol: string, point: PricePoint): void {
+    let points = this.history.get(symbol);
+    if (points === undefined) this.history.set(symbol, (points = []));
+    points.push(point);
+    // Trimmed a tenth at a time rather than one shift per point.
+    if (points.length > PRICE_HISTORY_POINTS) points.splice(0, points.length - PRICE_HISTORY_POINTS * 0.9);
   }
 
   /** Writes the prices seen since the last write (also called at shutdown). */

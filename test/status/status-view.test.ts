@@ -129,6 +129,36 @@ describe('status view', () => {
     expect(json.authFailure).toBeNull();
   });
 
+  it('shows the file as the kill switch, an authentication halt until cleared, and the operator actions', () => {
+    const view = () => buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
+    // The last event says on, the file is absent: off.
+    expect(statusJson(view()).killSwitch).toMatchObject({ on: false, last: { on: true } });
+    expect(statusTable(view())).toContain('kill switch: off');
+    store.events.record(NOW - 1000, undefined, 'auth-failed', { call: 'balance', code: 'E_AUTH', message: 'HTTP 401' });
+    expect(statusJson(view()).authHalted).toBe(true);
+    store.events.record(NOW - 500, undefined, 'auth-cleared', {});
+    store.events.record(NOW - 400, undefined, 'operator', {
+      action: 'pause',
+      instance: 'grid',
+      outcome: 'paused',
+      source: '127.0.0.1',
+    });
+    const json = statusJson(view());
+    expect(json.authHalted).toBe(false);
+    expect(json.recentActions).toEqual([
+      {
+        id: expect.any(Number) as number,
+        time: new Date(NOW - 400).toISOString(),
+        instance: null,
+        kind: 'operator',
+        data: { action: 'pause', instance: 'grid', outcome: 'paused', source: '127.0.0.1' },
+      },
+    ]);
+    const text = statusTable(view());
+    expect(text).toContain('authentication: ok (last failure 2024-05-02 11:59:59, cleared');
+    expect(text).toContain('2024-05-02 11:59:59  pause grid: paused from 127.0.0.1');
+  });
+
   it('rounds averages and PnL to 8 decimals in the table and keeps every digit in the JSON', () => {
     // Bought 1 at 100 and 2 at 101: the average is 100.666… for ever.
     store.fills.insert(fill({ fillKey: 'a1', instance: 'avg', side: 'BUY', price: '100', qty: '1', time: YESTERDAY }));
@@ -151,7 +181,9 @@ describe('status view', () => {
     expect(text).toContain('daemon: running (pid 4242, paper on embedded) since 2024-05-02 11:59:00');
     expect(text).toContain(`kill switch: ON (file ${killFile} present)`);
     expect(text).toContain('circuit breaker: open until 2024-05-02 12:01:00');
-    expect(text).toContain('authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading stopped until a restart)');
+    expect(text).toContain(
+      'authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading stopped until a restart or a cleared halt)',
+    );
     expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
     expect(text).toMatch(/^dca\s+paused\s+0\s+0\s+0\s+0\s+0\s+0\s+-$/m);
     expect(text).toContain('  dca: paused: onTick threw: boom');
