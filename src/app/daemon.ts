@@ -4,6 +4,8 @@
  * schedules its jobs on the wall clock; `stop` undoes it all in order. Start-up against a venue that cannot be
  * reached is retried with backoff; authentication and configuration errors stop it at once.
  */
+import { createMetrics } from '../api/metrics.js';
+import { type ApiDeps, type ApiServer, startApiServer } from '../api/server.js';
 import type { Env } from '../config/env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { CronScheduler } from './cron-scheduler.js';
@@ -17,6 +19,7 @@ import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
+import { createOperatorActions } from './operator-actions.js';
 import { openRunStore } from './run-history.js';
 import { bannerText, planVenue, type VenuePlan } from './venue-plan.js';
 import { setUpVenue, type VenueSetup } from './venue-setup.js';
@@ -55,6 +58,21 @@ async function loadInstances(env: Env): Promise<StrategyInstance[]> {
   return enabled;
 }
 
+/** The HTTP listener on API_HOST:API_PORT; a port it cannot have stops the start. */
+async function startApi(env: Env, deps: ApiDeps): Promise<ApiServer> {
+  try {
+    return await startApiServer({ ...deps, host: env.API_HOST, port: env.API_PORT });
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    throw new ConfigError(
+      [
+        `API_PORT: cannot listen on ${env.API_HOST}:${env.API_PORT} (${why}); set another port, or API_PORT=0 to turn the listener off`,
+      ],
+      { cause: err },
+    );
+  }
+}
+
 /** Bounded wait: resolves when `work` settles or after `ms`, whichever first. */
 async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -77,6 +95,8 @@ export class Daemon {
     private readonly store: Store,
     private readonly venue: PriceRecordingVenue,
     private readonly scheduling: DaemonScheduling,
+    /** The HTTP listener (health, metrics, control API, dashboard); undefined with API_PORT=0. */
+    readonly api: ApiServer | undefined,
     private readonly logger: Logger,
     private readonly clock: Clock,
     private readonly stopTimeoutMs: number,
@@ -119,9 +139,10 @@ export class Daemon {
     };
     try {
       const retry = { logger, isFatal: isFatalStartError, signal: options.signal };
+      const metrics = createMetrics();
       const setup = await retryWithBackoff(
         'set up the venue',
-        () => setUpVenue(plan, env, symbols, logger, store),
+        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver),
         retry,
       );
       cleanup.push(() => setup.close());
@@ -153,13 +174,56 @@ export class Daemon {
         if (i.status === 'running') logger.info({ instance: i.name, status: i.status }, line);
         else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
       }
-      const scheduling = new DaemonScheduling(engine, options.scheduler ?? new CronScheduler(logger), {
-        ordersPoll: env.ORDERS_POLL,
-        refresh: env.REFRESH,
-      });
+      cleanup.push(() => engine.stop());
+      const scheduler = options.scheduler ?? new CronScheduler(logger);
+      const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
       scheduling.start();
+      cleanup.push(async () => {
+        await scheduler.stop(options.stopTimeoutMs ?? 10_000);
+      });
+      const api =
+        env.API_PORT === 0
+          ? undefined
+          : await startApi(env, {
+              store,
+              now: () => clock.now(),
+              logger,
+              token: env.API_TOKEN,
+              killSwitchFile: env.KILL_SWITCH_FILE,
+              actions: createOperatorActions({
+                engine,
+                store,
+                clock,
+                logger,
+                killSwitchFile: env.KILL_SWITCH_FILE,
+                configDir: env.CONFIG_DIR,
+                strategiesDir: env.STRATEGIES_DIR,
+                instances,
+              }),
+              engine,
+              jobs: () => scheduler.stats(),
+              prices: () => venue.recentPrices(),
+              daemon: {
+                mode: plan.mode,
+                venue: plan.mode === 'live' ? plan.baseUrl : (setup.sim?.url ?? 'embedded'),
+                banner,
+              },
+              metrics,
+              metricsBalances: env.METRICS_BALANCES,
+            });
       logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
-      return new Daemon(plan, engine, setup, store, venue, scheduling, logger, clock, options.stopTimeoutMs ?? 10_000);
+      return new Daemon(
+        plan,
+        engine,
+        setup,
+        store,
+        venue,
+        scheduling,
+        api,
+        logger,
+        clock,
+        options.stopTimeoutMs ?? 10_000,
+      );
     } catch (err) {
       await undo(err).catch((closeErr: unknown) =>
         logger.error({ err: closeErr }, 'closing after a failed start failed'),
@@ -176,6 +240,8 @@ export class Daemon {
     this.stopping ??= (async () => {
       this.logger.info({ reason }, 'stopping');
       try {
+        // No request may steer a daemon that is stopping.
+        await this.api?.close();
         await this.scheduling.stop(this.stopTimeoutMs);
         this.venue.flush();
         await atMost(this.setup.close(), this.stopTimeoutMs);

@@ -11,7 +11,7 @@
  * were seen by nobody: an order only they would have filled stays open.
  */
 import { clientOptionsFromEnv, type Env } from '../config/env.js';
-import { ExchangeClient } from '../exchange/client.js';
+import { ExchangeClient, type RequestObserver } from '../exchange/client.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { Logger } from '../ops/logger.js';
 import { systemClock } from '../ports/clock.js';
@@ -121,9 +121,15 @@ export async function setUpVenue(
   symbols: readonly string[],
   logger: Logger,
   store: Store,
+  /** Sees the trading client's requests (the daemon's metrics). */
+  observer?: RequestObserver,
 ): Promise<VenueSetup> {
   if (plan.mode === 'live') {
-    const client = new ExchangeClient({ ...clientOptionsFromEnv(env), logger: logger.child({ venue: 'live' }) });
+    const client = new ExchangeClient({
+      ...clientOptionsFromEnv(env),
+      logger: logger.child({ venue: 'live' }),
+      observer,
+    });
     return { client, sim: undefined, files: undefined, close: () => client.close() };
   }
   const warn = (message: string) => logger.warn({ component: 'sim' }, message);
@@ -205,6 +211,7 @@ export async function setUpVenue(
       EXCHANGE_API_SECRET: sim.credentials.apiSecret,
     }),
     logger: logger.child({ venue: 'paper' }),
+    observer,
   });
   return {
     client,

@@ -69,6 +69,8 @@ export interface EventQuery {
   instance?: string;
   kinds?: readonly EventKind[];
   sinceTime?: number;
+  /** Only events with a smaller id (paging back from a previous page's last id). */
+  beforeId?: number;
   /** Most recent first when set; oldest first otherwise. */
   limit?: number;
 }
@@ -103,6 +105,10 @@ export class EventLog {
     if (query.sinceTime !== undefined) {
       where.push('time >= ?');
       args.push(query.sinceTime);
+    }
+    if (query.beforeId !== undefined) {
+      where.push('id < ?');
+      args.push(query.beforeId);
     }
     const clause = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
     const order =

@@ -49,6 +49,15 @@ type DbFill = Record<string, unknown>;
 const COLUMNS = FILL.columns;
 const fromDb = (r: DbFill): FillRow => FILL.fromDb(r);
 
+export interface FillTotal {
+  instance: string | null;
+  symbol: string;
+  side: Side;
+  n: number;
+  /** Sum of price × quantity, in the quote currency. */
+  notional: number;
+}
+
 export class FillStore {
   private readonly insertStmt;
   private readonly deliveredStmt;
@@ -59,8 +68,11 @@ export class FillStore {
   private readonly latestTimeStmt;
   private readonly undeliveredOrdersStmt;
   private readonly hasStmt;
+  private readonly totalsStmt;
+  private readonly db: Db;
 
   constructor(db: Db) {
+    this.db = db;
     this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
     this.deliveredStmt = db.prepare<[string]>('UPDATE fills SET delivered = 1 WHERE fill_key = ?');
     this.undeliveredStmt = db.prepare<[string], DbFill>(
@@ -79,6 +91,11 @@ export class FillStore {
       'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
     this.hasStmt = db.prepare<[string], { n: number }>('SELECT 1 AS n FROM fills WHERE fill_key = ?');
+    // A double is plenty for a metric (the exact figures stay in the rows).
+    this.totalsStmt = db.prepare<[], FillTotal>(
+      'SELECT instance, symbol, side, COUNT(*) AS n, SUM(CAST(price AS REAL) * CAST(qty AS REAL)) AS notional ' +
+        'FROM fills GROUP BY instance, symbol, side',
+    );
     this.latestTimeStmt = db.prepare<[string], { t: number | null }>(
       "SELECT MAX(time) AS t FROM fills WHERE symbol = ? AND source = 'trade'",
     );
@@ -113,6 +130,37 @@ export class FillStore {
     const rows =
       sinceTime === undefined ? this.forInstanceStmt.all(instance) : this.forInstanceSinceStmt.all(instance, sinceTime);
     return rows.map(fromDb);
+  }
+
+  /** Fills counted, and their quote value summed, by instance, symbol and side (metrics): one scan. */
+  totals(): FillTotal[] {
+    return this.totalsStmt.all();
+  }
+
+  /**
+   * One page of fills, newest first: of one instance when given, recorded before the `before` cursor when given.
+   * `next` is the cursor of the following page (undefined on the last).
+   */
+  page(query: { instance?: string; before?: number; limit: number }): { fills: FillRow[]; next: number | undefined } {
+    const where: string[] = [];
+    const args: (string | number)[] = [];
+    if (query.instance !== undefined) {
+      where.push('instance = ?');
+      args.push(query.instance);
+    }
+    if (query.before !== undefined) {
+      where.push('rowid < ?');
+      args.push(query.before);
+    }
+    const clause = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+    const rows = this.db
+      .prepare<(string | number)[], DbFill & { cursor: number }>(
+        `SELECT rowid AS cursor, ${COLUMNS} FROM fills${clause} ORDER BY rowid DESC LIMIT ?`,
+      )
+      .all(...args, query.limit + 1);
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
+    return { fills: page.map(fromDb), next: more ? page[page.length - 1]?.cursor : undefined };
   }
 
   forOrder(orderLocalId: string): FillRow[] {

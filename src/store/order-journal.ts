@@ -26,6 +26,18 @@ export function isUnresolved(row: OrderRow): boolean {
 export function hasOutstandingFills(row: OrderRow): boolean {
   return row.execQty !== row.filledQty && new D(row.execQty).gt(row.filledQty);
 }
+
+export interface OrderCount {
+  instance: string | null;
+  symbol: string;
+  side: Side;
+  type: string;
+  status: string;
+  /** 1 when the venue gave the order an id (it was placed). */
+  placed: number;
+  n: number;
+}
+
 export type MatchMethod = 'response' | 'open-orders' | 'history' | 'not-found' | 'adopted';
 export type FillSource = 'trades' | 'delta';
 
@@ -134,6 +146,7 @@ export class OrderJournal {
   private readonly outstandingStmt;
   private readonly maxSeqStmt;
   private readonly instancesStmt;
+  private readonly countsStmt;
 
   constructor(db: Db) {
     this.insertStmt = db.prepare<[DbOrder]>(`INSERT INTO orders (${COLUMNS}) VALUES (${ORDER.params})`);
@@ -160,6 +173,15 @@ export class OrderJournal {
     this.instancesStmt = db.prepare<[], { instance: string }>(
       'SELECT DISTINCT instance FROM orders WHERE instance IS NOT NULL ORDER BY instance',
     );
+    this.countsStmt = db.prepare<[], OrderCount>(
+      'SELECT instance, symbol, side, type, status, exchange_id IS NOT NULL AS placed, COUNT(*) AS n FROM orders ' +
+        'GROUP BY instance, symbol, side, type, status, placed',
+    );
+  }
+
+  /** Rows counted by instance, symbol, side, type, status and whether the venue took them (metrics): one scan. */
+  counts(): OrderCount[] {
+    return this.countsStmt.all();
   }
 
   insert(row: OrderRow): void {

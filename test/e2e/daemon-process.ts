@@ -49,12 +49,13 @@ export function daemonEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
     if (
-      !/^(EXCHANGE_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$)/.test(
+      !/^(EXCHANGE_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$|API_|METRICS_)/.test(
         k,
       )
     )
       env[k] = v;
-  return { ...env, LOG_LEVEL: 'info', ORDERS_POLL: '* * * * * *', ...vars };
+  // The HTTP listener is off unless a test asks for it (tests run in parallel: no fixed port).
+  return { ...env, LOG_LEVEL: 'info', ORDERS_POLL: '* * * * * *', API_PORT: '0', ...vars };
 }
 
 export class DaemonProcess {
@@ -172,4 +173,40 @@ export async function writeSwingRecording(
 /** A strategy file for the every-order test strategy. */
 export function everyOrderFile(name: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ name, strategy: 'every-order', symbol: 'BTCUSDT', schedule: '* * * * * *', params });
+}
+
+/** A port free on 127.0.0.1 right now (for a process the test starts and that must be told its port). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A call to the daemon's HTTP listener: the status and the JSON body (null when there is none). */
+export async function http(
+  url: string,
+  options: { token?: string; method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, {
+    method: options.method ?? 'GET',
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  const text = await res.text();
+  let body: unknown = null;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body, headers: res.headers };
 }

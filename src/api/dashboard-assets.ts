@@ -1,0 +1,41 @@
+/**
+ * The dashboard's files, shipped in the package (src/api/dashboard/, copied next to the build by `npm run
+ * build`) and the charting library from node_modules, located as the backtest reports locate it: the page
+ * works offline, with no CDN. Each file is read once.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { chartLibrary } from '../backtest/report-html.js';
+
+const DIR = fileURLToPath(new URL('./dashboard/', import.meta.url));
+
+const TYPES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'dashboard.js': 'text/javascript; charset=utf-8',
+  'dashboard.css': 'text/css; charset=utf-8',
+  'lightweight-charts.js': 'text/javascript; charset=utf-8',
+};
+
+export interface Asset {
+  body: string;
+  type: string;
+}
+
+const cache = new Map<string, Promise<Asset>>();
+
+/** The named asset, or undefined for any other name (nothing outside the list is ever read). */
+export function dashboardAsset(name: string): Promise<Asset> | undefined {
+  const type = TYPES[name];
+  if (type === undefined) return undefined;
+  let asset = cache.get(name);
+  if (asset === undefined) {
+    asset =
+      name === 'lightweight-charts.js'
+        ? chartLibrary().then((lib) => ({ body: lib.code, type }))
+        : readFile(`${DIR}${name}`, 'utf8').then((body) => ({ body, type }));
+    // A failed read is retried next time rather than cached.
+    asset.catch(() => cache.delete(name));
+    cache.set(name, asset);
+  }
+  return asset;
+}

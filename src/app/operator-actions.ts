@@ -1,0 +1,322 @@
+/**
+ * What an operator may do to a running daemon: pause and resume an instance, cancel one order, flip the kill
+ * switch, reload the strategy files, clear an authentication halt. Plain async functions with stable error
+ * codes, so the control API and chat commands call the same code. Each is idempotent (doing it twice changes
+ * nothing the second time, and says so) and journaled as an `operator` event: what, when, from where, outcome.
+ */
+import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { BotError, ConfigError } from '../errors.js';
+import type { Engine } from '../engine/engine.js';
+import { failureMessage } from '../ports/venue-errors.js';
+import type { Logger } from '../ops/logger.js';
+import { OPERATOR_ACTION } from '../status/status-view.js';
+import type { Clock } from '../ports/clock.js';
+import type { Store } from '../store/store.js';
+
+export type OperatorErrorCode =
+  /** No instance of that name runs in this daemon. */
+  | 'E_UNKNOWN_INSTANCE'
+  /** No order of that id in the journal. */
+  | 'E_UNKNOWN_ORDER'
+  /** The daemon is starting or stopping: nothing can be steered now. */
+  | 'E_NOT_RUNNING'
+  /** The instance's state does not allow it (refused at start, stopped; only a paused one resumes). */
+  | 'E_INSTANCE_STATE'
+  /** The order has no exchange id yet (its outcome is being reconciled), or the venue cannot cancel. */
+  | 'E_NOT_CANCELLABLE'
+  /** The venue refused the cancel or did not answer. */
+  | 'E_CANCEL_FAILED'
+  /** A strategy file is invalid: nothing was changed; `problems` lists every problem. */
+  | 'E_RELOAD_INVALID'
+  /** The files add, remove or move an instance (strategy, symbol, schedule): that needs a restart. */
+  | 'E_RELOAD_NEEDS_RESTART'
+  /** The signed read still fails: the halt stays. */
+  | 'E_STILL_UNAUTHORIZED'
+  /** The kill-switch file could not be written or removed. */
+  | 'E_KILL_SWITCH_FILE';
+
+export class OperatorError extends BotError {
+  declare readonly code: OperatorErrorCode;
+  readonly problems: readonly string[];
+
+  constructor(
+    code: OperatorErrorCode,
+    message: string,
+    options: { problems?: readonly string[]; cause?: unknown } = {},
+  ) {
+    super(code, message, { cause: options.cause });
+    this.problems = options.problems ?? [];
+  }
+}
+
+/** Who asked: recorded with the action (`api 127.0.0.1`, `telegram 12345`). */
+export interface ActionSource {
+  source: string;
+}
+
+export interface ActionResult {
+  action: string;
+  /** False when the action found things already as asked (idempotent repeat). */
+  changed: boolean;
+  /** In words: "paused", "already paused", "cancelled", … */
+  outcome: string;
+  /** Per-action details: orders cancelled with a pause, instances reconfigured by a reload. */
+  details?: Record<string, unknown>;
+}
+
+export interface OperatorActions {
+  pauseInstance(name: string, by: ActionSource & { cancelOrders?: boolean }): Promise<ActionResult>;
+  resumeInstance(name: string, by: ActionSource): Promise<ActionResult>;
+  /** `id`: the journal's local id, or the exchange's id. */
+  cancelOrder(id: string, by: ActionSource): Promise<ActionResult>;
+  setKillSwitch(on: boolean, by: ActionSource): Promise<ActionResult>;
+  reloadStrategyFiles(by: ActionSource): Promise<ActionResult>;
+  clearAuthHalt(by: ActionSource): Promise<ActionResult>;
+}
+
+export interface OperatorDeps {
+  engine: Engine;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  killSwitchFile: string;
+  configDir: string;
+  strategiesDir: string | undefined;
+  /** The strategy files the engine runs now (replaced by each successful reload). */
+  instances: readonly StrategyInstance[];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Why reloaded files cannot be applied to the running instances without a restart (empty: they can). */
+function restartNeeds(running: readonly StrategyInstance[], loaded: readonly StrategyInstance[]): string[] {
+  const before = new Map(running.map((i) => [i.config.name, i.config]));
+  const after = new Map(loaded.map((i) => [i.config.name, i.config]));
+  const problems: string[] = [];
+  for (const [name, config] of after) {
+    const old = before.get(name);
+    if (old === undefined) {
+      problems.push(`${name}: a new enabled instance (restart to start it)`);
+      continue;
+    }
+    for (const key of ['strategy', 'symbol', 'schedule'] as const)
+      if (old[key] !== config[key])
+        problems.push(`${name}: ${key} changed from ${old[key]} to ${config[key]} (restart to apply)`);
+  }
+  for (const name of before.keys())
+    if (!after.has(name)) problems.push(`${name}: removed or disabled (restart to stop it)`);
+  return problems;
+}
+
+export function createOperatorActions(deps: OperatorDeps): OperatorActions {
+  const { engine, store, clock, logger } = deps;
+  let running = deps.instances;
+  const log = logger.child({ component: 'operator' });
+
+  /** Runs one action and journals it, successful or not. */
+  async function journaled(
+    action: string,
+    subject: Record<string, unknown>,
+    by: ActionSource,
+    work: () => Promise<ActionResult> | ActionResult,
+  ): Promise<ActionResult> {
+    try {
+      const result = await work();
+      store.events.record(clock.now(), undefined, OPERATOR_ACTION, {
+        action,
+        ...subject,
+        outcome: result.outcome,
+        changed: result.changed,
+        source: by.source,
+        ...(result.details === undefined ? {} : { details: result.details }),
+      });
+      log.warn(
+        { action, ...subject, source: by.source, changed: result.changed },
+        `operator: ${action} ${result.outcome}`,
+      );
+      return result;
+    } catch (err) {
+      const code = err instanceof BotError ? err.code : 'E_UNEXPECTED';
+      const message = err instanceof Error ? err.message : String(err);
+      store.events.record(clock.now(), undefined, OPERATOR_ACTION, {
+        action,
+        ...subject,
+        outcome: 'failed',
+        error: { code, message },
+        source: by.source,
+      });
+      log.warn({ action, ...subject, source: by.source, code }, `operator: ${action} failed: ${message}`);
+      throw err;
+    }
+  }
+
+  function instanceNamed(name: string) {
+    const instance = engine.instances().find((i) => i.name === name);
+    if (instance === undefined)
+      throw new OperatorError('E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(name)} runs in this daemon`);
+    if (!engine.running) throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
+    return instance;
+  }
+
+  async function cancelActive(localIds: readonly string[]) {
+    const cancelled: string[] = [];
+    const failed: { order: string; code: string; message: string }[] = [];
+    for (const id of localIds) {
+      const result = await engine.cancelOrder(id);
+      if (result === undefined || result.ok) cancelled.push(id);
+      else failed.push({ order: id, code: result.code, message: result.message });
+    }
+    return { cancelled, failed };
+  }
+
+  return {
+    pauseInstance: (name, by) =>
+      journaled('pause', { instance: name }, by, async () => {
+        instanceNamed(name);
+        const paused = engine.pauseInstance(name, `paused by the operator (${by.source})`);
+        const current = instanceNamed(name);
+        if (!paused && current.status !== 'paused')
+          throw new OperatorError('E_INSTANCE_STATE', `instance ${name} is ${current.status}, not running`);
+        const outcome = paused ? 'paused' : 'already paused';
+        if (by.cancelOrders !== true) return { action: 'pause', changed: paused, outcome };
+        const open = store.orders.activeForInstance(name).map((o) => o.localId);
+        const details = await cancelActive(open);
+        return { action: 'pause', changed: paused || details.cancelled.length > 0, outcome, details };
+      }),
+
+    resumeInstance: (name, by) =>
+      journaled('resume', { instance: name }, by, () => {
+        const current = instanceNamed(name);
+        if (current.status === 'running') return { action: 'resume', changed: false, outcome: 'already running' };
+        if (current.status !== 'paused')
+          throw new OperatorError(
+            'E_INSTANCE_STATE',
+            `instance ${name} is ${current.status}: only a paused instance resumes`,
+            {
+              problems: current.reason === undefined ? [] : [current.reason],
+            },
+          );
+        engine.resumeInstance(name);
+        return { action: 'resume', changed: true, outcome: 'resumed' };
+      }),
+
+    cancelOrder: (id, by) =>
+      journaled('cancel', { order: id }, by, async () => {
+        const row = store.orders.get(id) ?? store.orders.byExchangeId(id);
+        if (row === undefined)
+          throw new OperatorError('E_UNKNOWN_ORDER', `no order ${JSON.stringify(id)} in the journal`);
+        if (!engine.running)
+          throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
+        const result = await engine.cancelOrder(row.localId);
+        if (result === undefined)
+          return {
+            action: 'cancel',
+            changed: false,
+            outcome: `already ${store.orders.get(row.localId)?.status ?? row.status}`,
+          };
+        if (!result.ok) {
+          const code = result.code === 'E_NOT_CANCELLABLE' ? 'E_NOT_CANCELLABLE' : 'E_CANCEL_FAILED';
+          const why =
+            code === 'E_NOT_CANCELLABLE'
+              ? `order ${row.localId} cannot be cancelled now (no exchange id yet, or the venue cannot cancel)`
+              : `cancel of order ${row.localId} ${result.outcome}: ${result.message}`;
+          throw new OperatorError(code, why);
+        }
+        return {
+          action: 'cancel',
+          changed: true,
+          outcome: `cancelled (now ${result.status})`,
+          details: { localId: row.localId },
+        };
+      }),
+
+    setKillSwitch: (on, by) =>
+      journaled('kill-switch', { on }, by, () => {
+        const file = deps.killSwitchFile;
+        const present = existsSync(file);
+        try {
+          if (on && !present) {
+            mkdirSync(dirname(file), { recursive: true });
+            writeFileSync(
+              file,
+              `kill switch set by the operator (${by.source}) at ${new Date(clock.now()).toISOString()}\n`,
+            );
+          } else if (!on && present) rmSync(file, { force: true });
+        } catch (err) {
+          throw new OperatorError(
+            'E_KILL_SWITCH_FILE',
+            `cannot ${on ? 'write' : 'remove'} ${file}: ${(err as Error).message}`,
+            {
+              cause: err,
+            },
+          );
+        }
+        // Recorded now rather than at the next poll; a no-op when the engine is not running its jobs.
+        if (engine.running) engine.checkKillSwitch();
+        const changed = on !== present;
+        return { action: 'kill-switch', changed, outcome: `${changed ? '' : 'already '}${on ? 'on' : 'off'}` };
+      }),
+
+    reloadStrategyFiles: (by) =>
+      journaled('reload', {}, by, async () => {
+        if (!engine.running)
+          throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
+        let loaded: StrategyInstance[];
+        try {
+          loaded = (await loadStrategyFiles(deps.configDir, { strategiesDir: deps.strategiesDir })).filter(
+            (i) => i.config.enabled,
+          );
+        } catch (err) {
+          if (err instanceof ConfigError)
+            throw new OperatorError('E_RELOAD_INVALID', `strategy files invalid: nothing changed`, {
+              problems: err.problems,
+              cause: err,
+            });
+          throw err;
+        }
+        const needs = restartNeeds(running, loaded);
+        if (needs.length > 0)
+          throw new OperatorError('E_RELOAD_NEEDS_RESTART', 'the strategy files need a restart: nothing changed', {
+            problems: needs,
+          });
+        const before = new Map(running.map((i) => [i.config.name, i]));
+        const changed = loaded.filter((i) => {
+          const old = before.get(i.config.name);
+          return (
+            old === undefined ||
+            !sameJson(old.config.params, i.config.params) ||
+            !sameJson(old.config.risk, i.config.risk)
+          );
+        });
+        engine.reconfigure(changed);
+        running = loaded;
+        const names = changed.map((i) => i.config.name);
+        return {
+          action: 'reload',
+          changed: names.length > 0,
+          outcome: names.length > 0 ? `reconfigured ${names.join(', ')}` : 'nothing changed',
+          details: { reconfigured: names },
+        };
+      }),
+
+    clearAuthHalt: (by) =>
+      journaled('halt-clear', {}, by, async () => {
+        if (!engine.running)
+          throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
+        if (engine.brakes().halted === undefined)
+          return { action: 'halt-clear', changed: false, outcome: 'not halted' };
+        try {
+          await engine.clearAuthHalt();
+        } catch (err) {
+          throw new OperatorError('E_STILL_UNAUTHORIZED', `the signed read still fails: ${failureMessage(err)}`, {
+            cause: err,
+          });
+        }
+        return { action: 'halt-clear', changed: true, outcome: 'cleared: orders allowed again' };
+      }),
+  };
+}
