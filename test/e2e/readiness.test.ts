@@ -1,0 +1,103 @@
+/**
+ * /readyz against a venue that goes away: the daemon runs live against a separate `bot sim` process (so the
+ * test can stop it and start it again on the same port), and readiness follows: 200, then 503 naming the stale
+ * polls while the exchange is unreachable, then 200 again once it answers.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import {
+  DaemonProcess,
+  daemonEnv,
+  everyOrderFile,
+  freePort,
+  http,
+  TEST_STRATEGIES,
+  waitFor,
+} from './daemon-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'e2e-ready-'));
+const processes: DaemonProcess[] = [];
+afterAll(async () => {
+  for (const p of processes) if (!p.exit) await p.stop('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const Readiness = z.object({
+  ready: z.boolean(),
+  checks: z.array(z.object({ name: z.string(), ok: z.boolean(), detail: z.string() })),
+});
+
+function startSim(port: number): DaemonProcess {
+  const sim = new DaemonProcess(daemonEnv({}), ['sim', '--port', String(port), '--random-walk', '--seed', '3']);
+  processes.push(sim);
+  return sim;
+}
+
+async function readyz(url: string) {
+  const res = await http(`${url}/readyz`);
+  return { status: res.status, body: Readiness.parse(res.body) };
+}
+
+async function until(what: string, check: () => Promise<boolean>, daemon: DaemonProcess, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (daemon.exit) throw new Error(`the daemon exited (${JSON.stringify(daemon.exit)}) waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${daemon.lines.slice(-10).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('readiness', () => {
+  it('turns 503 naming the stale polls while the exchange is unreachable, and 200 once it answers again', async () => {
+    const simPort = await freePort();
+    let sim = startSim(simPort);
+    await waitFor('the simulated exchange', () => sim.messages(/http:\/\/127\.0\.0\.1:\d+/).length > 0, {
+      daemon: sim,
+    });
+    const config = join(dir, 'config');
+    mkdirSync(config);
+    // Never near enough to 1 to place anything: only the polls matter here.
+    writeFileSync(join(config, 'idle.json'), everyOrderFile('idle', { near: 1 }));
+    const apiPort = await freePort();
+    const url = `http://127.0.0.1:${apiPort}`;
+    const daemon = new DaemonProcess(
+      daemonEnv({
+        MODE: 'live',
+        EXCHANGE_BASE_URL: `http://127.0.0.1:${simPort}`,
+        EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
+        EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
+        EXCHANGE_TIMEOUT_MS: '2000',
+        DB_PATH: join(dir, 'live.db'),
+        CONFIG_DIR: config,
+        STRATEGIES_DIR: TEST_STRATEGIES,
+        KILL_SWITCH_FILE: join(dir, 'KILL'),
+        API_PORT: String(apiPort),
+      }),
+    );
+    processes.push(daemon);
+    await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
+    await until('ready', async () => (await readyz(url)).status === 200, daemon);
+
+    expect(await sim.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    await until('not ready', async () => (await readyz(url)).status === 503, daemon);
+    const down = await readyz(url);
+    expect(down.body.ready).toBe(false);
+    const failing = down.body.checks.filter((c) => !c.ok).map((c) => c.name);
+    expect(failing).toContain('market * * * * * *');
+    expect(down.body.checks.find((c) => c.name === 'database')).toMatchObject({ ok: true });
+    // Health is about the process, not the venue.
+    expect((await http(`${url}/healthz`)).status).toBe(200);
+
+    sim = startSim(simPort);
+    await waitFor('the simulated exchange again', () => sim.messages(/http:\/\/127\.0\.0\.1:\d+/).length > 0, {
+      daemon: sim,
+    });
+    await until('ready again', async () => (await readyz(url)).status === 200, daemon);
+    expect((await readyz(url)).body.checks.every((c) => c.ok)).toBe(true);
+    expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+});
