@@ -97,6 +97,9 @@
     return el('span', { class: n > 0 ? 'pos' : n < 0 ? 'neg' : '' }, num(text, 4));
   };
   const time = (iso) => (iso ? iso.replace('T', ' ').slice(0, 19) : '–');
+  /** Today's times without the date (the tables stay narrow on a phone). */
+  const shortTime = (iso) =>
+    iso && iso.slice(0, 10) === new Date().toISOString().slice(0, 10) ? iso.slice(11, 19) : time(iso);
   const seconds = (ms) => Math.floor(ms / 1000);
 
   let flashTimer;
@@ -202,13 +205,13 @@
             {},
             el('span', { class: 'name' }, i.instance),
             el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state),
-            el(
-              'span',
-              { class: 'muted small' },
-              [c ? c.symbol : i.symbols.join(', '), c ? c.schedule : ''].filter(Boolean).join(' · '),
-            ),
             el('span', { class: 'spacer' }),
             button,
+          ),
+          el(
+            'div',
+            { class: 'meta muted small' },
+            [c ? c.symbol : i.symbols.join(', '), c ? `schedule ${c.schedule}` : ''].filter(Boolean).join(' · '),
           ),
           i.reason ? el('div', { class: 'reason' }, i.reason) : null,
           el(
@@ -257,7 +260,7 @@
         el(
           'li',
           {},
-          el('span', { class: 'muted' }, `${time(a.time)} `),
+          el('span', { class: 'muted' }, `${shortTime(a.time)} `),
           `${d.action} ${subject}: ${d.outcome}`,
           el('span', { class: 'muted' }, ` (${d.source})`),
         ),
@@ -274,7 +277,7 @@
         el(
           'tr',
           {},
-          el('td', {}, time(f.time)),
+          el('td', {}, shortTime(f.time)),
           el('td', {}, f.instance ?? 'external'),
           el('td', { class: f.side }, f.side),
           el('td', { class: 'num' }, num(f.price)),
@@ -321,10 +324,10 @@
     const s = state.status;
     for (const [symbol, points] of Object.entries(prices.recent)) {
       const chart = symbolChart(symbol);
-      const first = chart.data.length === 0;
       chart.data = perSecond(points);
       chart.series.setData(chart.data);
-      if (first) chart.chart.timeScale().fitContent();
+      // The whole recent window, always: the page is for a glance, not for study.
+      chart.chart.timeScale().fitContent();
       for (const line of chart.lines) chart.series.removePriceLine(line);
       chart.lines = [];
       const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
@@ -371,7 +374,7 @@
   function renderEquity(pnl) {
     if (!state.equity) {
       const c = L.createChart($('equity'), chartOptions());
-      state.equity = { chart: c, series: new Map(), fitted: false };
+      state.equity = { chart: c, series: new Map() };
     }
     const eq = state.equity;
     let k = eq.series.size;
@@ -387,10 +390,7 @@
       }
       series.setData(perSecond(points.map((p) => [p.time, Number(p.total)])));
     }
-    if (!eq.fitted && eq.series.size > 0) {
-      eq.chart.timeScale().fitContent();
-      eq.fitted = true;
-    }
+    if (eq.series.size > 0) eq.chart.timeScale().fitContent();
   }
 
   // --- polling -------------------------------------------------------------------------------------------
@@ -461,6 +461,9 @@
       if (!(err instanceof ApiError && err.status === 401)) flash(`Cannot read the control API: ${err.message}`, true);
     }
   }
+
+  const auth = document.querySelector('meta[name="spot-bot-auth"]');
+  if (auth && auth.content === 'token' && !sessionStorage.getItem(TOKEN_KEY)) askToken('');
 
   async function loop() {
     if (!state.waitingForToken && document.visibilityState !== 'hidden') await refreshAll();
