@@ -85,4 +85,27 @@ describe('daemon environment', () => {
       keysIgnored: true,
     });
   });
+
+  it('the HTTP listener: loopback on 8080 by default, a token required off loopback, the token never shown', () => {
+    expect(parseEnv({})).toMatchObject({
+      API_HOST: '127.0.0.1',
+      API_PORT: 8080,
+      METRICS_BALANCES: false,
+    });
+    expect(parseEnv({ API_HOST: '::1', API_PORT: '0' })).toMatchObject({ API_PORT: 0 });
+    expect(problems({ API_HOST: '0.0.0.0' })).toEqual([
+      expect.stringMatching(
+        /^API_TOKEN: required when API_HOST is not a loopback address \(API_HOST=0\.0\.0\.0\)/,
+      ) as string,
+    ]);
+    // Off loopback with the listener turned off, or with a token: fine.
+    expect(parseEnv({ API_HOST: '0.0.0.0', API_PORT: '0' }).API_PORT).toBe(0);
+    expect(parseEnv({ API_HOST: '0.0.0.0', API_TOKEN: 'a-long-enough-token' }).API_TOKEN).toBe('a-long-enough-token');
+    const short = problems({ API_TOKEN: 'short-secret' });
+    expect(short).toEqual(['API_TOKEN: expected at least 16 characters']);
+    expect(problems({ API_PORT: '70000', METRICS_BALANCES: 'yes' })).toEqual([
+      "API_PORT: expected a port number (0 to 65535; 0 turns the listener off), got '70000'",
+      expect.stringMatching(/^METRICS_BALANCES: /) as string,
+    ]);
+  });
 });
