@@ -103,7 +103,7 @@ describe('the dashboard', () => {
       await page.locator('#fills tbody tr td.num').first().waitFor();
       await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
       expect(await page.locator('#mode').textContent()).toBe('PAPER');
-      expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
+      expect(await page.evaluate('sessionStorage.length')).toBe(1);
 
       if (process.env.SCREENSHOT === '1') {
         // A minute of prices makes a chart worth looking at.
