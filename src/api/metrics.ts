@@ -9,6 +9,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Engine } from '../engine/engine.js';
 import type { RequestObserver } from '../exchange/client.js';
+import type { InstanceStatusReport } from '../status/status-report.js';
 import type { StatusView } from '../status/status-view.js';
 import type { JobStats } from '../ports/scheduler.js';
 import type { FillTotal } from '../store/fills.js';
@@ -43,6 +44,9 @@ export interface DaemonMetrics {
 const DB_CACHE_MS = 1_000;
 
 const ORDER_LABELS = ['instance', 'symbol', 'side', 'type'] as const;
+type OrderLabel = (typeof ORDER_LABELS)[number];
+/** Label values and the value of one sample. */
+type Sample<L extends string> = [Partial<Record<L, string>>, number];
 const FINAL_CANCELLED = new Set(['CANCELED', 'CANCELLED', 'EXPIRED']);
 
 export function createMetrics(): DaemonMetrics {
@@ -58,86 +62,113 @@ export function createMetrics(): DaemonMetrics {
       cached = { at: now, orders: sources.store.orders.counts(), fills: sources.store.fills.totals() };
     return cached;
   };
-  const orderLabels = (c: OrderCount) => ({
-    instance: c.instance ?? 'external',
-    symbol: c.symbol,
-    side: c.side,
-    type: c.type,
-  });
+  const fromOrders = (pick: (c: OrderCount) => boolean) => () =>
+    db()?.orders.flatMap((c): Sample<OrderLabel>[] =>
+      pick(c) ? [[{ instance: c.instance ?? 'external', symbol: c.symbol, side: c.side, type: c.type }, c.n]] : [],
+    );
+  const fromFills = (value: (f: FillTotal) => number) => () =>
+    db()?.fills.map((f): Sample<'instance' | 'symbol' | 'side'> => [
+      { instance: f.instance ?? 'external', symbol: f.symbol, side: f.side },
+      value(f),
+    ]);
 
-  /** A counter whose value is read from the journal: reset and refilled at each scrape. */
-  const journalCounter = (name: string, help: string, pick: (c: OrderCount) => boolean) => {
-    const counter: Counter<(typeof ORDER_LABELS)[number]> = new Counter({
+  /** A counter read from a source at each scrape: reset and refilled (the source is monotonic). */
+  const readCounter = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    samples: () => Sample<L>[] | undefined,
+  ) => {
+    const counter: Counter<L> = new Counter({
       name: `${P}${name}`,
       help,
-      labelNames: ORDER_LABELS,
+      labelNames,
       registers,
       collect() {
-        const counts = db();
-        if (counts === undefined) return;
+        const values = samples();
+        if (values === undefined) return;
         counter.reset();
-        for (const c of counts.orders) if (pick(c)) counter.inc(orderLabels(c), c.n);
+        for (const [labels, value] of values) counter.inc(labels, value);
       },
     });
   };
-  journalCounter('orders_placed_total', 'Orders the venue accepted (given an exchange id).', (c) => c.placed === 1);
-  journalCounter('orders_rejected_total', 'Orders the venue refused.', (c) => c.status === 'REJECTED');
-  journalCounter('orders_filled_total', 'Orders completely filled.', (c) => c.status === 'FILLED');
-  journalCounter('orders_cancelled_total', 'Orders cancelled (or expired) on the venue.', (c) =>
-    FINAL_CANCELLED.has(c.status),
+  /** A gauge read from a source at each scrape. */
+  const readGauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    samples: () => Sample<L>[] | undefined,
+  ) => {
+    const gauge: Gauge<L> = new Gauge({
+      name: `${P}${name}`,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        const values = samples();
+        if (values === undefined) return;
+        gauge.reset();
+        for (const [labels, value] of values) gauge.set(labels, value);
+      },
+    });
+  };
+
+  readCounter(
+    'orders_placed_total',
+    'Orders the venue accepted (given an exchange id).',
+    ORDER_LABELS,
+    fromOrders((c) => c.placed === 1),
   );
-  const unknown: Gauge<'instance' | 'symbol'> = new Gauge({
-    name: `${P}orders_unknown_outcome`,
-    help: 'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
-    labelNames: ['instance', 'symbol'],
-    registers,
-    collect() {
-      const counts = db();
-      if (counts === undefined) return;
-      unknown.reset();
-      for (const c of counts.orders)
-        if (c.status === 'UNKNOWN' || c.status === 'PENDING')
-          unknown.inc({ instance: c.instance ?? 'external', symbol: c.symbol }, c.n);
-    },
-  });
-  const refused: Counter<'instance' | 'symbol'> = new Counter({
-    name: `${P}orders_refused_total`,
-    help: 'Order intents refused by the bot before sending (pair rules, risk, balance, brakes), since the start.',
-    labelNames: ['instance', 'symbol'],
-    registers,
-    collect() {
-      if (sources === undefined) return;
-      refused.reset();
-      for (const i of sources.engine.instances())
-        refused.inc({ instance: i.name, symbol: i.symbol }, i.counters.refused);
-    },
-  });
-  const fills: Counter<'instance' | 'symbol' | 'side'> = new Counter({
-    name: `${P}fills_total`,
-    help: 'Fills recorded.',
-    labelNames: ['instance', 'symbol', 'side'],
-    registers,
-    collect() {
-      const counts = db();
-      if (counts === undefined) return;
-      fills.reset();
-      for (const f of counts.fills)
-        fills.inc({ instance: f.instance ?? 'external', symbol: f.symbol, side: f.side }, f.n);
-    },
-  });
-  const notional: Counter<'instance' | 'symbol' | 'side'> = new Counter({
-    name: `${P}traded_notional_total`,
-    help: 'Value of the fills recorded (price times quantity), in the quote currency of the symbol.',
-    labelNames: ['instance', 'symbol', 'side'],
-    registers,
-    collect() {
-      const counts = db();
-      if (counts === undefined) return;
-      notional.reset();
-      for (const f of counts.fills)
-        notional.inc({ instance: f.instance ?? 'external', symbol: f.symbol, side: f.side }, f.notional);
-    },
-  });
+  readCounter(
+    'orders_rejected_total',
+    'Orders the venue refused.',
+    ORDER_LABELS,
+    fromOrders((c) => c.status === 'REJECTED'),
+  );
+  readCounter(
+    'orders_filled_total',
+    'Orders completely filled.',
+    ORDER_LABELS,
+    fromOrders((c) => c.status === 'FILLED'),
+  );
+  readCounter(
+    'orders_cancelled_total',
+    'Orders cancelled (or expired) on the venue.',
+    ORDER_LABELS,
+    fromOrders((c) => FINAL_CANCELLED.has(c.status)),
+  );
+  readGauge(
+    'orders_unknown_outcome',
+    'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
+    ['instance', 'symbol'],
+    () =>
+      db()?.orders.flatMap((c): Sample<'instance' | 'symbol'>[] =>
+        c.status === 'UNKNOWN' || c.status === 'PENDING'
+          ? [[{ instance: c.instance ?? 'external', symbol: c.symbol }, c.n]]
+          : [],
+      ),
+  );
+  readCounter(
+    'orders_refused_total',
+    'Order intents refused by the bot before sending (pair rules, risk, balance, brakes), since the start.',
+    ['instance', 'symbol'],
+    () =>
+      sources?.engine
+        .instances()
+        .map((i): Sample<'instance' | 'symbol'> => [{ instance: i.name, symbol: i.symbol }, i.counters.refused]),
+  );
+  readCounter(
+    'fills_total',
+    'Fills recorded.',
+    ['instance', 'symbol', 'side'],
+    fromFills((f) => f.n),
+  );
+  readCounter(
+    'traded_notional_total',
+    'Value of the fills recorded (price times quantity), in the quote currency of the symbol.',
+    ['instance', 'symbol', 'side'],
+    fromFills((f) => f.notional),
+  );
 
   // The exchange client's request path: counted as it happens.
   const requests = new Counter({
@@ -177,134 +208,115 @@ export function createMetrics(): DaemonMetrics {
   };
 
   // The scheduler's stats.
-  const jobGauge = (name: string, help: string, value: (j: JobStats, now: number) => number | undefined) => {
-    const gauge: Gauge<'job'> = new Gauge({
-      name: `${P}${name}`,
-      help,
-      labelNames: ['job'],
-      registers,
-      collect() {
-        if (sources === undefined) return;
-        gauge.reset();
-        const now = sources.now();
-        for (const j of sources.jobs()) {
-          const v = value(j, now);
-          if (v !== undefined) gauge.set({ job: j.name }, v);
-        }
-      },
+  const perJob = (value: (j: JobStats, now: number) => number | undefined) => () => {
+    if (sources === undefined) return undefined;
+    const now = sources.now();
+    return sources.jobs().flatMap((j): Sample<'job'>[] => {
+      const v = value(j, now);
+      return v === undefined ? [] : [[{ job: j.name }, v]];
     });
   };
-  const jobCounter = (name: string, help: string, value: (j: JobStats) => number) => {
-    const counter: Counter<'job'> = new Counter({
-      name: `${P}${name}`,
-      help,
-      labelNames: ['job'],
-      registers,
-      collect() {
-        if (sources === undefined) return;
-        counter.reset();
-        for (const j of sources.jobs()) counter.inc({ job: j.name }, value(j));
-      },
-    });
-  };
-  jobCounter('job_runs_total', 'Runs of each scheduled job (market polls, orders poll, refresh).', (j) => j.runs);
-  jobCounter('job_failures_total', 'Runs that ended with an error.', (j) => j.failures);
-  jobCounter(
+  readCounter(
+    'job_runs_total',
+    'Runs of each scheduled job (market polls, orders poll, refresh).',
+    ['job'],
+    perJob((j) => j.runs),
+  );
+  readCounter(
+    'job_failures_total',
+    'Runs that ended with an error.',
+    ['job'],
+    perJob((j) => j.failures),
+  );
+  readCounter(
     'job_missed_total',
     'Firings the timer woke up too late for, or skipped while the job still ran.',
-    (j) => j.missed + j.overlapsSkipped,
+    ['job'],
+    perJob((j) => j.missed + j.overlapsSkipped),
   );
-  jobGauge('job_tick_lag_seconds', 'How late the last run started after the time it was scheduled for.', (j) =>
-    j.lastLagMs === undefined ? undefined : j.lastLagMs / 1000,
+  readGauge(
+    'job_tick_lag_seconds',
+    'How late the last run started after the time it was scheduled for.',
+    ['job'],
+    perJob((j) => (j.lastLagMs === undefined ? undefined : j.lastLagMs / 1000)),
   );
-  jobGauge(
+  readGauge(
     'job_last_success_age_seconds',
     'Time since the last run that succeeded (since the job was scheduled, before a first success).',
-    (j, now) => (now - (j.lastSucceededAt ?? j.scheduledAt)) / 1000,
+    ['job'],
+    perJob((j, now) => (now - (j.lastSucceededAt ?? j.scheduledAt)) / 1000),
   );
 
   // The read model: instance state, position and PnL.
   const STATES = ['running', 'paused', 'refused', 'stopped', 'unknown'] as const;
-  const state: Gauge<'instance' | 'state'> = new Gauge({
-    name: `${P}instance_state`,
-    help: 'Each instance has 1 on its current state (running, paused, refused, stopped) and 0 on the others.',
-    labelNames: ['instance', 'state'],
-    registers,
-    collect() {
-      if (sources === undefined) return;
-      state.reset();
-      for (const i of sources.status().report.instances)
-        for (const s of STATES) state.set({ instance: i.instance, state: s }, i.state === s ? 1 : 0);
-    },
-  });
-  const perInstance = (
-    name: string,
-    help: string,
-    value: (i: StatusView['report']['instances'][number]) => number | undefined,
-  ) => {
-    const gauge: Gauge<'instance' | 'symbol'> = new Gauge({
-      name: `${P}${name}`,
-      help,
-      labelNames: ['instance', 'symbol'],
-      registers,
-      collect() {
-        if (sources === undefined) return;
-        gauge.reset();
-        for (const i of sources.status().report.instances) {
-          const v = value(i);
-          if (v !== undefined) gauge.set({ instance: i.instance, symbol: i.symbols.join(',') }, v);
-        }
-      },
-    });
-  };
-  perInstance('position', 'Net position of the instance from its fills, in the base currency.', (i) =>
-    i.position.quantity.toNumber(),
+  readGauge(
+    'instance_state',
+    'Each instance has 1 on its current state (running, paused, refused, stopped) and 0 on the others.',
+    ['instance', 'state'],
+    () =>
+      sources
+        ?.status()
+        .report.instances.flatMap((i) =>
+          STATES.map((s): Sample<'instance' | 'state'> => [{ instance: i.instance, state: s }, i.state === s ? 1 : 0]),
+        ),
   );
-  perInstance('realised_pnl', 'Realised PnL of the instance, in the quote currency.', (i) => i.realisedPnl.toNumber());
-  perInstance('unrealised_pnl', 'Unrealised PnL of the position at the last price, in the quote currency.', (i) =>
-    i.unrealisedPnl?.toNumber(),
+  const perInstance = (value: (i: InstanceStatusReport) => number | undefined) => () =>
+    sources?.status().report.instances.flatMap((i): Sample<'instance' | 'symbol'>[] => {
+      const v = value(i);
+      return v === undefined ? [] : [[{ instance: i.instance, symbol: i.symbols.join(',') }, v]];
+    });
+  readGauge(
+    'position',
+    'Net position of the instance from its fills, in the base currency.',
+    ['instance', 'symbol'],
+    perInstance((i) => i.position.quantity.toNumber()),
+  );
+  readGauge(
+    'realised_pnl',
+    'Realised PnL of the instance, in the quote currency.',
+    ['instance', 'symbol'],
+    perInstance((i) => i.realisedPnl.toNumber()),
+  );
+  readGauge(
+    'unrealised_pnl',
+    'Unrealised PnL of the position at the last price, in the quote currency.',
+    ['instance', 'symbol'],
+    perInstance((i) => i.unrealisedPnl?.toNumber()),
   );
 
-  // The brakes.
-  const brake = (name: string, help: string, on: (s: MetricSources) => boolean) => {
-    const gauge: Gauge = new Gauge({
-      name: `${P}${name}`,
-      help,
-      registers,
-      collect() {
-        if (sources !== undefined) gauge.set(on(sources) ? 1 : 0);
-      },
-    });
-  };
-  brake(
+  // The brakes, and the balances when asked for.
+  const brake = (on: (s: MetricSources) => boolean) => (): Sample<never>[] | undefined =>
+    sources === undefined ? undefined : [[{}, on(sources) ? 1 : 0]];
+  readGauge(
     'kill_switch',
     '1 while the kill switch is on (its file exists): no new orders.',
-    (s) => s.engine.brakes().killSwitch,
+    [],
+    brake((s) => s.engine.brakes().killSwitch),
   );
-  brake(
+  readGauge(
     'circuit_breaker_open',
     '1 while the circuit breaker is open after repeated venue errors: no new orders.',
-    (s) => s.engine.brakes().breakerOpenUntil !== undefined,
+    [],
+    brake((s) => s.engine.brakes().breakerOpenUntil !== undefined),
   );
-  brake(
+  readGauge(
     'trading_halted',
     '1 while trading is halted by an authentication failure (until cleared or restarted).',
-    (s) => s.engine.brakes().halted !== undefined,
+    [],
+    brake((s) => s.engine.brakes().halted !== undefined),
   );
-  const balance: Gauge<'asset' | 'kind'> = new Gauge({
-    name: `${P}balance`,
-    help: 'Account balances as last read, by asset and kind (free, locked); only with METRICS_BALANCES=true.',
-    labelNames: ['asset', 'kind'],
-    registers,
-    collect() {
-      if (sources === undefined || !sources.balances) return;
-      balance.reset();
-      for (const b of sources.engine.balances()) {
-        balance.set({ asset: b.asset, kind: 'free' }, b.free.toNumber());
-        balance.set({ asset: b.asset, kind: 'locked' }, b.locked.toNumber());
-      }
-    },
-  });
+  readGauge(
+    'balance',
+    'Account balances as last read, by asset and kind (free, locked); only with METRICS_BALANCES=true.',
+    ['asset', 'kind'],
+    () =>
+      sources?.balances === true
+        ? sources.engine.balances().flatMap((b): Sample<'asset' | 'kind'>[] => [
+            [{ asset: b.asset, kind: 'free' }, b.free.toNumber()],
+            [{ asset: b.asset, kind: 'locked' }, b.locked.toNumber()],
+          ])
+        : undefined,
+  );
 
   return {
     registry,
