@@ -24,6 +24,7 @@ import {
   statusJson,
 } from '../status/status-view.js';
 import type { JobStats } from '../ports/scheduler.js';
+import { EVENT_KINDS } from '../store/events.js';
 import type { Store } from '../store/store.js';
 import { AuthFailures, bearerToken, localRequest, tokenMatches } from './auth.js';
 import { dashboardAsset } from './dashboard-assets.js';
@@ -97,7 +98,7 @@ const OrdersQuery = z.strictObject({ instance: name.optional() });
 const FillsQuery = z.strictObject({ instance: name.optional(), before: cursor.optional(), limit: limit(500, 50) });
 const EventsQuery = z.strictObject({
   instance: name.optional(),
-  kind: name.optional(),
+  kind: z.enum(EVENT_KINDS, { error: 'expected an event kind (see docs/operations.md)' }).optional(),
   before: cursor.optional(),
   limit: limit(500, 50),
 });

@@ -11,7 +11,6 @@ import { BotError, ConfigError } from '../errors.js';
 import type { Engine } from '../engine/engine.js';
 import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';
-import { OPERATOR_ACTION } from '../status/status-view.js';
 import type { Clock } from '../ports/clock.js';
 import type { Store } from '../store/store.js';
 
@@ -126,7 +125,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
   ): Promise<ActionResult> {
     try {
       const result = await work();
-      store.events.record(clock.now(), undefined, OPERATOR_ACTION, {
+      store.events.record(clock.now(), undefined, 'operator', {
         action,
         ...subject,
         outcome: result.outcome,
@@ -142,7 +141,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
     } catch (err) {
       const code = err instanceof BotError ? err.code : 'E_UNEXPECTED';
       const message = err instanceof Error ? err.message : String(err);
-      store.events.record(clock.now(), undefined, OPERATOR_ACTION, {
+      store.events.record(clock.now(), undefined, 'operator', {
         action,
         ...subject,
         outcome: 'failed',
