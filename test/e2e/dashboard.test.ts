@@ -103,6 +103,8 @@ describe('the dashboard', () => {
       await page.locator('#fills tbody tr td.num').first().waitFor();
       await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
       expect(await page.locator('#mode').textContent()).toBe('PAPER');
+      // The paper account's history across restarts: this is its first daemon run.
+      expect(await page.locator('#paper dd[data-fact="daemon runs"]').textContent()).toBe('1');
       expect(await page.evaluate('sessionStorage.length')).toBe(1);
 
       if (process.env.SCREENSHOT === '1') {

@@ -268,6 +268,29 @@
     }
   }
 
+  /** The embedded simulated exchange's account (paper only): its history across the daemon's restarts. */
+  function renderPaper() {
+    const paper = state.status && state.status.paper;
+    $('paper-card').hidden = !paper;
+    if (!paper) return;
+    const held = paper.balances
+      .filter((b) => b.free !== '0' || b.locked !== '0')
+      .map((b) => `${b.asset} ${b.free}${b.locked === '0' ? '' : ` (+${b.locked} locked)`}`);
+    const funded = Object.entries(paper.funding).map(([asset, amount]) => `${asset} ${amount}`);
+    const facts = [
+      [
+        'since',
+        `${paper.since.slice(0, 16).replace('T', ' ')} UTC, on ${paper.data === 'live' ? 'live prices' : 'recorded data'}`,
+      ],
+      ['daemon runs', String(paper.runs)],
+      ['orders', `${paper.orders} (${paper.openOrders} open), ${paper.fills} fills`],
+      ['balances', held.join(', ') || 'none'],
+      ['funded with', funded.join(', ')],
+    ];
+    if (paper.replayed !== null) facts.push(['replay', `ticker ${paper.replayed} of the current pass`]);
+    $('paper').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-fact': k }, v)]));
+  }
+
   function renderFills(fills) {
     const body = $('fills').querySelector('tbody');
     body.replaceChildren();
@@ -426,6 +449,7 @@
     state.etag = result.res.headers.get('etag');
     renderBanner();
     renderInstances();
+    renderPaper();
     renderActions();
     return true;
   }
