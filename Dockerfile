@@ -1,28 +1,64 @@
 # syntax=docker/dockerfile:1
-# Minimal image for now: a later issue adds metrics, the health check and the full ops story.
-# Node 22 is the LTS line the project targets in containers (Node 20.19+ is supported for development).
+# The daemon's image: Node 22 LTS, the TypeScript compiled once at build time, production dependencies only,
+# running as the unprivileged user node (1000:1000) with its state on the /app/data volume. Build it with
+#   docker build -t spot-bot --build-arg VERSION=$(node -p 'require("./package.json").version') \
+#     --build-arg REVISION=$(git rev-parse HEAD) --build-arg SOURCE=<repository URL> .
+# (the build args only label the image and let `bot --version` name the commit). README.md, "Docker", says more.
 
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 compiles from source where no prebuilt binary can be fetched.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+# better-sqlite3 compiles against the headers this image ships (/usr/local/include/node): the build downloads
+# npm packages and nothing else, neither Node headers nor prebuilt binaries.
+ENV npm_config_nodedir=/usr/local npm_config_build_from_source=true
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY strategies ./strategies
-RUN npm run build && npm prune --omit=dev
+# The compiled layout mirrors the sources (src/, strategies/), so strategy modules mounted into the image import
+# '../src/strategy/api.js' as they do in a checkout. Of better-sqlite3's build only the addon is kept.
+RUN npm run build \
+  && npm prune --omit=dev --no-audit --no-fund \
+  && cd node_modules/better-sqlite3 \
+  && mv build/Release/better_sqlite3.node /tmp/ \
+  && rm -rf build deps src \
+  && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
+  && cd /app && chmod +x dist/src/cli.js && mkdir -p /out/data
+ARG REVISION=
+RUN if [ -n "$REVISION" ]; then printf '{"revision":"%s"}\n' "$REVISION"; else echo '{}'; fi > /out/build-info.json
 
 FROM node:22-bookworm-slim
-ENV NODE_ENV=production
+ARG VERSION=unknown
+ARG REVISION=unknown
+ARG SOURCE=unknown
+LABEL org.opencontainers.image.title="spot-bot" \
+  org.opencontainers.image.description="Automated spot-trading daemon: strategies, journaled orders, paper trading, backtests" \
+  org.opencontainers.image.version="$VERSION" \
+  org.opencontainers.image.revision="$REVISION" \
+  org.opencontainers.image.source="$SOURCE"
+ENV NODE_ENV=production \
+  PAPER_DATA=/app/samples
 WORKDIR /app
+# Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/src ./src
+COPY --from=build /app/dist/strategies ./strategies
+COPY --from=build /out/build-info.json ./
 COPY package.json ./
 COPY config ./config
-COPY data/README.md ./data/README.md
-COPY data/samples ./data/samples
-RUN chown -R node:node /app/data
+# The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
+COPY data/samples ./samples
+COPY data/README.md ./samples/README.md
+COPY --from=build --chown=node:node /out/data ./data
+RUN ln -s /app/src/cli.js /usr/local/bin/bot
 USER node
-# node runs as PID 1 and handles SIGTERM itself (graceful shutdown in the daemon).
-CMD ["node", "dist/src/cli.js", "run"]
+VOLUME /app/data
+# The control API (/readyz, /metrics) listens on API_HOST:API_PORT, 127.0.0.1:8080 unless told otherwise.
+EXPOSE 8080
+# The health check asks the daemon on loopback, inside the container: no token, no published port needed.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "/app/src/cli.js", "healthcheck"]
+# node runs as PID 1 and stops on SIGTERM itself, within STOP_TIMEOUT_MS (8 s: inside Docker's 10 s grace).
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/app/src/cli.js"]
+CMD ["run"]

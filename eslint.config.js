@@ -70,7 +70,7 @@ export default tseslint.config(
   },
   ...dependencyRules,
   {
-    files: ['eslint.config.js'],
+    files: ['eslint.config.js', 'bin/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
   {

@@ -4,6 +4,8 @@
  * `run(argv): Promise<number>` (the exit code); it is loaded only when asked for, so a quick command does
  * not pay for the daemon's start-up.
  */
+import { installation, versionLine } from './app/installation.js';
+import { closest } from './cli/suggest.js';
 import { BotError } from './errors.js';
 
 interface Command {
@@ -35,12 +37,16 @@ const commands: Record<string, Command> = {
     summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices',
     load: () => import('./cli/sim.js'),
   },
+  healthcheck: {
+    summary: "probe the running daemon's /readyz on loopback (the container's HEALTHCHECK)",
+    load: () => import('./cli/healthcheck.js'),
+  },
 };
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 8);
   const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return `usage: bot <command> [flags]\n\ncommands:\n${lines.join('\n')}\n\nRun 'bot <command> --help' for a command's flags.`;
+  return `usage: bot <command> [flags]\n       bot --version\n\ncommands:\n${lines.join('\n')}\n\nRun 'bot <command> --help' for a command's flags.`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -49,9 +55,16 @@ async function main(argv: string[]): Promise<number> {
     console.log(usage());
     return name === undefined ? 2 : 0;
   }
+  if (name === '--version' || name === '-V') {
+    console.log(versionLine(installation()));
+    return 0;
+  }
   const command = commands[name];
   if (!command) {
-    console.error(`bot: unknown command '${name}'\n\n${usage()}`);
+    const near = closest(name, Object.keys(commands));
+    console.error(
+      `bot: unknown command '${name}'${near === undefined ? '' : `; did you mean '${near}'?`}\n\n${usage()}`,
+    );
     return 2;
   }
   const module = await command.load();

@@ -18,6 +18,7 @@ import { type Clock, systemClock } from '../ports/clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
+import { ensureWritableFolder } from './data-folder.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
 import { createOperatorActions } from './operator-actions.js';
 import { openRunStore } from './run-history.js';
@@ -113,6 +114,7 @@ export class Daemon {
       ]);
     const instances = await loadInstances(env);
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
+    ensureWritableFolder(env.DB_PATH, 'DB_PATH');
     const { store, archivedTo, archivedBecause, deleted } = openRunStore(
       env.DB_PATH,
       { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },

@@ -2,26 +2,11 @@
  * Which recordings a paper run replays: PAPER_DATA's files and directories, or the shipped samples, narrowed to
  * the configured symbols. Every configured symbol must have data: a strategy that never sees a price sits idle.
  */
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import { listRecordingFiles, readRecordingHeader } from '../record/recording-reader.js';
-
-/**
- * The project root: the nearest folder above this module that holds package.json. The module sits one level
- * deeper in a build (dist/src/app) than in the sources (src/app), and the data is not compiled into dist/.
- */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`);
-    dir = up;
-  }
-  return dir;
-}
+import { projectRoot } from './installation.js';
 
 /** data/samples/ at the project root, wherever the daemon is started from, from the sources or a build. */
 export const SAMPLES_DIR: string = join(projectRoot(), 'data', 'samples') + sep;

@@ -1,13 +1,23 @@
 import { type Env, loadEnv } from '../config/env.js';
 import { ConfigError } from '../errors.js';
+import { createLogger } from '../ops/logger.js';
 
-/** loadEnv for a command: prints each problem (one per variable) on stderr and returns exit code 1 when invalid. */
-export function commandEnv(): Env | 1 {
+/**
+ * loadEnv for a command: when invalid, reports each problem (one per variable) and returns exit code 1. On a
+ * terminal the problems are plain lines on stderr; otherwise they are JSON log lines like every other, on `fd`
+ * (the command's log stream: 1 for the daemon, 2 for commands that print data on stdout).
+ */
+export function commandEnv(options: { fd?: number } = {}): Env | 1 {
   try {
     return loadEnv();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    for (const problem of err.problems) console.error(problem);
+    if (process.stdout.isTTY === true) {
+      for (const problem of err.problems) console.error(problem);
+    } else {
+      const logger = createLogger({ level: 'info', fd: options.fd ?? 2, pretty: false, sync: true });
+      for (const problem of err.problems) logger.error(problem);
+    }
     return 1;
   }
 }

@@ -1,22 +1,33 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BotError } from '../errors.js';
+import { closest } from './suggest.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
+/** `--confg` → "unknown flag --confg; did you mean --config?" (or the list of flags when none is close). */
+function unknownFlagMessage(flag: string, options: FlagSpec): string {
+  const long = Object.keys(options).map((name) => `--${name}`);
+  const shorts = Object.values(options).flatMap((o) => (o.short === undefined ? [] : [`-${o.short}`]));
+  const typed = flag.split('=')[0]!;
+  const near = typed.startsWith('--') ? closest(typed, long) : closest(typed, [...shorts, ...long]);
+  return near === undefined
+    ? `unknown flag ${typed} (flags: ${long.join(', ')})`
+    : `unknown flag ${typed}; did you mean ${near}?`;
+}
+
 /**
  * Parse a command's flags strictly: an unknown flag or a missing value is an error that names the flag,
- * never silently ignored. `--help` is always accepted.
+ * never silently ignored; an unknown flag names the closest valid one. `--help` is always accepted.
  */
 export function parseFlags<T extends FlagSpec>(command: string, argv: string[], options: T, allowPositionals = false) {
+  const all = { ...options, help: { type: 'boolean', short: 'h' } } as const;
   try {
-    return parseArgs({
-      args: argv,
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
-      strict: true,
-      allowPositionals,
-    });
+    return parseArgs({ args: argv, options: all, strict: true, allowPositionals });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    let message = err instanceof Error ? err.message : String(err);
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    if ((err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown?.[1] !== undefined)
+      message = unknownFlagMessage(unknown[1], all);
     throw new BotError('E_USAGE', `${command}: ${message}`, { cause: err });
   }
 }

@@ -25,19 +25,22 @@ EXCHANGE_BASE_URL with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable 
 export async function run(argv: string[]): Promise<number> {
   const flags = parseCommandFlags('run', argv, { fresh: { type: 'boolean' } }, HELP);
   if (typeof flags === 'number') return flags;
-  const loaded = commandEnv();
+  const loaded = commandEnv({ fd: 1 });
   if (loaded === 1) return 1;
   const env = flags.values.fresh === true ? { ...loaded, PAPER_FRESH: true } : loaded;
   const logger = createLogger({ level: env.LOG_LEVEL });
   const shutdown = installShutdown({
     logger,
+    timeoutMs: env.STOP_TIMEOUT_MS,
     stop: async (reason) => {
       // A signal during start-up waits for the start to end (it aborts its retries), then stops what started.
       const daemon = await starting.catch(() => undefined);
       await daemon?.stop(reason);
     },
   });
-  const starting = Daemon.start({ env, logger, signal: shutdown.signal });
+  // The daemon's two bounded waits (running jobs, requests in flight) fit inside the whole stop's deadline.
+  const stopTimeoutMs = Math.floor(env.STOP_TIMEOUT_MS * 0.4);
+  const starting = Daemon.start({ env, logger, signal: shutdown.signal, stopTimeoutMs });
   try {
     await starting;
   } catch (err) {

@@ -8,9 +8,13 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ExchangeClientOptions } from '../exchange/client.js';
+import { readSecretFiles } from './secret-files.js';
 
-/** Variables whose values never appear in an error or a log line. */
-const SECRET_VARIABLES = new Set(['EXCHANGE_API_SECRET', 'EXCHANGE_API_KEY', 'API_TOKEN']);
+/**
+ * Variables whose values never appear in an error or a log line. Each may also be given as NAME_FILE, a file
+ * holding the value (Docker and Kubernetes secrets): list a new secret here and it gets both.
+ */
+export const SECRET_VARIABLES: readonly string[] = ['EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET', 'API_TOKEN'];
 
 /** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
 function optional<T extends z.ZodType>(schema: T) {
@@ -113,6 +117,8 @@ const daemonEnv = {
   ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
   /** node-cron schedule of the pair-config and balance refresh. */
   REFRESH: withDefault(cron, '0 * * * * *'),
+  /** How long the orderly stop on SIGTERM/SIGINT may take before the process exits anyway (inside Docker's 10 s). */
+  STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),
 };
 
 const port = z.coerce
@@ -166,16 +172,23 @@ export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
 });
 export type Env = z.infer<typeof EnvSchema>;
 
-/** Validates a set of variables (no .env, no process.env): each problem names the variable. */
+/**
+ * Validates a set of variables (no .env, no process.env), secrets read from their NAME_FILE where given: each
+ * problem names the variable (and the file).
+ */
 export function parseEnv(source: Readonly<Record<string, string | undefined>>): Env {
-  const result = EnvSchema.safeParse(source);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
+  const secrets = readSecretFiles(source, SECRET_VARIABLES);
+  const merged = { ...source, ...secrets.values };
+  const result = EnvSchema.safeParse(merged);
+  if (result.success && secrets.problems.length === 0) return result.data;
+  const problems = [...secrets.problems];
+  for (const issue of result.error?.issues ?? []) {
     const name = String(issue.path[0] ?? 'environment');
-    const raw = source[name];
-    const shown = raw === undefined || SECRET_VARIABLES.has(name) ? '' : `, got '${raw}'`;
-    return `${name}: ${issue.message}${shown}`;
-  });
+    if (secrets.failed.has(name)) continue;
+    const raw = merged[name];
+    const shown = raw === undefined || SECRET_VARIABLES.includes(name) ? '' : `, got '${raw}'`;
+    problems.push(`${name}: ${issue.message}${shown}`);
+  }
   throw new ConfigError(problems);
 }
 

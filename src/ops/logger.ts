@@ -25,6 +25,8 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Write to this file descriptor (default 1, stdout; CLI commands that print data use 2). */
   fd?: number;
+  /** Write each line before returning (no flush needed before exit); JSON lines only. */
+  sync?: boolean;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -41,7 +43,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       },
     });
   }
-  return pino(base, pino.destination({ fd, sync: false }));
+  return pino(base, pino.destination({ fd, sync: options.sync === true }));
 }
 
 /** A logger that drops everything: for tests and benchmarks. */

@@ -13,7 +13,22 @@ import type { StrategyDefinition } from './api.js';
 export const defaultStrategiesDir: string = fileURLToPath(new URL('../../strategies/', import.meta.url));
 
 /** Under tsx the sources are .ts; a build in dist/ holds only .js, which plain node can load. */
-const EXTENSIONS = import.meta.url.endsWith('.ts') ? ['.ts', '.js'] : ['.js', '.ts'];
+const COMPILED = !import.meta.url.endsWith('.ts');
+const EXTENSIONS = COMPILED ? ['.js', '.ts'] : ['.ts', '.js'];
+
+let typeScriptHooks: Promise<void> | undefined;
+
+/**
+ * Lets a compiled build (plain node, no loader) import a TypeScript strategy module: tsx's hooks are
+ * registered once, on the first .ts module, in this process. Under tsx or vitest there is nothing to do.
+ */
+function readyFor(file: string): Promise<void> {
+  if (!COMPILED || !file.endsWith('.ts')) return Promise.resolve();
+  typeScriptHooks ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return typeScriptHooks;
+}
 
 const ORDER_TYPES = ['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO'];
 const HOOKS = ['onStart', 'onFill', 'onStop'] as const;
@@ -102,6 +117,7 @@ export async function loadStrategy(name: string, dir: string = defaultStrategies
   const file = await strategyModuleFile(name, dir);
   let module: Record<string, unknown>;
   try {
+    await readyFor(file);
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -1,0 +1,121 @@
+/**
+ * `npm start` as users run it under systemd, pm2 or a terminal: the signal goes to npm's own process. The bot
+ * must run in npm's child itself (no shell or tsx process in between to swallow the signal), stop cleanly and
+ * leave no process of the tree behind, with the journal closed (the events table ends with daemon-stopped).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  daemonEnv,
+  everyOrderFile,
+  readDb,
+  ROOT,
+  TEST_STRATEGIES,
+  waitFor,
+  writeSwingRecording,
+} from './daemon-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  cmd: string;
+}
+
+/** Every process now running, from /proc (Linux). */
+function processes(): Proc[] {
+  const all: Proc[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // The command name in parentheses may hold spaces; the fields after it are fixed.
+      const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (after[0] === 'Z') continue;
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      all.push({ pid: Number(name), ppid: Number(after[1]), cmd });
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return all;
+}
+
+/** `root` and everything below it. */
+function tree(root: number): Proc[] {
+  const all = processes();
+  const found = all.filter((p) => p.pid === root);
+  for (let i = 0; i < found.length; i++) found.push(...all.filter((p) => p.ppid === found[i]!.pid));
+  return found;
+}
+
+const alive = (pid: number) => processes().some((p) => p.pid === pid);
+
+let npm: ChildProcess | undefined;
+afterEach(() => {
+  // A failed test must not leave a daemon trading in the background: its whole process group goes.
+  if (npm?.pid !== undefined && npm.exitCode === null && npm.signalCode === null) process.kill(-npm.pid, 'SIGKILL');
+});
+
+describe.runIf(process.platform === 'linux')('npm start', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '%s to the npm process stops the bot cleanly and leaves no process of the tree',
+    async (signal) => {
+      const run = join(dir, signal);
+      mkdirSync(join(run, 'config'), { recursive: true });
+      writeFileSync(join(run, 'config', 'churn.json'), everyOrderFile('churn', { churn: 1000 }));
+      const recording = join(run, 'swing.jsonl.gz');
+      await writeSwingRecording(recording);
+      const db = join(run, 'bot.db');
+      // Its own process group, so that the cleanup can reach whatever a failure leaves.
+      npm = spawn('npm', ['start'], {
+        cwd: ROOT,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: daemonEnv({
+          DB_PATH: db,
+          CONFIG_DIR: join(run, 'config'),
+          STRATEGIES_DIR: TEST_STRATEGIES,
+          PAPER_DATA: recording,
+          PAPER_LOCKSTEP: 'true',
+          KILL_SWITCH_FILE: join(run, 'KILL'),
+        }),
+      });
+      const lines: string[] = [];
+      npm.stdout?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
+      npm.stderr?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        npm!.once('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
+      const npmPid = npm.pid!;
+      await waitFor('the daemon to place orders', () => lines.some((l) => l.includes('"msg":"order placed"')), {
+        ms: 60_000,
+      });
+
+      const before = tree(npmPid);
+      // The bot is npm's child itself: no shell, no tsx CLI in between.
+      const bot = before.find((p) => p.ppid === npmPid);
+      expect(bot?.cmd).toMatch(/node .*--import tsx src\/cli\.ts run$/);
+      expect(before.filter((p) => p.ppid === npmPid)).toHaveLength(1);
+
+      process.kill(npmPid, signal);
+      const exit = await exited;
+      await waitFor(`every process of the tree gone (${before.map((p) => p.cmd).join('; ')})`, () =>
+        before.every((p) => !alive(p.pid)),
+      );
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(lines.join('\n')).toContain('stopped: database closed');
+      const events = readDb(db, (d) =>
+        d.prepare("SELECT kind, data FROM events WHERE kind LIKE 'daemon-%' ORDER BY id").all(),
+      ) as { kind: string; data: string }[];
+      expect(events.map((e) => e.kind)).toEqual(['daemon-started', 'daemon-stopped']);
+      expect(JSON.parse(events[1]!.data)).toMatchObject({ reason: signal });
+    },
+    90_000,
+  );
+});
