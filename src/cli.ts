@@ -5,7 +5,7 @@
  * not pay for the daemon's start-up.
  */
 import { installation, versionLine } from './app/installation.js';
-import { closest } from './cli/suggest.js';
+import { didYouMean } from './config/problems.js';
 import { BotError } from './errors.js';
 
 interface Command {
@@ -61,7 +61,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) {
-    const near = closest(name, Object.keys(commands));
+    const near = didYouMean(name, Object.keys(commands));
     console.error(
       `bot: unknown command '${name}'${near === undefined ? '' : `; did you mean '${near}'?`}\n\n${usage()}`,
     );

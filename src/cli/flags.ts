@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { BotError } from '../errors.js';
-import { closest } from './suggest.js';
+import { didYouMean } from '../config/problems.js';
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
@@ -9,7 +9,7 @@ function unknownFlagMessage(flag: string, options: FlagSpec): string {
   const long = Object.keys(options).map((name) => `--${name}`);
   const shorts = Object.values(options).flatMap((o) => (o.short === undefined ? [] : [`-${o.short}`]));
   const typed = flag.split('=')[0]!;
-  const near = typed.startsWith('--') ? closest(typed, long) : closest(typed, [...shorts, ...long]);
+  const near = typed.startsWith('--') ? didYouMean(typed, long) : didYouMean(typed, [...shorts, ...long]);
   return near === undefined
     ? `unknown flag ${typed} (flags: ${long.join(', ')})`
     : `unknown flag ${typed}; did you mean ${near}?`;

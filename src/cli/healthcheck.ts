@@ -19,7 +19,11 @@ const ProbeSchema = z.object({
   API_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().default('127.0.0.1')),
   API_PORT: z.preprocess(
     (v) => (v === '' || v === undefined ? '8080' : v),
-    z.coerce.number().int().min(1).max(65535, 'expected a port number (1-65535)'),
+    z.coerce
+      .number()
+      .int('expected a port number')
+      .min(1, 'the control API is off (0), so there is nothing to probe: the health check needs it on')
+      .max(65535, 'expected a port number (1 to 65535)'),
   ),
 });
 

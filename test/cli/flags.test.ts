@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseFlags } from '../../src/cli/flags.js';
-import { closest } from '../../src/cli/suggest.js';
+import { didYouMean } from '../../src/config/problems.js';
 import { BotError } from '../../src/errors.js';
 import { daemonEnv, ROOT } from '../e2e/daemon-process.js';
 
@@ -20,11 +20,11 @@ function usageError(argv: string[]): string {
 }
 
 describe('did you mean', () => {
-  it('names the closest valid flag for a typo, an abbreviation or a swapped pair', () => {
+  it('names the closest valid flag for a typo or a swapped pair', () => {
     expect(usageError(['--confg', 'x'])).toBe('backtest: unknown flag --confg; did you mean --config?');
     expect(usageError(['--cnofig=x'])).toBe('backtest: unknown flag --cnofig; did you mean --config?');
     expect(usageError(['--no-cancle'])).toBe('backtest: unknown flag --no-cancle; did you mean --no-cancel?');
-    expect(usageError(['--he'])).toBe('backtest: unknown flag --he; did you mean --help?');
+    expect(usageError(['--hepl'])).toBe('backtest: unknown flag --hepl; did you mean --help?');
   });
 
   it('lists the flags when nothing is close, and keeps other parse errors as they are', () => {
@@ -35,8 +35,8 @@ describe('did you mean', () => {
   });
 
   it('suggests nothing for a word far from every name', () => {
-    expect(closest('xyz', ['run', 'status'])).toBeUndefined();
-    expect(closest('stauts', ['run', 'status', 'sim'])).toBe('status');
+    expect(didYouMean('xyz', ['run', 'status'])).toBeUndefined();
+    expect(didYouMean('stauts', ['run', 'status', 'sim'])).toBe('status');
   });
 });
 
