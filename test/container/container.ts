@@ -207,9 +207,9 @@ async function main(): Promise<void> {
     const apiSources = join(ROOT, 'src', 'api');
     const hasReadyz =
       existsSync(apiSources) &&
-      readdirSync(apiSources, { recursive: true }).some((f) =>
-        readFileSync(join(apiSources, String(f)), 'utf8').includes('/readyz'),
-      );
+      readdirSync(apiSources, { recursive: true })
+        .map((f) => join(apiSources, String(f)))
+        .some((f) => f.endsWith('.ts') && readFileSync(f, 'utf8').includes("'/readyz'"));
     if (hasReadyz) {
       await waitFor(
         'podman healthcheck run to pass',
