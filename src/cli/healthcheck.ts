@@ -3,7 +3,6 @@
  * API_HOST:API_PORT, a wildcard host probed on loopback). Exit 0 when ready, 1 otherwise, with one line
  * saying why. It is the image's HEALTHCHECK, so it is quick and bounded, and needs no token.
  */
-import { z } from 'zod';
 import { loadEnv } from '../config/env.js';
 import { ConfigError } from '../errors.js';
 import { parseCommandFlags } from './flags.js';
@@ -14,18 +13,6 @@ Probes http://API_HOST:API_PORT/readyz (default 127.0.0.1:8080; a wildcard host 
 127.0.0.1). Exit 0 when the daemon answers ready, 1 otherwise.
 
   --timeout MS  give up after this long (default 3000)`;
-
-const ProbeSchema = z.object({
-  API_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().default('127.0.0.1')),
-  API_PORT: z.preprocess(
-    (v) => (v === '' || v === undefined ? '8080' : v),
-    z.coerce
-      .number()
-      .int('expected a port number')
-      .min(1, 'the control API is off (0), so there is nothing to probe: the health check needs it on')
-      .max(65535, 'expected a port number (1 to 65535)'),
-  ),
-});
 
 /** The URL the probe asks: wildcard listeners are reached on loopback. */
 export function readyzUrl(host: string, port: number): string {
@@ -41,19 +28,21 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`healthcheck: --timeout must be a positive integer (ms), got '${flags.values.timeout}'`);
     return 2;
   }
+  let env;
   try {
-    loadEnv();
+    env = loadEnv();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`healthcheck: not healthy: the environment is invalid (${err.problems.join('; ')})`);
     return 1;
   }
-  const probe = ProbeSchema.safeParse(process.env);
-  if (!probe.success) {
-    console.error(`healthcheck: ${probe.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ')}`);
+  if (env.API_PORT === 0) {
+    console.error(
+      'healthcheck: API_PORT=0 turns the listener off, so there is nothing to probe: the health check needs it on',
+    );
     return 1;
   }
-  const url = readyzUrl(probe.data.API_HOST, probe.data.API_PORT);
+  const url = readyzUrl(env.API_HOST, env.API_PORT);
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     const body = (await response.text()).slice(0, 200).replace(/\s+/g, ' ');
