@@ -12,12 +12,14 @@ import { CronScheduler } from './cron-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
 import { ConfigError, errorCode } from '../errors.js';
+import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Store } from '../store/store.js';
+import { chatOperator } from './chat-operator.js';
 import { ensureWritableFolder } from './data-folder.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
 import { createOperatorActions } from './operator-actions.js';
@@ -38,6 +40,9 @@ export interface DaemonOptions {
    */
   scheduler?: Scheduler;
 }
+
+/** How long a stop waits for queued notifications (the daemon's own stop among them) to go out. */
+const NOTIFY_STOP_MS = 5_000;
 
 /** Errors that no retry heals: bad configuration, refused credentials. */
 export function isFatalStartError(err: unknown): boolean {
@@ -101,6 +106,7 @@ export class Daemon {
     private readonly logger: Logger,
     private readonly clock: Clock,
     private readonly stopTimeoutMs: number,
+    private readonly notifications: Notifications | undefined,
   ) {}
 
   /** Starts everything; on failure closes what was opened and rethrows. */
@@ -132,11 +138,14 @@ export class Daemon {
         { deleted },
         `deleted ${deleted.length} old archive(s) (PAPER_ARCHIVES_KEPT=${env.PAPER_ARCHIVES_KEPT})`,
       );
+    // Started before the venue, so that a start that keeps failing is told as well.
+    const notifications = notificationsFromEnv(env, { store, logger, mode: plan.mode });
     const cleanup: (() => Promise<void> | void)[] = [];
     const undo = async (err: unknown) => {
       for (const step of cleanup.reverse()) await step();
       const reason = `start failed: ${err instanceof Error ? err.message : String(err)}`;
       store.events.record(clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
+      await notifications?.stop(NOTIFY_STOP_MS);
       store.close();
     };
     try {
@@ -183,6 +192,20 @@ export class Daemon {
       cleanup.push(async () => {
         await scheduler.stop(options.stopTimeoutMs ?? 10_000);
       });
+      // One set of operator actions for the control API and the chat commands: the same actions, journaled alike.
+      const actions = createOperatorActions({
+        engine,
+        store,
+        clock,
+        logger,
+        killSwitchFile: env.KILL_SWITCH_FILE,
+        configDir: env.CONFIG_DIR,
+        strategiesDir: env.STRATEGIES_DIR,
+        instances,
+      });
+      notifications?.attachCommands(
+        chatOperator({ actions, engine, store, clock, killSwitchFile: env.KILL_SWITCH_FILE }),
+      );
       const api =
         env.API_PORT === 0
           ? undefined
@@ -192,16 +215,7 @@ export class Daemon {
               logger,
               token: env.API_TOKEN,
               killSwitchFile: env.KILL_SWITCH_FILE,
-              actions: createOperatorActions({
-                engine,
-                store,
-                clock,
-                logger,
-                killSwitchFile: env.KILL_SWITCH_FILE,
-                configDir: env.CONFIG_DIR,
-                strategiesDir: env.STRATEGIES_DIR,
-                instances,
-              }),
+              actions,
               engine,
               jobs: () => scheduler.stats(),
               prices: () => venue.recentPrices(),
@@ -214,18 +228,8 @@ export class Daemon {
               metricsBalances: env.METRICS_BALANCES,
             });
       logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
-      return new Daemon(
-        plan,
-        engine,
-        setup,
-        store,
-        venue,
-        scheduling,
-        api,
-        logger,
-        clock,
-        options.stopTimeoutMs ?? 10_000,
-      );
+      const stopMs = options.stopTimeoutMs ?? 10_000;
+      return new Daemon(plan, engine, setup, store, venue, scheduling, api, logger, clock, stopMs, notifications);
     } catch (err) {
       await undo(err).catch((closeErr: unknown) =>
         logger.error({ err: closeErr }, 'closing after a failed start failed'),
@@ -248,6 +252,7 @@ export class Daemon {
         this.venue.flush();
         await atMost(this.setup.close(), this.stopTimeoutMs);
         this.store.events.record(this.clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
+        await this.notifications?.stop(Math.min(NOTIFY_STOP_MS, this.stopTimeoutMs));
       } finally {
         this.store.close();
       }

@@ -8,13 +8,21 @@ import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ExchangeClientOptions } from '../exchange/client.js';
+import { isNoticeKind, LEVELS, NOTICE_KINDS, type NoticeKind } from '../notify/event-kinds.js';
 import { readSecretFiles } from './secret-files.js';
 
 /**
  * Variables whose values never appear in an error or a log line. Each may also be given as NAME_FILE, a file
  * holding the value (Docker and Kubernetes secrets): list a new secret here and it gets both.
  */
-export const SECRET_VARIABLES: readonly string[] = ['EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET', 'API_TOKEN'];
+export const SECRET_VARIABLES: readonly string[] = [
+  'EXCHANGE_API_KEY',
+  'EXCHANGE_API_SECRET',
+  'API_TOKEN',
+  'TELEGRAM_BOT_TOKEN',
+  'NOTIFY_WEBHOOK_SECRET',
+  'DISCORD_WEBHOOK_URL',
+];
 
 /** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
 function optional<T extends z.ZodType>(schema: T) {
@@ -144,8 +152,82 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
+const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
+/** `all` (default) or a comma-separated list of the kinds the notifier knows. */
+const kindList = withDefault(
+  z.string().transform((text, ctx): 'all' | NoticeKind[] => {
+    const items = text
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    if (items.length === 1 && items[0] === 'all') return 'all';
+    const kinds = items.filter(isNoticeKind);
+    const unknown = items.filter((k) => !isNoticeKind(k));
+    if (kinds.length === 0 || unknown.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected 'all' or kinds from: ${NOTICE_KINDS.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`,
+      });
+      return z.NEVER;
+    }
+    return kinds;
+  }),
+  'all',
+);
+const level = withDefault(z.enum(LEVELS, { error: `expected one of ${LEVELS.join(', ')}` }), 'info');
+/** `HH:MM` in UTC, or `off`. */
+const utcTime = z.string().transform((text, ctx): number | undefined => {
+  if (text === 'off') return undefined;
+  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(text);
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: "expected HH:MM (UTC, e.g. 00:00) or 'off'" });
+    return z.NEVER;
+  }
+  return Number(m[1]) * 60 + Number(m[2]);
+});
+const chatIds = z.string().transform((text, ctx): string[] => {
+  const ids = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (ids.length === 0 || ids.some((id) => !/^-?\d+$/.test(id))) {
+    ctx.addIssue({ code: 'custom', message: 'expected chat ids (integers), comma-separated' });
+    return z.NEVER;
+  }
+  return ids;
+});
+
+const notifyEnv = {
+  /** Generic webhook: JSON POSTed here, signed with NOTIFY_WEBHOOK_SECRET. */
+  NOTIFY_WEBHOOK_URL: optional(httpUrl),
+  NOTIFY_WEBHOOK_SECRET: optional(z.string()),
+  NOTIFY_WEBHOOK_EVENTS: kindList,
+  NOTIFY_WEBHOOK_LEVEL: level,
+  TELEGRAM_BOT_TOKEN: optional(z.string()),
+  /** Chats that get notifications and whose commands are answered. */
+  TELEGRAM_CHAT_ID: optional(chatIds),
+  TELEGRAM_API_URL: withDefault(httpUrl, 'https://api.telegram.org'),
+  TELEGRAM_EVENTS: kindList,
+  TELEGRAM_LEVEL: level,
+  /** Answer chat commands (long polling getUpdates). */
+  TELEGRAM_COMMANDS: withDefault(flag, 'true'),
+  /** Discord incoming webhook (its URL holds its token: a secret). */
+  DISCORD_WEBHOOK_URL: optional(httpUrl),
+  DISCORD_EVENTS: kindList,
+  DISCORD_LEVEL: level,
+  /** UTC time of the daily summary, or off. */
+  NOTIFY_DAILY_SUMMARY: withDefault(utcTime, '00:00'),
+  /** How long the first notification of a burst waits for others to join it in one message. */
+  NOTIFY_GROUP_MS: withDefault(z.coerce.number().int().nonnegative('expected milliseconds (0 or more)'), '3000'),
+  /** Notifications waiting per channel at most; beyond it the oldest are dropped. */
+  NOTIFY_QUEUE_SIZE: withDefault(positiveInt, '200'),
+  /** Tries per message before it is dropped (with backoff between them). */
+  NOTIFY_RETRY_ATTEMPTS: withDefault(positiveInt, '5'),
+};
+
 /** Every area's variables; extend here (`...storeEnv`) rather than writing a second schema. */
-export const envShape = { ...exchangeEnv, ...daemonEnv, ...apiEnv };
+export const envShape = { ...exchangeEnv, ...daemonEnv, ...apiEnv, ...notifyEnv };
 
 export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
   const missing = new Set<string>();
@@ -163,6 +245,19 @@ export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
       path: ['API_TOKEN'],
       message: `required when API_HOST is not a loopback address (API_HOST=${env.API_HOST}): anyone who can reach it could steer the bot`,
     });
+  if (env.NOTIFY_WEBHOOK_URL !== undefined && env.NOTIFY_WEBHOOK_SECRET === undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['NOTIFY_WEBHOOK_SECRET'],
+      message: 'required when NOTIFY_WEBHOOK_URL is set (receivers verify the signature with it)',
+    });
+  if ((env.TELEGRAM_BOT_TOKEN === undefined) !== (env.TELEGRAM_CHAT_ID === undefined)) {
+    const [absent, present] =
+      env.TELEGRAM_BOT_TOKEN === undefined
+        ? ['TELEGRAM_BOT_TOKEN', 'TELEGRAM_CHAT_ID']
+        : ['TELEGRAM_CHAT_ID', 'TELEGRAM_BOT_TOKEN'];
+    ctx.addIssue({ code: 'custom', path: [absent], message: `required when ${present} is set` });
+  }
   if (env.MODE === 'live') {
     for (const name of ['EXCHANGE_BASE_URL', 'EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'] as const) {
       if (env[name] === undefined && !missing.has(name))
@@ -223,4 +318,14 @@ export function clientOptionsFromEnv(env: Env): ExchangeClientOptions {
     serverTimeOffset: env.EXCHANGE_SERVER_TIME,
     cancel: env.EXCHANGE_CANCEL,
   };
+}
+
+/** The values of every secret variable that is set: what no message, log line or record may contain. */
+export function secretValues(env: Env): string[] {
+  const values: string[] = [];
+  for (const name of SECRET_VARIABLES) {
+    const value: unknown = (env as Record<string, unknown>)[name];
+    if (typeof value === 'string' && value !== '') values.push(value);
+  }
+  return values;
 }

@@ -200,7 +200,8 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 const short = (ms: number | undefined): string =>
   ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
-function guardLines(view: StatusView): string[] {
+/** The kill switch, circuit breaker and authentication, one line each (as `bot status` prints them). */
+export function guardLines(view: StatusView): string[] {
   const { report } = view;
   const file = view.killSwitchFile.present ? ` (file ${view.killSwitchFile.path} present)` : '';
   const breaker = report.circuitBreaker;

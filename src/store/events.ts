@@ -34,6 +34,10 @@ export const EVENT_KINDS = [
   'auth-cleared',
   // What an operator did (app/operator-actions.ts): action, subject, outcome, source.
   'operator',
+  // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.
+  'daily-summary',
+  'notification-sent',
+  'notification-dropped',
 ] as const;
 
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -78,16 +82,25 @@ export interface EventQuery {
 export class EventLog {
   private readonly db: Db;
   private readonly insertStmt;
+  private readonly afterStmt;
 
   constructor(db: Db) {
     this.db = db;
     this.insertStmt = db.prepare<[number, string | null, string, string]>(
       'INSERT INTO events (time, instance, kind, data) VALUES (?, ?, ?, ?)',
     );
+    this.afterStmt = db.prepare<[number, number], DbEvent>(
+      'SELECT id, time, instance, kind, data FROM events WHERE id > ? ORDER BY id LIMIT ?',
+    );
   }
 
   record(time: number, instance: string | undefined, kind: EventKind, data: Record<string, unknown> = {}): void {
     this.insertStmt.run(time, instance ?? null, kind, JSON.stringify(data));
+  }
+
+  /** Events recorded after id `afterId`, oldest first: how a reader outside the engine follows the log. */
+  after(afterId: number, limit: number): EventRow[] {
+    return this.afterStmt.all(afterId, limit).map(fromDb);
   }
 
   /** Ad-hoc queries for status and tests (prepared per call: not a hot path). */

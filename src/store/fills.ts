@@ -70,6 +70,9 @@ export class FillStore {
   private readonly hasStmt;
   private readonly totalsStmt;
   private readonly db: Db;
+  private readonly afterStmt;
+  private readonly seqBeforeStmt;
+  private readonly lastSeqStmt;
 
   constructor(db: Db) {
     this.db = db;
@@ -87,6 +90,13 @@ export class FillStore {
     this.forOrderStmt = db.prepare<[string], DbFill>(
       `SELECT ${COLUMNS} FROM fills WHERE order_local_id = ? ORDER BY rowid`,
     );
+    this.afterStmt = db.prepare<[number, number], DbFill>(
+      `SELECT rowid AS seq, ${COLUMNS} FROM fills WHERE rowid > ? ORDER BY rowid LIMIT ?`,
+    );
+    this.seqBeforeStmt = db.prepare<[number], { seq: number }>(
+      'SELECT MIN(rowid) - 1 AS seq FROM fills WHERE recorded_at >= ? HAVING COUNT(*) > 0',
+    );
+    this.lastSeqStmt = db.prepare<[], { seq: number }>('SELECT COALESCE(MAX(rowid), 0) AS seq FROM fills');
     this.undeliveredOrdersStmt = db.prepare<[], { id: string; n: number }>(
       'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
@@ -165,6 +175,20 @@ export class FillStore {
 
   forOrder(orderLocalId: string): FillRow[] {
     return this.forOrderStmt.all(orderLocalId).map(fromDb);
+  }
+
+  /**
+   * Fills recorded after row `afterSeq` in recording order, each with its row number (`seq`): how a reader
+   * outside the engine (the notifier) follows new fills without the engine knowing.
+   */
+  after(afterSeq: number, limit: number): { seq: number; fill: FillRow }[] {
+    return this.afterStmt.all(afterSeq, limit).map((r) => ({ seq: Number(r.seq), fill: fromDb(r) }));
+  }
+
+  /** Row number of the first fill recorded at or after `time` minus one (the last before it); 0 when none. */
+  seqBefore(time: number): number {
+    const row = this.seqBeforeStmt.get(time);
+    return row?.seq ?? this.lastSeqStmt.get()?.seq ?? 0;
   }
 
   /** Time of the newest trade-sourced fill on the symbol: where the next trade-history poll starts (minus a margin). */

@@ -109,3 +109,57 @@ describe('daemon environment', () => {
     ]);
   });
 });
+
+describe('notification environment', () => {
+  it('has no channel and sensible defaults with nothing set', () => {
+    expect(parseEnv({})).toMatchObject({
+      NOTIFY_WEBHOOK_EVENTS: 'all',
+      TELEGRAM_API_URL: 'https://api.telegram.org',
+      TELEGRAM_LEVEL: 'info',
+      TELEGRAM_COMMANDS: true,
+      NOTIFY_DAILY_SUMMARY: 0,
+      NOTIFY_GROUP_MS: 3000,
+      NOTIFY_QUEUE_SIZE: 200,
+      NOTIFY_RETRY_ATTEMPTS: 5,
+    });
+  });
+
+  it('reads kinds, chat ids, levels and the summary time', () => {
+    const env = parseEnv({
+      TELEGRAM_BOT_TOKEN: 't',
+      TELEGRAM_CHAT_ID: '123, -1004567',
+      TELEGRAM_EVENTS: 'fill, paused',
+      DISCORD_LEVEL: 'error',
+      NOTIFY_DAILY_SUMMARY: '18:30',
+    });
+    expect(env.TELEGRAM_CHAT_ID).toEqual(['123', '-1004567']);
+    expect(env.TELEGRAM_EVENTS).toEqual(['fill', 'paused']);
+    expect(env.DISCORD_LEVEL).toBe('error');
+    expect(env.NOTIFY_DAILY_SUMMARY).toBe(18 * 60 + 30);
+    expect(parseEnv({ NOTIFY_DAILY_SUMMARY: 'off' }).NOTIFY_DAILY_SUMMARY).toBeUndefined();
+  });
+
+  it('names each bad variable, and never echoes a secret', () => {
+    const found = problems({
+      TELEGRAM_EVENTS: 'fill,fils',
+      DISCORD_WEBHOOK_URL: 'not a url with-secret',
+      DISCORD_LEVEL: 'loud',
+      NOTIFY_DAILY_SUMMARY: '25:00',
+    });
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^TELEGRAM_EVENTS: expected 'all' or kinds from: fill, .* \(unknown: fils\), got 'fill,fils'$/,
+        ),
+        'DISCORD_WEBHOOK_URL: expected an http(s) URL',
+        "DISCORD_LEVEL: expected one of info, warn, error, got 'loud'",
+        "NOTIFY_DAILY_SUMMARY: expected HH:MM (UTC, e.g. 00:00) or 'off', got '25:00'",
+      ]),
+    );
+    expect(found.join('\n')).not.toContain('secret');
+    expect(problems({ TELEGRAM_BOT_TOKEN: 'secret-token', NOTIFY_WEBHOOK_URL: 'http://127.0.0.1:9/hook' })).toEqual([
+      'NOTIFY_WEBHOOK_SECRET: required when NOTIFY_WEBHOOK_URL is set (receivers verify the signature with it)',
+      'TELEGRAM_CHAT_ID: required when TELEGRAM_BOT_TOKEN is set',
+    ]);
+  });
+});

@@ -44,12 +44,12 @@ export async function waitFor<T>(
   }
 }
 
-/** The environment of a daemon under test: this process's, minus anything that would change its mode. */
+/** The environment of a daemon under test: this process's, minus anything that would change its mode or notify someone. */
 export function daemonEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
     if (
-      !/^(EXCHANGE_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$|API_|METRICS_)/.test(
+      !/^(EXCHANGE_|NOTIFY_|TELEGRAM_|DISCORD_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$|API_|METRICS_)/.test(
         k,
       )
     )

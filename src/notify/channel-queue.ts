@@ -1,0 +1,204 @@
+/**
+ * One channel's side of the notifier: a bounded queue drained in the background. Notices wait up to the
+ * group window after the first of a burst, then go out together as one message; messages leave no faster
+ * than the channel's rate limit; a failed send is retried with backoff (or after the receiver's Retry-After)
+ * up to a bound, then the message is dropped. A full queue drops its oldest notices. Drops are logged once
+ * per outage (and once more when the channel delivers again); every sent or dropped message is reported to
+ * `record`, which journals it. Nothing here can block the caller of `push` or throw at it.
+ */
+import type { Logger } from '../ops/logger.js';
+import { RateLimiter, type RateLimitOptions } from '../exchange/rate-limiter.js';
+import { type Level, type Notice, levelOf, levelRank } from './event-kinds.js';
+import { DeliveryError } from './http-post.js';
+import { composeMessage, type Mode, type OutgoingMessage } from './message.js';
+import type { Timers } from './timers.js';
+import type { Transport } from './transport.js';
+
+export interface ChannelOptions {
+  /** Kinds this channel gets; 'all' for every kind. */
+  kinds: ReadonlySet<string> | 'all';
+  minLevel: Level;
+  /** How long the first notice of a burst waits for others to join it. */
+  groupMs: number;
+  /** Notices queued at most; beyond it the oldest are dropped. */
+  capacity: number;
+  /** Notices in one message at most (the rest go in the next). */
+  maxPerMessage: number;
+  /** Tries per message before it is dropped. */
+  maxAttempts: number;
+  backoff: { baseMs: number; maxMs: number };
+  rate: RateLimitOptions;
+}
+
+export type Outcome =
+  | { sent: true; channel: string; message: OutgoingMessage; attempts: number }
+  | { sent: false; channel: string; notices: readonly Notice[]; attempts: number; reason: string };
+
+interface Queued {
+  notice: Notice;
+  at: number;
+}
+
+/** A Retry-After beyond this is not waited for: the message is tried again then, or dropped. */
+const MAX_RETRY_AFTER_MS = 300_000;
+
+export class ChannelQueue {
+  readonly name: string;
+  readonly limiter: RateLimiter;
+  private readonly queue: Queued[] = [];
+  private wake: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private stopping = false;
+  /** Aborts the group wait: at stop, what is queued goes at once. */
+  private readonly flushNow = new AbortController();
+  /** Aborts sends and waits: the stop's deadline passed. */
+  private readonly giveUp = new AbortController();
+  /** Notices dropped since the last delivery; > 0 means the outage was logged. */
+  private droppedInOutage = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: ChannelOptions,
+    private readonly deps: {
+      mode: Mode;
+      timers: Timers;
+      logger: Logger;
+      redact: (text: string) => string;
+      record: (outcome: Outcome) => void;
+    },
+  ) {
+    this.name = transport.name;
+    this.limiter = new RateLimiter(
+      options.rate,
+      () => deps.timers.now(),
+      (ms) => deps.timers.sleep(ms, this.giveUp.signal),
+    );
+  }
+
+  /** Whether this channel reports the notice (its kind and level). */
+  accepts(notice: Notice): boolean {
+    const { kinds, minLevel } = this.options;
+    return (kinds === 'all' || kinds.has(notice.kind)) && levelRank(levelOf(notice)) >= levelRank(minLevel);
+  }
+
+  /** Queues the notice (when accepted); never waits, never throws. */
+  push(notice: Notice): void {
+    if (this.stopping || !this.accepts(notice)) return;
+    this.queue.push({ notice, at: this.deps.timers.now() });
+    if (this.queue.length > this.options.capacity) {
+      const over = this.queue.splice(0, this.queue.length - this.options.capacity);
+      this.drop(
+        over.map((q) => q.notice),
+        0,
+        `queue full (${this.options.capacity} notifications waiting)`,
+      );
+    }
+    this.wake?.();
+  }
+
+  /** Notices waiting (not counting a message being sent). */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  start(): void {
+    this.running ??= this.run().catch((err: unknown) =>
+      this.deps.logger.error({ err, channel: this.name }, `${this.name}: notification queue failed`),
+    );
+  }
+
+  /**
+   * Sends what is queued without waiting for the group window, for at most `deadlineMs`; then drops (and
+   * records) what is left.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopping = true;
+    this.flushNow.abort();
+    this.wake?.();
+    const deadline = new AbortController();
+    const timer = this.deps.timers.sleep(deadlineMs, deadline.signal).then(() => this.giveUp.abort());
+    await (this.running ?? Promise.resolve());
+    deadline.abort();
+    await timer;
+    if (this.queue.length > 0)
+      this.drop(
+        this.queue.splice(0).map((q) => q.notice),
+        0,
+        'daemon stopping',
+      );
+  }
+
+  private async run(): Promise<void> {
+    const { timers } = this.deps;
+    while (!this.giveUp.signal.aborted) {
+      const first = this.queue[0];
+      if (first === undefined) {
+        if (this.stopping) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      const wait = first.at + this.options.groupMs - timers.now();
+      if (wait > 0 && !this.flushNow.signal.aborted) {
+        await timers.sleep(wait, this.flushNow.signal);
+        continue;
+      }
+      await this.limiter.acquire();
+      if (this.giveUp.signal.aborted) return;
+      const batch = this.queue.splice(0, this.options.maxPerMessage).map((q) => q.notice);
+      if (batch.length > 0) await this.deliver(batch);
+    }
+  }
+
+  private async deliver(notices: Notice[]): Promise<void> {
+    const { mode, timers, logger, redact } = this.deps;
+    const message = composeMessage(notices, mode, this.transport.maxLength, redact);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.transport.send(message, this.giveUp.signal);
+        this.delivered(message, attempt);
+        return;
+      } catch (err) {
+        const e = err instanceof DeliveryError ? err : new DeliveryError(`${this.name}: ${String(err)}`);
+        const reason = redact(e.message);
+        if (e.permanent || attempt >= this.options.maxAttempts || this.giveUp.signal.aborted) {
+          this.drop(notices, attempt, reason);
+          return;
+        }
+        const { baseMs, maxMs } = this.options.backoff;
+        const delay = Math.min(e.retryAfterMs ?? Math.min(maxMs, baseMs * 2 ** (attempt - 1)), MAX_RETRY_AFTER_MS);
+        logger.debug({ channel: this.name, attempt, retryInMs: delay }, `${reason}; retrying`);
+        await timers.sleep(delay, this.giveUp.signal);
+      }
+    }
+  }
+
+  private delivered(message: OutgoingMessage, attempts: number): void {
+    if (this.droppedInOutage > 0) {
+      this.deps.logger.info(
+        { channel: this.name, dropped: this.droppedInOutage },
+        `${this.name}: delivering notifications again (${this.droppedInOutage} dropped meanwhile)`,
+      );
+      this.droppedInOutage = 0;
+    }
+    this.safeRecord({ sent: true, channel: this.name, message, attempts });
+  }
+
+  private drop(notices: Notice[], attempts: number, reason: string): void {
+    if (this.droppedInOutage === 0)
+      this.deps.logger.warn(
+        { channel: this.name, attempts },
+        `${this.name}: dropping notifications (${reason}); further drops are counted until it delivers again`,
+      );
+    this.droppedInOutage += notices.length;
+    this.safeRecord({ sent: false, channel: this.name, notices, attempts, reason });
+  }
+
+  private safeRecord(outcome: Outcome): void {
+    try {
+      this.deps.record(outcome);
+    } catch (err) {
+      this.deps.logger.error({ err, channel: this.name }, `${this.name}: recording a notification failed`);
+    }
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Telegram chat commands: long-polls `getUpdates` and answers only the configured chats. Reads come from the
+ * read model behind `bot status`; actions go through the ChatOperator, the same actions as the control API.
+ * A message from any other chat is ignored and logged once per chat; a command sent while the daemon was
+ * down (older than a minute at start) is not acted on. Polling failures are retried with backoff and
+ * logged once per outage: commands never stop the daemon.
+ */
+import type { Logger } from '../ops/logger.js';
+import { type Dec, plain } from '../market/decimal.js';
+import { guardLines } from '../status/status-view.js';
+import type { ActionResult, ChatOperator } from './chat-operator.js';
+import type { Mode } from './message.js';
+import type { ChatMessage, TelegramApi } from './telegram.js';
+import type { Timers } from './timers.js';
+
+export const HELP = [
+  '/status: daemon, guards and instances',
+  '/balance: the account balances',
+  '/pnl: PnL per instance (today, total, open)',
+  '/pause NAME: pause an instance (its open orders stay)',
+  '/resume NAME: resume a paused instance',
+  '/stopbuy: kill switch on (no new orders)',
+  '/startbuy: kill switch off',
+  '/help: this list',
+].join('\n');
+
+/** Commands older than this at start were sent while the daemon was down: not acted on. */
+const STALE_MS = 60_000;
+/** Distinct unknown chats remembered (to log each once) at most. */
+const MAX_STRANGERS = 1000;
+
+const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
+const signed = (d: Dec): string => `${d.isNeg() ? '' : '+'}${brief(d)}`;
+
+export class ChatCommands {
+  private offset: number | undefined;
+  private readonly strangers = new Set<string>();
+  private readonly stop$ = new AbortController();
+  private loop: Promise<void> | undefined;
+  private failing = false;
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly deps: {
+      api: TelegramApi;
+      chatIds: ReadonlySet<string>;
+      operator: ChatOperator;
+      mode: Mode;
+      logger: Logger;
+      timers: Timers;
+      /** Sends a reply to a chat (through that chat's rate limit). */
+      reply: (chatId: string, text: string) => Promise<void>;
+      /** Seconds a getUpdates call waits for a message (long polling). */
+      waitSeconds?: number;
+    },
+  ) {
+    this.startedAt = deps.timers.now();
+  }
+
+  start(): void {
+    this.loop ??= this.run().catch((err: unknown) => this.deps.logger.error({ err }, 'telegram commands stopped'));
+  }
+
+  async stop(): Promise<void> {
+    this.stop$.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const { api, logger, timers } = this.deps;
+    let failures = 0;
+    while (!this.stop$.signal.aborted) {
+      let messages: ChatMessage[];
+      try {
+        const got = await api.getUpdates(this.offset, this.deps.waitSeconds ?? 25, this.stop$.signal);
+        this.offset = got.nextOffset;
+        messages = got.messages;
+        if (this.failing) logger.info('telegram commands: getUpdates answers again');
+        this.failing = false;
+        failures = 0;
+      } catch (err) {
+        if (this.stop$.signal.aborted) return;
+        failures++;
+        if (!this.failing)
+          logger.warn(
+            { err: err instanceof Error ? err.message : String(err) },
+            'telegram commands: getUpdates failed; retrying with backoff',
+          );
+        this.failing = true;
+        await timers.sleep(Math.min(60_000, 1000 * 2 ** Math.min(failures - 1, 6)), this.stop$.signal);
+        continue;
+      }
+      for (const m of messages) {
+        const answer = await this.handle(m);
+        if (answer === undefined) continue;
+        await this.deps
+          .reply(m.chatId, answer)
+          .catch((err: unknown) =>
+            logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'telegram: a reply failed'),
+          );
+      }
+    }
+  }
+
+  /** The answer to one message, or undefined when it is not answered (another chat, stale, not a command). */
+  async handle(m: ChatMessage): Promise<string | undefined> {
+    const { chatIds, logger, operator } = this.deps;
+    if (!chatIds.has(m.chatId)) {
+      if (!this.strangers.has(m.chatId) && this.strangers.size < MAX_STRANGERS) {
+        this.strangers.add(m.chatId);
+        logger.warn(
+          { chatId: m.chatId },
+          `telegram: ignoring messages from chat ${m.chatId} (not in TELEGRAM_CHAT_ID)`,
+        );
+      }
+      return undefined;
+    }
+    if (m.time < this.startedAt - STALE_MS) {
+      logger.info({ chatId: m.chatId }, 'telegram: ignoring a command sent while the daemon was not running');
+      return undefined;
+    }
+    const [word = '', ...args] = m.text.trim().split(/\s+/);
+    if (!word.startsWith('/')) return undefined;
+    const command = (word.slice(1).split('@')[0] ?? '').toLowerCase();
+    const source = `telegram:${m.chatId}`;
+    logger.info({ chatId: m.chatId, command }, `telegram command /${command}`);
+    try {
+      switch (command) {
+        case 'status':
+          return this.tagged('status', this.statusText());
+        case 'pnl':
+          return this.tagged('PnL (today · total · open)', this.pnlText());
+        case 'balance':
+        case 'balances':
+          return this.tagged('balances', await this.balanceText());
+        case 'pause':
+        case 'resume': {
+          const name = args[0];
+          if (name === undefined) return this.tagged(`/${command} NAME`, `instances: ${this.names()}`);
+          return this.result(
+            command === 'pause' ? await operator.pause(name, source) : await operator.resume(name, source),
+          );
+        }
+        case 'stopbuy':
+          return this.result(await operator.setKillSwitch(true, source));
+        case 'startbuy':
+          return this.result(await operator.setKillSwitch(false, source));
+        case 'help':
+        case 'start':
+          return this.tagged('commands', HELP);
+        default:
+          return this.tagged(`unknown command /${command}`, HELP);
+      }
+    } catch (err) {
+      logger.error({ err, command }, `telegram command /${command} failed`);
+      return this.tagged(`/${command} failed`, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  private tagged(title: string, body: string): string {
+    return `${this.deps.mode === 'live' ? 'LIVE' : 'PAPER'} · ${title}${body === '' ? '' : `\n${body}`}`;
+  }
+
+  private result(r: ActionResult): string {
+    return this.tagged(r.ok ? r.message : `refused: ${r.message}`, '');
+  }
+
+  private names(): string {
+    return this.deps.operator
+      .status()
+      .report.instances.map((i) => i.instance)
+      .join(', ');
+  }
+
+  private statusText(): string {
+    const view = this.deps.operator.status();
+    const lines = guardLines(view);
+    for (const i of view.report.instances) {
+      const pos = i.position.quantity.isZero()
+        ? 'flat'
+        : `pos ${brief(i.position.quantity)} @ ${brief(i.position.averagePrice)}`;
+      lines.push(
+        `${i.instance} ${i.state}${i.reason !== undefined ? ` (${i.reason})` : ''} · ${pos} · ${i.openOrders.length} open · today ${signed(i.realisedToday)}`,
+      );
+    }
+    if (view.report.instances.length === 0) lines.push('no instances yet');
+    return lines.join('\n');
+  }
+
+  private pnlText(): string {
+    const { instances } = this.deps.operator.status().report;
+    if (instances.length === 0) return 'no instances yet';
+    return instances
+      .map(
+        (i) =>
+          `${i.instance}: ${signed(i.realisedToday)} · ${signed(i.realisedPnl)} · ${i.unrealisedPnl === undefined ? '-' : signed(i.unrealisedPnl)}`,
+      )
+      .join('\n');
+  }
+
+  private async balanceText(): Promise<string> {
+    const lines = await this.deps.operator.balances();
+    if (lines.length === 0) return 'no balances';
+    return lines.map((b) => `${b.asset} ${b.free}${b.locked !== '0' ? ` (locked ${b.locked})` : ''}`).join('\n');
+  }
+}

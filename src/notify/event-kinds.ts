@@ -1,0 +1,171 @@
+/**
+ * The one place that knows which happenings the notifier reports, how urgent each is and how it reads on a
+ * phone: every kind of the events table's union (store/events.ts), plus `fill` (from the fills table). The
+ * table must cover the union: a kind added there does not compile until it has its line here. A row of a
+ * kind this build does not know (written by a newer one) is still reported, at info, with its data in brief.
+ */
+import type { EventKind } from '../store/events.js';
+
+export const LEVELS = ['info', 'warn', 'error'] as const;
+export type Level = (typeof LEVELS)[number];
+
+export const levelRank = (level: Level): number => LEVELS.indexOf(level);
+
+/** The notifier's own records: never reported (they would report themselves). */
+type OwnKind = 'notification-sent' | 'notification-dropped';
+/** What a channel can be given (`TELEGRAM_EVENTS=fill,paused`). */
+export type NoticeKind = Exclude<EventKind, OwnKind> | 'fill';
+
+/** One thing to tell: an event row or a fill, as the notifier saw it. */
+export interface Notice {
+  /** `event` rows and `fill` rows have separate id sequences. */
+  source: 'event' | 'fill';
+  id: number;
+  /** A NoticeKind, or a kind this build does not know. */
+  kind: string;
+  instance: string | undefined;
+  time: number;
+  data: Record<string, unknown>;
+}
+
+type Data = Record<string, unknown>;
+
+const str = (v: unknown): string => {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return '';
+};
+
+/** An ISO time, shortened to what a phone needs: `HH:MM:SS UTC` (with the date when not today is unclear). */
+const clockTime = (ms: unknown): string =>
+  typeof ms === 'number' ? `${new Date(ms).toISOString().slice(11, 19)} UTC` : '';
+
+const joined = (...parts: string[]): string => parts.filter((p) => p !== '').join(' ');
+
+interface KindSpec {
+  level: Level | ((data: Data) => Level);
+  /** One line, without the instance (the composer puts it first). */
+  line: (data: Data) => string;
+}
+
+function fillLine(d: Data): string {
+  const fee = str(d.fee) !== '' && str(d.fee) !== '0' ? `fee ${str(d.fee)} ${str(d.feeAsset)}`.trim() : '';
+  const pnl = str(d.pnl) !== '' ? `PnL ${str(d.pnl).startsWith('-') ? '' : '+'}${str(d.pnl)}` : '';
+  return joined(str(d.symbol), str(d.side), str(d.type), str(d.qty), '@', str(d.price), fee, pnl);
+}
+
+function summaryLines(d: Data): string {
+  const rows = Array.isArray(d.instances) ? (d.instances as Data[]) : [];
+  const lines = rows.map((i) => {
+    const fees = typeof i.fees === 'object' && i.fees !== null ? Object.entries(i.fees as Data) : [];
+    const feeText = fees.map(([asset, v]) => `${str(v)} ${asset}`).join(', ');
+    const pos = i.position as Data | undefined;
+    return joined(
+      `${str(i.instance)}:`,
+      `PnL ${str(i.realisedToday)}`,
+      str(i.unrealisedPnl) !== '' ? `(open ${str(i.unrealisedPnl)})` : '',
+      `· ${str(i.fills)} fills`,
+      feeText !== '' ? `fees ${feeText}` : '',
+      `· ${str(i.openOrders)} open`,
+      pos !== undefined ? `· pos ${str(pos.quantity)} @ ${str(pos.averagePrice)}` : '',
+    );
+  });
+  return [`daily summary ${str(d.day)}${rows.length === 0 ? ': no instances' : ''}`, ...lines].join('\n');
+}
+
+const KINDS: Record<NoticeKind, KindSpec> = {
+  fill: { level: 'info', line: fillLine },
+  'order-rejected': { level: 'warn', line: (d) => `order rejected: ${joined(str(d.code), str(d.message))}` },
+  'order-not-sent': { level: 'warn', line: (d) => `order not sent: ${str(d.message)}` },
+  'order-unknown': {
+    level: 'warn',
+    line: (d) => `order ${str(d.localId)} outcome unknown (reconciling): ${str(d.reason) || str(d.message)}`,
+  },
+  'order-missing': { level: 'warn', line: (d) => `order ${str(d.localId)} missing on the exchange` },
+  'not-placed': { level: 'info', line: (d) => `order ${str(d.localId)} was not placed: ${str(d.reason)}` },
+  reconciled: { level: 'info', line: (d) => `order ${str(d.localId)} reconciled: ${str(d.status)}` },
+  'cancel-failed': { level: 'warn', line: (d) => `cancel of ${str(d.localId)} failed: ${str(d.message)}` },
+  adopted: {
+    level: 'warn',
+    line: (d) => `external order adopted: ${joined(str(d.symbol), str(d.side), str(d.type), str(d.quantity))}`,
+  },
+  refused: {
+    level: 'warn',
+    line: (d) =>
+      `order refused: ${str(d.reason)}${typeof d.repeatsOfPrevious === 'number' ? ` (previous reason ×${d.repeatsOfPrevious + 1})` : ''}`,
+  },
+  paused: { level: 'error', line: (d) => `PAUSED: ${str(d.reason)}` },
+  'start-refused': { level: 'error', line: (d) => `NOT STARTED: ${str(d.reason)}` },
+  'engine-error': { level: 'error', line: (d) => `engine error: ${str(d.error)}` },
+  'daily-loss-halt': { level: 'error', line: (d) => `daily loss limit: ${str(d.reason)}` },
+  started: { level: 'info', line: (d) => `started: ${joined(str(d.strategy), 'on', str(d.symbol))}` },
+  stopped: { level: 'info', line: (d) => `stopped${str(d.pausedReason) !== '' ? ' (was paused)' : ''}` },
+  operator: {
+    level: (d) => (d.outcome === 'failed' ? 'warn' : 'info'),
+    line: (d) =>
+      joined(
+        `operator ${str(d.action)}`,
+        str(d.instance),
+        str(d.order),
+        typeof d.on === 'boolean' ? (d.on ? 'on' : 'off') : '',
+        `→ ${str(d.outcome)}`,
+        `(${str(d.source)})`,
+      ),
+  },
+  'kill-switch': {
+    level: (d) => (d.on === true ? 'warn' : 'info'),
+    line: (d) => (d.on === true ? 'KILL SWITCH ON: no new orders' : 'kill switch off: orders allowed again'),
+  },
+  'circuit-breaker': {
+    level: (d) => (d.state === 'open' ? 'error' : 'info'),
+    line: (d) => {
+      if (d.state !== 'open') return 'circuit breaker closed: trading resumes';
+      const last = (d.lastError ?? {}) as Data;
+      return `CIRCUIT BREAKER OPEN until ${clockTime(d.until)}: ${str(last.message)}`;
+    },
+  },
+  'auth-failed': {
+    level: 'error',
+    line: (d) => `AUTHENTICATION FAILED on ${str(d.call)}: ${str(d.message)}. Trading stopped.`,
+  },
+  'daemon-started': { level: 'info', line: (d) => `daemon started (${joined(str(d.mode), str(d.venue))})` },
+  'daemon-stopped': {
+    level: (d) => (str(d.reason).startsWith('start failed') ? 'error' : 'warn'),
+    line: (d) => `daemon stopped: ${str(d.reason)}`,
+  },
+  'daily-summary': { level: 'info', line: summaryLines },
+};
+
+/** Kinds a channel can be given: every kind above. */
+export const NOTICE_KINDS = Object.keys(KINDS) as readonly NoticeKind[];
+
+export function isNoticeKind(kind: string): kind is NoticeKind {
+  return Object.hasOwn(KINDS, kind);
+}
+
+const OWN: ReadonlySet<string> = new Set<OwnKind>(['notification-sent', 'notification-dropped']);
+
+export function isReported(kind: string): boolean {
+  return !OWN.has(kind);
+}
+
+const specOf = (kind: string): KindSpec | undefined => (isNoticeKind(kind) ? KINDS[kind] : undefined);
+
+export function levelOf(n: Notice): Level {
+  const spec = specOf(n.kind);
+  if (spec === undefined) return 'info';
+  return typeof spec.level === 'function' ? spec.level(n.data) : spec.level;
+}
+
+const BRIEF = 160;
+
+/** The notice as text: the instance first, then what happened (a daily summary spans several lines). */
+export function noticeText(n: Notice): string {
+  const spec = specOf(n.kind);
+  let body: string;
+  if (spec === undefined) {
+    const json = JSON.stringify(n.data);
+    body = `${n.kind}${json === '{}' ? '' : ` ${json.length > BRIEF ? `${json.slice(0, BRIEF)}…` : json}`}`;
+  } else body = spec.line(n.data);
+  return n.instance === undefined ? body : `${n.instance} ${body}`;
+}

@@ -1,0 +1,253 @@
+/**
+ * The notifier follows the events table and the fills table by id, in the background, and hands each new
+ * row to the channels that want it. Why a follower rather than a hook in the engine: the engine already
+ * records every happening (design.md: the events table is the operator's log), so following it needs no
+ * engine change, cannot slow or block trading (a poll reads a bounded page; sends happen on the channels'
+ * own queues), and resumes where it stopped after a restart: each channel's sent and dropped messages are
+ * recorded as events with the last ids they covered, and a channel resumes after those (never before the
+ * start of the previous run, so a crash loses nothing of that run and an old database replays nothing).
+ */
+import type { Logger } from '../ops/logger.js';
+import { PositionTracker, positionFill } from '../market/position.js';
+import type { EventRow } from '../store/events.js';
+import type { FillRow } from '../store/fills.js';
+import type { Store } from '../store/store.js';
+import { type ChannelOptions, ChannelQueue, type Outcome } from './channel-queue.js';
+import { dailySummaryData, nextSummaryTime, summaryRecorded } from './daily-summary.js';
+import { type Notice, isReported } from './event-kinds.js';
+import type { Mode } from './message.js';
+import type { Timers } from './timers.js';
+import type { Transport } from './transport.js';
+
+export interface NotifierOptions {
+  store: Store;
+  logger: Logger;
+  mode: Mode;
+  timers: Timers;
+  channels: readonly { transport: Transport; options: ChannelOptions }[];
+  redact: (text: string) => string;
+  /** How often the tables are read for new rows. */
+  pollMs: number;
+  /** Rows read per table per poll at most (the rest on the next). */
+  pageSize?: number;
+  /** Minutes after 00:00 UTC of the daily summary; undefined for none. */
+  dailySummaryAt: number | undefined;
+  /** The kill-switch file, for the summary's read model. */
+  killSwitchFile: string;
+}
+
+interface Cursor {
+  event: number;
+  fill: number;
+}
+
+const through = (n: readonly Notice[], source: Notice['source'], from: number) =>
+  n.reduce((max, x) => (x.source === source ? Math.max(max, x.id) : max), from);
+
+export class Notifier {
+  readonly channels: ChannelQueue[];
+  /** Where each channel resumes: notices at or below it were already handled for that channel. */
+  private readonly cursors = new Map<ChannelQueue, Cursor>();
+  private read: Cursor = { event: 0, fill: 0 };
+  /** Per channel name: the last ids its sent or dropped messages covered (what a restart resumes after). */
+  private readonly handled = new Map<string, Cursor>();
+  private readonly positions = new Map<string, PositionTracker>();
+  private readonly stop$ = new AbortController();
+  private loops: Promise<void>[] = [];
+  private pollFailing = false;
+  private stopped: Promise<void> | undefined;
+
+  constructor(private readonly options: NotifierOptions) {
+    const { mode, timers, logger, redact } = options;
+    this.channels = options.channels.map(
+      (c) => new ChannelQueue(c.transport, c.options, { mode, timers, logger, redact, record: (o) => this.record(o) }),
+    );
+  }
+
+  /** Reads where each channel stopped, then starts following and the channels' queues. */
+  start(): void {
+    this.resumePoints();
+    this.foldPositions();
+    for (const c of this.channels) c.start();
+    this.loops.push(this.followLoop());
+    if (this.options.dailySummaryAt !== undefined) this.loops.push(this.summaryLoop(this.options.dailySummaryAt));
+    const names = this.channels.map((c) => c.name).join(', ');
+    this.options.logger.info({ channels: this.channels.map((c) => c.name) }, `notifications to ${names}`);
+  }
+
+  private resumePoints(): void {
+    const { store } = this.options;
+    const starts = store.events.list({ kinds: ['daemon-started'], limit: 2 });
+    const [thisRun, previousRun] = starts;
+    const fromRow = (e: EventRow): Cursor => ({ event: e.id - 1, fill: store.fills.seqBefore(e.time) });
+    // Without any run recorded (a store used by a test alone), begin at the present end.
+    const present: Cursor = {
+      event: store.events.list({ limit: 1 })[0]?.id ?? 0,
+      fill: store.fills.seqBefore(Number.MAX_SAFE_INTEGER),
+    };
+    const fresh = thisRun === undefined ? present : fromRow(thisRun);
+    const floor = previousRun === undefined ? fresh : fromRow(previousRun);
+    const records = store.events.list({ kinds: ['notification-sent', 'notification-dropped'], limit: 1000 });
+    for (const c of this.channels) {
+      const last = records.find((r) => r.data.channel === c.name);
+      const at = last?.data.through as Partial<Cursor> | undefined;
+      const cursor =
+        at === undefined || typeof at.event !== 'number' || typeof at.fill !== 'number'
+          ? fresh
+          : { event: Math.max(at.event, floor.event), fill: Math.max(at.fill, floor.fill) };
+      this.cursors.set(c, cursor);
+      this.handled.set(c.name, cursor);
+    }
+    const all = [...this.cursors.values()];
+    this.read = {
+      event: Math.min(fresh.event, ...all.map((c) => c.event)),
+      fill: Math.min(fresh.fill, ...all.map((c) => c.fill)),
+    };
+  }
+
+  private async followLoop(): Promise<void> {
+    const { timers, pollMs } = this.options;
+    while (!this.stop$.signal.aborted) {
+      // A backlog is read a page per turn of the event loop, never all at once.
+      const more = this.pollOnce();
+      await timers.sleep(more ? 0 : pollMs, this.stop$.signal);
+    }
+  }
+
+  /** Reads new rows (one page per table) and queues them on the channels; true when more are waiting. */
+  pollOnce(): boolean {
+    const { store, logger } = this.options;
+    const page = this.options.pageSize ?? 100;
+    let notices: Notice[];
+    let more: boolean;
+    try {
+      const events = store.events.after(this.read.event, page);
+      const fills = store.fills.after(this.read.fill, page);
+      more = events.length === page || fills.length === page;
+      notices = [
+        ...events.filter((e) => isReported(e.kind)).map(eventNotice),
+        ...fills.map((f) => this.fillNotice(f.seq, f.fill)),
+      ].sort((a, b) => a.time - b.time);
+      this.read = {
+        event: events.at(-1)?.id ?? this.read.event,
+        fill: fills.at(-1)?.seq ?? this.read.fill,
+      };
+      if (this.pollFailing) logger.info('notifications: reading the database again');
+      this.pollFailing = false;
+    } catch (err) {
+      if (!this.pollFailing) logger.error({ err }, 'notifications: reading new events failed; retrying each poll');
+      this.pollFailing = true;
+      return false;
+    }
+    for (const c of this.channels) {
+      const cursor = this.cursors.get(c) as Cursor;
+      for (const n of notices) if (n.id > (n.source === 'event' ? cursor.event : cursor.fill)) c.push(n);
+      this.cursors.set(c, {
+        event: Math.max(cursor.event, this.read.event),
+        fill: Math.max(cursor.fill, this.read.fill),
+      });
+    }
+    return more;
+  }
+
+  /** A fill as a notice: with the order's type and, for a fill that reduced the position, the PnL it realised. */
+  private fillNotice(seq: number, f: FillRow): Notice {
+    const data: Record<string, unknown> = {
+      symbol: f.symbol,
+      side: f.side,
+      type: this.options.store.orders.get(f.orderLocalId)?.type,
+      price: f.price,
+      qty: f.qty,
+      fee: f.fee,
+      feeAsset: f.feeAsset,
+    };
+    if (f.instance !== undefined) {
+      const tracker = this.tracker(f.instance);
+      const before = tracker.position.quantity.abs();
+      const realised = tracker.apply(positionFill(f));
+      const after = tracker.position.quantity;
+      if (after.abs().lt(before)) data.pnl = realised.toDecimalPlaces(8).toFixed();
+      data.position = after.toFixed();
+    }
+    return { source: 'fill', id: seq, kind: 'fill', instance: f.instance, time: f.time, data };
+  }
+
+  /**
+   * Positions of every instance from the fills before the read cursor, folded once at start (before the
+   * daemon trades), so that a poll only applies the new fills: a poll's work is bounded by its page.
+   */
+  private foldPositions(): void {
+    const { store } = this.options;
+    for (let seq = 0; seq < this.read.fill;) {
+      const page = store.fills.after(seq, 1000);
+      if (page.length === 0) break;
+      for (const { seq: s, fill } of page) {
+        if (s > this.read.fill) return;
+        if (fill.instance !== undefined) this.tracker(fill.instance).apply(positionFill(fill));
+      }
+      seq = page.at(-1)?.seq ?? this.read.fill;
+    }
+  }
+
+  private tracker(instance: string): PositionTracker {
+    let tracker = this.positions.get(instance);
+    if (tracker === undefined) this.positions.set(instance, (tracker = new PositionTracker()));
+    return tracker;
+  }
+
+  private async summaryLoop(minuteOfDay: number): Promise<void> {
+    const { timers, store, logger } = this.options;
+    while (!this.stop$.signal.aborted) {
+      const at = nextSummaryTime(timers.now(), minuteOfDay);
+      while (timers.now() < at && !this.stop$.signal.aborted) await timers.sleep(at - timers.now(), this.stop$.signal);
+      if (this.stop$.signal.aborted) return;
+      try {
+        if (!summaryRecorded(store, at))
+          store.events.record(at, undefined, 'daily-summary', dailySummaryData(store, at, this.options.killSwitchFile));
+      } catch (err) {
+        logger.error({ err }, 'daily summary failed');
+      }
+    }
+  }
+
+  private record(outcome: Outcome): void {
+    const notices = outcome.sent ? outcome.message.notices : outcome.notices;
+    // A channel's queue is in order: everything up to these ids was sent or dropped on it.
+    const before = this.handled.get(outcome.channel) ?? { event: 0, fill: 0 };
+    const handled = { event: through(notices, 'event', before.event), fill: through(notices, 'fill', before.fill) };
+    this.handled.set(outcome.channel, handled);
+    const data: Record<string, unknown> = {
+      channel: outcome.channel,
+      kinds: [...new Set(notices.map((n) => n.kind))],
+      count: notices.length,
+      attempts: outcome.attempts,
+      through: handled,
+    };
+    if (!outcome.sent) data.reason = outcome.reason;
+    this.options.store.events.record(
+      this.options.timers.now(),
+      undefined,
+      outcome.sent ? 'notification-sent' : 'notification-dropped',
+      data,
+    );
+  }
+
+  /**
+   * Stops following (after one last read, so the daemon's own stop is told), then gives the channels at most
+   * `deadlineMs` to send what is queued; what is left is dropped and recorded. The store must stay open until
+   * this resolves.
+   */
+  stop(deadlineMs: number): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stop$.abort();
+      await Promise.all(this.loops);
+      while (this.pollOnce());
+      await Promise.all(this.channels.map((c) => c.stop(deadlineMs)));
+    })();
+    return this.stopped;
+  }
+}
+
+function eventNotice(e: EventRow): Notice {
+  return { source: 'event', id: e.id, kind: e.kind, instance: e.instance, time: e.time, data: e.data };
+}

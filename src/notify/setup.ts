@@ -1,0 +1,128 @@
+/**
+ * The notifier as the environment configures it: one channel per webhook, Discord webhook and Telegram chat
+ * set, each with its kinds and minimum level; Telegram chat commands when asked for. Undefined when no
+ * channel is configured. The daemon starts it right after its store opens and stops it just before the
+ * store closes, so its own start and stop are told too.
+ */
+import type { Env } from '../config/env.js';
+import { secretValues } from '../config/env.js';
+import type { Logger } from '../ops/logger.js';
+import type { Store } from '../store/store.js';
+import type { ChannelOptions } from './channel-queue.js';
+import { ChatCommands } from './chat-commands.js';
+import type { ChatOperator } from './chat-operator.js';
+import { DiscordTransport } from './discord.js';
+import type { Level, NoticeKind } from './event-kinds.js';
+import { type Mode, redactor } from './message.js';
+import { Notifier } from './notifier.js';
+import { TelegramApi, TelegramTransport } from './telegram.js';
+import { realTimers, type Timers } from './timers.js';
+import type { Transport } from './transport.js';
+import { WebhookTransport } from './webhook.js';
+
+const HTTP_TIMEOUT_MS = 10_000;
+
+/** Messages per second each kind of channel is allowed (Telegram: about one a second per chat). */
+const RATES = {
+  webhook: { requestsPerSecond: 5, burst: 5 },
+  discord: { requestsPerSecond: 1, burst: 3 },
+  telegram: { requestsPerSecond: 1, burst: 1 },
+} as const;
+
+export interface Notifications {
+  notifier: Notifier;
+  /** Attaches the chat commands once the daemon can act (after the engine started). */
+  attachCommands(operator: ChatOperator): void;
+  stop(deadlineMs: number): Promise<void>;
+}
+
+export function notificationsFromEnv(
+  env: Env,
+  deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers },
+): Notifications | undefined {
+  const timers = deps.timers ?? realTimers;
+  const redact = redactor(secretValues(env));
+  const options = (
+    kinds: 'all' | readonly NoticeKind[],
+    minLevel: Level,
+    rate: keyof typeof RATES,
+  ): ChannelOptions => ({
+    kinds: kinds === 'all' ? 'all' : new Set(kinds),
+    minLevel,
+    groupMs: env.NOTIFY_GROUP_MS,
+    capacity: env.NOTIFY_QUEUE_SIZE,
+    maxPerMessage: 50,
+    maxAttempts: env.NOTIFY_RETRY_ATTEMPTS,
+    backoff: { baseMs: 1000, maxMs: 60_000 },
+    rate: RATES[rate],
+  });
+  const channels: { transport: Transport; options: ChannelOptions }[] = [];
+  if (env.NOTIFY_WEBHOOK_URL !== undefined && env.NOTIFY_WEBHOOK_SECRET !== undefined)
+    channels.push({
+      transport: new WebhookTransport({
+        url: env.NOTIFY_WEBHOOK_URL,
+        secret: env.NOTIFY_WEBHOOK_SECRET,
+        timeoutMs: HTTP_TIMEOUT_MS,
+        redact,
+      }),
+      options: options(env.NOTIFY_WEBHOOK_EVENTS, env.NOTIFY_WEBHOOK_LEVEL, 'webhook'),
+    });
+  if (env.DISCORD_WEBHOOK_URL !== undefined)
+    channels.push({
+      transport: new DiscordTransport({ url: env.DISCORD_WEBHOOK_URL, timeoutMs: HTTP_TIMEOUT_MS }),
+      options: options(env.DISCORD_EVENTS, env.DISCORD_LEVEL, 'discord'),
+    });
+  let api: TelegramApi | undefined;
+  const chats = env.TELEGRAM_CHAT_ID ?? [];
+  if (env.TELEGRAM_BOT_TOKEN !== undefined) {
+    api = new TelegramApi({
+      baseUrl: env.TELEGRAM_API_URL,
+      token: env.TELEGRAM_BOT_TOKEN,
+      timeoutMs: HTTP_TIMEOUT_MS,
+      redact,
+    });
+    for (const chat of chats)
+      channels.push({
+        transport: new TelegramTransport(api, chat),
+        options: options(env.TELEGRAM_EVENTS, env.TELEGRAM_LEVEL, 'telegram'),
+      });
+  }
+  if (channels.length === 0) return undefined;
+  const notifier = new Notifier({
+    store: deps.store,
+    logger: deps.logger,
+    mode: deps.mode,
+    timers,
+    channels,
+    redact,
+    pollMs: 1000,
+    dailySummaryAt: env.NOTIFY_DAILY_SUMMARY,
+    killSwitchFile: env.KILL_SWITCH_FILE,
+  });
+  notifier.start();
+  let commands: ChatCommands | undefined;
+  return {
+    notifier,
+    attachCommands(operator) {
+      if (api === undefined || !env.TELEGRAM_COMMANDS || commands !== undefined) return;
+      const telegram = api;
+      commands = new ChatCommands({
+        api: telegram,
+        chatIds: new Set(chats),
+        operator,
+        mode: deps.mode,
+        logger: deps.logger,
+        timers,
+        reply: async (chatId, text) => {
+          await notifier.channels.find((c) => c.name === `telegram:${chatId}`)?.limiter.acquire();
+          await telegram.sendMessage(chatId, redact(text));
+        },
+      });
+      commands.start();
+    },
+    async stop(deadlineMs) {
+      await commands?.stop();
+      await notifier.stop(deadlineMs);
+    },
+  };
+}

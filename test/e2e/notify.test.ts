@@ -1,0 +1,119 @@
+/**
+ * Notifications from a real daemon process on paper, to local stand-ins of a webhook receiver and of
+ * Telegram's Bot API: the start, fills and the stop are told (mode first); a receiver that is down meanwhile
+ * costs only its own messages (dropped and recorded) while trading goes on; a command from the configured
+ * chat flips the kill switch (the file, journaled with its source) and is answered, another chat's is
+ * ignored; no secret appears in any message or log line.
+ */
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
+import { BotApi, Receiver } from '../notify/stand-ins.js';
+import {
+  DaemonProcess,
+  daemonEnv,
+  everyOrderFile,
+  fillKeys,
+  readDb,
+  TEST_STRATEGIES,
+  waitFor,
+  writeSwingRecording,
+} from './daemon-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const TOKEN = '4242:e2e-telegram-token';
+const WEBHOOK_SECRET = 'e2e-webhook-secret';
+
+const events = (db: string, kind: string) =>
+  readDb(db, (d) =>
+    (d.prepare('SELECT data FROM events WHERE kind = ? ORDER BY id').pluck().all(kind) as string[]).map(
+      (s) => JSON.parse(s) as Record<string, unknown>,
+    ),
+  );
+
+describe('notifications from the daemon on paper', () => {
+  it('tells the start, fills and the stop, survives a receiver that is down, and takes commands from its chat only', async () => {
+    const [hook, bot] = await Promise.all([Receiver.start(), BotApi.start(TOKEN)]);
+    hook.status = () => 503;
+    const db = join(dir, 'bot.db');
+    const kill = join(dir, 'KILL');
+    const config = join(dir, 'config');
+    mkdirSync(config);
+    writeFileSync(join(config, 'churn.json'), everyOrderFile('churn', { churn: 100_000 }));
+    const recording = join(dir, 'swing.jsonl.gz');
+    await writeSwingRecording(recording, { period: 7 });
+    const daemon = new DaemonProcess(
+      daemonEnv({
+        DB_PATH: db,
+        CONFIG_DIR: config,
+        STRATEGIES_DIR: TEST_STRATEGIES,
+        PAPER_DATA: recording,
+        PAPER_LOCKSTEP: 'true',
+        KILL_SWITCH_FILE: kill,
+        NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
+        NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        NOTIFY_RETRY_ATTEMPTS: '1',
+        NOTIFY_GROUP_MS: '500',
+        TELEGRAM_BOT_TOKEN: TOKEN,
+        TELEGRAM_CHAT_ID: '111',
+        TELEGRAM_API_URL: bot.url,
+      }),
+    );
+    try {
+      await waitFor('the start told on Telegram', () => bot.sent.some((m) => m.text.includes('daemon started')), {
+        daemon,
+      });
+      await waitFor('fills told on Telegram', () => bot.sent.some((m) => / fills?\n|BUY LIMIT/.test(m.text)), {
+        daemon,
+      });
+      await waitFor('a webhook message dropped', () => events(db, 'notification-dropped').length > 0, { daemon });
+      const fillsWhileDown = fillKeys(db).length;
+      await waitFor('trading to go on while the receiver is down', () => fillKeys(db).length > fillsWhileDown + 2, {
+        daemon,
+      });
+      hook.status = () => 204;
+      await waitFor('the webhook to deliver again', () => hook.received.length > 0, { daemon });
+
+      bot.say(999, '/stopbuy');
+      bot.say(111, '/stopbuy');
+      await waitFor('the answer', () => bot.sent.some((m) => m.text === 'PAPER · kill switch on: no new orders'), {
+        daemon,
+      });
+      expect(existsSync(kill)).toBe(true);
+      await waitFor('the kill switch recorded', () => events(db, 'kill-switch').some((e) => e.on === true), { daemon });
+      bot.say(111, '/status');
+      await waitFor('the status', () => bot.sent.some((m) => m.text.startsWith('PAPER · status\nkill switch: ON')), {
+        daemon,
+      });
+    } finally {
+      expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      await Promise.all([hook.close(), bot.close()]);
+    }
+    // The stop is told before the database closes (alone, or grouped with the instance's own stop).
+    expect(bot.sent.at(-1)?.text).toMatch(/^PAPER · [^]*daemon stopped: SIGTERM$/);
+    expect(bot.sent.every((m) => m.chatId === '111' && m.text.startsWith('PAPER · '))).toBe(true);
+    for (const r of hook.received)
+      expect(r.headers[SIGNATURE_HEADER]).toBe(
+        `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(r.body).digest('hex')}`,
+      );
+    expect(events(db, 'operator')).toMatchObject([{ action: 'kill-switch', on: true, source: 'telegram:111' }]);
+    expect(daemon.messages(/ignoring messages from chat 999/)).toHaveLength(1);
+    expect(daemon.messages(/webhook: dropping notifications/)).toHaveLength(1);
+    const sent = events(db, 'notification-sent');
+    expect(sent.some((e) => e.channel === 'telegram:111')).toBe(true);
+    expect(sent.some((e) => e.channel === 'webhook')).toBe(true);
+    const everything = [
+      ...daemon.lines,
+      ...bot.sent.map((m) => m.text),
+      ...hook.received.map((r) => r.body),
+      ...readDb(db, (d) => d.prepare('SELECT data FROM events').pluck().all() as string[]),
+    ].join('\n');
+    expect(everything).not.toContain(TOKEN);
+    expect(everything).not.toContain(WEBHOOK_SECRET);
+  });
+});
