@@ -99,6 +99,7 @@ const KINDS: Record<NoticeKind, KindSpec> = {
   'engine-error': { level: 'error', line: (d) => `engine error: ${str(d.error)}` },
   'daily-loss-halt': { level: 'error', line: (d) => `daily loss limit: ${str(d.reason)}` },
   started: { level: 'info', line: (d) => `started: ${joined(str(d.strategy), 'on', str(d.symbol))}` },
+  resumed: { level: 'info', line: () => 'resumed' },
   stopped: { level: 'info', line: (d) => `stopped${str(d.pausedReason) !== '' ? ' (was paused)' : ''}` },
   operator: {
     level: (d) => (d.outcome === 'failed' ? 'warn' : 'info'),
@@ -109,9 +110,11 @@ const KINDS: Record<NoticeKind, KindSpec> = {
         str(d.order),
         typeof d.on === 'boolean' ? (d.on ? 'on' : 'off') : '',
         `→ ${str(d.outcome)}`,
+        typeof d.error === 'object' && d.error !== null ? str((d.error as Data).message) : '',
         `(${str(d.source)})`,
       ),
   },
+  'auth-cleared': { level: 'info', line: () => 'authentication works again: trading resumes' },
   'kill-switch': {
     level: (d) => (d.on === true ? 'warn' : 'info'),
     line: (d) => (d.on === true ? 'KILL SWITCH ON: no new orders' : 'kill switch off: orders allowed again'),

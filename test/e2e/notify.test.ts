@@ -2,8 +2,8 @@
  * Notifications from a real daemon process on paper, to local stand-ins of a webhook receiver and of
  * Telegram's Bot API: the start, fills and the stop are told (mode first); a receiver that is down meanwhile
  * costs only its own messages (dropped and recorded) while trading goes on; a command from the configured
- * chat flips the kill switch (the file, journaled with its source) and is answered, another chat's is
- * ignored; no secret appears in any message or log line.
+ * chat flips the kill switch (the file) and pauses and resumes an instance through the control API's
+ * operator actions (journaled with the chat as source) and is answered, another chat's is ignored; no secret appears in any message or log line.
  */
 import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -81,14 +81,25 @@ describe('notifications from the daemon on paper', () => {
 
       bot.say(999, '/stopbuy');
       bot.say(111, '/stopbuy');
-      await waitFor('the answer', () => bot.sent.some((m) => m.text === 'PAPER · kill switch on: no new orders'), {
+      await waitFor('the answer', () => bot.sent.some((m) => m.text === 'PAPER · kill switch on'), {
         daemon,
       });
       expect(existsSync(kill)).toBe(true);
       await waitFor('the kill switch recorded', () => events(db, 'kill-switch').some((e) => e.on === true), { daemon });
+      bot.say(111, '/pause churn');
+      bot.say(111, '/pause churn');
+      bot.say(111, '/resume churn');
+      bot.say(111, '/balance');
+      // Replies share the chat's rate limit (one a second) with its notifications.
+      await waitFor(
+        'the balances',
+        () => bot.sent.some((m) => m.text.startsWith('PAPER · balances\n') && /\nUSDT \d/.test(m.text)),
+        { daemon, ms: 60_000 },
+      );
       bot.say(111, '/status');
       await waitFor('the status', () => bot.sent.some((m) => m.text.startsWith('PAPER · status\nkill switch: ON')), {
         daemon,
+        ms: 60_000,
       });
     } finally {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -101,7 +112,17 @@ describe('notifications from the daemon on paper', () => {
       expect(r.headers[SIGNATURE_HEADER]).toBe(
         `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(r.body).digest('hex')}`,
       );
-    expect(events(db, 'operator')).toMatchObject([{ action: 'kill-switch', on: true, source: 'telegram:111' }]);
+    // The control API's actions, journaled as it journals them, with the chat as their source.
+    expect(events(db, 'operator')).toMatchObject([
+      { action: 'kill-switch', on: true, outcome: 'on', source: 'telegram:111' },
+      { action: 'pause', instance: 'churn', outcome: 'paused', changed: true, source: 'telegram:111' },
+      { action: 'pause', instance: 'churn', outcome: 'already paused', changed: false, source: 'telegram:111' },
+      { action: 'resume', instance: 'churn', outcome: 'resumed', source: 'telegram:111' },
+    ]);
+    const replies = bot.sent.map((m) => m.text);
+    expect(replies).toEqual(
+      expect.arrayContaining(['PAPER · churn paused', 'PAPER · churn already paused', 'PAPER · churn resumed']),
+    );
     expect(daemon.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(daemon.messages(/webhook: dropping notifications/)).toHaveLength(1);
     const sent = events(db, 'notification-sent');
@@ -115,5 +136,5 @@ describe('notifications from the daemon on paper', () => {
     ].join('\n');
     expect(everything).not.toContain(TOKEN);
     expect(everything).not.toContain(WEBHOOK_SECRET);
-  });
+  }, 120_000);
 });

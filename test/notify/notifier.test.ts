@@ -44,6 +44,8 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'daily-loss-halt': { reason: 'loss 101 > 100' },
   started: { symbol: 'BTCUSDT', strategy: 'grid' },
   stopped: {},
+  resumed: {},
+  'auth-cleared': {},
   operator: { action: 'pause', instance: 'grid', outcome: 'paused', source: 'api 127.0.0.1' },
   'kill-switch': { on: true },
   'circuit-breaker': { state: 'open', until: Date.UTC(2024, 0, 1, 12), lastError: { message: 'HTTP 502' } },
