@@ -1,4 +1,7 @@
 /** The daemon's environment variables: defaults, one line per bad value naming the variable, MODE=live's needs. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
@@ -111,6 +114,23 @@ describe('daemon environment', () => {
 });
 
 describe('notification environment', () => {
+  it('reads the channel secrets from NAME_FILE like the other secrets', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-env-'));
+    try {
+      writeFileSync(join(dir, 'token'), 'file-token\n');
+      writeFileSync(join(dir, 'hook'), 'file-hook-secret\n');
+      const env = parseEnv({
+        TELEGRAM_BOT_TOKEN_FILE: join(dir, 'token'),
+        TELEGRAM_CHAT_ID: '1',
+        NOTIFY_WEBHOOK_URL: 'http://127.0.0.1:9/hook',
+        NOTIFY_WEBHOOK_SECRET_FILE: join(dir, 'hook'),
+      });
+      expect([env.TELEGRAM_BOT_TOKEN, env.NOTIFY_WEBHOOK_SECRET]).toEqual(['file-token', 'file-hook-secret']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('has no channel and sensible defaults with nothing set', () => {
     expect(parseEnv({})).toMatchObject({
       NOTIFY_WEBHOOK_EVENTS: 'all',

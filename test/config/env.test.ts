@@ -87,14 +87,17 @@ const SECRET = 'hunter2-very-secret-value';
 describe('secrets from files (NAME_FILE)', () => {
   it('reads every secret variable from its _FILE, without the trailing newline', () => {
     expect(SECRET_VARIABLES).toEqual(expect.arrayContaining(['EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET']));
-    const source: Record<string, string> = {};
+    // What the other variables' rules need besides the secrets (a Telegram token needs its chats).
+    const source: Record<string, string> = { TELEGRAM_CHAT_ID: '1' };
+    // A secret that is a URL (a Discord webhook's) must still be one.
+    const value = (name: string) => `${name.endsWith('_URL') ? 'https://example.invalid/' : ''}${name}-${SECRET}`;
     for (const name of SECRET_VARIABLES) {
       const file = join(secretsDir, name);
-      writeFileSync(file, `${name}-${SECRET}\n`);
+      writeFileSync(file, `${value(name)}\n`);
       source[`${name}_FILE`] = file;
     }
     const env = parseEnv(source) as Record<string, unknown>;
-    for (const name of SECRET_VARIABLES) expect(env[name]).toBe(`${name}-${SECRET}`);
+    for (const name of SECRET_VARIABLES) expect(env[name]).toBe(value(name));
   });
 
   it('names the variable and the file on each problem, never the content', () => {
