@@ -16,9 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { loadStrategyFiles } from '../src/config/loader.js';
 import { Engine } from '../src/engine/engine.js';
-import type { InstanceSpec } from '../src/engine/instance-runner.js';
 import { ExchangeClient } from '../src/exchange/client.js';
 import type { Ticker } from '../src/ports/venue-records.js';
 import { tickerFromWire, TickerSchema } from '../src/exchange/wire-schemas.js';
@@ -31,6 +29,7 @@ import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/server.js';
 import { defineStrategy } from '../src/strategy/api.js';
 import { openStore } from '../src/store/store.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';
+import { shippedInstances } from './shipped-instances.js';
 
 const SAMPLE = new URL('../data/samples/BTCUSDT-2023-03-01_21.jsonl.gz', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'bench-loop-'));
@@ -131,12 +130,7 @@ class TickClock implements Clock {
 }
 
 async function memory(ticks: number): Promise<void> {
-  const shipped = await loadStrategyFiles('config');
-  const instances: InstanceSpec[] = [];
-  for (let k = 0; instances.length < 10; k++) {
-    const base = shipped[k % shipped.length]!;
-    instances.push({ ...base, config: { ...base.config, name: `${base.config.name}-${k}` } });
-  }
+  const instances = await shippedInstances();
   const clock = new TickClock();
   const sim = new MatchingEngine({ clock });
   sim.createAccount({ apiKey: 'bench', balances: { USDT: '1000000', BTC: '10' } });

@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   // The engine and its journal.
   'E_ENGINE_STATE',
   'E_RECONCILE',
+  // An orders poll failed (reported once per incident by the job that runs it).
+  'E_POLL',
   'E_INTERRUPTED',
   'E_DUPLICATE_ID',
   'E_DB_OPEN',

@@ -153,7 +153,9 @@ function enter(ctx: Ctx, average: Dec): void {
   }
   const qty = tradableQuantity(ctx.rules, quantity ?? quoteAmount!.div(band), band);
   if (!canBuy(ctx, qty, band)) return;
-  ctx.log.info('entry placed at the band below the average', {
+  // Debug, not info: the engine may refuse it (risk, balance) and this runs again on the next tick; the engine
+  // logs the order placed, and a refusal once a minute.
+  ctx.log.debug('entry asked for at the band below the average', {
     average: average.toFixed(),
     band: band.toFixed(),
     quantity: qty.toFixed(),

@@ -3,12 +3,17 @@
  * our own running flag keep a job from overlapping itself, so a slow job delays only itself, and errors are
  * caught, logged and counted per job. Timers are imprecise (design.md): a firing that the heartbeat wakes up
  * for late, within MISSED_TOLERANCE_MS, still runs; later ones are counted as missed. Jobs are idempotent,
- * so correctness never depends on a particular firing.
+ * so correctness never depends on a particular firing. A failing job logs once when it starts failing (with
+ * the error), a count at most once a minute while it goes on failing, and once when it recovers: an outage
+ * is a few lines, not one stack trace per firing.
  */
 import { createTask, type ScheduledTask, type TaskContext, validate } from 'node-cron';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ops/logger.js';
 import type { JobStats, Scheduler } from '../ports/scheduler.js';
+
+/** While a job keeps failing, one line with the count at most this often (the first failure is logged in full). */
+export const FAILING_REPORT_MS = 60_000;
 
 /** A late firing still runs within this many ms (node-cron's default is 1 s; an event-loop stall can be longer). */
 export const MISSED_TOLERANCE_MS = 5_000;
@@ -47,6 +52,7 @@ export class CronScheduler implements Scheduler {
     };
     const log = this.logger.child({ job: name });
     const job: Job = { stats, task: undefined as unknown as ScheduledTask, current: undefined };
+    let failing: { since: number; count: number; reportedAt: number } | undefined;
     const fire = (context?: TaskContext): Promise<void> | undefined => {
       if (job.current) {
         stats.overlapsSkipped++;
@@ -63,9 +69,31 @@ export class CronScheduler implements Scheduler {
         try {
           await run();
           stats.lastSucceededAt = Date.now();
+          if (failing) {
+            const seconds = Math.round((Date.now() - failing.since) / 1000);
+            log.info(
+              { failures: failing.count },
+              `job ${name} recovered after ${failing.count} failure(s) over ${seconds} s`,
+            );
+            failing = undefined;
+          }
         } catch (err) {
           stats.failures++;
-          log.warn({ err, failures: stats.failures }, `job ${name} failed`);
+          const now = Date.now();
+          const message = err instanceof Error ? err.message : String(err);
+          if (!failing) {
+            failing = { since: now, count: 1, reportedAt: now };
+            log.warn({ err }, `job ${name} failing: ${message}`);
+          } else {
+            failing.count++;
+            if (now - failing.reportedAt >= FAILING_REPORT_MS) {
+              failing.reportedAt = now;
+              log.warn(
+                { failures: failing.count },
+                `job ${name} still failing: ${failing.count} failures in a row over ${Math.round((now - failing.since) / 1000)} s (last: ${message})`,
+              );
+            } else log.debug({ err }, `job ${name} failed again`);
+          }
         } finally {
           stats.running = false;
           job.current = undefined;

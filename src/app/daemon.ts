@@ -11,6 +11,7 @@ import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { CronScheduler } from './cron-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
+import { DEFAULT_CIRCUIT_BREAKER } from '../engine/risk.js';
 import { ConfigError, errorCode } from '../errors.js';
 import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
@@ -173,6 +174,13 @@ export class Daemon {
             instances,
             killSwitchFile: env.KILL_SWITCH_FILE,
             stopTimeoutMs: options.stopTimeoutMs,
+            circuitBreaker: {
+              threshold: env.CIRCUIT_BREAKER_ERRORS,
+              baseBackoffMs: env.CIRCUIT_BREAKER_PAUSE_MS,
+              maxBackoffMs: Math.max(env.CIRCUIT_BREAKER_PAUSE_MS, DEFAULT_CIRCUIT_BREAKER.maxBackoffMs),
+            },
+            reconcileWindowMs: env.RECONCILE_WINDOW_MS,
+            measureHooks: true,
           });
           await candidate.start();
           return candidate;

@@ -4,6 +4,7 @@
  * at once; a configuration or authentication problem stops it before anything is sent (exit 1).
  */
 import { Daemon } from '../app/daemon.js';
+import { dotenvExposure } from '../config/env.js';
 import { ConfigError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { createLogger } from '../ops/logger.js';
@@ -29,6 +30,8 @@ export async function run(argv: string[]): Promise<number> {
   if (loaded === 1) return 1;
   const env = flags.values.fresh === true ? { ...loaded, PAPER_FRESH: true } : loaded;
   const logger = createLogger({ level: env.LOG_LEVEL });
+  const exposure = dotenvExposure();
+  if (exposure !== undefined) logger.warn(exposure);
   const shutdown = installShutdown({
     logger,
     timeoutMs: env.STOP_TIMEOUT_MS,
@@ -41,8 +44,9 @@ export async function run(argv: string[]): Promise<number> {
   // The daemon's two bounded waits (running jobs, requests in flight) fit inside the whole stop's deadline.
   const stopTimeoutMs = Math.floor(env.STOP_TIMEOUT_MS * 0.4);
   const starting = Daemon.start({ env, logger, signal: shutdown.signal, stopTimeoutMs });
+  let daemon: Daemon;
   try {
-    await starting;
+    daemon = await starting;
   } catch (err) {
     // A shutdown asked for during start-up finishes on its own (exit 0 after a signal).
     if (shutdown.signal.aborted) return new Promise<number>(() => undefined);
@@ -56,6 +60,16 @@ export async function run(argv: string[]): Promise<number> {
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
     return 1;
   }
+  // The operator's way to clear an authentication halt without a restart, once the keys or clock are fixed.
+  process.on('SIGUSR2', () => {
+    logger.info('SIGUSR2 received: clearing the authentication halt after a signed read');
+    daemon.engine.clearAuthHalt().then(
+      (cleared) => {
+        if (!cleared) logger.info('SIGUSR2: trading was not halted');
+      },
+      (err: unknown) => logger.error({ err }, 'halt kept: the signed read still fails'),
+    );
+  });
   // Runs until a signal or a fatal error, which exit the process through the shutdown handler.
   return new Promise<number>(() => undefined);
 }

@@ -3,6 +3,7 @@
  * (EXCHANGE_* below); later areas add theirs to `envShape` so that `Env` stays the one type of the
  * environment. Errors name the variable and, except for secrets, what it held.
  */
+import { statSync } from 'node:fs';
 import { config as loadDotenv } from 'dotenv';
 import { validate as validCron } from 'node-cron';
 import { z } from 'zod';
@@ -127,6 +128,12 @@ const daemonEnv = {
   REFRESH: withDefault(cron, '0 * * * * *'),
   /** How long the orderly stop on SIGTERM/SIGINT may take before the process exits anyway (inside Docker's 10 s). */
   STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),
+  /** Consecutive venue errors that open the circuit breaker (no new orders meanwhile). */
+  CIRCUIT_BREAKER_ERRORS: withDefault(positiveInt, '5'),
+  /** How long the breaker keeps new orders back after it opens (doubling while the venue stays down). */
+  CIRCUIT_BREAKER_PAUSE_MS: withDefault(positiveInt, '30000'),
+  /** How long an order whose create had no answer may take to appear on the venue before it counts as not placed. */
+  RECONCILE_WINDOW_MS: withDefault(positiveInt, '60000'),
 };
 
 const port = z.coerce
@@ -294,6 +301,22 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>>): 
 export function loadEnv(options: { path?: string } = {}): Env {
   loadDotenv({ quiet: true, ...(options.path === undefined ? {} : { path: options.path }) });
   return parseEnv(process.env);
+}
+
+/**
+ * A warning when the `.env` file (which may hold the API secret) can be read by other users of the machine:
+ * its group or others have the read bit. Undefined when it is private or absent (or on a system without modes).
+ */
+export function dotenvExposure(path = '.env'): string | undefined {
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+  } catch {
+    return undefined;
+  }
+  if (process.platform === 'win32' || (mode & 0o044) === 0) return undefined;
+  const octal = (mode & 0o777).toString(8).padStart(3, '0');
+  return `${path} is readable by other users (mode ${octal}) and may hold the API secret: run chmod 600 ${path}`;
 }
 
 /** The exchange client's options from the environment; the base URL is required here. */

@@ -28,5 +28,10 @@ export const StrategyFileSchema = z.strictObject({
   enabled: z.boolean().default(true),
   params: z.record(z.string(), z.unknown()).default({}),
   risk: RiskLimitsSchema.default({}),
+  /**
+   * How long one call of a hook (onStart, onTick, onFill, onStop) may take before it is abandoned and the
+   * instance paused (default 5000 ms when absent).
+   */
+  hookTimeoutMs: z.number().int().min(1).max(600_000).optional(),
 });
 export type StrategyFile = z.infer<typeof StrategyFileSchema>;

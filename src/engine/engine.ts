@@ -49,6 +49,11 @@ export interface EngineOptions {
   fillGraceMs?: number;
   /** How long stop() waits for work in flight (default 10 s). */
   stopTimeoutMs?: number;
+  /**
+   * Measure synchronous hooks on the wall clock and pause an instance whose hook overran its limit (the
+   * daemon). Off in backtests: their results must not depend on the machine's speed.
+   */
+  measureHooks?: boolean;
 }
 
 export interface InstanceSummary {
@@ -121,7 +126,8 @@ export class Engine implements FillSink {
     this.runners = options.instances.map((spec) => {
       if (this.byName.has(spec.config.name))
         problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
-      const runner = new InstanceRunner(spec, { store, journal, market, clock, logger, canCancel });
+      const measureSync = options.measureHooks === true;
+      const runner = new InstanceRunner(spec, { store, journal, market, clock, logger, canCancel, measureSync });
       this.byName.set(runner.name, runner);
       return runner;
     });
@@ -457,25 +463,38 @@ export class Engine implements FillSink {
     const revision = venue.revision;
     this.orders.placedSincePoll = false;
     guard.checkKillSwitch();
-    let complete = true;
+    // A failure is reported once by the job that runs this (the scheduler logs an incident, not each poll).
+    let failure: { symbol: string; err: unknown } | undefined;
     for (const symbol of journal.symbols()) {
       try {
         await this.sync.poll(symbol, false);
       } catch (err) {
-        complete = false;
-        logger.warn({ err, symbol }, 'orders poll failed');
+        failure ??= { symbol, err };
+        logger.debug({ err, symbol }, 'orders poll failed');
       }
     }
+    const complete = failure === undefined;
     if (complete) this.polledRevision = revision;
     this.lastPollComplete = complete;
     if (this.balancesStale) {
       try {
         await this.refreshBalances();
       } catch (err) {
-        logger.warn({ err }, 'balances unavailable after fills: using the previous figures');
+        logger.debug({ err }, 'balances unavailable after fills: using the previous figures');
       }
     }
     for (const r of this.runners) await this.deliverFills(r);
+    if (failure) {
+      const { symbol, err } = failure;
+      throw new BotError(
+        'E_POLL',
+        `orders poll of ${symbol} failed: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          cause: err,
+          context: { symbol },
+        },
+      );
+    }
   }
 
   /** Pair rules and balances (less often than the other jobs); also saves strategy state changed in place. */

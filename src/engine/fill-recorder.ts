@@ -5,6 +5,7 @@
  * recorded changes nothing. Every newly recorded fill goes to the FillSink once its transaction committed.
  */
 import { D, type Dec, dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import { crashPoint } from '../ops/crash-points.js';
 import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import type { FeeIn, FillRow } from '../store/fills.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
@@ -83,7 +84,16 @@ export class FillRecorder {
     } catch (err) {
       const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
       this.tradeFailures.set(symbol, failures);
-      this.p.logger.warn({ err, symbol, failures }, 'trade history unavailable');
+      // Once when it starts, and once when fills start coming from executedQty deltas instead; not per poll.
+      const fallback = failures === this.options.tradeHistoryFallbackAfter;
+      if (failures === 1 || fallback)
+        this.p.logger.warn(
+          { err, symbol, failures },
+          fallback
+            ? 'trade history still unavailable: fills now come from executedQty deltas'
+            : 'trade history unavailable',
+        );
+      else this.p.logger.debug({ err, symbol, failures }, 'trade history unavailable');
     }
     if (trades) {
       const ordered = trades
@@ -189,6 +199,7 @@ export class FillRecorder {
   /** Inserts the fill and updates its order row in one transaction; a fill already recorded changes nothing. */
   private record(row: OrderRow, fill: FillRow): void {
     const { store, journal } = this.p;
+    crashPoint('before-fill-record');
     const inserted = store.transaction(() => {
       if (!store.fills.insert(fill)) return undefined;
       const current = journal.get(row.localId) ?? row;

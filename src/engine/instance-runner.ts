@@ -2,6 +2,12 @@
  * One bot instance (one strategy file): its strategy context (one object, reused for every hook), its
  * persisted state, its position, and the single safe wrapper every hook is called through. A hook that
  * throws or rejects pauses this instance, with the reason logged and recorded; the daemon goes on.
+ *
+ * Every hook is bounded by the strategy file's `hookTimeoutMs`. A hook whose promise has not settled by then is
+ * abandoned: the instance is paused with the reason, the engine's lock and jobs go on at once, and whatever
+ * the hook does when (if ever) it settles is ignored (intents it queues are dropped). JavaScript cannot
+ * preempt synchronous code: a hook that blocks the thread (a busy loop) holds everything until it returns;
+ * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
 import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
 import { StrategyError } from '../errors.js';
@@ -45,7 +51,12 @@ export interface RunnerDeps {
   clock: Clock;
   logger: Logger;
   canCancel: boolean;
+  /** Measure synchronous hooks on the wall clock and pause the instance when one overran (the daemon; never a backtest, whose results must not depend on the machine's speed). */
+  measureSync?: boolean;
 }
+
+/** A hook's time limit when the strategy file sets none. */
+export const DEFAULT_HOOK_TIMEOUT_MS = 5_000;
 
 /** Refusal events for the same reason are recorded at most once per this many ms (each one is counted). */
 const REFUSAL_EVENT_INTERVAL_MS = 60_000;
@@ -180,6 +191,11 @@ export class InstanceRunner {
   /** The UTC day on which the daily loss limit was last reported, so it is reported once a day. */
   lossHaltReportedDay = -1;
   readonly counters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
+  readonly hookTimeoutMs: number;
+  /** Bumped when a hook is abandoned, so its late settlement is recognised and ignored. */
+  private hookGeneration = 0;
+  /** performance.now() when the current synchronous hook began (only with measureSync). */
+  private hookStarted = 0;
   private raw: State = {};
   private proxy: State = {};
   private dirty = false;
@@ -198,6 +214,7 @@ export class InstanceRunner {
     this.limits = spec.config.risk;
     this.params = spec.params;
     this.definition = spec.definition;
+    this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
     this.position = positionFromFills([]);
     this.ctx = new InstanceContext(this);
@@ -317,6 +334,7 @@ export class InstanceRunner {
     const definition = this.definition;
     if (definition.onTick === undefined) return true;
     this.inHook = true;
+    if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;
     try {
       result = definition.onTick(this.ctx);
@@ -334,6 +352,7 @@ export class InstanceRunner {
     const definition = this.definition;
     if (definition[hook] === undefined) return true;
     this.inHook = true;
+    if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;
     try {
       result = hook === 'onFill' ? definition.onFill?.(this.ctx, fill as FillView) : definition[hook]?.(this.ctx);
@@ -350,19 +369,17 @@ export class InstanceRunner {
   }
 
   private settled(hook: string, result: void | Promise<void>): boolean | Promise<boolean> {
-    if (isPromise(result)) {
-      return result.then(
-        () => {
-          this.inHook = false;
-          return true;
-        },
-        (err: unknown) => {
-          this.inHook = false;
-          this.pause(`${hook} rejected: ${errorText(err)}`, err);
-          return false;
-        },
-      );
+    if (this.deps.measureSync === true) {
+      const took = performance.now() - this.hookStarted;
+      if (took > this.hookTimeoutMs) {
+        this.inHook = false;
+        this.pause(
+          `${hook} blocked the daemon for ${Math.round(took)} ms, beyond its limit of ${this.hookTimeoutMs} ms (hookTimeoutMs)`,
+        );
+        return false;
+      }
     }
+    if (isPromise(result)) return this.bounded(hook, result);
     this.inHook = false;
     return true;
   }
@@ -374,6 +391,41 @@ export class InstanceRunner {
     this.logger.warn(`instance ${this.name} paused: ${reason}`);
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', { reason });
     return true;
+  }
+
+  /** An async hook, raced against its time limit: abandoned (and its instance paused) when it overruns. */
+  private bounded(hook: string, result: Promise<void>): Promise<boolean> {
+    const generation = this.hookGeneration;
+    const limit = this.hookTimeoutMs;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.hookGeneration++;
+        this.inHook = false;
+        this.pause(`${hook} did not settle within ${limit} ms (hookTimeoutMs): abandoned, its result will be ignored`);
+        resolve(false);
+      }, limit);
+      timer.unref();
+      const late = () => {
+        // Abandoned: whatever it queued meanwhile is not trusted.
+        if (this.status !== 'running') this.queue.length = 0;
+        this.logger.warn(`${hook} settled after it was abandoned: its result is ignored`);
+      };
+      result.then(
+        () => {
+          clearTimeout(timer);
+          if (generation !== this.hookGeneration) return late();
+          this.inHook = false;
+          resolve(true);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (generation !== this.hookGeneration) return late();
+          this.inHook = false;
+          this.pause(`${hook} rejected: ${errorText(err)}`, err);
+          resolve(false);
+        },
+      );
+    });
   }
 
   /** The strategy failed (a hook threw or rejected, its state is not JSON): only this instance pauses. */

@@ -4,6 +4,7 @@
  * codes). Balances are lowered locally when an order is sent, so two intents of one tick cannot both spend
  * the same funds; each refresh replaces them with the venue's figures.
  */
+import { BotError } from '../errors.js';
 import type { Balances, PairConfig, Ticker } from '../ports/venue-records.js';
 import { type Dec, fromWire } from '../market/decimal.js';
 import { type PairRules, pairRulesFrom } from '../market/pair-rules.js';
@@ -34,7 +35,17 @@ export class MarketState {
       if (c.baseAssetId != null) this.assetCodes.set(String(c.baseAssetId), c.baseAsset);
       if (c.quoteAssetId != null) this.assetCodes.set(String(c.quoteAssetId), c.quoteAsset);
       if (!wanted.has(c.symbol) || this.rulesFrom.get(c.symbol) === c) continue;
-      this.rules.set(c.symbol, pairRulesFrom(c));
+      let rules: PairRules;
+      try {
+        rules = pairRulesFrom(c);
+      } catch (err) {
+        // A filter figure that is not a number: the pair's rules cannot be known, so nothing is traded on it.
+        throw new BotError('E_RESPONSE_SHAPE', err instanceof Error ? err.message : String(err), {
+          cause: err,
+          context: { symbol: c.symbol },
+        });
+      }
+      this.rules.set(c.symbol, rules);
       this.rulesFrom.set(c.symbol, c);
       changed = true;
     }

@@ -5,6 +5,7 @@
  */
 import { errorCode } from '../errors.js';
 import { D, type Dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import { crashPoint } from '../ops/crash-points.js';
 import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
 import type { OrderRecord } from '../ports/venue-records.js';
@@ -167,6 +168,7 @@ export class OrderManager {
       return true;
     });
     if (!journaled) return;
+    crashPoint('after-journal');
     inFlight.add(row.localId);
     let record: OrderRecord;
     try {
@@ -177,6 +179,7 @@ export class OrderManager {
       return;
     }
     inFlight.delete(row.localId);
+    crashPoint('after-send');
     this.accepted(r, row, record, spend);
   }
 

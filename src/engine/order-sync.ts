@@ -5,6 +5,7 @@
  * recorder. Each of the three owns its own state; this one owns only the missing-order count.
  */
 import { D, plain } from '../market/decimal.js';
+import { crashPoint } from '../ops/crash-points.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { hasOutstandingFills, isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
@@ -20,6 +21,8 @@ const MISSING_REPORT_AFTER = 3;
 
 export class OrderSync {
   private readonly missing = new Map<string, number>();
+  /** The order history read failed last time (its warning is logged once per incident). */
+  private historyFailing = false;
   private readonly reconciler: OutcomeReconciler;
   private readonly fills: FillRecorder;
 
@@ -83,8 +86,16 @@ export class OrderSync {
         );
         history = read.items.filter((o) => o.symbol === symbol);
         historyComplete = read.complete;
+        if (this.historyFailing) {
+          this.historyFailing = false;
+          this.p.logger.info({ symbol }, 'order history readable again');
+        }
       } catch (err) {
-        this.p.logger.warn({ err, symbol }, 'order history unavailable: orders gone from open orders stay as they are');
+        // Once per incident: a failing endpoint must not write a stack trace per poll.
+        const text = 'order history unavailable: orders gone from open orders stay as they are';
+        if (this.historyFailing) this.p.logger.debug({ err, symbol }, text);
+        else this.p.logger.warn({ err, symbol }, text);
+        this.historyFailing = true;
       }
     }
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
@@ -106,7 +117,10 @@ export class OrderSync {
       const record = historyById.get(row.exchangeId as string);
       if (record) seen.set(row.exchangeId as string, record);
     }
-    if (unresolved.length > 0) this.reconciler.reconcile(unresolved, open, history, historyComplete, seen);
+    if (unresolved.length > 0) {
+      crashPoint('during-reconcile');
+      this.reconciler.reconcile(unresolved, open, history, historyComplete, seen);
+    }
     if (adopt) this.reconciler.adopt(symbol, open);
     await this.fills.recordFills(symbol, seen, missingExecuted);
   }

@@ -103,12 +103,17 @@ export type BreakerChange = { kind: 'tripped'; until: number; trips: number; err
 
 /**
  * Pauses trading after N consecutive venue errors. Once the backoff has passed, the next call is a probe:
- * a success closes the breaker (and resets the backoff), an error trips it again for twice as long.
+ * a success closes the breaker (and resets the backoff), an error trips it again for twice as long. A venue
+ * that has answered N calls in a row (reads go on while orders are paused) closes it early, once at least the
+ * base backoff has passed since the last trip: a long outage doubles the backoff, but trading still resumes
+ * within the base backoff (plus N reads) of the venue being healthy again.
  */
 export class CircuitBreaker {
   private consecutive = 0;
   private trips = 0;
   private openUntil: number | undefined;
+  private trippedAt = 0;
+  private successes = 0;
 
   constructor(private readonly options: CircuitBreakerOptions) {}
 
@@ -119,9 +124,13 @@ export class CircuitBreaker {
 
   onSuccess(now: number): BreakerChange | undefined {
     this.consecutive = 0;
-    if (this.openUntil !== undefined && now >= this.openUntil) {
+    if (this.openUntil === undefined) return undefined;
+    this.successes++;
+    const healthy = this.successes >= this.options.threshold && now >= this.trippedAt + this.options.baseBackoffMs;
+    if (now >= this.openUntil || healthy) {
       this.openUntil = undefined;
       this.trips = 0;
+      this.successes = 0;
       return { kind: 'closed' };
     }
     return undefined;
@@ -129,6 +138,7 @@ export class CircuitBreaker {
 
   onFailure(now: number): BreakerChange | undefined {
     this.consecutive++;
+    this.successes = 0;
     if (this.blockedUntil(now) !== undefined) return undefined;
     const probeFailed = this.openUntil !== undefined;
     if (!probeFailed && this.consecutive < this.options.threshold) return undefined;
@@ -136,6 +146,7 @@ export class CircuitBreaker {
     this.trips++;
     const backoff = Math.min(this.options.baseBackoffMs * 2 ** (this.trips - 1), this.options.maxBackoffMs);
     this.openUntil = now + backoff;
+    this.trippedAt = now;
     this.consecutive = 0;
     return { kind: 'tripped', until: this.openUntil, trips: this.trips, errors };
   }

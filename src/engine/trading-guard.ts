@@ -94,7 +94,8 @@ export class TradingGuard {
         this.halted = `trading stopped: authentication failed on ${what} (${info.message})`;
         this.logger.error(
           { code: info.code },
-          `${this.halted}. Fix the API key, secret or clock, then restart the bot or clear the halt (POST /api/v1/halt/clear).`,
+          `${this.halted}. Fix the API key, secret or clock, then clear the halt (kill -USR2 <pid>, or ` +
+            'POST /api/v1/halt/clear) or restart the bot.',
         );
         this.events.record(now, undefined, 'auth-failed', { call: what, code: info.code, message: info.message });
       }

@@ -352,6 +352,18 @@ export class ExchangeClient implements Venue {
     try {
       return await this.send(call, 1, (timestamp) => (sentAt = timestamp));
     } catch (err) {
+      if (err instanceof RateLimitError) {
+        const { endpoint, status, exchangeCode, requestId, exchangeMessage, retryAfterMs } = err;
+        throw new RateLimitError({
+          endpoint,
+          status,
+          exchangeCode,
+          requestId,
+          exchangeMessage,
+          retryAfterMs,
+          write: true,
+        });
+      }
       throw outcomeUnknown(err) ? new OutcomeUnknownError(err, request, sentAt) : err;
     }
   }

@@ -107,12 +107,16 @@ export class AuthError extends ExchangeClientError {
   }
 }
 
-/** HTTP 429. `retryAfterMs` is the exchange's Retry-After, when it sent one. */
+/**
+ * HTTP 429. `retryAfterMs` is the exchange's Retry-After, when it sent one. Temporary for a read; for an order
+ * create or cancel (`write`) it is a refusal before the exchange acted: nothing was placed, so not-sent, and
+ * nothing waits on a reconciliation.
+ */
 export class RateLimitError extends ExchangeClientError {
   readonly retryAfterMs: number | undefined;
-  constructor(d: ExchangeErrorDetails & { retryAfterMs: number | undefined }) {
+  constructor(d: ExchangeErrorDetails & { retryAfterMs: number | undefined; write?: boolean }) {
     const after = d.retryAfterMs === undefined ? '' : ` (retry after ${d.retryAfterMs} ms)`;
-    super('E_RATE_LIMIT', 'temporary', `rate limited${after}`, d);
+    super('E_RATE_LIMIT', d.write === true ? 'not-sent' : 'temporary', `rate limited${after}`, d);
     this.retryAfterMs = d.retryAfterMs;
   }
 }

@@ -49,18 +49,27 @@ function filter(config: PairConfigFields, type: string): Record<string, unknown>
   return config.filters.find((f) => f.filterType === type);
 }
 
-function optDec(v: unknown): Dec | undefined {
-  if (typeof v === 'number' || (typeof v === 'string' && v.trim() !== '')) {
-    const d = fromWire(v);
-    return d.isZero() ? undefined : d;
-  }
-  return undefined;
+const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A filter's figure: absent or zero means "no such bound"; anything else must be a finite, non-negative
+ * number, or the pair's rules cannot be known and the configuration is refused with a clear error.
+ */
+function optDec(symbol: string, field: string, v: unknown): Dec | undefined {
+  if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) return undefined;
+  const ok = (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && NUMERIC.test(v.trim()));
+  const d = ok ? fromWire(typeof v === 'string' ? v.trim() : v) : undefined;
+  // A RangeError: this ring has no error classes; the engine reports it as an unusable venue answer.
+  if (d === undefined || d.isNeg() || !d.isFinite())
+    throw new RangeError(`pair configuration of ${symbol}: ${field} is not a usable number (${JSON.stringify(v)})`);
+  return d.isZero() ? undefined : d;
 }
 
 export function pairRulesFrom(config: PairConfigFields): PairRules {
   const price = filter(config, 'PRICE_FILTER');
   const lot = filter(config, 'LOT_SIZE');
   const notional = filter(config, 'MIN_NOTIONAL') ?? filter(config, 'NOTIONAL');
+  const s = config.symbol;
   const quoteStep = new D(1).div(new D(10).pow(config.quotePrecision));
   const baseStep = new D(1).div(new D(10).pow(config.baseAssetPrecision));
   return {
@@ -70,13 +79,13 @@ export function pairRulesFrom(config: PairConfigFields): PairRules {
     baseAssetId: config.baseAssetId ?? undefined,
     quoteAssetId: config.quoteAssetId ?? undefined,
     status: config.status,
-    tickSize: optDec(price?.tickSize) ?? quoteStep,
-    minPrice: optDec(price?.minPrice) ?? new D(0),
-    maxPrice: optDec(price?.maxPrice),
-    stepSize: optDec(lot?.stepSize) ?? baseStep,
-    minQty: optDec(lot?.minQty) ?? new D(0),
-    maxQty: optDec(lot?.maxQty),
-    minNotional: optDec(notional?.minNotional ?? notional?.minNotionalValue) ?? new D(0),
+    tickSize: optDec(s, 'PRICE_FILTER.tickSize', price?.tickSize) ?? quoteStep,
+    minPrice: optDec(s, 'PRICE_FILTER.minPrice', price?.minPrice) ?? new D(0),
+    maxPrice: optDec(s, 'PRICE_FILTER.maxPrice', price?.maxPrice),
+    stepSize: optDec(s, 'LOT_SIZE.stepSize', lot?.stepSize) ?? baseStep,
+    minQty: optDec(s, 'LOT_SIZE.minQty', lot?.minQty) ?? new D(0),
+    maxQty: optDec(s, 'LOT_SIZE.maxQty', lot?.maxQty),
+    minNotional: optDec(s, 'MIN_NOTIONAL.minNotional', notional?.minNotional ?? notional?.minNotionalValue) ?? new D(0),
     baseAssetPrecision: config.baseAssetPrecision,
     quotePrecision: config.quotePrecision,
     orderTypes: new Set(config.orderTypes),

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -29,6 +29,18 @@ export interface LoggerOptions {
   sync?: boolean;
 }
 
+/**
+ * Log bytes held in memory while the sink does not take them (a stalled pipe or log collector); lines beyond
+ * are dropped, so a stalled sink can never grow memory without limit (design.md invariant 9).
+ */
+const MAX_BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
+
+/** How long a synchronous flush (a fatal line, the exit) may wait for a stalled sink. */
+const SYNC_FLUSH_MS = 500;
+
+/** The asynchronous destination of each logger createLogger made, so exitProcess can abandon it. */
+const destinations = new WeakMap<Logger, DestinationStream & { destroy(): void }>();
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const fd = options.fd ?? 1;
@@ -43,7 +55,48 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       },
     });
   }
-  return pino(base, pino.destination({ fd, sync: options.sync === true }));
+  if (options.sync === true) return pino(base, pino.destination({ fd, sync: true }));
+  // pino writes synchronously on fatal and at exit, retrying a full pipe for ever: bounded here.
+  let syncDeadline: number | undefined;
+  const destination = pino.destination({
+    fd,
+    sync: false,
+    maxLength: MAX_BUFFERED_LOG_BYTES,
+    retryEAGAIN: () => syncDeadline === undefined || Date.now() < syncDeadline,
+  });
+  const flushSync = destination.flushSync.bind(destination);
+  destination.flushSync = () => {
+    syncDeadline = Date.now() + SYNC_FLUSH_MS;
+    try {
+      flushSync();
+    } catch {
+      // The sink is stalled: what it did not take stays buffered (or is dropped at exit).
+    } finally {
+      syncDeadline = undefined;
+    }
+  };
+  const logger = pino(base, destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/**
+ * Exits the process after the buffered log lines are written, but never waits longer than `waitMs` (0: not
+ * at all) for the sink: a stalled stdout (a pipe nobody reads, a hung collector) cannot hold the process.
+ * What the sink did not take by then is dropped: pino would otherwise write it synchronously on exit, which
+ * blocks for ever on a stalled pipe.
+ */
+export function exitProcess(logger: Logger, code: number, waitMs = 2_000): void {
+  let gone = false;
+  const go = (abandon: boolean) => {
+    if (gone) return;
+    gone = true;
+    if (abandon) destinations.get(logger)?.destroy();
+    process.exit(code);
+  };
+  if (waitMs <= 0) return go(true);
+  logger.flush(() => go(false));
+  setTimeout(() => go(true), waitMs).unref();
 }
 
 /** A logger that drops everything: for tests and benchmarks. */

@@ -5,7 +5,7 @@
  * forced exit leaves no half-written state, only work not yet done (which the restart reconciles).
  */
 import type { EventEmitter } from 'node:events';
-import type { Logger } from './logger.js';
+import { exitProcess, type Logger } from './logger.js';
 
 export interface ShutdownOptions {
   logger: Logger;
@@ -35,7 +35,9 @@ const FORCED_CODE: Record<(typeof SIGNALS)[number], number> = { SIGINT: 130, SIG
 export function installShutdown(options: ShutdownOptions): Shutdown {
   const { logger } = options;
   const proc = options.process ?? process;
-  const exit = options.exit ?? ((code: number) => flushAndExit(logger, code));
+  const exit = options.exit ?? ((code: number) => exitProcess(logger, code, 2_000));
+  // A second signal means now: no waiting for the log sink either.
+  const exitNow = options.exit ?? ((code: number) => exitProcess(logger, code, 0));
   const timeoutMs = options.timeoutMs ?? 30_000;
   const controller = new AbortController();
   let stopping: Promise<void> | undefined;
@@ -66,7 +68,7 @@ export function installShutdown(options: ShutdownOptions): Shutdown {
   const onSignal = (signal: (typeof SIGNALS)[number]) => () => {
     if (stopping) {
       logger.warn(`${signal} again: exiting now without waiting for the orderly stop`);
-      exit(FORCED_CODE[signal]);
+      exitNow(FORCED_CODE[signal]);
       return;
     }
     logger.info(`${signal} received: stopping (send it again to exit at once)`);
@@ -90,11 +92,4 @@ export function installShutdown(options: ShutdownOptions): Shutdown {
       for (const [event, handler] of handlers) proc.off(event, handler);
     },
   };
-}
-
-/** pino writes asynchronously: flush what is buffered before the process goes. */
-function flushAndExit(logger: Logger, code: number): void {
-  logger.flush(() => process.exit(code));
-  // A transport that never calls back must not keep the process alive.
-  setTimeout(() => process.exit(code), 2_000).unref();
 }

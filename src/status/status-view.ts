@@ -216,7 +216,7 @@ export function guardLines(view: StatusView): string[] {
     auth === undefined
       ? 'ok'
       : view.authHalted
-        ? `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading stopped until a restart or a cleared halt)`
+        ? `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading halted: fix the keys or clock, then kill -USR2 the daemon, clear it through the control API, or restart)`
         : `ok (last failure ${short(auth.time)}, ${lastStart !== undefined && auth.time < lastStart ? 'before the last start' : 'cleared or the daemon is not running'})`;
   return [
     // The file is the switch: its present state, not the last event (which may be from before it was removed).

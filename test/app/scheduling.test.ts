@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { CronScheduler } from '../../src/app/cron-scheduler.js';
 import { DaemonScheduling } from '../../src/app/daemon-scheduling.js';
 import { silentLogger } from '../../src/ops/logger.js';
@@ -47,6 +48,28 @@ describe('CronScheduler (node-cron)', () => {
     await until(() => slowRuns === 2);
     release();
     expect(await s.stop(2000)).toBe(true);
+  });
+});
+
+describe('CronScheduler logging of a failing job', () => {
+  it('logs once when a job starts failing, not per firing, and once when it recovers', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
+    );
+    const s = new CronScheduler(logger);
+    let runs = 0;
+    s.schedule('flaky', '* * * * * *', () => {
+      runs++;
+      return runs <= 3 ? Promise.reject(new Error(`outage ${runs}`)) : Promise.resolve();
+    });
+    await until(() => runs >= 4 && lines.some((l) => /recovered/.test(l.msg)), 10_000);
+    expect(await s.stop(1000)).toBe(true);
+    const messages = lines.map((l) => l.msg);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toBe('job flaky failing: outage 1');
+    expect(messages[1]).toMatch(/^job flaky recovered after 3 failure\(s\) over \d+ s$/);
   });
 });
 

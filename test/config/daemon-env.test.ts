@@ -1,9 +1,9 @@
 /** The daemon's environment variables: defaults, one line per bad value naming the variable, MODE=live's needs. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseEnv } from '../../src/config/env.js';
+import { dotenvExposure, parseEnv } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { planVenue } from '../../src/app/venue-plan.js';
 
@@ -181,5 +181,24 @@ describe('notification environment', () => {
       'NOTIFY_WEBHOOK_SECRET: required when NOTIFY_WEBHOOK_URL is set (receivers verify the signature with it)',
       'TELEGRAM_CHAT_ID: required when TELEGRAM_BOT_TOKEN is set',
     ]);
+  });
+});
+
+describe('.env permissions', () => {
+  it('warns when .env is readable by other users, and not when it is private or absent', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dotenv-'));
+    const file = join(dir, '.env');
+    try {
+      expect(dotenvExposure(file)).toBeUndefined();
+      writeFileSync(file, 'EXCHANGE_API_SECRET=s\n');
+      chmodSync(file, 0o644);
+      expect(dotenvExposure(file)).toBe(
+        `${file} is readable by other users (mode 644) and may hold the API secret: run chmod 600 ${file}`,
+      );
+      chmodSync(file, 0o600);
+      expect(dotenvExposure(file)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -210,6 +210,21 @@ describe('risk', () => {
     expect(b.onSuccess(6000)).toEqual({ kind: 'closed' });
     expect(b.onFailure(6000)).toBeUndefined();
   });
+  it('circuit breaker closes early once the venue answered N calls in a row and the base backoff has passed', () => {
+    const b = new CircuitBreaker({ threshold: 3, baseBackoffMs: 1000, maxBackoffMs: 60_000 });
+    for (let i = 0; i < 3; i++) b.onFailure(0);
+    expect(b.onFailure(1000)).toMatchObject({ until: 3000, trips: 2 }); // a long outage doubles the backoff
+    expect(b.onFailure(3000)).toMatchObject({ until: 7000, trips: 3 });
+    // The fault ends at 3500: three answers in a row, 1 s after the last trip, close it long before 7000.
+    expect(b.onSuccess(3500)).toBeUndefined();
+    expect(b.onSuccess(3600)).toBeUndefined();
+    expect(b.onFailure(3700)).toBeUndefined(); // a failure in between starts the count again
+    b.onSuccess(3800);
+    b.onSuccess(3900);
+    expect(b.onSuccess(3950)).toBeUndefined(); // three in a row, but not yet 1 s since the trip at 3000
+    expect(b.onSuccess(4000)).toEqual({ kind: 'closed' });
+    expect(b.blockedUntil(4000)).toBeUndefined();
+  });
 });
 
 describe('matching unknown creates', () => {

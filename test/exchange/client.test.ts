@@ -537,7 +537,12 @@ describe('orders are never retried', () => {
       code: 'E_EXCHANGE',
       exchangeMessage: 'Insufficient balance',
     });
-    expect(await failure(c.createOrder(LIMIT))).toMatchObject({ code: 'E_RATE_LIMIT', retryAfterMs: 1000 });
+    // A 429 on create placed nothing: not-sent, so the engine does not wait on a reconciliation for it.
+    expect(await failure(c.createOrder(LIMIT))).toMatchObject({
+      code: 'E_RATE_LIMIT',
+      retryAfterMs: 1000,
+      meaning: 'not-sent',
+    });
     expect(server.requests).toHaveLength(2);
     expect(waits).toEqual([]);
   });

@@ -182,7 +182,7 @@ describe('status view', () => {
     expect(text).toContain(`kill switch: ON (file ${killFile} present)`);
     expect(text).toContain('circuit breaker: open until 2024-05-02 12:01:00');
     expect(text).toContain(
-      'authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading stopped until a restart or a cleared halt)',
+      'authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading halted: fix the keys or clock, then kill -USR2 the daemon, clear it through the control API, or restart)',
     );
     expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
     expect(text).toMatch(/^dca\s+paused\s+0\s+0\s+0\s+0\s+0\s+0\s+-$/m);

@@ -1,0 +1,204 @@
+/**
+ * A fault proxy between the daemon and the simulated exchange's HTTP server: forwards every request as it is,
+ * unless a fault is set, and then answers as a failing exchange, gateway or network would. It keeps every
+ * request signature it saw (for the secrets scan) and the time of every order create that reached the
+ * exchange and came back intact (to measure when trading resumed).
+ */
+import { once } from 'node:events';
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export const FAULTS = [
+  '5xx',
+  '429',
+  'latency',
+  'reset',
+  'malformed',
+  'shape',
+  'html',
+  '401',
+  'outage',
+  'lost-reset',
+  'lost-timeout',
+  'lost-502',
+  'lost-shape',
+] as const;
+export type Fault = (typeof FAULTS)[number];
+
+interface Upstream {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+const CREATE = 'POST /api/v4/spot/order';
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+export class FaultProxy {
+  fault: Fault | undefined;
+  /** Every signature the daemon sent (they must never appear in its output or database). */
+  readonly signatures = new Set<string>();
+  /** Order creates the exchange accepted and whose answer reached the daemon intact. */
+  readonly creates: number[] = [];
+  /** Requests answered with a fault, by fault. */
+  readonly injected = new Map<Fault, number>();
+  private readonly sockets = new Set<Socket>();
+  private server: Server;
+  private port = 0;
+  private readonly upstream: URL;
+
+  private constructor(
+    upstream: string,
+    /** How long a `latency`/`lost-timeout` answer is held: beyond the client's timeout. */
+    private readonly holdMs: number,
+  ) {
+    this.upstream = new URL(upstream);
+    this.server = this.newServer();
+  }
+
+  static async start(upstream: string, holdMs: number): Promise<FaultProxy> {
+    const proxy = new FaultProxy(upstream, holdMs);
+    await proxy.listen();
+    return proxy;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Sets the fault (undefined: healthy). An outage closes the port (connections refused) until it ends. */
+  async set(fault: Fault | undefined): Promise<void> {
+    const wasOutage = this.fault === 'outage';
+    this.fault = fault;
+    if (fault === 'outage' && !wasOutage) {
+      const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      for (const s of this.sockets) s.destroy();
+      await closed;
+    } else if (fault !== 'outage' && wasOutage) {
+      this.server = this.newServer();
+      await this.listen();
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    if (this.server.listening) await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private newServer(): Server {
+    const server = createServer((req, res) => void this.handle(req, res));
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    return server;
+  }
+
+  private async listen(): Promise<void> {
+    this.server.listen(this.port, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  private count(fault: Fault): void {
+    this.injected.set(fault, (this.injected.get(fault) ?? 0) + 1);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const signature = url.searchParams.get('signature');
+    if (signature) this.signatures.add(signature);
+    const route = `${req.method} ${url.pathname}`;
+    const fault = this.fault;
+    const create = route === CREATE;
+    try {
+      if (fault === undefined || (fault.startsWith('lost-') && !create)) {
+        const answer = await this.forward(req, body);
+        if (create && answer.status === 200) this.creates.push(Date.now());
+        return this.reply(res, answer);
+      }
+      this.count(fault);
+      switch (fault) {
+        case '5xx':
+          return json(res, 503, { statusCode: 503, message: 'Service Unavailable' });
+        case '429':
+          return json(res, 429, { statusCode: 429, message: 'Too Many Requests' }, { 'retry-after': '1' });
+        case 'latency': {
+          const answer = await this.forward(req, body);
+          await new Promise((r) => setTimeout(r, this.holdMs));
+          return this.reply(res, answer);
+        }
+        case 'reset':
+          req.socket.destroy();
+          return;
+        case 'malformed':
+          return json(res, 200, '{"status":"ok","data":[{"symbol":"BTCUSDT","pri');
+        case 'shape':
+          return json(res, 200, { status: 'ok', data: { unexpected: ['shape'] } });
+        case 'html':
+          res.writeHead(502, { 'content-type': 'text/html' });
+          return void res.end('<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1></body></html>');
+        case '401':
+          return json(res, 401, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
+        case 'outage':
+          req.socket.destroy();
+          return;
+        default: {
+          // A lost answer: the exchange accepted the order; its answer never reaches the daemon intact.
+          await this.forward(req, body);
+          if (fault === 'lost-reset') return void req.socket.destroy();
+          if (fault === 'lost-timeout') {
+            await new Promise((r) => setTimeout(r, this.holdMs));
+            return void req.socket.destroy();
+          }
+          if (fault === 'lost-502') return json(res, 502, { statusCode: 502, message: 'Bad Gateway' });
+          return json(res, 200, { status: 'ok', data: { orderAccepted: 'maybe' } });
+        }
+      }
+    } catch {
+      req.socket.destroy();
+    }
+  }
+
+  private reply(res: ServerResponse, answer: Upstream): void {
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+  }
+
+  private forward(req: IncomingMessage, body: Buffer): Promise<Upstream> {
+    return new Promise((resolve, reject) => {
+      const headers = { ...req.headers, host: this.upstream.host };
+      const out = httpRequest(
+        { host: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers },
+        (upstream) => {
+          const chunks: Buffer[] = [];
+          upstream.on('data', (c: Buffer) => chunks.push(c));
+          upstream.on('end', () => {
+            const kept: Record<string, string> = {};
+            for (const name of ['content-type', 'date', 'retry-after']) {
+              const v = upstream.headers[name];
+              if (typeof v === 'string') kept[name] = v;
+            }
+            resolve({ status: upstream.statusCode ?? 502, headers: kept, body: Buffer.concat(chunks) });
+          });
+          upstream.on('error', reject);
+        },
+      );
+      out.on('error', reject);
+      out.end(body);
+    });
+  }
+}
