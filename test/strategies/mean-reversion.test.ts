@@ -57,6 +57,13 @@ describe('mean reversion: the average and the entry', () => {
     expect(h.rejected).toEqual([]);
   });
 
+  it('asks for its entry at debug, not info: the engine may refuse it, and it asks again every tick', async () => {
+    const h = harness();
+    await warm(h);
+    expect(h.logs.filter((l) => l.level === 'info' && /entry/.test(l.msg))).toEqual([]);
+    expect(h.logs).toContainEqual({ level: 'debug', msg: 'entry asked for at the band below the average' });
+  });
+
   it('samples once per sampleSeconds into a ring of fixed size', async () => {
     const h = harness();
     // Every 10 s for half an hour: 30 samples taken, 5 kept, the average of the last 5.
