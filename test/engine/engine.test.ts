@@ -679,20 +679,6 @@ describe('operator-facing behaviour', () => {
     expect(h.events('refused')[0]?.data.reason).toMatch(/trading stopped: authentication failed/);
     expect(h.venue.creates).toBe(0);
     expect(h.engine!.health().orderBlock).toMatch(/authentication failed/);
-    expect(readStatus(h.store, { now: h.clock.now() }).authFailure).toBeDefined();
-
-    // Cleared only by the operator, and only once a signed read works with the keys as they are now.
-    h.venue.outage = venueError('authentication', 'E_AUTH');
-    expect(await h.engine!.clearAuthHalt()).toMatchObject({ cleared: false, message: matching(/halt kept/) });
-    expect(h.engine!.health().halted).toMatch(/authentication failed/);
-    h.venue.outage = undefined;
-    expect(await h.engine!.clearAuthHalt()).toMatchObject({ cleared: true });
-    expect(h.engine!.health()).toMatchObject({ halted: undefined, orderBlock: undefined });
-    expect(h.events('auth-cleared')).toHaveLength(1);
-    expect(readStatus(h.store, { now: h.clock.now() }).authFailure).toBeUndefined();
-    await h.tick(100);
-    expect(h.venue.creates).toBe(1);
-    expect(await h.engine!.clearAuthHalt()).toMatchObject({ cleared: false, message: 'trading is not halted' });
   });
 
   it('runs async hooks, saves nested state changes at the next refresh, and reports PnL in status', async () => {
