@@ -31,20 +31,8 @@ let proxy: FaultProxy;
 const outputs: string[] = [];
 
 beforeAll(async () => {
-  sim = await SimProcess.start(
-    [
-      '--random-walk',
-      '--seed',
-      '7',
-      '--symbols',
-      'BTCUSDT',
-      '--start',
-      'BTCUSDT=20000',
-      '--balance',
-      'USDT=100000,BTC=5',
-    ],
-    credentials,
-  );
+  const walk = '--random-walk --seed 7 --symbols BTCUSDT --start BTCUSDT=20000 --balance USDT=100000,BTC=5';
+  sim = await SimProcess.start(walk.split(' '), credentials);
   // No faults: the proxy is there to see every signature the daemon sends, for the secrets scan.
   proxy = await FaultProxy.start(sim.url!, 1_500);
 });
