@@ -210,7 +210,39 @@ async function main(): Promise<void> {
       { ms: 60_000 },
     );
     check(true, 'podman healthcheck run: healthy (bot healthcheck: /readyz on loopback)');
+    // The paper account lives in the volume and survives a container restart (issue 17): same account, its
+    // orders and fills kept, the replay going on, nothing moved aside.
+    const paperDb = join(paperData, 'bot.db');
+    const paperCount = (table: string) =>
+      readDb(paperDb, (d) => d.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number);
+    const paperOpened = () =>
+      readDb(paperDb, (d) => d.prepare('SELECT created_at FROM paper_exchange').pluck().get() as number | undefined);
+    await waitFor('the paper account to hold orders', () => paperCount('paper_orders') > 0, { ms: 60_000 });
     const paperStop = stop(paper);
+    const paperBefore = { opened: paperOpened(), orders: paperCount('paper_orders'), fills: paperCount('paper_fills') };
+    podman.run(['start', paper]);
+    await waitForLog(paper, 'the paper daemon to run again', (m) =>
+      m.some((msg) => msg.startsWith('paper account resumed from')),
+    );
+    await waitForLog(
+      paper,
+      'the paper daemon to be running',
+      (m) => m.filter((msg) => msg === 'daemon running').length >= 2,
+    );
+    stop(paper);
+    check(
+      paperOpened() === paperBefore.opened &&
+        paperCount('paper_orders') >= paperBefore.orders &&
+        paperCount('paper_fills') >= paperBefore.fills,
+      `paper: the account survived podman stop + start (${paperCount('paper_orders')} orders, ${paperCount('paper_fills')} fills)`,
+      JSON.stringify(paperBefore),
+    );
+    check(
+      readdirSync(paperData)
+        .filter((f) => f.endsWith('.db'))
+        .join() === 'bot.db',
+      'paper: nothing archived on restart',
+    );
 
     phase('live against a `bot sim` container');
     const simPort = await freePort();
