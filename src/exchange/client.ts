@@ -33,7 +33,7 @@ import {
   textParam,
   timeParam,
 } from './query.js';
-import { RateLimiter, type RateLimitOptions, realSleep, type Sleep } from './rate-limiter.js';
+import { RateLimiter, type RateLimitOptions, realSleep, type Sleep } from '../ops/rate-limiter.js';
 import { readResponse } from './response.js';
 import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
 import {

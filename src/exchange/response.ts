@@ -2,6 +2,7 @@
  * Reading an answer: the envelope (`{status: "ok", data}`), the two error shapes of exchange-notes.md, and
  * the zod schema of `data`. Every outcome that is not data becomes a typed error naming the endpoint.
  */
+import { parseRetryAfter } from '../ops/rate-limiter.js';
 import type { z } from 'zod';
 import { BrokerErrorSchema, HttpErrorBodySchema } from './wire-schemas.js';
 import {
@@ -22,15 +23,6 @@ export interface RawResponse {
 
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
-
-/** Retry-After is either delay seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 function pathText(path: Path): string {
   let out = 'data';

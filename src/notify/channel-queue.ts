@@ -7,7 +7,7 @@
  * `record`, which journals it. Nothing here can block the caller of `push` or throw at it.
  */
 import type { Logger } from '../ops/logger.js';
-import { RateLimiter, type RateLimitOptions } from '../exchange/rate-limiter.js';
+import { RateLimiter, type RateLimitOptions } from '../ops/rate-limiter.js';
 import { type Level, type Notice, levelOf, levelRank } from './event-kinds.js';
 import { DeliveryError } from './http-post.js';
 import { composeMessage, type Mode, type OutgoingMessage } from './message.js';

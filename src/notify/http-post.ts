@@ -4,7 +4,7 @@
  * bot token and a Discord webhook URL is a secret of its own.
  */
 import { request } from 'undici';
-import { parseRetryAfter } from '../exchange/response.js';
+import { parseRetryAfter } from '../ops/rate-limiter.js';
 
 export class DeliveryError extends Error {
   readonly code = 'E_NOTIFY_DELIVERY';

@@ -17,7 +17,7 @@ import {
   TimeoutError,
 } from '../../src/exchange/errors.js';
 import { plain } from '../../src/market/decimal.js';
-import { RateLimiter } from '../../src/exchange/rate-limiter.js';
+import { RateLimiter } from '../../src/ops/rate-limiter.js';
 import type { OrderRequest } from '../../src/ports/venue.js';
 import {
   ok,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from '../../src/exchange/rate-limiter.js';
+import { RateLimiter } from '../../src/ops/rate-limiter.js';
 
 /** A clock that only moves when the limiter sleeps (or the test says so). */
 function fakeTime() {

@@ -1,3 +1,7 @@
+/**
+ * Pacing outgoing requests, whatever they are for: a token bucket (RateLimiter), the sleep it waits with, and
+ * the delay a server's Retry-After asks for. The exchange client and the notification channels both use it.
+ */
 /** Sleep for `ms` milliseconds; injectable so tests can run a limiter or a retry loop without waiting. */
 export type Sleep = (ms: number) => Promise<void>;
 
@@ -47,4 +51,13 @@ export class RateLimiter {
     if (this.tokens >= 0) return Promise.resolve();
     return this.sleep(Math.ceil(-this.tokens / this.perMs));
   }
+}
+
+/** Retry-After is either delay seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
