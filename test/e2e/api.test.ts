@@ -4,24 +4,14 @@
  * simulated exchange's own order list, the kill switch file, a reload with a broken file, and metrics that
  * match the database. /readyz against a venue that goes away is in readiness.test.ts.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
-import {
-  DaemonProcess,
-  daemonEnv,
-  everyOrderFile,
-  freePort,
-  http,
-  readDb,
-  TEST_STRATEGIES,
-  waitFor,
-  writeSwingRecording,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, freePort, http, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
 const TOKEN = 'e2e-token-5f1c2a9b7d3e';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-api-'));
@@ -106,23 +96,15 @@ const Status = z.object({
 });
 
 beforeAll(async () => {
-  mkdirSync(config);
-  writeFileSync(join(config, 'churn.json'), everyOrderFile('churn', { churn: 100_000 }));
-  const recording = join(dir, 'swing.jsonl.gz');
-  await writeSwingRecording(recording, { period: 7, count: 2_000 });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   daemon = new DaemonProcess(
-    daemonEnv({
-      DB_PATH: db,
-      CONFIG_DIR: config,
-      STRATEGIES_DIR: TEST_STRATEGIES,
-      PAPER_DATA: recording,
-      PAPER_LOCKSTEP: 'true',
-      KILL_SWITCH_FILE: killFile,
-      API_PORT: String(port),
-      API_TOKEN: TOKEN,
-    }),
+    await lockstepPaperEnv(
+      dir,
+      { 'churn.json': everyOrderFile('churn', { churn: 100_000 }) },
+      { period: 7, count: 2_000 },
+      { API_PORT: String(port), API_TOKEN: TOKEN },
+    ),
   );
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   const simUrl = await waitFor(

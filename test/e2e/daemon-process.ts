@@ -3,6 +3,7 @@
  * its SQLite file, a synthetic recording with a steady swing, and a bounded wait.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -173,6 +174,33 @@ export async function writeSwingRecording(
 /** A strategy file for the every-order test strategy. */
 export function everyOrderFile(name: string, params: Record<string, unknown> = {}): string {
   return JSON.stringify({ name, strategy: 'every-order', symbol: 'BTCUSDT', schedule: '* * * * * *', params });
+}
+
+/**
+ * A paper daemon's environment in `dir`, replaying a swing recording in lockstep: the strategy files (name to
+ * content) in dir/config, the recording in dir/swing.jsonl.gz, the journal in dir/bot.db and the kill switch
+ * at dir/KILL; `extra` adds variables.
+ */
+export async function lockstepPaperEnv(
+  dir: string,
+  strategyFiles: Record<string, string>,
+  swing: Parameters<typeof writeSwingRecording>[1],
+  extra: Record<string, string> = {},
+): Promise<NodeJS.ProcessEnv> {
+  const config = join(dir, 'config');
+  mkdirSync(config);
+  for (const [name, content] of Object.entries(strategyFiles)) writeFileSync(join(config, name), content);
+  const recording = join(dir, 'swing.jsonl.gz');
+  await writeSwingRecording(recording, swing);
+  return daemonEnv({
+    DB_PATH: join(dir, 'bot.db'),
+    CONFIG_DIR: config,
+    STRATEGIES_DIR: TEST_STRATEGIES,
+    PAPER_DATA: recording,
+    PAPER_LOCKSTEP: 'true',
+    KILL_SWITCH_FILE: join(dir, 'KILL'),
+    ...extra,
+  });
 }
 
 /** A port free on 127.0.0.1 right now (for a process the test starts and that must be told its port). */

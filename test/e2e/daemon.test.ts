@@ -4,7 +4,7 @@
  * exit 0, and `bot status` reads the result from the database alone.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,9 +15,8 @@ import {
   journal,
   readDb,
   ROOT,
-  TEST_STRATEGIES,
   waitFor,
-  writeSwingRecording,
+  lockstepPaperEnv,
 } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-daemon-'));
@@ -27,21 +26,15 @@ describe('the daemon in paper mode (embedded simulated exchange)', () => {
   const db = join(dir, 'bot.db');
 
   it('places every order type through the signed client, records the fills, and stops on SIGTERM with exit 0', async () => {
-    const config = join(dir, 'config');
-    mkdirSync(config);
-    writeFileSync(join(config, 'all.json'), everyOrderFile('all-types', { near: 20_000 }));
-    writeFileSync(join(config, 'off.json'), JSON.stringify({ ...JSON.parse(everyOrderFile('off')), enabled: false }));
-    const recording = join(dir, 'swing.jsonl.gz');
-    await writeSwingRecording(recording, { period: 7 });
     const daemon = new DaemonProcess(
-      daemonEnv({
-        DB_PATH: db,
-        CONFIG_DIR: config,
-        STRATEGIES_DIR: TEST_STRATEGIES,
-        PAPER_DATA: recording,
-        PAPER_LOCKSTEP: 'true',
-        KILL_SWITCH_FILE: join(dir, 'KILL'),
-      }),
+      await lockstepPaperEnv(
+        dir,
+        {
+          'all.json': everyOrderFile('all-types', { near: 20_000 }),
+          'off.json': JSON.stringify({ ...JSON.parse(everyOrderFile('off')), enabled: false }),
+        },
+        { period: 7 },
+      ),
     );
     try {
       const filledTypes = await waitFor(

@@ -4,22 +4,12 @@
  * chart, and its pause button (after the confirmation) pauses the instance, as the database records. Writes
  * docs/dashboard.png for the README when SCREENSHOT=1.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  DaemonProcess,
-  daemonEnv,
-  everyOrderFile,
-  freePort,
-  readDb,
-  ROOT,
-  TEST_STRATEGIES,
-  waitFor,
-  writeSwingRecording,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, freePort, readDb, ROOT, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'dashboard-token-8c41e07f';
@@ -30,25 +20,18 @@ let browser: Browser;
 let url: string;
 
 beforeAll(async () => {
-  const config = join(dir, 'config');
-  mkdirSync(config);
-  writeFileSync(join(config, 'grid.json'), everyOrderFile('swing-trader', { churn: 100_000 }));
-  writeFileSync(join(config, 'brackets.json'), everyOrderFile('brackets', { near: 20_000 }));
-  const recording = join(dir, 'swing.jsonl.gz');
-  await writeSwingRecording(recording, { period: 23, count: 3_000 });
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   daemon = new DaemonProcess(
-    daemonEnv({
-      DB_PATH: db,
-      CONFIG_DIR: config,
-      STRATEGIES_DIR: TEST_STRATEGIES,
-      PAPER_DATA: recording,
-      PAPER_LOCKSTEP: 'true',
-      KILL_SWITCH_FILE: join(dir, 'KILL'),
-      API_PORT: String(port),
-      API_TOKEN: TOKEN,
-    }),
+    await lockstepPaperEnv(
+      dir,
+      {
+        'grid.json': everyOrderFile('swing-trader', { churn: 100_000 }),
+        'brackets.json': everyOrderFile('brackets', { near: 20_000 }),
+      },
+      { period: 23, count: 3_000 },
+      { API_PORT: String(port), API_TOKEN: TOKEN },
+    ),
   );
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   await waitFor(

@@ -6,22 +6,13 @@
  * operator actions (journaled with the chat as source) and is answered, another chat's is ignored; no secret appears in any message or log line.
  */
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { BotApi, Receiver } from '../notify/stand-ins.js';
-import {
-  DaemonProcess,
-  daemonEnv,
-  everyOrderFile,
-  fillKeys,
-  readDb,
-  TEST_STRATEGIES,
-  waitFor,
-  writeSwingRecording,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, fillKeys, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,27 +33,21 @@ describe('notifications from the daemon on paper', () => {
     hook.status = () => 503;
     const db = join(dir, 'bot.db');
     const kill = join(dir, 'KILL');
-    const config = join(dir, 'config');
-    mkdirSync(config);
-    writeFileSync(join(config, 'churn.json'), everyOrderFile('churn', { churn: 100_000 }));
-    const recording = join(dir, 'swing.jsonl.gz');
-    await writeSwingRecording(recording, { period: 7 });
     const daemon = new DaemonProcess(
-      daemonEnv({
-        DB_PATH: db,
-        CONFIG_DIR: config,
-        STRATEGIES_DIR: TEST_STRATEGIES,
-        PAPER_DATA: recording,
-        PAPER_LOCKSTEP: 'true',
-        KILL_SWITCH_FILE: kill,
-        NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
-        NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        NOTIFY_RETRY_ATTEMPTS: '1',
-        NOTIFY_GROUP_MS: '500',
-        TELEGRAM_BOT_TOKEN: TOKEN,
-        TELEGRAM_CHAT_ID: '111',
-        TELEGRAM_API_URL: bot.url,
-      }),
+      await lockstepPaperEnv(
+        dir,
+        { 'churn.json': everyOrderFile('churn', { churn: 100_000 }) },
+        { period: 7 },
+        {
+          NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
+          NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET,
+          NOTIFY_RETRY_ATTEMPTS: '1',
+          NOTIFY_GROUP_MS: '500',
+          TELEGRAM_BOT_TOKEN: TOKEN,
+          TELEGRAM_CHAT_ID: '111',
+          TELEGRAM_API_URL: bot.url,
+        },
+      ),
     );
     try {
       await waitFor('the start told on Telegram', () => bot.sent.some((m) => m.text.includes('daemon started')), {
