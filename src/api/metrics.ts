@@ -72,72 +72,70 @@ export function createMetrics(): DaemonMetrics {
       value(f),
     ]);
 
-  /** A counter read from a source at each scrape: reset and refilled (the source is monotonic). */
-  const readCounter = <L extends string>(
+  /**
+   * A metric read from a source at each scrape: reset, then refilled. A counter's source is monotonic (the
+   * journal's totals); a gauge's is the present value.
+   */
+  const fromSource = <L extends string>(
+    kind: 'counter' | 'gauge',
     name: string,
     help: string,
     labelNames: readonly L[],
     samples: () => Sample<L>[] | undefined,
-  ) => {
-    const counter: Counter<L> = new Counter({
-      name: `${P}${name}`,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        const values = samples();
-        if (values === undefined) return;
-        counter.reset();
-        for (const [labels, value] of values) counter.inc(labels, value);
-      },
-    });
-  };
-  /** A gauge read from a source at each scrape. */
-  const readGauge = <L extends string>(
-    name: string,
-    help: string,
-    labelNames: readonly L[],
-    samples: () => Sample<L>[] | undefined,
-  ) => {
-    const gauge: Gauge<L> = new Gauge({
-      name: `${P}${name}`,
-      help,
-      labelNames,
-      registers,
-      collect() {
-        const values = samples();
-        if (values === undefined) return;
-        gauge.reset();
-        for (const [labels, value] of values) gauge.set(labels, value);
-      },
-    });
+  ): void => {
+    const config = { name: `${P}${name}`, help, labelNames, registers };
+    const refill = (metric: Counter<L> | Gauge<L>, write: (labels: Sample<L>[0], value: number) => void) => {
+      const values = samples();
+      if (values === undefined) return;
+      metric.reset();
+      for (const [labels, value] of values) write(labels, value);
+    };
+    if (kind === 'counter')
+      new Counter<L>({
+        ...config,
+        collect() {
+          refill(this, (labels, value) => this.inc(labels, value));
+        },
+      });
+    else
+      new Gauge<L>({
+        ...config,
+        collect() {
+          refill(this, (labels, value) => this.set(labels, value));
+        },
+      });
   };
 
-  readCounter(
+  fromSource(
+    'counter',
     'orders_placed_total',
     'Orders the venue accepted (given an exchange id).',
     ORDER_LABELS,
     fromOrders((c) => c.placed === 1),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'orders_rejected_total',
     'Orders the venue refused.',
     ORDER_LABELS,
     fromOrders((c) => c.status === 'REJECTED'),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'orders_filled_total',
     'Orders completely filled.',
     ORDER_LABELS,
     fromOrders((c) => c.status === 'FILLED'),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'orders_cancelled_total',
     'Orders cancelled (or expired) on the venue.',
     ORDER_LABELS,
     fromOrders((c) => FINAL_CANCELLED.has(c.status)),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'orders_unknown_outcome',
     'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
     ['instance', 'symbol'],
@@ -148,7 +146,8 @@ export function createMetrics(): DaemonMetrics {
           : [],
       ),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'orders_refused_total',
     'Order intents refused by the bot before sending (pair rules, risk, balance, brakes), since the start.',
     ['instance', 'symbol'],
@@ -157,13 +156,15 @@ export function createMetrics(): DaemonMetrics {
         .instances()
         .map((i): Sample<'instance' | 'symbol'> => [{ instance: i.name, symbol: i.symbol }, i.counters.refused]),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'fills_total',
     'Fills recorded.',
     ['instance', 'symbol', 'side'],
     fromFills((f) => f.n),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'traded_notional_total',
     'Value of the fills recorded (price times quantity), in the quote currency of the symbol.',
     ['instance', 'symbol', 'side'],
@@ -216,31 +217,36 @@ export function createMetrics(): DaemonMetrics {
       return v === undefined ? [] : [[{ job: j.name }, v]];
     });
   };
-  readCounter(
+  fromSource(
+    'counter',
     'job_runs_total',
     'Runs of each scheduled job (market polls, orders poll, refresh).',
     ['job'],
     perJob((j) => j.runs),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'job_failures_total',
     'Runs that ended with an error.',
     ['job'],
     perJob((j) => j.failures),
   );
-  readCounter(
+  fromSource(
+    'counter',
     'job_missed_total',
     'Firings the timer woke up too late for, or skipped while the job still ran.',
     ['job'],
     perJob((j) => j.missed + j.overlapsSkipped),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'job_tick_lag_seconds',
     'How late the last run started after the time it was scheduled for.',
     ['job'],
     perJob((j) => (j.lastLagMs === undefined ? undefined : j.lastLagMs / 1000)),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'job_last_success_age_seconds',
     'Time since the last run that succeeded (since the job was scheduled, before a first success).',
     ['job'],
@@ -249,7 +255,8 @@ export function createMetrics(): DaemonMetrics {
 
   // The read model: instance state, position and PnL.
   const STATES = ['running', 'paused', 'refused', 'stopped', 'unknown'] as const;
-  readGauge(
+  fromSource(
+    'gauge',
     'instance_state',
     'Each instance has 1 on its current state (running, paused, refused, stopped) and 0 on the others.',
     ['instance', 'state'],
@@ -265,19 +272,22 @@ export function createMetrics(): DaemonMetrics {
       const v = value(i);
       return v === undefined ? [] : [[{ instance: i.instance, symbol: i.symbols.join(',') }, v]];
     });
-  readGauge(
+  fromSource(
+    'gauge',
     'position',
     'Net position of the instance from its fills, in the base currency.',
     ['instance', 'symbol'],
     perInstance((i) => i.position.quantity.toNumber()),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'realised_pnl',
     'Realised PnL of the instance, in the quote currency.',
     ['instance', 'symbol'],
     perInstance((i) => i.realisedPnl.toNumber()),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'unrealised_pnl',
     'Unrealised PnL of the position at the last price, in the quote currency.',
     ['instance', 'symbol'],
@@ -287,25 +297,29 @@ export function createMetrics(): DaemonMetrics {
   // The brakes, and the balances when asked for.
   const brake = (on: (s: MetricSources) => boolean) => (): Sample<never>[] | undefined =>
     sources === undefined ? undefined : [[{}, on(sources) ? 1 : 0]];
-  readGauge(
+  fromSource(
+    'gauge',
     'kill_switch',
     '1 while the kill switch is on (its file exists): no new orders.',
     [],
     brake((s) => s.engine.brakes().killSwitch),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'circuit_breaker_open',
     '1 while the circuit breaker is open after repeated venue errors: no new orders.',
     [],
     brake((s) => s.engine.brakes().breakerOpenUntil !== undefined),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'trading_halted',
     '1 while trading is halted by an authentication failure (until cleared or restarted).',
     [],
     brake((s) => s.engine.brakes().halted !== undefined),
   );
-  readGauge(
+  fromSource(
+    'gauge',
     'balance',
     'Account balances as last read, by asset and kind (free, locked); only with METRICS_BALANCES=true.',
     ['asset', 'kind'],
