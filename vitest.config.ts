@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Whatever a test file started is killed when it ends, pass or fail.
+    setupFiles: ['test/support/stop-children.ts'],
     // Vitest sets MODE=test (Vite's mode), which is the bot's paper/live switch: blank means the default.
     env: { MODE: '' },
   },

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { ROOT, waitFor } from '../e2e/daemon-process.js';
+import { trackChild } from '../support/child-processes.js';
 
 export interface Credentials {
   apiKey: string;
@@ -25,11 +26,13 @@ export class SimProcess {
   private constructor(args: string[], credentials: Credentials) {
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('EXCHANGE_')) env[k] = v;
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', ...args], {
-      cwd: ROOT,
-      env: { ...env, EXCHANGE_API_KEY: credentials.apiKey, EXCHANGE_API_SECRET: credentials.apiSecret },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = trackChild(
+      spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'sim', ...args], {
+        cwd: ROOT,
+        env: { ...env, EXCHANGE_API_KEY: credentials.apiKey, EXCHANGE_API_SECRET: credentials.apiSecret },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const onData = (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line === '') continue;

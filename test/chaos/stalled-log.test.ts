@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { daemonEnv, readDb, ROOT, waitFor } from '../e2e/daemon-process.js';
 import { spawn } from 'node:child_process';
 import { CHAOS_STRATEGIES, sleep } from './run-files.js';
+import { trackChild } from '../support/child-processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chaos-stalled-log-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,11 +42,13 @@ async function stalledDaemon(name: string) {
     STRATEGIES_DIR: CHAOS_STRATEGIES,
     KILL_SWITCH_FILE: join(dir, 'KILL'),
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', writer, 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', writer, 'pipe'],
+    }),
+  );
   closeSync(writer);
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),

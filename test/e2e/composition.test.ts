@@ -46,6 +46,8 @@ function env(vars: Record<string, string>, db = join(dir, `db-${++n}.db`)) {
     STRATEGIES_DIR: TEST_STRATEGIES,
     KILL_SWITCH_FILE: join(dir, 'KILL'),
     ORDERS_POLL: '* * * * * *',
+    // No HTTP listener: the default 8080 would collide with whatever else holds it.
+    API_PORT: '0',
     ...vars,
   });
 }

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
 import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
+import { trackChild } from '../support/child-processes.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TEST_STRATEGIES = join(ROOT, 'test/e2e/strategies');
@@ -66,11 +67,13 @@ export class DaemonProcess {
   exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
   constructor(env: NodeJS.ProcessEnv, args: string[] = ['run']) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = trackChild(
+      spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let rest = '';
     const onData = (chunk: Buffer) => {
       const text = rest + chunk.toString('utf8');

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   daemonEnv,
   everyOrderFile,
@@ -17,6 +17,7 @@ import {
   waitFor,
   writeSwingRecording,
 } from './daemon-process.js';
+import { trackChild } from '../support/child-processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,10 +58,6 @@ function tree(root: number): Proc[] {
 const alive = (pid: number) => processes().some((p) => p.pid === pid);
 
 let npm: ChildProcess | undefined;
-afterEach(() => {
-  // A failed test must not leave a daemon trading in the background: its whole process group goes.
-  if (npm?.pid !== undefined && npm.exitCode === null && npm.signalCode === null) process.kill(-npm.pid, 'SIGKILL');
-});
 
 describe.runIf(process.platform === 'linux')('npm start', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
@@ -73,19 +70,22 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       await writeSwingRecording(recording);
       const db = join(run, 'bot.db');
       // Its own process group, so that the cleanup can reach whatever a failure leaves.
-      npm = spawn('npm', ['start'], {
-        cwd: ROOT,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: daemonEnv({
-          DB_PATH: db,
-          CONFIG_DIR: join(run, 'config'),
-          STRATEGIES_DIR: TEST_STRATEGIES,
-          PAPER_DATA: recording,
-          PAPER_LOCKSTEP: 'true',
-          KILL_SWITCH_FILE: join(run, 'KILL'),
+      npm = trackChild(
+        spawn('npm', ['start'], {
+          cwd: ROOT,
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: daemonEnv({
+            DB_PATH: db,
+            CONFIG_DIR: join(run, 'config'),
+            STRATEGIES_DIR: TEST_STRATEGIES,
+            PAPER_DATA: recording,
+            PAPER_LOCKSTEP: 'true',
+            KILL_SWITCH_FILE: join(run, 'KILL'),
+          }),
         }),
-      });
+        { group: true },
+      );
       const lines: string[] = [];
       npm.stdout?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
       npm.stderr?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));

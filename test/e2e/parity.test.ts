@@ -105,6 +105,8 @@ describe('backtest / paper parity', () => {
         DB_PATH: db,
         CONFIG_DIR: configDir,
         KILL_SWITCH_FILE: join(dir, 'KILL'),
+        // No HTTP listener: a fixed port would collide with whatever else holds it (8080 by default).
+        API_PORT: '0',
         // The token bucket paces requests for the real exchange (10/s by default); stepping ticks needs none.
         EXCHANGE_RATE_LIMIT: '100000',
       });

@@ -11,6 +11,7 @@ import { ExchangeClient } from '../../src/exchange/client.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { Recorder, marketWatchFetcher, runEvery, type Timers } from '../../src/record/recorder.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
+import { trackChild } from '../support/child-processes.js';
 
 /** A market watch on 127.0.0.1 serving whatever `tickers` holds; `failNext` answers errors instead. */
 class MarketWatchServer {
@@ -167,23 +168,25 @@ describe('recorder', () => {
   it('stops via CLI on SIGTERM with its files flushed and closed', async () => {
     server.tickers = [fullTicker(Date.now())];
     const cli = path.resolve('src/cli.ts');
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        cli,
-        'record',
-        '--symbols',
-        'BTCUSDT',
-        '--every',
-        '100ms',
-        '--out',
-        dir,
-        '--base-url',
-        server.url,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+    const child = trackChild(
+      spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          cli,
+          'record',
+          '--symbols',
+          'BTCUSDT',
+          '--every',
+          '100ms',
+          '--out',
+          dir,
+          '--base-url',
+          server.url,
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
+      ),
     );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
