@@ -371,7 +371,7 @@ export class Engine implements FillSink {
   }
 
   private tick(r: InstanceRunner): Promise<void> | undefined {
-    if (r.status !== 'running' || r.inHook) return undefined;
+    if (r.status !== 'running' || r.busy) return undefined;
     r.counters.ticks++;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
@@ -389,19 +389,25 @@ export class Engine implements FillSink {
     return undefined;
   }
 
-  /** A tick's intents, under the lock (taken at once: a later tick may queue more meanwhile). */
+  /** A tick's intents, under the lock (taken at once; the instance is busy until they are processed). */
   private processAfterTick(r: InstanceRunner, intents: Intent[]): Promise<void> {
-    return this.lock.run(async () => {
-      await this.orders.process(r, intents);
-      r.saveState();
-    });
+    return this.lock.run(() => this.processTaken(r, intents));
   }
 
   /** The instance's queued intents (from onStart, onFill or onStop), then its state. The caller holds the lock. */
   private async processIntents(r: InstanceRunner): Promise<void> {
     if (!r.hasIntents) return;
-    await this.orders.process(r, r.takeIntents());
-    r.saveState();
+    await this.processTaken(r, r.takeIntents());
+  }
+
+  /** Intents taken from a hook, then its state; the instance's next hook may run once this settles. */
+  private async processTaken(r: InstanceRunner, intents: Intent[]): Promise<void> {
+    try {
+      await this.orders.process(r, intents);
+      r.saveState();
+    } finally {
+      r.intentsProcessed();
+    }
   }
 
   /**
@@ -587,7 +593,7 @@ export class Engine implements FillSink {
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
   private async deliverFills(r: InstanceRunner): Promise<void> {
-    if (!r.pendingDelivery || r.status !== 'running' || r.inHook) return;
+    if (!r.pendingDelivery || r.status !== 'running' || r.busy) return;
     r.pendingDelivery = false;
     const { store, journal } = this.parts;
     for (const f of store.fills.undelivered(r.name)) {

@@ -188,6 +188,8 @@ export class InstanceRunner {
   pendingDelivery = true;
   /** A hook is running (an async one may span other jobs): ticks are skipped and fills wait meanwhile. */
   inHook = false;
+  /** Batches of intents taken from a hook and not yet processed (journaled, sent or refused). */
+  private unprocessed = 0;
   /** The UTC day on which the daily loss limit was last reported, so it is reported once a day. */
   lossHaltReportedDay = -1;
   readonly counters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
@@ -260,9 +262,23 @@ export class InstanceRunner {
     return this.queue.length > 0;
   }
 
-  /** The queued intents, in order; the queue is empty afterwards. */
+  /**
+   * The queued intents, in order; the queue is empty afterwards. Until the caller reports them processed
+   * (intentsProcessed), the instance is busy: no other hook of it runs, so none decides without seeing them in
+   * ctx.openOrders (a tick's exit waiting for the engine's lock while a poll delivers the entry's fill).
+   */
   takeIntents(): Intent[] {
+    this.unprocessed++;
     return this.queue.splice(0);
+  }
+
+  intentsProcessed(): void {
+    this.unprocessed--;
+  }
+
+  /** A hook runs, or the intents of one are not processed yet: the instance's other hooks wait. */
+  get busy(): boolean {
+    return this.inHook || this.unprocessed > 0;
   }
 
   /** Start-up found a reason this instance cannot run (a venue without cancel, an unknown symbol…). */

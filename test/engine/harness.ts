@@ -169,6 +169,23 @@ export function holdNextBalanceRead(h: Harness): { inBalance: Promise<void>; rel
   return { inBalance, release };
 }
 
+/**
+ * The venue moves to `price` (an order fills), an orders poll records the fill and is held in its balance
+ * read, before delivering it to onFill; a market tick runs meanwhile (outside the lock); then both finish.
+ */
+export async function tickWhilePollDelivers(h: Harness, price: number): Promise<void> {
+  const { inBalance, release } = holdNextBalanceRead(h);
+  h.clock.advance(5000);
+  h.sim.onPrice('BTCUSDT', price, h.clock.now());
+  const poll = h.engine!.pollOrders()!;
+  await inBalance;
+  h.clock.advance(100);
+  const tick = h.engine!.observe(await h.venue.inner.marketWatch('BTCUSDT'));
+  release();
+  await poll;
+  if (tick) await tick;
+}
+
 export class Harness {
   readonly clock = new VirtualClock();
   readonly sim: MatchingEngine;

@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { FillView, StrategyContext } from '../../src/strategy/api.js';
-import { Harness, holdNextBalanceRead, instance, strategy } from './harness.js';
+import { Harness, instance, strategy, tickWhilePollDelivers } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {
@@ -29,19 +29,9 @@ it('a tick while the poll awaits the balance refresh does not re-place a filled 
   await h.tick(100); // places a-1
   expect(h.store.orders.get('a-1')?.status).toBe('OPEN');
 
-  // Hold the next balance read: the one the poll makes after recording a fill, before delivering it.
-  const { inBalance, release } = holdNextBalanceRead(h);
-
-  h.clock.advance(5000);
-  h.sim.onPrice('BTCUSDT', 99.4, h.clock.now()); // a-1 fills on the venue
-  const poll = h.engine!.pollOrders()!; // orders poll job
-  await inBalance; // the fill is recorded, delivery waits for the balance refresh
-  // Meanwhile the market job fires (a different cron job): the tick runs outside the lock.
-  h.clock.advance(100);
-  const tick = h.engine!.observe(await h.venue.inner.marketWatch('BTCUSDT'));
-  release();
-  await poll;
-  if (tick) await tick;
+  // a-1 fills; the poll records the fill, and while it awaits the balance refresh before delivering it, the
+  // market job fires (a different cron job): the tick runs outside the lock.
+  await tickWhilePollDelivers(h, 99.4);
   await h.engine!.pollOrders();
 
   const placed = h.store.db.prepare("SELECT local_id, status FROM orders WHERE instance = 'a'").all();
