@@ -3,10 +3,14 @@
  * hashed first, so neither the content nor the length leaks through timing). Without one (allowed on a
  * loopback listener only, env.ts refuses the rest): any local client, but only a request that names a loopback
  * host and comes from no other web origin, so that a web page in the operator's browser cannot steer the bot
- * (cross-site requests, DNS rebinding). Failed attempts are logged once per source and, past a limit, refused.
+ * (cross-site requests, DNS rebinding). The same Host check guards /metrics and /readyz in that mode. Failed
+ * attempts are logged once per source (within the listener's log budget for requests nobody authenticated)
+ * and, past a limit, the source's guesses are refused unheard: a request that authenticates is always served.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Context, MiddlewareHandler } from 'hono';
 import { isLoopbackHost } from '../config/env.js';
+import type { LogBudget } from '../ops/log-budget.js';
 import type { Logger } from '../ops/logger.js';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
@@ -43,7 +47,7 @@ export class AuthFailures {
   private readonly sources = new Map<string, SourceRecord>();
 
   constructor(
-    private readonly logger: Logger,
+    private readonly budget: LogBudget,
     private readonly now: () => number,
     private readonly limit: FailureLimit = DEFAULT_FAILURE_LIMIT,
   ) {}
@@ -63,7 +67,7 @@ export class AuthFailures {
     return r;
   }
 
-  /** Whether the source has failed too often lately: then it is refused before its token is even looked at. */
+  /** Whether the source has failed too often lately: then a request of its that does not authenticate is refused. */
   blocked(source: string): boolean {
     const r = this.sources.get(source);
     return r !== undefined && this.now() - r.windowStart < this.limit.windowMs && r.failures >= this.limit.maxFailures;
@@ -75,13 +79,84 @@ export class AuthFailures {
     r.failures++;
     if (r.logged) return;
     r.logged = true;
-    this.logger.warn(
-      { source, why },
-      `control API: authentication failed from ${source} (${why}); further failures from it are not logged for ${
-        this.limit.windowMs / 1000
-      } s and refused after ${this.limit.maxFailures}`,
+    this.budget.line((logger: Logger) =>
+      logger.warn(
+        { source, why },
+        `control API: authentication failed from ${source} (${why}); further failures from it are not logged for ${
+          this.limit.windowMs / 1000
+        } s and refused after ${this.limit.maxFailures}`,
+      ),
     );
   }
+}
+
+/** The refusals the guards answer with (the listener's own error shape). */
+export type Refuse = (c: Context, status: 401 | 403 | 429, code: string, message: string) => Response;
+
+/**
+ * The control API's gate: the bearer token when API_TOKEN is set, else a local request from no other origin.
+ * Checked before the source's failure count, so that guessing from an address is refused after the limit
+ * while the operator's own requests (right token, or local) from that address are still served.
+ */
+export function operatorAuth(options: {
+  token: string | undefined;
+  failures: AuthFailures;
+  source: (c: Context) => string;
+  refuse: Refuse;
+  /** Told of each request that authenticated (its errors are the operator's to read in full). */
+  authenticated: (c: Context) => void;
+}): MiddlewareHandler {
+  const { token, failures, refuse } = options;
+  return async (c, next) => {
+    const given = token === undefined ? undefined : bearerToken(c.req.header('authorization'));
+    const ok =
+      token === undefined
+        ? localRequest(c.req.header('host'), c.req.header('origin'))
+        : given !== undefined && tokenMatches(token, given);
+    if (ok) {
+      options.authenticated(c);
+      await next();
+      return;
+    }
+    const from = options.source(c);
+    if (failures.blocked(from))
+      return refuse(
+        c,
+        429,
+        'E_TOO_MANY_FAILURES',
+        'too many failed authentications from this address: try again later',
+      );
+    if (token === undefined) {
+      failures.failed(from, 'not a local request');
+      return refuse(
+        c,
+        403,
+        'E_FORBIDDEN',
+        'without API_TOKEN the control API answers local requests from its own page only',
+      );
+    }
+    failures.failed(from, given === undefined ? 'no bearer token' : 'wrong token');
+    c.header('www-authenticate', 'Bearer realm="spot-bot"');
+    return refuse(c, 401, 'E_UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN>)');
+  };
+}
+
+/**
+ * /metrics and /readyz without API_TOKEN: the same Host (and Origin) check as the control API, so that a page
+ * whose name was rebound to 127.0.0.1 cannot read positions, PnL or balances. Not counted as failed
+ * authentications (a misconfigured scraper is not a guesser). With API_TOKEN set they stay open, as before.
+ */
+export function localOnlyWithoutToken(token: string | undefined, refuse: Refuse): MiddlewareHandler {
+  return async (c, next) => {
+    if (token === undefined && !localRequest(c.req.header('host'), c.req.header('origin')))
+      return refuse(
+        c,
+        403,
+        'E_FORBIDDEN',
+        `without API_TOKEN ${c.req.path} answers requests naming a loopback host only`,
+      );
+    await next();
+  };
 }
 
 /** A request that names a loopback host and comes from no other origin (the token-less, local-only mode). */

@@ -25,8 +25,9 @@ const cache = new Map<string, Promise<Asset>>();
 
 /** The named asset, or undefined for any other name (nothing outside the list is ever read). */
 export function dashboardAsset(name: string): Promise<Asset> | undefined {
-  const type = TYPES[name];
-  if (type === undefined) return undefined;
+  // An own property only: `constructor` or `__proto__` are not files (nor Object.prototype's members).
+  if (!Object.hasOwn(TYPES, name)) return undefined;
+  const type = TYPES[name] as string;
   let asset = cache.get(name);
   if (asset === undefined) {
     asset =

@@ -26,7 +26,8 @@ import {
 import type { JobStats } from '../ports/scheduler.js';
 import { EVENT_KINDS } from '../store/events.js';
 import type { Store } from '../store/store.js';
-import { AuthFailures, bearerToken, localRequest, tokenMatches } from './auth.js';
+import { LogBudget } from '../ops/log-budget.js';
+import { AuthFailures, localOnlyWithoutToken, operatorAuth, type Refuse } from './auth.js';
 import { dashboardAsset } from './dashboard-assets.js';
 import type { DaemonMetrics } from './metrics.js';
 import { pnlSeries } from './pnl-series.js';
@@ -51,6 +52,12 @@ export interface ApiDeps {
   metricsBalances: boolean;
   readiness?: ReadinessOptions;
 }
+
+/**
+ * Log lines per minute that requests nobody authenticated may cause (failed authentications, errors of the
+ * open routes); the rest are counted in one line. A flood of such requests cannot fill the disk.
+ */
+const UNAUTHENTICATED_LOG_LINES_PER_MINUTE = 20;
 
 /** How long a status view is reused: the dashboard polls, Prometheus scrapes, the database is read once a second. */
 const STATUS_CACHE_MS = 1_000;
@@ -116,7 +123,14 @@ export interface ApiServer {
 export function createApi(deps: ApiDeps): Hono {
   const app = new Hono();
   const log = deps.logger.child({ component: 'api' });
-  const failures = new AuthFailures(log, deps.now);
+  const quiet = new LogBudget(log, deps.now, {
+    linesPerWindow: UNAUTHENTICATED_LOG_LINES_PER_MINUTE,
+    windowMs: 60_000,
+    what: 'requests without authentication',
+  });
+  const failures = new AuthFailures(quiet, deps.now);
+  const authenticated = new WeakSet<Request>();
+  const refuse: Refuse = (c, status, code, message) => fail(c, status, code, message);
 
   let cached: { at: number; view: StatusView; json: string; etag: string } | undefined;
   const status = () => {
@@ -146,12 +160,16 @@ export function createApi(deps: ApiDeps): Hono {
   };
 
   app.onError((err, c) => {
-    log.error({ err, path: c.req.path }, 'control API: request failed');
+    const line = (l: Logger) => l.error({ err, path: c.req.path.slice(0, 200) }, 'control API: request failed');
+    if (authenticated.has(c.req.raw)) line(log);
+    else quiet.line(line);
     return fail(c, 500, 'E_INTERNAL', 'internal error (logged)');
   });
   app.notFound((c) => fail(c, 404, 'E_NOT_FOUND', `no such endpoint: ${c.req.method} ${c.req.path}`));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.use('/readyz', localOnlyWithoutToken(deps.token, refuse));
+  app.use('/metrics', localOnlyWithoutToken(deps.token, refuse));
   app.get('/readyz', (c) => {
     const result = readiness(
       {
@@ -194,30 +212,16 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/assets/:file', (c) => page(c, c.req.param('file')));
 
   // Everything under /api/v1 needs the token (or, without one, a local request from no other origin).
-  app.use('/api/v1/*', async (c: Context, next) => {
-    const from = source(c);
-    if (failures.blocked(from))
-      return fail(c, 429, 'E_TOO_MANY_FAILURES', 'too many failed authentications from this address: try again later');
-    if (deps.token === undefined) {
-      if (!localRequest(c.req.header('host'), c.req.header('origin'))) {
-        failures.failed(from, 'not a local request');
-        return fail(
-          c,
-          403,
-          'E_FORBIDDEN',
-          'without API_TOKEN the control API answers local requests from its own page only',
-        );
-      }
-    } else {
-      const given = bearerToken(c.req.header('authorization'));
-      if (given === undefined || !tokenMatches(deps.token, given)) {
-        failures.failed(from, given === undefined ? 'no bearer token' : 'wrong token');
-        c.header('www-authenticate', 'Bearer realm="spot-bot"');
-        return fail(c, 401, 'E_UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN>)');
-      }
-    }
-    await next();
-  });
+  app.use(
+    '/api/v1/*',
+    operatorAuth({
+      token: deps.token,
+      failures,
+      source,
+      refuse,
+      authenticated: (c) => authenticated.add(c.req.raw),
+    }),
+  );
   app.use(
     '/api/v1/*',
     bodyLimit({ maxSize: 16 * 1024, onError: (c) => fail(c, 413, 'E_TOO_LARGE', 'body over 16 KiB') }),
@@ -254,7 +258,7 @@ export function createApi(deps: ApiDeps): Hono {
       cached = undefined;
       return c.json({ ok: true, ...result });
     } catch (err) {
-      if (err instanceof BotError && ERROR_STATUS[err.code] !== undefined) {
+      if (err instanceof BotError && Object.hasOwn(ERROR_STATUS, err.code)) {
         const problems = (err as { problems?: unknown }).problems;
         return fail(c, ERROR_STATUS[err.code] as ErrorStatus, err.code, err.message, {
           ...(Array.isArray(problems) && problems.length > 0 ? { problems } : {}),

@@ -1,0 +1,166 @@
+/**
+ * The listener's guards, over a real socket: /metrics and /readyz refuse a rebound Host without API_TOKEN,
+ * asset names that are Object.prototype members are plain 404s, the operator's right token is served even
+ * from an address locked out for guessing, and a flood of requests nobody authenticated (from 200 loopback
+ * addresses, so per-address limits alone would not bound it) writes a bounded number of log lines.
+ */
+import { request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OperatorActions } from '../../src/app/operator-actions.js';
+import { createMetrics } from '../../src/api/metrics.js';
+import { type ApiServer, startApiServer } from '../../src/api/server.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { captureLogger } from '../notify/stand-ins.js';
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** One GET with exactly these headers, from `from` (any 127.x.y.z address is this machine's). */
+function get(url: string, path: string, headers: Record<string, string> = {}, from = '127.0.0.1'): Promise<Answer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, headers, localAddress: from, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+let dir: string;
+let store: Store;
+let server: ApiServer | undefined;
+
+async function listener(token: string | undefined, options: { failingMetrics?: boolean } = {}) {
+  dir = mkdtempSync(join(tmpdir(), 'listener-guards-'));
+  store = openStore({ path: join(dir, 'bot.db'), clock: { now: () => Date.now() } });
+  const log = captureLogger();
+  const metrics = createMetrics();
+  if (options.failingMetrics === true)
+    metrics.render = () => Promise.reject(new Error('the metrics registry failed (injected)'));
+  server = await startApiServer({
+    host: '127.0.0.1',
+    port: 0,
+    store,
+    now: () => Date.now(),
+    logger: log.logger,
+    token,
+    killSwitchFile: join(dir, 'KILL'),
+    // Nothing here acts: the guards are under test, not the actions.
+    actions: {} as OperatorActions,
+    engine: {
+      instances: () => [],
+      brakes: () => ({ killSwitch: false, breakerOpenUntil: undefined, halted: undefined }),
+      running: true,
+      balances: () => [],
+    },
+    jobs: () => [],
+    prices: () => new Map(),
+    daemon: { mode: 'paper', venue: 'test', banner: 'test' },
+    metrics,
+    metricsBalances: true,
+  });
+  return { url: server.url, log };
+}
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const TOKEN = 'listener-guards-token-8c1f';
+
+describe('the listener', () => {
+  it('without API_TOKEN answers /metrics and /readyz for a loopback Host only (DNS rebinding)', async () => {
+    const { url } = await listener(undefined);
+    const port = new URL(url).port;
+    for (const path of ['/metrics', '/readyz']) {
+      const rebound = await get(url, path, { host: `attacker.example:${port}` });
+      expect(rebound.status, path).toBe(403);
+      expect(rebound.body).toContain('E_FORBIDDEN');
+      expect(rebound.body).not.toContain('spot_bot');
+      const crossOrigin = await get(url, path, { host: `127.0.0.1:${port}`, origin: 'http://attacker.example' });
+      expect(crossOrigin.status, path).toBe(403);
+      expect((await get(url, path, { host: `localhost:${port}` })).status, path).not.toBe(403);
+    }
+    expect((await get(url, '/metrics', { host: `127.0.0.1:${port}` })).body).toContain('process_cpu_seconds_total');
+    // The health probe says nothing about the account: still open.
+    expect((await get(url, '/healthz', { host: 'attacker.example' })).status).toBe(200);
+  });
+
+  it('with API_TOKEN keeps /metrics open to any Host (scrapers name the machine)', async () => {
+    const { url } = await listener(TOKEN);
+    expect((await get(url, '/metrics', { host: 'bot.lan:9000' })).status).toBe(200);
+  });
+
+  it('answers asset names that are Object.prototype members with a 404, logging nothing', async () => {
+    const { url, log } = await listener(TOKEN);
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']) {
+      const answer = await get(url, `/assets/${name}`);
+      expect(answer.status, name).toBe(404);
+      expect(answer.body).toContain('E_NOT_FOUND');
+      expect(answer.body).not.toMatch(/at .*\.ts:\d+/);
+    }
+    expect((await get(url, '/assets/dashboard.css')).status).toBe(200);
+    expect(log.lines.filter((l) => /"level":(40|50)/.test(l))).toEqual([]);
+  });
+
+  it('locks out guessing from an address after ten failures, never the right token from it', async () => {
+    const { url, log } = await listener(TOKEN);
+    const wrong = { authorization: 'Bearer not-the-token' };
+    const right = { authorization: `Bearer ${TOKEN}` };
+    for (let i = 0; i < 10; i++) expect((await get(url, '/api/v1/status', wrong)).status).toBe(401);
+    const locked = await get(url, '/api/v1/status', wrong);
+    expect(locked.status).toBe(429);
+    expect(locked.body).toContain('E_TOO_MANY_FAILURES');
+    expect((await get(url, '/api/v1/status')).status).toBe(429);
+    // The operator, from the same address, in the same minute.
+    expect((await get(url, '/api/v1/status', right)).status).toBe(200);
+    expect((await get(url, '/api/v1/daemon', right)).status).toBe(200);
+    expect((await get(url, '/api/v1/status', wrong)).status).toBe(429);
+    expect(log.messages(/authentication failed from 127\.0\.0\.1/)).toHaveLength(1);
+    expect(log.lines.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('without API_TOKEN a locked-out address still gets its local requests served', async () => {
+    const { url } = await listener(undefined);
+    const port = new URL(url).port;
+    for (let i = 0; i < 12; i++) await get(url, '/api/v1/status', { host: `rebound.example:${port}` });
+    expect((await get(url, '/api/v1/status', { host: `rebound.example:${port}` })).status).toBe(429);
+    expect((await get(url, '/api/v1/status', { host: `127.0.0.1:${port}` })).status).toBe(200);
+  });
+
+  it('writes a bounded number of log lines for a flood of requests nobody authenticated', async () => {
+    const { url, log } = await listener(TOKEN, { failingMetrics: true });
+    const paths = ['/api/v1/status', '/metrics', '/assets/constructor', '/assets/__proto__', '/nowhere', '/readyz'];
+    let sent = 0;
+    // 200 source addresses × 6 kinds of request, 6 rounds: 7,200 requests in well under a minute.
+    for (let round = 0; round < 6; round++)
+      for (let a = 0; a < 200; a += 20) {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, k) =>
+            Promise.all(
+              paths.map((p) =>
+                get(url, p, { authorization: 'Bearer guess' }, `127.0.${round + 1}.${a + k + 1}`).then(() => sent++),
+              ),
+            ),
+          ),
+        );
+      }
+    expect(sent).toBe(7200);
+    const warnOrWorse = log.lines.filter((l) => /"level":(40|50|60)/.test(l));
+    // The budget: 20 lines a minute (plus the count of what was left out, once the minute is over).
+    expect(warnOrWorse.length).toBeGreaterThan(0);
+    expect(warnOrWorse.length).toBeLessThanOrEqual(21);
+    expect(log.lines.length).toBeLessThanOrEqual(25);
+  });
+});
