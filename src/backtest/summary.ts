@@ -7,7 +7,8 @@
 import type { InstanceSummary } from '../engine/engine.js';
 import { type Dec, fromWire, ZERO } from '../market/decimal.js';
 import type { SimFill } from '../sim/state.js';
-import { change, exposure, riskRatios, roundTrips, tradeStats, type TradeFill } from './metrics.js';
+import { closedTrades, type TradeFill, tradeStats } from '../market/round-trips.js';
+import { change, exposure, riskRatios } from './metrics.js';
 import type { JobSettings } from './job.js';
 import type { BacktestRun } from './runner.js';
 import type { RecordingFile } from './tick-data.js';
@@ -97,20 +98,21 @@ export function feeInQuote(f: SimFill, quoteAsset: string): Dec {
   return f.feeAsset.code === quoteAsset ? f.fee : f.fee.mul(f.price);
 }
 
-/** Fills as the metrics pair them: per instance and symbol, with what each moved net of its fee. */
+/** Fills as closed trades pair them: per instance and symbol, each with its order's id and tag and the pair's step. */
 export function tradeFills(run: BacktestRun): TradeFill[] {
   return run.fills.map((f) => {
-    const buy = f.side === 'BUY';
-    const inQuote = f.feeAsset.code === run.quoteAsset;
-    const baseFee = inQuote ? ZERO : f.fee;
-    const quoteFee = inQuote ? f.fee : ZERO;
+    const order = run.orderOwner.get(f.orderId);
     return {
-      book: `${run.orderOwner.get(f.orderId)?.instance ?? ''}/${f.symbol}`,
+      book: `${order?.instance ?? ''}/${f.symbol}`,
       side: f.side,
-      quantity: buy ? f.baseQty.minus(baseFee) : f.baseQty.plus(baseFee),
-      dust: run.quantitySteps.get(f.symbol),
-      value: buy ? f.quoteQty.plus(quoteFee) : f.quoteQty.minus(quoteFee),
+      price: f.price,
+      quantity: f.baseQty,
+      fee: f.fee,
+      feeIn: f.feeAsset.code === run.quoteAsset ? 'quote' : 'base',
       time: f.time,
+      orderId: order?.localId ?? String(f.orderId),
+      tag: order?.tag,
+      step: run.quantitySteps.get(f.symbol),
     };
   });
 }
@@ -131,7 +133,7 @@ export function buyAndHold(run: BacktestRun): Dec | undefined {
 
 export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSummary {
   const trades = tradeFills(run);
-  const stats = tradeStats(roundTrips(trades));
+  const stats = tradeStats(closedTrades(trades));
   const ratios = riskRatios(
     run.equity.map((s) => s.equity),
     inputs.sampleMs,
@@ -165,7 +167,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       profitFactor: stats.profitFactor === undefined ? null : stats.profitFactor.toFixed(4),
       fills: run.fills.length,
       orders: run.orders.length,
-      roundTrips: stats.roundTrips,
+      roundTrips: stats.trades,
       feesQuote: feesQuote.toFixed(),
       fees: texts(fees),
       exposurePct: (exposure(trades, run.firstTime, run.lastTime) * 100).toFixed(4),

@@ -18,10 +18,17 @@ export function remainingQuantity(orders: readonly OrderView[]): Dec {
   return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
 }
 
-/** The quantity the pair would accept at this price (rounded down to its step); zero for dust below its minimums. */
-export function tradableQuantity(rules: PairRules, quantity: Dec, price: Dec): Dec {
+/**
+ * The quantity that can really be traded: `quantity` floored to the pair's step, zero when that is below the
+ * pair's minimum quantity or (given a price) its minimum order value. Of a position,
+ * `tradableQuantity(ctx.rules, ctx.position.quantity, ctx.price)` is what can really be sold: the position
+ * less its fee dust (a buy's base fee leaves a residue below the step that no order can sell, so
+ * `position.quantity.gt(0)` stays true after the last sell; this is zero then).
+ */
+export function tradableQuantity(rules: PairRules, quantity: Dec, price?: Dec): Dec {
   const qty = floorTo(quantity, rules.stepSize);
-  return qty.lte(0) || qty.lt(rules.minQty) || qty.mul(price).lt(rules.minNotional) ? dec(0) : qty;
+  if (qty.lte(0) || qty.lt(rules.minQty)) return dec(0);
+  return price !== undefined && qty.mul(price).lt(rules.minNotional) ? dec(0) : qty;
 }
 
 /** State a strategy keeps so that a notice is logged once, not on every tick. */

@@ -1,14 +1,16 @@
 /** The metrics on hand-made equity curves and fills, each expected value worked out by hand. */
 import { describe, expect, it } from 'vitest';
 import { EquityTracker } from '../../src/backtest/equity-tracker.js';
-import { exposure, riskRatios, roundTrips, type TradeFill, tradeStats } from '../../src/backtest/metrics.js';
+import { exposure, riskRatios } from '../../src/backtest/metrics.js';
+import type { TradeFill } from '../../src/market/round-trips.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 
 const HOUR = 3_600_000;
 const d = (x: string | number): Dec => new D(x);
 
+/** A fill without fees: `value` is its quote amount. */
 function fill(book: string, side: 'BUY' | 'SELL', quantity: string, value: string, time: number): TradeFill {
-  return { book, side, quantity: d(quantity), value: d(value), time };
+  return { book, side, quantity: d(quantity), price: d(value).div(quantity), fee: d(0), feeIn: 'quote', time };
 }
 
 describe('max drawdown', () => {
@@ -57,42 +59,6 @@ describe('Sharpe and Sortino', () => {
   });
 });
 
-describe('round trips', () => {
-  it('pair fills first in first out, fees included, and count wins and the profit factor', () => {
-    const trips = roundTrips([
-      fill('g', 'BUY', '1', '100', 1), // lot A: 1 at 100
-      fill('g', 'BUY', '1', '110', 2), // lot B: 1 at 110
-      fill('g', 'SELL', '1.5', '157.5', 3), // 105 each: A +5, half of B -2.5
-      fill('g', 'SELL', '0.5', '60', 4), // 120: rest of B +5
-    ]);
-    expect(
-      trips.map((t) => [t.quantity.toFixed(), t.entryPrice.toFixed(), t.exitPrice.toFixed(), t.pnl.toFixed()]),
-    ).toEqual([
-      ['1', '100', '105', '5'],
-      ['0.5', '110', '105', '-2.5'],
-      ['0.5', '110', '120', '5'],
-    ]);
-    const stats = tradeStats(trips);
-    expect(stats.roundTrips).toBe(3);
-    expect(stats.winRate!.toFixed()).toBe(new D(2).div(3).toFixed());
-    expect(stats.profitFactor!.toFixed()).toBe('4');
-  });
-
-  it('opens a short lot when selling what was not bought, and keeps books apart', () => {
-    const trips = roundTrips([
-      fill('a', 'SELL', '1', '100', 1),
-      fill('b', 'BUY', '1', '90', 2),
-      fill('a', 'BUY', '1', '95', 3),
-    ]);
-    expect(trips).toHaveLength(1);
-    expect(trips[0]).toMatchObject({ book: 'a', direction: 'short' });
-    expect(trips[0]!.pnl.toFixed()).toBe('5');
-    const stats = tradeStats(trips);
-    expect(stats.profitFactor).toBeUndefined();
-    expect(tradeStats([]).winRate).toBeUndefined();
-  });
-});
-
 describe('exposure', () => {
   it('is the share of time with a non-zero net position in any book', () => {
     // Long from 10 to 30, book b from 25 to 40 and again from 90 to the end (100): 30 + 10 of 100.
@@ -111,13 +77,13 @@ describe('exposure', () => {
     // Bought 1 net of a base fee (0.999), sold the 0.999 the step allows, 0.0005 left for ever: flat at 30.
     const step = new D('0.001');
     const fills = [
-      { ...fill('a', 'BUY', '0.9995', '100', 10), dust: step },
-      { ...fill('a', 'SELL', '0.999', '101', 30), dust: step },
+      { ...fill('a', 'BUY', '0.9995', '100', 10), step },
+      { ...fill('a', 'SELL', '0.999', '101', 30), step },
     ];
     expect(exposure(fills, 0, 100)).toBeCloseTo(0.2, 12);
     expect(
       exposure(
-        fills.map(({ dust: _, ...f }) => f),
+        fills.map(({ step: _, ...f }) => f),
         0,
         100,
       ),

@@ -47,4 +47,23 @@ describe('the strategy guide', () => {
     expect(h.rejected).toEqual([]);
     expect(h.logs.map((l) => l.msg)).toContain('dip buyer starting');
   });
+
+  it('its example sells what it can and rests, though the base fee of the buy leaves dust below the step', async () => {
+    const [instance] = await loadStrategyFiles(project.configDir, { strategiesDir: project.strategiesDir });
+    const params = { ...(instance!.config.params as object), quantity: '0.0015' };
+    const h = new Harness(instance!.definition, { params });
+    await h.start();
+    expect(summary(await h.walk(['23000', '22900'], 10_000))).toEqual(['BUY 22770 0.0015 dip:buy']);
+    await h.tick('22760');
+    // The simulated exchange's 0.1 % fee, in the base bought: 0.0014985 held, on a 0.000001 step.
+    await h.fill('dip:buy', { fee: '0.0000015', feeAsset: 'BTC' });
+    // 1 % over the entry, whose price carries the fee (22770 x 0.0015 / 0.0014985), rounded up to the tick.
+    expect(summary(await h.tick('22800'))).toEqual(['SELL 23020.73 0.001498 dip:sell']);
+    await h.tick('23100');
+    await h.fill('dip:sell', { fee: '0.03448505', feeAsset: 'USDT' });
+    expect(h.position.quantity.toFixed()).toBe('0.0000005');
+    expect(await h.walk(['23000', '22000', '23500'], 10_000)).toEqual([]);
+    expect(h.rejected).toEqual([]);
+    expect(h.state).toMatchObject({ done: true });
+  });
 });
