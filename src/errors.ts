@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   'E_DUPLICATE_ID',
   'E_DB_OPEN',
   'E_DB_VERSION',
+  // Another daemon holds the journal's lock (store/journal-lock.ts).
+  'E_DB_LOCKED',
   'E_POLL_INCOMPLETE',
   // The simulated exchange, recordings, backtests.
   'E_SIM_CONFIG',

@@ -19,6 +19,7 @@ import type { Logger } from '../ops/logger.js';
 import { type Clock, systemClock } from '../ports/clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
+import { acquireJournalLock, type JournalLock, lockPathOf } from '../store/journal-lock.js';
 import type { Store } from '../store/store.js';
 import { chatOperator } from './chat-operator.js';
 import { ensureWritableFolder } from './data-folder.js';
@@ -108,6 +109,7 @@ export class Daemon {
     private readonly clock: Clock,
     private readonly stopTimeoutMs: number,
     private readonly notifications: Notifications | undefined,
+    private readonly lock: JournalLock,
   ) {}
 
   /** Starts everything; on failure closes what was opened and rethrows. */
@@ -122,11 +124,24 @@ export class Daemon {
     const instances = await loadInstances(env);
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
     ensureWritableFolder(env.DB_PATH, 'DB_PATH');
-    const { store, archivedTo, archivedBecause, deleted } = openRunStore(
-      env.DB_PATH,
-      { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
-      clock,
-      { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
+    // One daemon per journal: a second one stops here, before the journal, the paper account or the venue.
+    const lock = acquireJournalLock(env.DB_PATH);
+    let opened: ReturnType<typeof openRunStore>;
+    try {
+      opened = openRunStore(
+        env.DB_PATH,
+        { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
+        clock,
+        { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
+      );
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+    const { store, archivedTo, archivedBecause, deleted } = opened;
+    logger.info(
+      { lock: lockPathOf(env.DB_PATH), pid: lock.holder.pid, host: lock.holder.host },
+      `holding the journal's lock (${lockPathOf(env.DB_PATH)}): no other daemon can use ${env.DB_PATH} while this one runs`,
     );
     if (archivedBecause === 'legacy')
       logger.warn(
@@ -148,6 +163,7 @@ export class Daemon {
       store.events.record(clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
       await notifications?.stop(NOTIFY_STOP_MS);
       store.close();
+      lock.release();
     };
     try {
       const retry = { logger, isFatal: isFatalStartError, signal: options.signal };
@@ -237,7 +253,7 @@ export class Daemon {
             });
       logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
       const stopMs = options.stopTimeoutMs ?? 10_000;
-      return new Daemon(plan, engine, setup, store, venue, scheduling, api, logger, clock, stopMs, notifications);
+      return new Daemon(plan, engine, setup, store, venue, scheduling, api, logger, clock, stopMs, notifications, lock);
     } catch (err) {
       await undo(err).catch((closeErr: unknown) =>
         logger.error({ err: closeErr }, 'closing after a failed start failed'),
@@ -263,6 +279,8 @@ export class Daemon {
         await this.notifications?.stop(Math.min(NOTIFY_STOP_MS, this.stopTimeoutMs));
       } finally {
         this.store.close();
+        // Last: the next daemon may start only once this one has closed the journal.
+        this.lock.release();
       }
       this.logger.info('stopped: database closed');
     })();

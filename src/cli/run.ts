@@ -9,6 +9,7 @@ import { ConfigError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { createLogger } from '../ops/logger.js';
 import { installShutdown } from '../ops/shutdown.js';
+import { JournalLockedError } from '../store/journal-lock.js';
 import { commandEnv } from './command-env.js';
 import { parseCommandFlags } from './flags.js';
 
@@ -51,7 +52,10 @@ export async function run(argv: string[]): Promise<number> {
     // A shutdown asked for during start-up finishes on its own (exit 0 after a signal).
     if (shutdown.signal.aborted) return new Promise<number>(() => undefined);
     shutdown.dispose();
-    if (err instanceof ConfigError) {
+    if (err instanceof JournalLockedError) {
+      // One line, naming the holder: nothing was opened, so there is nothing else to say.
+      logger.fatal({ code: err.code, holder: err.holder }, `not started: ${err.message}`);
+    } else if (err instanceof ConfigError) {
       for (const problem of err.problems) logger.error(problem);
       logger.error(`not started: ${err.problems.length} configuration problem(s)`);
     } else {
