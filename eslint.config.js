@@ -11,7 +11,7 @@ const forbid = (files, groups, message) => ({
   files,
   rules: { 'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }] },
 });
-const ADAPTERS = ['exchange', 'sim', 'venues', 'store', 'record'];
+const ADAPTERS = ['clocks', 'exchange', 'sim', 'venues', 'store', 'record'];
 const COMPOSITION = ['app', 'cli', 'backtest', 'api', 'notify'];
 const dependencyRules = [
   forbid(

@@ -21,7 +21,8 @@ import { ExchangeClient } from '../src/exchange/client.js';
 import type { Ticker } from '../src/ports/venue-records.js';
 import { tickerFromWire, TickerSchema } from '../src/exchange/wire-schemas.js';
 import { silentLogger } from '../src/ops/logger.js';
-import { type Clock, systemClock } from '../src/ports/clock.js';
+import { VirtualClock } from '../src/clocks/virtual-clock.js';
+import { wallClock } from '../src/clocks/wall-clock.js';
 import { readRecordingBatches } from '../src/record/recording-reader.js';
 import { InProcessVenue } from '../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../src/sim/matching-engine.js';
@@ -55,7 +56,7 @@ const fireOnMark = defineStrategy({
 
 async function tickToWire(dbPath: string, samples: number): Promise<void> {
   const sim = await startSimServer({
-    engine: new MatchingEngine({ clock: systemClock }),
+    engine: new MatchingEngine({ clock: wallClock }),
     balances: { USDT: '100000000', BTC: '10' },
   });
   sim.engine.onPrice('BTCUSDT', 20_000, Date.now());
@@ -65,11 +66,11 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
     apiSecret: DEMO_CREDENTIALS.apiSecret,
     rateLimit: false,
   });
-  const store = openStore({ path: dbPath, clock: systemClock });
+  const store = openStore({ path: dbPath, clock: wallClock });
   const config = StrategyFileSchema.parse({ name: 'fire', strategy: 'fire-on-mark', symbol: 'BTCUSDT' });
   const engine = new Engine({
     venue: client,
-    clock: systemClock,
+    clock: wallClock,
     store,
     logger: silentLogger,
     instances: [{ config, definition: fireOnMark, params: {} }],
@@ -122,16 +123,9 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
   await sim.close();
 }
 
-class TickClock implements Clock {
-  time = 0;
-  now(): number {
-    return this.time;
-  }
-}
-
 async function memory(ticks: number): Promise<void> {
   const instances = await shippedInstances();
-  const clock = new TickClock();
+  const clock = new VirtualClock(0);
   const sim = new MatchingEngine({ clock });
   sim.createAccount({ apiKey: 'bench', balances: { USDT: '1000000', BTC: '10' } });
   const venue = new InProcessVenue(sim, 'bench');

@@ -8,7 +8,7 @@ import { createMetrics } from '../api/metrics.js';
 import { type ApiDeps, type ApiServer, startApiServer } from '../api/server.js';
 import type { Env } from '../config/env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
-import { CronScheduler } from './cron-scheduler.js';
+import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
 import { DEFAULT_CIRCUIT_BREAKER } from '../engine/risk.js';
@@ -16,7 +16,8 @@ import { ConfigError, errorCode } from '../errors.js';
 import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
-import { type Clock, systemClock } from '../ports/clock.js';
+import { type Clock } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import { acquireJournalLock, type JournalLock, lockPathOf } from '../store/journal-lock.js';
@@ -37,7 +38,7 @@ export interface DaemonOptions {
   /** How long stop waits for running jobs and in-flight requests (default 10 s). */
   stopTimeoutMs?: number;
   /**
-   * What fires the jobs (default: node-cron on the wall clock). The parity test drives the same daemon one
+   * What fires the jobs (default: the ClockScheduler on the daemon's clock). The parity test drives the same daemon one
    * recorded tick at a time through this port instead of waiting for the clock.
    */
   scheduler?: Scheduler;
@@ -115,7 +116,7 @@ export class Daemon {
   /** Starts everything; on failure closes what was opened and rethrows. */
   static async start(options: DaemonOptions): Promise<Daemon> {
     const { env, logger } = options;
-    const clock = systemClock;
+    const clock = wallClock;
     const plan = planVenue(env);
     if (plan.mode === 'live' && env.PAPER_FRESH)
       throw new ConfigError([
@@ -210,7 +211,7 @@ export class Daemon {
         else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
       }
       cleanup.push(() => engine.stop());
-      const scheduler = options.scheduler ?? new CronScheduler(logger);
+      const scheduler = options.scheduler ?? new ClockScheduler(logger, clock);
       const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
       scheduling.start();
       cleanup.push(async () => {

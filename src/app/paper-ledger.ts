@@ -18,7 +18,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { plain } from '../market/decimal.js';
-import type { Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
 import type { ReplayPosition } from '../sim/feeds.js';
 import { fillState, orderState, type SimLedger, type SimState } from '../sim/ledger.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
@@ -61,7 +61,7 @@ export class PaperLedger implements SimLedger {
   constructor(
     private readonly store: Store,
     private readonly engine: MatchingEngine,
-    private readonly clock: Clock,
+    private readonly clock: ClockReading,
   ) {}
 
   /** Where the replay stands, written with every commit and checkpoint (paper on recorded data). */
@@ -149,7 +149,7 @@ export interface PaperExchangeOpened {
 export function openPaperExchange(
   store: Store,
   engine: MatchingEngine,
-  options: { data: PaperData; apiKey: string; funding: Record<string, string>; clock: Clock; dbPath: string },
+  options: { data: PaperData; apiKey: string; funding: Record<string, string>; clock: ClockReading; dbPath: string },
 ): PaperExchangeOpened {
   const snapshot = store.paper.snapshot();
   const ledger = new PaperLedger(store, engine, options.clock);

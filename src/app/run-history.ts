@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
 import { openStore, type Store } from '../store/store.js';
 
 export interface RunIdentity {
@@ -91,7 +91,7 @@ function archive(path: string, now: number, kept: number): { archivedTo: string;
 export function openRunStore(
   path: string,
   identity: RunIdentity,
-  clock: Clock,
+  clock: ClockReading,
   options: RunStoreOptions = {},
 ): RunStore {
   let store = openStore({ path, clock });

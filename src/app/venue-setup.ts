@@ -14,7 +14,7 @@ import { clientOptionsFromEnv, type Env } from '../config/env.js';
 import { ExchangeClient, type RequestObserver } from '../exchange/client.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { Logger } from '../ops/logger.js';
-import { systemClock } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from '../sim/default-market.js';
 import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed, type ReplayPosition } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
@@ -88,7 +88,7 @@ function openPaper(
     data,
     apiKey: DEMO_CREDENTIALS.apiKey,
     funding: env.PAPER_BALANCES ?? DEFAULT_PAPER_BALANCES,
-    clock: systemClock,
+    clock: wallClock,
     dbPath: env.DB_PATH,
   });
   const funding = Object.entries(opened.funding)
@@ -145,7 +145,7 @@ export async function setUpVenue(
       // The pairs the paper account has orders on too, so its history still reads after a config change.
       const wanted = new Set([...symbols, ...store.paper.symbols()]);
       const pairs = (await upstream.pairConfig()).filter((p) => wanted.has(p.symbol));
-      engine = new MatchingEngine({ ...marketFrom(pairs), clock: systemClock });
+      engine = new MatchingEngine({ ...marketFrom(pairs), clock: wallClock });
       paper = openPaper(engine, store, env, 'live', logger);
     } catch (err) {
       await upstream.close();
@@ -165,7 +165,7 @@ export async function setUpVenue(
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
     // Records carry wall-clock times like the bot's own (today's fills, daily limits), not the recording's.
-    engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: systemClock });
+    engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: wallClock });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {

@@ -16,7 +16,7 @@ import type { MatchingEngine } from '../sim/matching-engine.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
-import type { VirtualClock } from './virtual-clock.js';
+import type { VirtualClock } from '../clocks/virtual-clock.js';
 
 /** Each asset's total (free + locked) on the account. */
 export function assetTotals(sim: MatchingEngine, apiKey: string, codes: readonly string[]): Record<string, Dec> {

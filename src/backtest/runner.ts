@@ -20,7 +20,7 @@ import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-t
 import { NoCancelVenue } from '../venues/no-cancel-venue.js';
 import { assetTotals, BalanceReader, Replay } from './replay.js';
 import type { TickData } from './tick-data.js';
-import { VirtualClock } from './virtual-clock.js';
+import { VirtualClock } from '../clocks/virtual-clock.js';
 
 const API_KEY = 'backtest';
 

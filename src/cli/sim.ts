@@ -10,7 +10,7 @@ import { BotError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { isPlainDecimal } from '../market/decimal.js';
 import { createLogger } from '../ops/logger.js';
-import { systemClock } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
@@ -160,7 +160,7 @@ export async function run(argv: string[]): Promise<number> {
 
     // Orders and trades carry the wall clock, as a real exchange's do (and as the simulator inside `npm start`):
     // a client finds its orders by its own send time. The market data keeps the recording's times.
-    const engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: systemClock });
+    const engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: wallClock });
     const server = await startSimServer({
       engine,
       host: values.host,

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { buildStatusView, statusJson, statusTable } from '../status/status-view.js';
-import { systemClock } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import { openStore } from '../store/store.js';
 import { commandEnv } from './command-env.js';
 import { parseCommandFlags } from './flags.js';
@@ -33,9 +33,9 @@ function status(argv: string[]): number {
     console.error(`status: no database at ${path} (run the bot first, or pass --db PATH)`);
     return 1;
   }
-  const store = openStore({ path, clock: systemClock });
+  const store = openStore({ path, clock: wallClock });
   try {
-    const view = buildStatusView(store, { now: systemClock.now(), killSwitchFile: env.KILL_SWITCH_FILE });
+    const view = buildStatusView(store, { now: wallClock.now(), killSwitchFile: env.KILL_SWITCH_FILE });
     console.log(flags.values.json ? JSON.stringify(statusJson(view), null, 2) : statusTable(view));
     return 0;
   } finally {

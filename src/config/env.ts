@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { config as loadDotenv } from 'dotenv';
-import { validate as validCron } from 'node-cron';
+import { cronProblem } from '../clocks/cron-schedule.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { ExchangeClientOptions } from '../exchange/client.js';
@@ -60,8 +60,8 @@ const exchangeEnv = {
   EXCHANGE_CANCEL: withDefault(flag, 'true'),
 };
 
-const cron = z.string().refine((v) => validCron(v), {
-  error: 'expected a node-cron expression ([second] minute hour day month weekday)',
+const cron = z.string().refine((v) => cronProblem(v) === undefined, {
+  error: 'expected a cron expression ([second] minute hour day month weekday)',
 });
 
 const assetCode = /^[A-Z0-9]{1,20}$/;
@@ -122,9 +122,9 @@ const daemonEnv = {
     }),
     'info',
   ),
-  /** node-cron schedule of the open-orders and trades poll. */
+  /** Cron schedule of the open-orders and trades poll. */
   ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
-  /** node-cron schedule of the pair-config and balance refresh. */
+  /** Cron schedule of the pair-config and balance refresh. */
   REFRESH: withDefault(cron, '0 * * * * *'),
   /** How long the orderly stop on SIGTERM/SIGINT may take before the process exits anyway (inside Docker's 10 s). */
   STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),

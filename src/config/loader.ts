@@ -5,7 +5,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { validateDetailed } from 'node-cron';
+import { cronProblem } from '../clocks/cron-schedule.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { StrategyDefinition } from '../strategy/api.js';
@@ -79,11 +79,10 @@ function parseJson(file: string, text: string, problems: string[]): unknown {
 
 function scheduleProblems(file: string, schedule: unknown): string[] {
   if (typeof schedule !== 'string' || schedule.trim() === '') return []; // the file schema reports it
-  const result = validateDetailed(schedule);
-  if (result.valid) return [];
-  const why = result.errors.map((e) => e.message).join('; ');
+  const why = cronProblem(schedule);
+  if (why === undefined) return [];
   return [
-    `${file}: schedule: expected a node-cron expression ([second] minute hour day month weekday), found ${describeValue(schedule)} (${why})`,
+    `${file}: schedule: expected a cron expression ([second] minute hour day month weekday), found ${describeValue(schedule)} (${why})`,
   ];
 }
 

@@ -23,7 +23,7 @@ export const StrategyFileSchema = z.strictObject({
   /** Module name in strategies/ (file name without extension). */
   strategy: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a module name in strategies/, e.g. "grid"'),
   symbol: z.string().regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"'),
-  /** node-cron expression (seconds allowed) for how often this instance observes the market live/paper. */
+  /** cron expression (seconds allowed, UTC) for how often this instance observes the market live/paper. */
   schedule: z.string().min(1).default('*/5 * * * * *'),
   enabled: z.boolean().default(true),
   params: z.record(z.string(), z.unknown()).default({}),

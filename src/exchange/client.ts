@@ -10,7 +10,8 @@ import { Pool } from 'undici';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { ConfigError } from '../errors.js';
-import { systemClock, type Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import {
   type ExchangeClientError,
@@ -65,7 +66,7 @@ export interface ExchangeClientOptions {
   apiKey?: string;
   apiSecret?: string;
   /** Source of request timestamps (default: the system clock). */
-  clock?: Clock;
+  clock?: ClockReading;
   /** Per request: time to the response headers, and between body chunks (default 10 000). */
   timeoutMs?: number;
   /** Default: 3 attempts, 200 ms base, 5 000 ms max backoff, Retry-After honoured up to 30 000 ms. */
@@ -149,7 +150,7 @@ export class ExchangeClient implements Venue {
   private readonly basePath: string;
   private readonly apiKey: string | undefined;
   private readonly apiSecret: string | undefined;
-  private readonly clock: Clock;
+  private readonly clock: ClockReading;
   private readonly timeoutMs: number;
   private readonly retry: RetryOptions;
   private readonly limiter: RateLimiter | undefined;
@@ -173,7 +174,7 @@ export class ExchangeClient implements Venue {
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.apiKey = options.apiKey || undefined;
     this.apiSecret = options.apiSecret || undefined;
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? wallClock;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.sleep = options.sleep ?? realSleep;

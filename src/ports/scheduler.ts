@@ -1,6 +1,6 @@
 /**
- * The Scheduler port: named jobs on cron expressions (seconds field allowed). The wall-clock adapter uses
- * node-cron; a backtest needs none (it calls the engine's jobs itself on a virtual clock). Implementations
+ * The Scheduler port: named jobs on cron expressions (seconds field allowed), fired in a Clock's time
+ * (app/clock-scheduler.ts); a backtest needs none (its replay loop calls the engine's jobs). Implementations
  * guarantee that one job never overlaps itself and that a slow or failing job delays only itself.
  */
 export interface JobStats {

@@ -4,7 +4,8 @@
  */
 import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
-import { systemClock, type Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, utcDay } from './recording-format.js';
 import { RecordingWriter } from './recording-writer.js';
 
@@ -15,7 +16,7 @@ export interface RecorderOptions {
   dir: string;
   fetchTickers: FetchTickers;
   logger?: Logger;
-  clock?: Clock;
+  clock?: ClockReading;
   /** Where the tickers come from (e.g. the exchange's origin), written into each new file's header. */
   origin?: string;
   /** See RecordingWriter (default 60 s). */
@@ -54,12 +55,12 @@ export class Recorder {
   private readonly lastTime = new Map<string, number>();
   private readonly wanted: ReadonlySet<string>;
   private readonly logger: Logger;
-  private readonly clock: Clock;
+  private readonly clock: ClockReading;
 
   constructor(private readonly options: RecorderOptions) {
     this.wanted = new Set(options.symbols);
     this.logger = options.logger ?? silentLogger;
-    this.clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? wallClock;
   }
 
   /** One poll: fetch, write what is new. Never throws: a failure is logged and the next poll tries again. */
@@ -194,9 +195,9 @@ const realTimers: Timers = {
 export function runEvery(
   everyMs: number,
   task: () => Promise<void>,
-  options: { clock?: Clock; timers?: Timers; onError?: (err: unknown) => void } = {},
+  options: { clock?: ClockReading; timers?: Timers; onError?: (err: unknown) => void } = {},
 ): { stop(): Promise<void> } {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wallClock;
   const timers = options.timers ?? realTimers;
   let handle: unknown;
   let running: Promise<void> | undefined;

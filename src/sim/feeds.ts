@@ -21,7 +21,8 @@ import { describeError } from '../exchange/errors.js';
 import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
-import { systemClock, type Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import type { Warn } from '../record/recording-reader.js';
 import { SimRejectError } from './error-codes.js';
 import type { MatchingEngine, TickerInput } from './matching-engine.js';
@@ -235,14 +236,14 @@ export function replayFeed(options: {
   files: string[];
   speed?: number;
   loop?: boolean;
-  clock?: Clock;
+  clock?: ClockReading;
   warn?: (m: string) => void;
   /** Where a previous run stopped: the replay goes on from there. */
   resume?: ReplayPosition;
 }): PriceFeed {
   const speed = options.speed ?? 1;
   if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wallClock;
   const warn = options.warn ?? defaultWarn;
   const progress: FeedProgress = { fed: 0, done: false };
   const feed = feeder(progress, warn);
@@ -367,7 +368,7 @@ export function randomWalkFeed(options: {
   start?: Record<string, string>;
   intervalMs?: number;
   volatilityBps?: number;
-  clock?: Clock;
+  clock?: ClockReading;
 }): RandomWalkFeed {
   const intervalMs = options.intervalMs ?? 1000;
   const volatility = options.volatilityBps ?? 10;
@@ -375,7 +376,7 @@ export function randomWalkFeed(options: {
   if (!(volatility >= 0 && volatility < 10000))
     throw feedError(`random walk volatilityBps must be within [0, 10000), got ${volatility}`);
   if (options.symbols.length === 0) throw feedError('a random walk needs at least one symbol');
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wallClock;
   const random = mulberry32(options.seed);
   const progress: FeedProgress = { fed: 0, done: false };
   const feed = feeder(progress, defaultWarn);
@@ -450,11 +451,11 @@ export function randomWalkFeed(options: {
 export function proxyFeed(options: {
   upstream: WireTickerSource;
   minIntervalMs?: number;
-  clock?: Clock;
+  clock?: ClockReading;
   warn?: (m: string) => void;
 }): PriceFeed {
   const minIntervalMs = options.minIntervalMs ?? 1000;
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wallClock;
   const warn = options.warn ?? defaultWarn;
   const progress: FeedProgress = { fed: 0, done: false };
   const feed = feeder(progress, warn);

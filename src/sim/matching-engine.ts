@@ -34,7 +34,7 @@ import type { PairConfig, Side } from '../ports/venue-records.js';
 import { BotError } from '../errors.js';
 import { D, type Dec, type DecimalLike, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
-import type { Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
 import type { BalanceQuery, HistoryQuery } from '../ports/venue.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from './default-market.js';
 import { SimRejectError } from './error-codes.js';
@@ -66,7 +66,7 @@ export interface MatchingEngineOptions {
   /** PRNG seed, default 1. */
   seed?: number;
   /** Record times come from this clock when given, else from the last price's time. */
-  clock?: Clock;
+  clock?: ClockReading;
 }
 
 export interface AccountOptions {
@@ -157,7 +157,7 @@ export class MatchingEngine {
   private readonly jitterBps: number;
   private readonly participation: Dec | undefined;
   private readonly random: () => number;
-  private readonly clock: Clock | undefined;
+  private readonly clock: ClockReading | undefined;
   private tickTime = 0;
   private orderSeq = 0;
   private fillSeq = 0;

@@ -22,7 +22,8 @@ import { createServer, type IncomingMessage, type ServerResponse, STATUS_CODES }
 import type { AddressInfo } from 'node:net';
 import { BotError } from '../errors.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
-import { systemClock, type Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import type { HistoryQuery } from '../ports/venue.js';
 import { authenticate } from './auth.js';
 import { SimRejectError } from './error-codes.js';
@@ -64,7 +65,7 @@ export interface SimServerOptions {
   /** Accepted |now - timestamp|, default 10_000. */
   timestampWindowMs?: number;
   /** For the timestamp window, default the system clock. */
-  clock?: Clock;
+  clock?: ClockReading;
   /** Serve DELETE /api/v4/spot/order (default true). */
   cancel?: boolean;
   logger?: Logger;
@@ -212,7 +213,7 @@ export async function startSimServer(options: SimServerOptions = {}): Promise<Si
   const engine = options.engine ?? new MatchingEngine();
   const credentials = options.credentials ?? DEMO_CREDENTIALS;
   const host = options.host ?? '127.0.0.1';
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wallClock;
   const windowMs = options.timestampWindowMs ?? 10_000;
   const maxBody = options.maxBodyBytes ?? 64 * 1024;
   const logger = options.logger ?? silentLogger;

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { BotError } from '../errors.js';
-import type { Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
 import { LATEST_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
 export type Db = Database.Database;
@@ -16,7 +16,7 @@ export const DEFAULT_DB_PATH = 'data/bot.db';
 export interface OpenDatabaseOptions {
   /** File path, or ':memory:' (tests, backtests). Default data/bot.db. */
   path?: string;
-  clock: Clock;
+  clock: ClockReading;
   /**
    * FULL (default): every commit is fsynced before it returns, so a journal row written before an order is
    * sent survives a power cut (invariant 2). WAL with NORMAL could lose the last commits on power loss:

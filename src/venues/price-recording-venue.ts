@@ -5,7 +5,7 @@
  */
 import type { Ticker } from '../ports/venue-records.js';
 import { fromWire, plain } from '../market/decimal.js';
-import type { Clock } from '../ports/clock.js';
+import type { ClockReading } from '../ports/clock.js';
 import { ForwardingVenue } from './forwarding-venue.js';
 import type { Venue } from '../ports/venue.js';
 import type { LastPrice } from '../store/last-prices.js';
@@ -31,7 +31,7 @@ export class PriceRecordingVenue extends ForwardingVenue {
   constructor(
     inner: Venue,
     private readonly store: Store,
-    private readonly clock: Clock,
+    private readonly clock: ClockReading,
     private readonly symbols: ReadonlySet<string>,
   ) {
     super(inner);

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openPaperExchange } from '../../src/app/paper-ledger.js';
 import { ConfigError } from '../../src/errors.js';
-import type { Clock } from '../../src/ports/clock.js';
+import type { ClockReading } from '../../src/ports/clock.js';
 import { SimRejectError } from '../../src/sim/error-codes.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { openStore, type Store } from '../../src/store/store.js';
@@ -88,7 +88,7 @@ function view(engine: MatchingEngine) {
   };
 }
 
-const clock: Clock = { now: () => T0 };
+const clock: ClockReading = { now: () => T0 };
 const engineOptions = (participation: boolean) => ({ participationRate: participation ? '0.5' : undefined });
 
 function open(store: Store, participation: boolean) {

@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listArchives, openRunStore } from '../../src/app/run-history.js';
-import type { Clock } from '../../src/ports/clock.js';
+import type { ClockReading } from '../../src/ports/clock.js';
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const clock: Clock = { now: () => Date.parse('2026-01-02T03:04:05.006Z') };
+const clock: ClockReading = { now: () => Date.parse('2026-01-02T03:04:05.006Z') };
 const paper = { mode: 'paper' as const, venue: 'embedded' };
 
 describe('paper database archives', () => {

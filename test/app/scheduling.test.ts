@@ -1,6 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { CronScheduler } from '../../src/app/cron-scheduler.js';
+import { ClockScheduler } from '../../src/app/clock-scheduler.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
+import { WallClock, wallClock } from '../../src/clocks/wall-clock.js';
 import { DaemonScheduling } from '../../src/app/daemon-scheduling.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
@@ -15,9 +18,9 @@ async function until(check: () => boolean, ms = 8_000): Promise<void> {
   }
 }
 
-describe('CronScheduler (node-cron)', () => {
+describe('ClockScheduler on the wall clock', () => {
   it('rejects invalid expressions and duplicate names', async () => {
-    const s = new CronScheduler(silentLogger);
+    const s = new ClockScheduler(silentLogger, wallClock);
     expect(() => s.schedule('x', 'not a cron', () => Promise.resolve())).toThrow(/invalid cron expression/);
     s.schedule('x', '0 0 1 1 *', () => Promise.resolve());
     expect(() => s.schedule('x', '0 0 1 1 *', () => Promise.resolve())).toThrow(/scheduled twice/);
@@ -25,7 +28,7 @@ describe('CronScheduler (node-cron)', () => {
   });
 
   it('never overlaps a job with itself, lets a slow job delay only itself, and counts failures', async () => {
-    const s = new CronScheduler(silentLogger);
+    const s = new ClockScheduler(silentLogger, wallClock);
     let release: () => void = () => undefined;
     let slowRuns = 0;
     let fastRuns = 0;
@@ -51,14 +54,14 @@ describe('CronScheduler (node-cron)', () => {
   });
 });
 
-describe('CronScheduler logging of a failing job', () => {
+describe('ClockScheduler logging of a failing job', () => {
   it('logs once when a job starts failing, not per firing, and once when it recovers', async () => {
     const lines: { level: number; msg: string }[] = [];
     const logger = pino(
       { level: 'info' },
       { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
     );
-    const s = new CronScheduler(logger);
+    const s = new ClockScheduler(logger, wallClock);
     let runs = 0;
     s.schedule('flaky', '* * * * * *', () => {
       runs++;
@@ -70,6 +73,63 @@ describe('CronScheduler logging of a failing job', () => {
     expect(messages).toHaveLength(2);
     expect(messages[0]).toBe('job flaky failing: outage 1');
     expect(messages[1]).toMatch(/^job flaky recovered after 3 failure\(s\) over \d+ s$/);
+  });
+});
+
+describe('ClockScheduler when the system clock steps', () => {
+  it('keeps firing every job when the clock is stepped back one hour (an NTP correction), and after a step forward', async () => {
+    let offset = 0;
+    const clock = new WallClock({ wall: () => Date.now() + offset, monotonic: () => performance.now() });
+    const s = new ClockScheduler(silentLogger, clock);
+    const dues: number[] = [];
+    s.schedule('market', '* * * * * *', () => {
+      dues.push(clock.now());
+      return Promise.resolve();
+    });
+    await until(() => dues.length >= 2);
+    offset = -3_600_000;
+    const before = dues.length;
+    // node-cron waited for the wall clock to reach the next second it had planned: an hour here.
+    await until(() => dues.length >= before + 2);
+    expect(clock.steps).toBe(1);
+    expect(clock.lastStepMs).toBeLessThan(-3_599_000);
+    expect(dues[dues.length - 1]! - dues[0]!).toBeLessThan(-3_500_000);
+    offset = 0;
+    const back = dues.length;
+    await until(() => dues.length >= back + 2);
+    expect(clock.steps).toBe(2);
+    const missed = s.stats()[0]!.missed;
+    expect(await s.stop(1000)).toBe(true);
+    // The hour jumped over forward is skipped and counted, not run 3600 times.
+    expect(dues.length).toBeLessThan(back + 10);
+    expect(missed).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('ClockScheduler on a virtual clock', () => {
+  it("fires each job at every match of its schedule in the clock's time, in the order they were scheduled", async () => {
+    const clock = new VirtualClock(Date.UTC(2023, 2, 1));
+    const s = new ClockScheduler(silentLogger, clock);
+    const runs: string[] = [];
+    const job = (name: string) => () => {
+      runs.push(`${name}@${(clock.now() - Date.UTC(2023, 2, 1)) / 1000}`);
+      return Promise.resolve();
+    };
+    s.schedule('market', '*/2 * * * * *', job('market'));
+    s.schedule('orders poll', '*/5 * * * * *', job('poll'));
+    s.schedule('refresh', '0 * * * * *', job('refresh'));
+    await clock.advanceTo(Date.UTC(2023, 2, 1, 0, 0, 10));
+    expect(runs).toEqual(['market@2', 'market@4', 'poll@5', 'market@6', 'market@8', 'market@10', 'poll@10']);
+    await clock.advanceTo(Date.UTC(2023, 2, 1, 0, 1, 0));
+    expect(runs.slice(-3)).toEqual(['market@60', 'poll@60', 'refresh@60']);
+    expect(s.stats().map((j) => [j.name, j.runs, j.intervalMs])).toEqual([
+      ['market', 30, 2000],
+      ['orders poll', 12, 5000],
+      ['refresh', 1, 60_000],
+    ]);
+    expect(await s.stop(1000)).toBe(true);
+    await clock.advanceBy(60_000);
+    expect(runs).toHaveLength(43);
   });
 });
 

@@ -18,7 +18,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { BotError, ConfigError } from '../../src/errors.js';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { silentLogger } from '../../src/ops/logger.js';
-import { systemClock } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/store.js';
@@ -127,7 +127,7 @@ beforeAll(async () => {
     });
   });
   fixedUrl = await listen(fixed);
-  sim = await startSimServer({ engine: new MatchingEngine({ clock: systemClock }) });
+  sim = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
   sim.engine.onPrice('BTCUSDT', 20_000, Date.now());
   mutating = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -240,7 +240,7 @@ describe('fuzzing', () => {
         mutationIndex = 0;
         counted('engine runs');
         const path = join(dir, `engine-${n++}.db`);
-        const store = openStore({ path, clock: systemClock });
+        const store = openStore({ path, clock: wallClock });
         const client = new ExchangeClient({
           baseUrl: mutatingUrl,
           ...DEMO_CREDENTIALS,
@@ -249,7 +249,7 @@ describe('fuzzing', () => {
         });
         const engine = new Engine({
           venue: client,
-          clock: systemClock,
+          clock: wallClock,
           store,
           logger: silentLogger,
           instances: [instance!],

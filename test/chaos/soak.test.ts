@@ -19,7 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { tickerFromWire, type WireTicker } from '../../src/exchange/wire-schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
-import type { Clock } from '../../src/ports/clock.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { readRecordingBatches } from '../../src/record/recording-reader.js';
 import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
@@ -42,13 +42,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-
-class TickClock implements Clock {
-  time = 0;
-  now(): number {
-    return this.time;
-  }
-}
 
 /** The sample's tickers, over and over, each pass shifted past the previous one's end. */
 async function* tickers(): AsyncGenerator<WireTicker> {
@@ -81,7 +74,7 @@ const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 describe('soak', () => {
   it(`${TICKS} ticks through ten instances: heap and handles stay bounded`, async () => {
     const instances = await shippedInstances();
-    const clock = new TickClock();
+    const clock = new VirtualClock(0);
     const sim = new MatchingEngine({ clock });
     sim.createAccount({ apiKey: 'soak', balances: { USDT: '1000000', BTC: '10' } });
     const venue = new InProcessVenue(sim, 'soak');

@@ -67,7 +67,7 @@ describe.concurrent('bot check-config', () => {
     expect(out.code).toBe(1);
     expect(out.stdout).toEqual([]);
     expect(out.stderr).toEqual([
-      `${bad}: schedule: expected a node-cron expression ([second] minute hour day month weekday), found "often" (expected 5 or 6 fields but got 1)`,
+      `${bad}: schedule: expected a cron expression ([second] minute hour day month weekday), found "often" (expected 5 or 6 fields but got 1)`,
       `${bad}: params.spacingPtc: unknown key (did you mean spacingPct?)`,
       `${broken}: line 1, column 16: expected a property name in double quotes, found '}'`,
     ]);

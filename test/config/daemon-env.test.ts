@@ -64,8 +64,8 @@ describe('daemon environment', () => {
       expect.stringMatching(/^PAPER_LOCKSTEP: .*, got 'maybe'$/),
       "PAPER_BALANCES: expected ASSET=AMOUNT[,ASSET=AMOUNT…] (e.g. USDT=10000,BTC=0.5), got 'USDT:100'",
       "LOG_LEVEL: expected one of trace, debug, info, warn, error, fatal, silent, got 'loud'",
-      "ORDERS_POLL: expected a node-cron expression ([second] minute hour day month weekday), got 'every 5 s'",
-      "REFRESH: expected a node-cron expression ([second] minute hour day month weekday), got '99 * * * * *'",
+      "ORDERS_POLL: expected a cron expression ([second] minute hour day month weekday), got 'every 5 s'",
+      "REFRESH: expected a cron expression ([second] minute hour day month weekday), got '99 * * * * *'",
     ]);
   });
 

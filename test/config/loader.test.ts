@@ -81,7 +81,7 @@ describe('loadStrategyFiles', () => {
         `${file}: risk.maxPosition: expected a positive decimal, found "-1"`,
         `${file}: risk.maxOrderNotional: expected a positive decimal, found "1e"`,
         `${file}: risk.maxOpenOrders: expected an int, found 2.5`,
-        `${file}: schedule: expected a node-cron expression ([second] minute hour day month weekday), found "*/5 * * *" (expected 5 or 6 fields but got 4)`,
+        `${file}: schedule: expected a cron expression ([second] minute hour day month weekday), found "*/5 * * *" (expected 5 or 6 fields but got 4)`,
         `${file}: params.spacingPtc: unknown key (did you mean spacingPct?)`,
         `${file}: params.levels: expected a number, found "three"`,
       ].sort(),

@@ -16,7 +16,7 @@ import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
 import { openStore } from '../../src/store/store.js';
-import { systemClock } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { everyOrderFile, TEST_STRATEGIES, waitFor, writeSwingRecording } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-compose-'));
@@ -53,7 +53,7 @@ function env(vars: Record<string, string>, db = join(dir, `db-${++n}.db`)) {
 }
 
 function fillCount(path: string): number {
-  const store = openStore({ path, clock: systemClock });
+  const store = openStore({ path, clock: wallClock });
   try {
     return store.db.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number;
   } finally {
@@ -209,7 +209,7 @@ describe('composition', () => {
     const base = paper.DB_PATH.split('/').pop()!.replace(/\.db$/, '');
     const archives = () => readdirSync(dir).filter((f) => new RegExp(`^${base}\\.\\d{4}-.*\\.db$`).test(f));
     const paperOrders = () => {
-      const store = openStore({ path: paper.DB_PATH, clock: systemClock });
+      const store = openStore({ path: paper.DB_PATH, clock: wallClock });
       try {
         return store.paper.summary()?.orders ?? 0;
       } finally {
@@ -228,7 +228,7 @@ describe('composition', () => {
     expect(archives()).toEqual([]);
     expect(paperOrders()).toBeGreaterThanOrEqual(before);
     // Status shows the account across both runs.
-    const resumed = openStore({ path: paper.DB_PATH, clock: systemClock });
+    const resumed = openStore({ path: paper.DB_PATH, clock: wallClock });
     try {
       const view = buildStatusView(resumed, { now: Date.now(), killSwitchFile: join(dir, 'KILL') });
       expect(view.paper).toMatchObject({ data: 'recording', runs: 2, funding: { USDT: '10000' } });
@@ -252,7 +252,7 @@ describe('composition', () => {
     }
     expect(archives()).toHaveLength(1);
     // The new database starts from the fresh run alone.
-    const store = openStore({ path: paper.DB_PATH, clock: systemClock });
+    const store = openStore({ path: paper.DB_PATH, clock: wallClock });
     const starts = store.events.list({ kinds: ['daemon-started'] }).length;
     store.close();
     expect(starts).toBe(1);
@@ -264,7 +264,7 @@ describe('composition', () => {
     await waitFor('a paper fill', () => fillCount(paper.DB_PATH) > 0);
     await first.stop();
     // What a database of the previous version looks like: a paper journal, no paper exchange.
-    const old = openStore({ path: paper.DB_PATH, clock: systemClock });
+    const old = openStore({ path: paper.DB_PATH, clock: wallClock });
     old.db.exec(
       'DELETE FROM paper_fills; DELETE FROM paper_orders; DELETE FROM paper_balances; DELETE FROM paper_accounts; DELETE FROM paper_exchange',
     );

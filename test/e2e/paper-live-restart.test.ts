@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
 import { auditPaperDb } from '../chaos/paper-audit.js';
@@ -23,7 +23,7 @@ let upstream: SimServer;
 const price = (p: number) => upstream.engine.onPrice('BTCUSDT', p, Date.now());
 
 beforeAll(async () => {
-  upstream = await startSimServer({ engine: new MatchingEngine({ clock: systemClock }) });
+  upstream = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
   price(20_000);
 });
 afterAll(async () => {

@@ -19,7 +19,7 @@ import { loadTicks } from '../../src/backtest/tick-data.js';
 import { parseEnv } from '../../src/config/env.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
-import { systemClock } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
 import type { RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording } from '../../src/record/recording-reader.js';
@@ -121,7 +121,7 @@ describe('backtest / paper parity', () => {
       } finally {
         await daemon.stop('parity test done');
       }
-      const store = openStore({ path: db, clock: systemClock });
+      const store = openStore({ path: db, clock: wallClock });
       const paper = storeTrace(store, ['grid-parity']);
       store.close();
 

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
 import {
@@ -58,7 +58,7 @@ function drivePrices(): void {
 }
 
 beforeAll(async () => {
-  sim = await startSimServer({ engine: new MatchingEngine({ clock: systemClock }) });
+  sim = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
   sim.engine.onPrice('BTCUSDT', 20_000, Date.now());
   drivePrices();
 });

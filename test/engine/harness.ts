@@ -14,7 +14,7 @@ import type { ErrorCode } from '../../src/errors.js';
 import { VenueError, type VenueErrorMeaning } from '../../src/ports/venue-errors.js';
 import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../../src/ports/venue-records.js';
 import { silentLogger } from '../../src/ops/logger.js';
-import type { Clock } from '../../src/ports/clock.js';
+import { VirtualClock as SteppedClock } from '../../src/clocks/virtual-clock.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../../src/ports/venue.js';
 import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
@@ -29,10 +29,10 @@ export function matching(re: RegExp): string {
   return expect.stringMatching(re) as string;
 }
 
-export class VirtualClock implements Clock {
-  constructor(public time = T0) {}
-  now(): number {
-    return this.time;
+/** The virtual clock at T0; `advance` moves its time at once (the engine sets no timers of its own). */
+export class VirtualClock extends SteppedClock {
+  constructor(time = T0) {
+    super(time);
   }
   advance(ms: number): number {
     this.time += ms;

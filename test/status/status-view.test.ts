@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
-import type { Clock } from '../../src/ports/clock.js';
+import type { ClockReading } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
 
 const NOW = Date.UTC(2024, 4, 2, 12, 0, 0);
 const YESTERDAY = NOW - 86_400_000;
-const clock: Clock = { now: () => NOW };
+const clock: ClockReading = { now: () => NOW };
 
 function fill(over: Partial<FillRow> & Pick<FillRow, 'fillKey' | 'side' | 'price' | 'qty' | 'time'>): FillRow {
   return {

@@ -1,41 +1,46 @@
 /**
- * The Scheduler port on the wall clock, with node-cron v4. Each job runs on its own task: `noOverlap` plus
- * our own running flag keep a job from overlapping itself, so a slow job delays only itself, and errors are
- * caught, logged and counted per job. Timers are imprecise (design.md): a firing that the heartbeat wakes up
- * for late, within MISSED_TOLERANCE_MS, still runs; later ones are counted as missed. Jobs are idempotent,
- * so correctness never depends on a particular firing. A failing job logs once when it starts failing (with
- * the error), a count at most once a minute while it goes on failing, and once when it recovers: an outage
- * is a few lines, not one stack trace per firing.
+ * The Scheduler port on a Clock: each job fires on its cron schedule in that clock's time (the wall clock
+ * live, the replay clock on paper on recordings, a virtual clock in tests). A job never overlaps itself (a
+ * firing while it runs is skipped and counted), so a slow job delays only itself; errors are caught, logged
+ * and counted per job. Jobs are idempotent, so correctness never depends on a particular firing (design.md).
+ * A failing job logs once when it starts failing (with the error), a count at most once a minute while it
+ * goes on failing, and once when it recovers: an outage is a few lines, not one stack trace per firing.
+ * Figures for readiness (when a job ran, its interval) are in wall-clock time, whatever the jobs' clock:
+ * whether the daemon keeps up is a question of the machine's time.
  */
-import { createTask, type ScheduledTask, type TaskContext, validate } from 'node-cron';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ops/logger.js';
+import type { Clock, Timer } from '../ports/clock.js';
 import type { JobStats, Scheduler } from '../ports/scheduler.js';
+import { cronProblem, CronSchedule } from '../clocks/cron-schedule.js';
 
 /** While a job keeps failing, one line with the count at most this often (the first failure is logged in full). */
 export const FAILING_REPORT_MS = 60_000;
 
-/** A late firing still runs within this many ms (node-cron's default is 1 s; an event-loop stall can be longer). */
-export const MISSED_TOLERANCE_MS = 5_000;
-
 interface Job {
   stats: JobStats;
-  task: ScheduledTask;
+  timer: Timer;
   current: Promise<void> | undefined;
 }
 
-export class CronScheduler implements Scheduler {
+export class ClockScheduler implements Scheduler {
   private readonly jobs = new Map<string, Job>();
 
   constructor(
     private readonly logger: Logger,
-    /** IANA time zone of the expressions; UTC, like the daily loss limit's day. */
-    private readonly timezone = 'UTC',
+    private readonly clock: Clock,
+    /** Wall-clock time for the figures readiness reads. */
+    private readonly wallNow: () => number = () => Date.now(),
   ) {}
 
   schedule(name: string, cron: string, run: () => Promise<void>): void {
-    if (!validate(cron)) throw new ConfigError([`job ${name}: invalid cron expression ${JSON.stringify(cron)}`]);
+    const problem = cronProblem(cron);
+    if (problem !== undefined)
+      throw new ConfigError([`job ${name}: invalid cron expression ${JSON.stringify(cron)} (${problem})`]);
     if (this.jobs.has(name)) throw new ConfigError([`job ${name} is scheduled twice`]);
+    const schedule = new CronSchedule(cron);
+    const interval = schedule.intervalAfter(this.clock.now());
+    const pace = this.clock.pace ?? 1;
     const stats: JobStats = {
       name,
       cron,
@@ -44,16 +49,21 @@ export class CronScheduler implements Scheduler {
       overlapsSkipped: 0,
       missed: 0,
       running: false,
-      scheduledAt: Date.now(),
-      intervalMs: undefined,
+      scheduledAt: this.wallNow(),
+      intervalMs: Number.isFinite(interval) ? interval / pace : undefined,
       lastStartedAt: undefined,
       lastLagMs: undefined,
       lastSucceededAt: undefined,
     };
     const log = this.logger.child({ job: name });
-    const job: Job = { stats, task: undefined as unknown as ScheduledTask, current: undefined };
     let failing: { since: number; count: number; reportedAt: number } | undefined;
-    const fire = (context?: TaskContext): Promise<void> | undefined => {
+    let lastDue: number | undefined;
+    const fire = (due: number): Promise<void> | undefined => {
+      // Matches a late wake-up jumped over (a stalled event loop, a fast replay) are not run: counted.
+      if (lastDue !== undefined) {
+        for (let m = schedule.next(lastDue), n = 0; m < due && n < 1000; m = schedule.next(m), n++) stats.missed++;
+      }
+      lastDue = due;
       if (job.current) {
         stats.overlapsSkipped++;
         log.debug('previous run still going: firing skipped');
@@ -61,16 +71,15 @@ export class CronScheduler implements Scheduler {
       }
       stats.running = true;
       stats.runs++;
-      const started = Date.now();
+      const started = this.wallNow();
       stats.lastStartedAt = started;
-      // node-cron passes the time the firing was due: how late the timer woke up for it.
-      if (context !== undefined) stats.lastLagMs = Math.max(0, started - context.date.getTime());
+      stats.lastLagMs = Math.max(0, (this.clock.now() - due) / pace);
       const current = (async () => {
         try {
           await run();
-          stats.lastSucceededAt = Date.now();
+          stats.lastSucceededAt = this.wallNow();
           if (failing) {
-            const seconds = Math.round((Date.now() - failing.since) / 1000);
+            const seconds = Math.round((this.wallNow() - failing.since) / 1000);
             log.info(
               { failures: failing.count },
               `job ${name} recovered after ${failing.count} failure(s) over ${seconds} s`,
@@ -79,7 +88,7 @@ export class CronScheduler implements Scheduler {
           }
         } catch (err) {
           stats.failures++;
-          const now = Date.now();
+          const now = this.wallNow();
           const message = err instanceof Error ? err.message : String(err);
           if (!failing) {
             failing = { since: now, count: 1, reportedAt: now };
@@ -102,31 +111,9 @@ export class CronScheduler implements Scheduler {
       job.current = current;
       return current;
     };
-    job.task = createTask(cron, fire, {
-      name,
-      timezone: this.timezone,
-      noOverlap: true,
-      missedExecutionTolerance: MISSED_TOLERANCE_MS,
-      suppressMissedWarning: true,
-      logger: {
-        info: (m) => log.debug(m),
-        warn: (m) => log.debug(m),
-        error: (m, err) => log.warn({ err }, String(m)),
-        debug: (m) => log.debug(String(m)),
-      },
-    });
-    job.task.on('execution:missed', () => {
-      stats.missed++;
-    });
-    // node-cron's noOverlap blocks the firing before `fire` sees it: count it here.
-    job.task.on('execution:overlap', () => {
-      stats.overlapsSkipped++;
-      log.debug('previous run still going: firing skipped');
-    });
-    const [next, after] = job.task.getNextRuns(2);
-    if (next !== undefined && after !== undefined) stats.intervalMs = after.getTime() - next.getTime();
+    const job: Job = { stats, timer: { cancel: () => undefined }, current: undefined };
+    job.timer = this.clock.cron(cron, fire);
     this.jobs.set(name, job);
-    void job.task.start();
   }
 
   stats(): JobStats[] {
@@ -134,9 +121,8 @@ export class CronScheduler implements Scheduler {
   }
 
   async stop(timeoutMs: number): Promise<boolean> {
-    for (const job of this.jobs.values()) await job.task.stop();
+    for (const job of this.jobs.values()) job.timer.cancel();
     const running = [...this.jobs.values()].flatMap((j) => (j.current ? [j.current] : []));
-    for (const job of this.jobs.values()) await job.task.destroy();
     this.jobs.clear();
     if (running.length === 0) return true;
     let timer: NodeJS.Timeout | undefined;

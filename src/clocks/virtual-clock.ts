@@ -1,0 +1,55 @@
+/**
+ * The virtual clock (backtests, and tests that drive a daemon): time moves only when its driver moves it.
+ * A backtest's replay loop sets `time` directly (no timer fires); `advanceTo` moves it through every timer
+ * due on the way, each at its own time, every cron match once, waiting for what each firing returns and for
+ * the event loop to settle before the next: the same steps in the same order on every run.
+ */
+import { setImmediate as turn } from 'node:timers/promises';
+import type { Clock, Timer } from '../ports/clock.js';
+import { cronFor, settle, TimerQueue } from './timer-queue.js';
+
+export class VirtualClock implements Clock {
+  readonly pace = undefined;
+  private readonly queue = new TimerQueue(() => undefined);
+
+  constructor(public time: number) {}
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(fire: () => unknown, ms: number): Timer {
+    return this.queue.add(this.time + Math.max(0, ms), fire);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.queue.sleep(this.time + Math.max(0, ms), signal);
+  }
+
+  cron(expression: string, fire: (due: number) => unknown): Timer {
+    const schedule = cronFor(expression);
+    return this.queue.add(schedule.next(this.time), fire, schedule);
+  }
+
+  /** When the next timer is due (undefined: none). */
+  nextDue(): number | undefined {
+    return this.queue.earliest();
+  }
+
+  /** Moves time to `to` (never back), firing every timer due on the way in order, each awaited. */
+  async advanceTo(to: number): Promise<void> {
+    for (let e = this.queue.takeDue(to); e !== undefined; e = this.queue.takeDue(to)) {
+      if (e.due > this.time) this.time = e.due;
+      if (e.cron !== undefined) this.queue.rearm(e, e.due);
+      const pending = settle(e.fire(e.due));
+      if (pending) await pending;
+      await turn();
+    }
+    if (to > this.time) this.time = to;
+  }
+
+  /** Moves time by `ms`, as advanceTo. */
+  advanceBy(ms: number): Promise<void> {
+    return this.advanceTo(this.time + ms);
+  }
+}

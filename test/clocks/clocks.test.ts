@@ -1,0 +1,116 @@
+import { Cron } from 'croner';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CronSchedule, cronProblem } from '../../src/clocks/cron-schedule.js';
+import { ReplayClock } from '../../src/clocks/replay-clock.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
+import { WallClock } from '../../src/clocks/wall-clock.js';
+
+const T0 = Date.UTC(2023, 2, 1);
+
+describe('CronSchedule', () => {
+  it.each([
+    '*/5 * * * * *',
+    '0 * * * * *',
+    '*/2 * * * * *',
+    '0 */5 * * * *',
+    '7,31 3-17 * * * *',
+    '0 0 * * *',
+    '30 2 * * 1',
+  ])('%s: next() is croner’s next run strictly after any instant', (expression) => {
+    const schedule = new CronSchedule(expression);
+    const cron = new Cron(expression, { timezone: 'UTC', paused: true });
+    fc.assert(
+      fc.property(fc.integer({ min: T0, max: T0 + 40 * 86_400_000 }), (t) => {
+        expect(schedule.next(t)).toBe(cron.nextRun(new Date(t))!.getTime());
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('names what is wrong with an expression', () => {
+    expect(cronProblem('*/5 * * *')).toBe('expected 5 or 6 fields but got 4');
+    expect(cronProblem('99 * * * * *')).toMatch(/second/);
+    expect(cronProblem('* * * * * * *')).toBe('expected 5 or 6 fields but got 7');
+    expect(cronProblem('*/5 * * * * *')).toBeUndefined();
+    expect(() => new VirtualClock(T0).cron('often', () => undefined)).toThrow(/invalid cron expression "often"/);
+  });
+});
+
+describe('VirtualClock', () => {
+  it('fires timers in time order, a one-shot before a schedule at the same time, schedules in the order made, each awaited', async () => {
+    const clock = new VirtualClock(T0);
+    const seen: string[] = [];
+    const at = (tag: string) => () => void seen.push(`${tag}@${(clock.now() - T0) / 1000}`);
+    clock.cron('*/5 * * * * *', at('b'));
+    clock.cron('*/5 * * * * *', async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push(`slow@${(clock.now() - T0) / 1000}`);
+    });
+    clock.setTimer(at('one-shot'), 10_000);
+    const slept = clock.sleep(7_000).then(at('sleep'));
+    await clock.advanceTo(T0 + 10_000);
+    await slept;
+    expect(seen).toEqual(['b@5', 'slow@5', 'sleep@7', 'one-shot@10', 'b@10', 'slow@10']);
+    expect(clock.now()).toBe(T0 + 10_000);
+    expect(clock.nextDue()).toBe(T0 + 15_000);
+  });
+
+  it('a sleep ends early when its signal aborts', async () => {
+    const clock = new VirtualClock(T0);
+    const abort = new AbortController();
+    const slept = clock.sleep(60_000, abort.signal);
+    abort.abort();
+    await slept;
+    expect(clock.nextDue()).toBeUndefined();
+  });
+});
+
+describe('ReplayClock', () => {
+  it('tells the recording’s time at its pace and fires schedules as that time crosses them, sub-second', () => {
+    let mono = 0;
+    const clock = new ReplayClock(60, () => mono);
+    clock.anchor(T0);
+    expect(clock.now()).toBe(T0);
+    mono = 1000;
+    expect(clock.now()).toBe(T0 + 60_000);
+    clock.anchor(T0); // never backwards
+    expect(clock.now()).toBe(T0 + 60_000);
+  });
+
+  it('fires a five-second schedule every five recorded seconds whatever the speed', async () => {
+    const clock = new ReplayClock(1000);
+    clock.anchor(T0);
+    const dues: number[] = [];
+    const timer = clock.cron('*/5 * * * * *', (due) => void dues.push(due));
+    await new Promise((r) => setTimeout(r, 200));
+    timer.cancel();
+    // 200 wall ms at 1000x are 200 recorded seconds: about 40 matches, each a multiple of five seconds.
+    expect(dues.length).toBeGreaterThan(10);
+    for (const due of dues) expect((due - T0) % 5000).toBe(0);
+    expect([...dues].sort((a, b) => a - b)).toEqual(dues);
+  });
+
+  it('keeps a timer set before the anchor at its remaining duration', async () => {
+    const clock = new ReplayClock(100);
+    let fired = false;
+    clock.setTimer(() => (fired = true), 2_000);
+    clock.anchor(T0);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fired).toBe(true);
+    expect(clock.now()).toBeGreaterThanOrEqual(T0 + 2_000);
+  });
+});
+
+describe('WallClock', () => {
+  it('a sleep keeps its length when the system clock steps back an hour', async () => {
+    let offset = 0;
+    const clock = new WallClock({ wall: () => Date.now() + offset, monotonic: () => performance.now() });
+    const started = performance.now();
+    const slept = clock.sleep(1_500);
+    offset = -3_600_000;
+    await slept;
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(clock.steps).toBe(1);
+  });
+});
