@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseEnv } from '../src/config/env.js';
 import { Notifier } from '../src/notify/notifier.js';
 import { notificationsFromEnv } from '../src/notify/setup.js';
-import { realTimers } from '../src/notify/timers.js';
+import { wallClock } from '../src/clocks/wall-clock.js';
 import type { Transport } from '../src/notify/transport.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { newOrderRow } from '../src/store/order-journal.js';
@@ -86,7 +86,7 @@ function pollCost(): void {
     store,
     logger: silentLogger,
     mode: 'paper',
-    timers: realTimers,
+    timers: wallClock,
     channels,
     redact: (t) => t,
     pollMs: 1000,

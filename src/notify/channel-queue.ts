@@ -11,7 +11,7 @@ import { RateLimiter, type RateLimitOptions } from '../ops/rate-limiter.js';
 import { type Level, type Notice, levelOf, levelRank } from './event-kinds.js';
 import { DeliveryError } from './http-post.js';
 import { composeMessage, type Mode, type OutgoingMessage } from './message.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../ports/clock.js';
 import type { Transport } from './transport.js';
 
 export interface ChannelOptions {

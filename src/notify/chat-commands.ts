@@ -11,7 +11,7 @@ import { guardLines } from '../status/status-view.js';
 import type { ActionResult, ChatOperator } from './chat-operator.js';
 import type { Mode } from './message.js';
 import type { ChatMessage, TelegramApi } from './telegram.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../ports/clock.js';
 
 export const HELP = [
   '/status: daemon, guards and instances',

@@ -16,14 +16,17 @@ import { type ChannelOptions, ChannelQueue, type Outcome } from './channel-queue
 import { dailySummaryData, nextSummaryTime, summaryRecorded } from './daily-summary.js';
 import { type Notice, isReported } from './event-kinds.js';
 import type { Mode } from './message.js';
-import type { Timers } from './timers.js';
+import type { Timers } from '../ports/clock.js';
 import type { Transport } from './transport.js';
 
 export interface NotifierOptions {
   store: Store;
   logger: Logger;
   mode: Mode;
+  /** Delivery's time (grouping, rate limits, backoff): the wall clock's. */
   timers: Timers;
+  /** The venue's time: the daily summary's day and the times of the events recorded (default `timers`). */
+  venueClock?: Timers;
   channels: readonly { transport: Transport; options: ChannelOptions }[];
   redact: (text: string) => string;
   /** How often the tables are read for new rows. */
@@ -196,7 +199,8 @@ export class Notifier {
   }
 
   private async summaryLoop(minuteOfDay: number): Promise<void> {
-    const { timers, store, logger } = this.options;
+    const { store, logger } = this.options;
+    const timers = this.options.venueClock ?? this.options.timers;
     while (!this.stop$.signal.aborted) {
       const at = nextSummaryTime(timers.now(), minuteOfDay);
       while (timers.now() < at && !this.stop$.signal.aborted) await timers.sleep(at - timers.now(), this.stop$.signal);
@@ -225,7 +229,7 @@ export class Notifier {
     };
     if (!outcome.sent) data.reason = outcome.reason;
     this.options.store.events.record(
-      this.options.timers.now(),
+      (this.options.venueClock ?? this.options.timers).now(),
       undefined,
       outcome.sent ? 'notification-sent' : 'notification-dropped',
       data,

@@ -16,7 +16,8 @@ import type { Level, NoticeKind } from './event-kinds.js';
 import { type Mode, redactor } from './message.js';
 import { Notifier } from './notifier.js';
 import { TelegramApi, TelegramTransport } from './telegram.js';
-import { realTimers, type Timers } from './timers.js';
+import type { Timers } from '../ports/clock.js';
+import { wallClock } from '../clocks/wall-clock.js';
 import type { Transport } from './transport.js';
 import { WebhookTransport } from './webhook.js';
 
@@ -38,9 +39,9 @@ export interface Notifications {
 
 export function notificationsFromEnv(
   env: Env,
-  deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers },
+  deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers; venueClock?: Timers },
 ): Notifications | undefined {
-  const timers = deps.timers ?? realTimers;
+  const timers = deps.timers ?? wallClock;
   const redact = redactor(secretValues(env));
   const options = (
     kinds: 'all' | readonly NoticeKind[],
@@ -93,6 +94,7 @@ export function notificationsFromEnv(
     logger: deps.logger,
     mode: deps.mode,
     timers,
+    venueClock: deps.venueClock,
     channels,
     redact,
     pollMs: 1000,

@@ -29,3 +29,6 @@ export interface Clock {
 
 /** What a part that only reads the time needs of a clock. */
 export type ClockReading = Pick<Clock, 'now'>;
+
+/** What a part that reads the time and sleeps needs of a clock (the notifier). */
+export type Timers = Pick<Clock, 'now' | 'sleep'>;

@@ -4,7 +4,7 @@
  */
 import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
-import type { ClockReading } from '../ports/clock.js';
+import type { Clock, ClockReading, Timer } from '../ports/clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, utcDay } from './recording-format.js';
 import { RecordingWriter } from './recording-writer.js';
@@ -176,35 +176,24 @@ export class Recorder {
   }
 }
 
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-const realTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
 /**
  * Runs `task` at every multiple of everyMs on the clock, one run at a time; slots missed while a run was slow
- * are skipped, not queued. A self-rescheduling timer rather than node-cron: any interval works (a second-level
- * cron only expresses divisors of a minute), a run can never overlap the previous one, and tests drive it with
- * an injected clock and timers.
+ * are skipped, not queued. A self-rescheduling timer of the clock rather than a cron schedule: any interval
+ * works (a second-level cron only expresses divisors of a minute), a run can never overlap the previous one,
+ * and tests drive it with a virtual clock.
  */
 export function runEvery(
   everyMs: number,
   task: () => Promise<void>,
-  options: { clock?: ClockReading; timers?: Timers; onError?: (err: unknown) => void } = {},
+  options: { clock?: Clock; onError?: (err: unknown) => void } = {},
 ): { stop(): Promise<void> } {
   const clock = options.clock ?? wallClock;
-  const timers = options.timers ?? realTimers;
-  let handle: unknown;
+  let handle: Timer | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
   const schedule = (): void => {
     const now = clock.now();
-    handle = timers.setTimeout(fire, (Math.floor(now / everyMs) + 1) * everyMs - now);
+    handle = clock.setTimer(fire, (Math.floor(now / everyMs) + 1) * everyMs - now);
   };
   const fire = (): void => {
     running = task()
@@ -218,7 +207,7 @@ export function runEvery(
   return {
     async stop() {
       stopped = true;
-      timers.clearTimeout(handle);
+      handle?.cancel();
       await running;
     },
   };

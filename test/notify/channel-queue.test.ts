@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ChannelOptions, ChannelQueue, type Outcome } from '../../src/notify/channel-queue.js';
 import type { Notice } from '../../src/notify/event-kinds.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
-import { realTimers, type Timers } from '../../src/notify/timers.js';
+import type { Timers } from '../../src/ports/clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import type { Transport } from '../../src/notify/transport.js';
 import { WebhookTransport } from '../../src/notify/webhook.js';
 import { captureLogger, Receiver, VirtualTimers } from './stand-ins.js';
@@ -163,12 +164,12 @@ describe('a channel queue', () => {
 
   it('at stop sends what is queued without the group wait, and drops what the deadline leaves', async () => {
     // Real time here: the deadline is the wall clock's.
-    const { outcomes, queue } = setUp({ groupMs: 3_600_000 }, realTimers);
+    const { outcomes, queue } = setUp({ groupMs: 3_600_000 }, wallClock);
     queue.push(fill('1'));
     await queue.stop(10_000);
     expect(outcomes).toMatchObject([{ sent: true }]);
 
-    const second = setUp({ groupMs: 3_600_000, backoff: { baseMs: 3_600_000, maxMs: 3_600_000 } }, realTimers);
+    const second = setUp({ groupMs: 3_600_000, backoff: { baseMs: 3_600_000, maxMs: 3_600_000 } }, wallClock);
     receiver.status = () => 503;
     second.queue.push(fill('2'));
     await second.queue.stop(200);

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChatCommands } from '../../src/notify/chat-commands.js';
 import type { ActionResult, ChatOperator } from '../../src/notify/chat-operator.js';
 import { TelegramApi } from '../../src/notify/telegram.js';
-import { realTimers } from '../../src/notify/timers.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { buildStatusView } from '../../src/status/status-view.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
@@ -44,7 +44,7 @@ function chatCommands(token: string, op: ChatOperator, mode: 'live' | 'paper') {
     operator: op,
     mode,
     logger: log.logger,
-    timers: realTimers,
+    timers: wallClock,
     reply: (chatId, text) => api.sendMessage(chatId, text),
     waitSeconds: 1,
   });

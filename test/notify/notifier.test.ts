@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/config/env.js';
 import { NOTICE_KINDS, type NoticeKind } from '../../src/notify/event-kinds.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
-import { realTimers } from '../../src/notify/timers.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
@@ -119,7 +119,7 @@ const hookKinds = () => hook.received.flatMap((r) => (r.json as HookBody).notifi
 describe('the notifier', () => {
   it('takes every kind to the channels configured for it, signed, with no secret in any message', async () => {
     const log = captureLogger();
-    const notifications = notificationsFromEnv(env(), { store, logger: log.logger, mode: 'paper', timers: realTimers });
+    const notifications = notificationsFromEnv(env(), { store, logger: log.logger, mode: 'paper', timers: wallClock });
     expect(notifications?.notifier.channels.map((c) => c.name)).toEqual([
       'webhook',
       'discord',
@@ -188,7 +188,7 @@ describe('the notifier', () => {
       store,
       logger: captureLogger().logger,
       mode: 'paper',
-      timers: realTimers,
+      timers: wallClock,
     });
     await until('the start to be told', () => hook.received.length === 1);
     for (let i = 1; i <= 12; i++) recordFill(String(i));
@@ -207,7 +207,7 @@ describe('the notifier', () => {
       store,
       logger: captureLogger().logger,
       mode: 'live',
-      timers: realTimers,
+      timers: wallClock,
     });
     recordFill('1', 'SELL', '110');
     await until('the sell told', () => hookKinds().includes('fill'));
@@ -225,7 +225,7 @@ describe('the notifier', () => {
       store,
       logger: log.logger,
       mode: 'paper',
-      timers: realTimers,
+      timers: wallClock,
     });
     recordFill('1');
     await until('the drop', () => store.events.list({ kinds: ['notification-dropped'] }).length > 0);
@@ -246,7 +246,7 @@ describe('the notifier', () => {
       store,
       logger: captureLogger().logger,
       mode: 'paper',
-      timers: realTimers,
+      timers: wallClock,
     });
     store.events.record(Date.now(), 'grid', 'paused', { reason: 'first run' });
     await until('the first run told', () => hookKinds().includes('paused'));
@@ -259,7 +259,7 @@ describe('the notifier', () => {
       store,
       logger: captureLogger().logger,
       mode: 'paper',
-      timers: realTimers,
+      timers: wallClock,
     });
     await until('the second run told', () => hook.received.length > told);
     await second?.stop(5000);

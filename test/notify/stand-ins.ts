@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import type { Timers } from '../../src/notify/timers.js';
+import type { Timers } from '../../src/ports/clock.js';
 
 export interface Received {
   path: string;

@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
-import { Recorder, marketWatchFetcher, runEvery, type Timers } from '../../src/record/recorder.js';
+import { Recorder, marketWatchFetcher, runEvery } from '../../src/record/recorder.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
 import { trackChild } from '../support/child-processes.js';
 
@@ -201,50 +202,33 @@ describe('recorder', () => {
   });
 });
 
-describe('runEvery', () => {
-  /** Timers run by hand: the test fires them; the clock jumps to each timer's due time. */
-  function manualTimers() {
-    const pending: { due: number; callback: () => void; id: number }[] = [];
-    let id = 0;
-    const timers: Timers = {
-      setTimeout: (callback, ms) => {
-        pending.push({ due: now + ms, callback, id: ++id });
-        return id;
-      },
-      clearTimeout: (handle) => {
-        const i = pending.findIndex((p) => p.id === handle);
-        if (i >= 0) pending.splice(i, 1);
-      },
-    };
-    const fireNext = () => {
-      const next = pending.shift()!;
-      now = next.due;
-      next.callback();
-    };
-    return { timers, pending, fireNext };
-  }
+/** Moves the virtual clock to its next timer and fires it (and only it). */
+async function fireNextTimer(virtual: VirtualClock): Promise<void> {
+  const due = virtual.nextDue();
+  if (due !== undefined) await virtual.advanceTo(due);
+}
 
+describe('runEvery', () => {
   it('runs at multiples of the interval, one run at a time, skipping slots missed by a slow run', async () => {
-    now = 1_000_250;
-    const { timers, pending, fireNext } = manualTimers();
+    const virtual = new VirtualClock(1_000_250);
     const starts: number[] = [];
     let finish: () => void = () => undefined;
     const loop = runEvery(
       1000,
       () => {
-        starts.push(now);
+        starts.push(virtual.now());
         return new Promise<void>((resolve) => (finish = resolve));
       },
-      { clock, timers },
+      { clock: virtual },
     );
-    expect(pending.map((p) => p.due)).toEqual([1_001_000]);
-    fireNext();
-    expect(pending).toHaveLength(0); // nothing scheduled while the run is in progress
-    now += 2_500; // the run takes 2.5 intervals
+    expect(virtual.nextDue()).toBe(1_001_000);
+    await fireNextTimer(virtual);
+    expect(virtual.nextDue()).toBeUndefined(); // nothing scheduled while the run is in progress
+    virtual.time += 2_500; // the run takes 2.5 intervals
     finish();
     await new Promise((r) => setImmediate(r));
-    expect(pending.map((p) => p.due)).toEqual([1_004_000]);
-    fireNext();
+    expect(virtual.nextDue()).toBe(1_004_000);
+    await fireNextTimer(virtual);
     const stopping = loop.stop();
     let stopped = false;
     void stopping.then(() => (stopped = true));
@@ -252,7 +236,7 @@ describe('runEvery', () => {
     expect(stopped).toBe(false); // stop waits for the run in progress
     finish();
     await stopping;
-    expect(pending).toHaveLength(0);
+    expect(virtual.nextDue()).toBeUndefined();
     expect(starts).toEqual([1_001_000, 1_004_000]);
   });
 });
