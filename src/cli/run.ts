@@ -1,7 +1,7 @@
 /**
  * `bot run` (`npm start`): the daemon. Paper trading on the embedded simulated exchange unless MODE=live;
- * the environment (and .env) says everything else. SIGTERM/SIGINT stop it cleanly (exit 0), a second signal
- * at once; a configuration or authentication problem stops it before anything is sent (exit 1).
+ * the environment (and .env) says everything else. SIGTERM/SIGINT/SIGHUP, or its parent process going away,
+ * stop it cleanly (exit 0), a second signal at once; a configuration or authentication problem stops it before anything is sent (exit 1).
  */
 import { Daemon } from '../app/daemon.js';
 import { dotenvExposure } from '../config/env.js';
@@ -15,7 +15,8 @@ import { parseCommandFlags } from './flags.js';
 
 const HELP = `usage: bot run [--fresh]
 
-Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM or SIGINT.
+Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM, SIGINT or SIGHUP
+(or until its parent process is gone).
 MODE=paper (default): on the embedded simulated exchange, fed by recordings (PAPER_DATA, default the samples)
 or, with EXCHANGE_BASE_URL set, by the exchange's live public market watch. The paper account (balances,
 orders, fills, where the replay stands) is kept in DB_PATH and resumed by the next run. MODE=live: on
@@ -36,6 +37,8 @@ export async function run(argv: string[]): Promise<number> {
   const shutdown = installShutdown({
     logger,
     timeoutMs: env.STOP_TIMEOUT_MS,
+    // npm forwards only SIGINT and SIGTERM: killed otherwise, it would leave the bot trading as an orphan.
+    watchParent: {},
     stop: async (reason) => {
       // A signal during start-up waits for the start to end (it aborts its retries), then stops what started.
       const daemon = await starting.catch(() => undefined);

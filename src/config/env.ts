@@ -126,7 +126,7 @@ const daemonEnv = {
   ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
   /** Cron schedule of the pair-config and balance refresh. */
   REFRESH: withDefault(cron, '0 * * * * *'),
-  /** How long the orderly stop on SIGTERM/SIGINT may take before the process exits anyway (inside Docker's 10 s). */
+  /** How long the orderly stop on SIGTERM/SIGINT/SIGHUP may take before the process exits anyway (inside Docker's 10 s). */
   STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),
   /** Consecutive venue errors that open the circuit breaker (no new orders meanwhile). */
   CIRCUIT_BREAKER_ERRORS: withDefault(positiveInt, '5'),

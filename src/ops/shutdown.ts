@@ -1,10 +1,12 @@
 /**
- * Process-level shutdown: SIGTERM/SIGINT run the orderly stop once and exit 0; a second signal exits at once;
+ * Process-level shutdown: SIGTERM/SIGINT/SIGHUP run the orderly stop once and exit 0; a second signal exits at once;
+ * the parent process going away (npm killed with SIGKILL or SIGHUP, which it does not forward) runs it too;
  * an uncaught exception or unhandled rejection is logged and runs the same orderly stop, exiting 1. The stop
  * is bounded, so a hung close can never keep the process alive forever. SQLite commits are atomic, so even a
  * forced exit leaves no half-written state, only work not yet done (which the restart reconciles).
  */
 import type { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { exitProcess, type Logger } from './logger.js';
 
 export interface ShutdownOptions {
@@ -16,6 +18,11 @@ export interface ShutdownOptions {
   /** For tests: where signals and process errors come from, and how to exit. */
   process?: EventEmitter;
   exit?: (code: number) => void;
+  /**
+   * Watch the parent process and stop in order once it is gone (an orphan is adopted by init or a subreaper, so
+   * its parent pid changes). Checked every `intervalMs`; `parentPid` (tests) reads the current parent pid.
+   */
+  watchParent?: { intervalMs?: number; parentPid?: () => number | undefined };
 }
 
 export interface Shutdown {
@@ -27,10 +34,29 @@ export interface Shutdown {
   dispose(): void;
 }
 
-const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** Exit code when a second signal cuts the orderly stop short: 128 + the signal's number, as shells do. */
-const FORCED_CODE: Record<(typeof SIGNALS)[number], number> = { SIGINT: 130, SIGTERM: 143 };
+const FORCED_CODE: Record<(typeof SIGNALS)[number], number> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 };
+
+/**
+ * This process's parent pid as the kernel says now (process.ppid is read once at start-up): from /proc on
+ * Linux; elsewhere undefined while the original parent still exists, 1 once it is gone.
+ */
+export function currentParentPid(original = process.ppid): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // The command name in parentheses may hold spaces; the fields after it are fixed: state, then ppid.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    try {
+      process.kill(original, 0);
+      return original;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH' ? 1 : original;
+    }
+  }
+}
 
 export function installShutdown(options: ShutdownOptions): Shutdown {
   const { logger } = options;
@@ -85,10 +111,28 @@ export function installShutdown(options: ShutdownOptions): Shutdown {
     ['unhandledRejection', onError('unhandled promise rejection')],
   ];
   for (const [event, handler] of handlers) proc.on(event, handler);
+  let parentTimer: NodeJS.Timeout | undefined;
+  if (options.watchParent) {
+    const read = options.watchParent.parentPid ?? (() => currentParentPid());
+    // The parent this process was started by (process.ppid is read at start-up, before a parent could go).
+    const parent = options.watchParent.parentPid ? read() : process.ppid;
+    // PID 1 (a container's init, systemd) has no parent to lose; one that cannot be read cannot be watched.
+    if (parent !== undefined && parent > 1) {
+      parentTimer = setInterval(() => {
+        const now = read();
+        if (now === undefined || now === parent || stopping) return;
+        clearInterval(parentTimer);
+        logger.warn(`the parent process (pid ${parent}) is gone: stopping`);
+        void trigger('parent process exited', 0);
+      }, options.watchParent.intervalMs ?? 500);
+      parentTimer.unref();
+    }
+  }
   return {
     signal: controller.signal,
     trigger,
     dispose: () => {
+      clearInterval(parentTimer);
       for (const [event, handler] of handlers) proc.off(event, handler);
     },
   };

@@ -1,7 +1,9 @@
 /**
  * `npm start` as users run it under systemd, pm2 or a terminal: the signal goes to npm's own process. The bot
  * must run in npm's child itself (no shell or tsx process in between to swallow the signal), stop cleanly and
- * leave no process of the tree behind, with the journal closed (the events table ends with daemon-stopped).
+ * leave no process of the tree behind, with the journal closed (the events table ends with daemon-stopped):
+ * on the signals npm forwards, on those it does not (SIGHUP, SIGKILL: npm dies, the bot notices its parent is
+ * gone), and on SIGHUP to the bot itself.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,11 +61,31 @@ const alive = (pid: number) => processes().some((p) => p.pid === pid);
 
 let npm: ChildProcess | undefined;
 
+interface StopCase {
+  /** Which process gets the signal. */
+  to: 'npm' | 'bot';
+  signal: NodeJS.Signals;
+  /** How npm ends. */
+  npmExit: { code: number | null; signal: NodeJS.Signals | null };
+  /** The reason the bot's stop records. */
+  reason: string;
+}
+
+const cases: StopCase[] = [
+  { to: 'npm', signal: 'SIGTERM', npmExit: { code: 0, signal: null }, reason: 'SIGTERM' },
+  { to: 'npm', signal: 'SIGINT', npmExit: { code: 0, signal: null }, reason: 'SIGINT' },
+  // npm forwards neither: it dies, and the bot, adopted by another parent, notices and stops in order.
+  { to: 'npm', signal: 'SIGHUP', npmExit: { code: null, signal: 'SIGHUP' }, reason: 'parent process exited' },
+  { to: 'npm', signal: 'SIGKILL', npmExit: { code: null, signal: 'SIGKILL' }, reason: 'parent process exited' },
+  // A closed terminal sends SIGHUP to the whole foreground group: the bot stops in order on it.
+  { to: 'bot', signal: 'SIGHUP', npmExit: { code: 0, signal: null }, reason: 'SIGHUP' },
+];
+
 describe.runIf(process.platform === 'linux')('npm start', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to the npm process stops the bot cleanly and leaves no process of the tree',
-    async (signal) => {
-      const run = join(dir, signal);
+  it.each(cases)(
+    '$signal to the $to process stops the bot in order and leaves no process of the tree',
+    async ({ to, signal, npmExit, reason }) => {
+      const run = join(dir, `${to}-${signal}`);
       mkdirSync(join(run, 'config'), { recursive: true });
       writeFileSync(join(run, 'config', 'churn.json'), everyOrderFile('churn', { churn: 1000 }));
       const recording = join(run, 'swing.jsonl.gz');
@@ -103,18 +125,21 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       expect(bot?.cmd).toMatch(/node .*--import tsx src\/cli\.ts run$/);
       expect(before.filter((p) => p.ppid === npmPid)).toHaveLength(1);
 
-      process.kill(npmPid, signal);
-      const exit = await exited;
-      await waitFor(`every process of the tree gone (${before.map((p) => p.cmd).join('; ')})`, () =>
-        before.every((p) => !alive(p.pid)),
+      process.kill(to === 'npm' ? npmPid : bot!.pid, signal);
+      expect(await exited).toEqual(npmExit);
+      await waitFor(
+        `every process of the tree gone (${before.map((p) => p.cmd).join('; ')})`,
+        () => before.every((p) => !alive(p.pid)),
+        { ms: 10_000 },
       );
-      expect(exit).toEqual({ code: 0, signal: null });
-      expect(lines.join('\n')).toContain('stopped: database closed');
+      const log = lines.join('\n');
+      expect(log).toContain('every-order: onStop ran');
+      expect(log).toContain('stopped: database closed');
       const events = readDb(db, (d) =>
         d.prepare("SELECT kind, data FROM events WHERE kind LIKE 'daemon-%' ORDER BY id").all(),
       ) as { kind: string; data: string }[];
       expect(events.map((e) => e.kind)).toEqual(['daemon-started', 'daemon-stopped']);
-      expect(JSON.parse(events[1]!.data)).toMatchObject({ reason: signal });
+      expect(JSON.parse(events[1]!.data)).toMatchObject({ reason });
     },
     90_000,
   );

@@ -1,9 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { installShutdown } from '../../src/ops/shutdown.js';
+import { spawnSync } from 'node:child_process';
+import { currentParentPid, installShutdown, type ShutdownOptions } from '../../src/ops/shutdown.js';
 
-function setUp(stop: (reason: string) => Promise<void>, timeoutMs = 5_000) {
+function setUp(
+  stop: (reason: string) => Promise<void>,
+  timeoutMs = 5_000,
+  watchParent?: ShutdownOptions['watchParent'],
+) {
   const proc = new EventEmitter();
   const exits: number[] = [];
   const messages: string[] = [];
@@ -17,6 +22,7 @@ function setUp(stop: (reason: string) => Promise<void>, timeoutMs = 5_000) {
     logger,
     stop,
     timeoutMs,
+    watchParent,
     process: proc,
     exit: (code) => {
       exits.push(code);
@@ -40,6 +46,68 @@ describe('installShutdown', () => {
     expect(t.exits).toEqual([0]);
     t.shutdown.dispose();
     expect(t.proc.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('SIGHUP stops in order with exit 0 too (a closed terminal, a supervisor that sends it)', async () => {
+    const reasons: string[] = [];
+    const t = setUp((reason) => {
+      reasons.push(reason);
+      return Promise.resolve();
+    });
+    t.proc.emit('SIGHUP');
+    await t.exitedOnce;
+    expect(reasons).toEqual(['SIGHUP']);
+    expect(t.exits).toEqual([0]);
+    t.shutdown.dispose();
+  });
+
+  it('stops in order once its parent is gone (adopted: another parent pid), and only then', async () => {
+    let parent = 4242;
+    const reasons: string[] = [];
+    const t = setUp(
+      (reason) => {
+        reasons.push(reason);
+        return Promise.resolve();
+      },
+      5_000,
+      { intervalMs: 5, parentPid: () => parent },
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    expect(reasons).toEqual([]);
+    parent = 1;
+    await t.exitedOnce;
+    expect(reasons).toEqual(['parent process exited']);
+    expect(t.exits).toEqual([0]);
+    expect(t.messages).toContain('the parent process (pid 4242) is gone: stopping');
+    t.shutdown.dispose();
+  });
+
+  it('does not watch a parent that is init (PID 1 in a container, systemd)', async () => {
+    let reads = 0;
+    const t = setUp(() => Promise.resolve(), 5_000, {
+      intervalMs: 5,
+      parentPid: () => (reads++ === 0 ? 1 : 777),
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(t.exits).toEqual([]);
+    expect(reads).toBe(1);
+    t.shutdown.dispose();
+  });
+
+  it.runIf(process.platform === 'linux')('reads the parent pid the kernel knows now', () => {
+    expect(currentParentPid()).toBe(process.ppid);
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        "import('./src/ops/shutdown.ts').then((m) => console.log(m.currentParentPid(), process.ppid))",
+      ],
+      { encoding: 'utf8' },
+    );
+    const [now, atStart] = child.stdout.trim().split(' ').map(Number);
+    expect(now).toBe(atStart);
   });
 
   it('a second signal exits at once, without waiting for the stop in progress', async () => {

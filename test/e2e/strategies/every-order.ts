@@ -2,7 +2,7 @@
  * Test strategy for the end-to-end runs: on its first tick (within 0.5 % of `near`, when given, so that a swing
  * of ±1.5 % around it reaches every level) it places one order of every type, each set to fill as the price
  * swings (MARKET at once, a LIMIT BUY below, a STOP_LIMIT BUY above, an OCO SELL bracket around), then, with `churn`, one marketable LIMIT per tick, alternating sides, so that
- * a run keeps sending orders for a restart or a kill to land in the middle of.
+ * a run keeps sending orders for a restart or a kill to land in the middle of. onStop logs that it ran.
  */
 import { z } from 'zod';
 import { defineStrategy } from '../../../src/strategy/api.js';
@@ -40,5 +40,9 @@ export default defineStrategy<typeof params, State>({
     ctx.state.churned = n + 1;
     if (n % 2 === 0) ctx.limit('BUY', at(0.2), '0.001', { tag: `churn:${n}` });
     else ctx.limit('SELL', at(-0.2), '0.001', { tag: `churn:${n}` });
+  },
+  onStop(ctx) {
+    // The stop tests look for this line: the strategies' onStop ran.
+    ctx.log.info('every-order: onStop ran');
   },
 });
