@@ -77,7 +77,7 @@ function pollCost(): void {
       groupMs: 3_600_000,
       capacity: 100_000,
       maxPerMessage: 50,
-      maxAttempts: 1,
+      retryForMs: 0,
       backoff: { baseMs: 1, maxMs: 1 },
       rate: { requestsPerSecond: 1, burst: 1 },
     },

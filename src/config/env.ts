@@ -229,8 +229,11 @@ const notifyEnv = {
   NOTIFY_GROUP_MS: withDefault(z.coerce.number().int().nonnegative('expected milliseconds (0 or more)'), '3000'),
   /** Notifications waiting per channel at most; beyond it the oldest are dropped. */
   NOTIFY_QUEUE_SIZE: withDefault(positiveInt, '200'),
-  /** Tries per message before it is dropped (with backoff between them). */
-  NOTIFY_RETRY_ATTEMPTS: withDefault(positiveInt, '5'),
+  /** How long a message is retried (with a growing backoff, 1 s to 30 s apart) before it is dropped. */
+  NOTIFY_RETRY_FOR_MS: withDefault(
+    z.coerce.number().int().nonnegative('expected milliseconds (0 or more)'),
+    String(60 * 60 * 1000),
+  ),
 };
 
 /** Every area's variables; extend here (`...storeEnv`) rather than writing a second schema. */

@@ -1,10 +1,13 @@
 /**
  * One channel's side of the notifier: a bounded queue drained in the background. Notices wait up to the
  * group window after the first of a burst, then go out together as one message; messages leave no faster
- * than the channel's rate limit; a failed send is retried with backoff (or after the receiver's Retry-After)
- * up to a bound, then the message is dropped. A full queue drops its oldest notices. Drops are logged once
- * per outage (and once more when the channel delivers again); every sent or dropped message is reported to
- * `record`, which journals it. Nothing here can block the caller of `push` or throw at it.
+ * than the channel's rate limit, in order; a failed send is retried with a growing backoff (or after the
+ * receiver's Retry-After) for as long as `retryForMs` from its first try, so a receiver that is down for
+ * minutes still gets that window's messages; only then is it dropped. A full queue drops its oldest notices.
+ * An outage is logged once when it starts and once when the channel delivers again (with what was dropped);
+ * every sent or dropped message is reported to `record`, which journals it. What a stop leaves unsent is not
+ * recorded, so the next start sends it (at least once). Nothing here can block the caller of `push` or throw
+ * at it.
  */
 import type { Logger } from '../ops/logger.js';
 import { RateLimiter, type RateLimitOptions } from '../ops/rate-limiter.js';
@@ -24,8 +27,8 @@ export interface ChannelOptions {
   capacity: number;
   /** Notices in one message at most (the rest go in the next). */
   maxPerMessage: number;
-  /** Tries per message before it is dropped. */
-  maxAttempts: number;
+  /** How long after its first try a message is retried before it is dropped. */
+  retryForMs: number;
   backoff: { baseMs: number; maxMs: number };
   rate: RateLimitOptions;
 }
@@ -53,7 +56,9 @@ export class ChannelQueue {
   private readonly flushNow = new AbortController();
   /** Aborts sends and waits: the stop's deadline passed. */
   private readonly giveUp = new AbortController();
-  /** Notices dropped since the last delivery; > 0 means the outage was logged. */
+  /** Since when sends have been failing (undefined while they succeed): the outage was logged then. */
+  private failingSince: number | undefined;
+  /** Notices dropped since the last delivery. */
   private droppedInOutage = 0;
 
   constructor(
@@ -108,8 +113,8 @@ export class ChannelQueue {
   }
 
   /**
-   * Sends what is queued without waiting for the group window, for at most `deadlineMs`; then drops (and
-   * records) what is left.
+   * Sends what is queued without waiting for the group window, for at most `deadlineMs`. What is left is not
+   * recorded as handled: the next start reads it again and sends it.
    */
   async stop(deadlineMs: number): Promise<void> {
     this.stopping = true;
@@ -120,13 +125,16 @@ export class ChannelQueue {
     await (this.running ?? Promise.resolve());
     deadline.abort();
     await timer;
-    if (this.queue.length > 0)
-      this.drop(
-        this.queue.splice(0).map((q) => q.notice),
-        0,
-        'daemon stopping',
+    const left = this.queue.splice(0).length + this.abandoned;
+    if (left > 0)
+      this.deps.logger.warn(
+        { channel: this.name, left },
+        `${this.name}: ${left} notification(s) not sent before the stop; the next start sends them`,
       );
   }
+
+  /** Notices of a message whose sending the stop cut short. */
+  private abandoned = 0;
 
   private async run(): Promise<void> {
     const { timers } = this.deps;
@@ -153,32 +161,55 @@ export class ChannelQueue {
   private async deliver(notices: Notice[]): Promise<void> {
     const { mode, timers, logger, redact } = this.deps;
     const message = composeMessage(notices, mode, this.transport.maxLength, redact);
+    const firstTry = timers.now();
     for (let attempt = 1; ; attempt++) {
       try {
         await this.transport.send(message, this.giveUp.signal);
         this.delivered(message, attempt);
         return;
       } catch (err) {
+        if (this.giveUp.signal.aborted) {
+          this.abandoned += notices.length;
+          return;
+        }
         const e = err instanceof DeliveryError ? err : new DeliveryError(`${this.name}: ${String(err)}`);
         const reason = redact(e.message);
-        if (e.permanent || attempt >= this.options.maxAttempts || this.giveUp.signal.aborted) {
+        const { baseMs, maxMs } = this.options.backoff;
+        const delay = Math.min(e.retryAfterMs ?? Math.min(maxMs, baseMs * 2 ** (attempt - 1)), MAX_RETRY_AFTER_MS);
+        if (e.permanent || timers.now() + delay - firstTry > this.options.retryForMs) {
           this.drop(notices, attempt, reason);
           return;
         }
-        const { baseMs, maxMs } = this.options.backoff;
-        const delay = Math.min(e.retryAfterMs ?? Math.min(maxMs, baseMs * 2 ** (attempt - 1)), MAX_RETRY_AFTER_MS);
+        this.failing(reason);
         logger.debug({ channel: this.name, attempt, retryInMs: delay }, `${reason}; retrying`);
         await timers.sleep(delay, this.giveUp.signal);
+        if (this.giveUp.signal.aborted) {
+          this.abandoned += notices.length;
+          return;
+        }
       }
     }
   }
 
+  /** The first failure of an outage is logged; the rest of it is not (the end is). */
+  private failing(reason: string): void {
+    if (this.failingSince !== undefined) return;
+    this.failingSince = this.deps.timers.now();
+    const minutes = Math.round(this.options.retryForMs / 60_000);
+    this.deps.logger.warn(
+      { channel: this.name },
+      `${this.name}: delivery failing (${reason}); retrying each message with backoff for up to ${minutes} min, in order`,
+    );
+  }
+
   private delivered(message: OutgoingMessage, attempts: number): void {
-    if (this.droppedInOutage > 0) {
+    if (this.failingSince !== undefined || this.droppedInOutage > 0) {
+      const since = this.failingSince === undefined ? 0 : this.deps.timers.now() - this.failingSince;
       this.deps.logger.info(
-        { channel: this.name, dropped: this.droppedInOutage },
-        `${this.name}: delivering notifications again (${this.droppedInOutage} dropped meanwhile)`,
+        { channel: this.name, dropped: this.droppedInOutage, outageMs: since },
+        `${this.name}: delivering notifications again after ${Math.round(since / 1000)} s (${this.droppedInOutage} dropped meanwhile)`,
       );
+      this.failingSince = undefined;
       this.droppedInOutage = 0;
     }
     this.safeRecord({ sent: true, channel: this.name, message, attempts });

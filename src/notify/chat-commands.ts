@@ -1,9 +1,9 @@
 /**
  * Telegram chat commands: long-polls `getUpdates` and answers only the configured chats. Reads come from the
  * read model behind `bot status`; actions go through the ChatOperator, the same actions as the control API.
- * A message from any other chat is ignored and logged once per chat; a command sent while the daemon was
- * down (older than a minute at start) is not acted on. Polling failures are retried with backoff and
- * logged once per outage: commands never stop the daemon.
+ * A message from any other chat is ignored and logged once per chat; a command sent before the daemon started
+ * (while it was down) is not acted on, and is answered with why. Polling failures are retried with backoff
+ * and logged once per outage: commands never stop the daemon.
  */
 import type { Logger } from '../ops/logger.js';
 import { type Dec, plain } from '../market/decimal.js';
@@ -24,8 +24,6 @@ export const HELP = [
   '/help: this list',
 ].join('\n');
 
-/** Commands older than this at start were sent while the daemon was down: not acted on. */
-const STALE_MS = 60_000;
 /** Distinct unknown chats remembered (to log each once) at most. */
 const MAX_STRANGERS = 1000;
 
@@ -52,9 +50,12 @@ export class ChatCommands {
       reply: (chatId: string, text: string) => Promise<void>;
       /** Seconds a getUpdates call waits for a message (long polling). */
       waitSeconds?: number;
+      /** When the daemon started (default: now); a command sent before it is not acted on. */
+      startedAt?: number;
     },
   ) {
-    this.startedAt = deps.timers.now();
+    // Telegram dates messages in whole seconds: a command of the start's own second counts as after it.
+    this.startedAt = Math.floor((deps.startedAt ?? deps.timers.now()) / 1000) * 1000;
   }
 
   start(): void {
@@ -115,13 +116,20 @@ export class ChatCommands {
       }
       return undefined;
     }
-    if (m.time < this.startedAt - STALE_MS) {
-      logger.info({ chatId: m.chatId }, 'telegram: ignoring a command sent while the daemon was not running');
-      return undefined;
-    }
     const [word = '', ...args] = m.text.trim().split(/\s+/);
     if (!word.startsWith('/')) return undefined;
     const command = (word.slice(1).split('@')[0] ?? '').toLowerCase();
+    if (m.time < this.startedAt) {
+      logger.info(
+        { chatId: m.chatId, command },
+        `telegram: /${command} was sent before the daemon started: not acted on`,
+      );
+      const at = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+      return this.tagged(
+        `/${command} not acted on`,
+        `it was sent at ${at(m.time)}, before this daemon started (${at(this.startedAt)}). Send it again if you still mean it.`,
+      );
+    }
     const source = `telegram:${m.chatId}`;
     logger.info({ chatId: m.chatId, command }, `telegram command /${command}`);
     try {

@@ -21,11 +21,21 @@ export interface Notice {
   /** `event` rows and `fill` rows have separate id sequences. */
   source: 'event' | 'fill';
   id: number;
+  /**
+   * The notification's stable id (`noticeKey`): the same every time this row is told, across restarts, and
+   * never another row's, in this database or another. What a receiver drops repeats by.
+   */
+  key: string;
   /** A NoticeKind, or a kind this build does not know. */
   kind: string;
   instance: string | undefined;
   time: number;
   data: Record<string, unknown>;
+}
+
+/** `<journal>-e<event id>` or `<journal>-f<fill seq>`; `journal` names the database (Store.createdAt, base 36). */
+export function noticeKey(journal: string, source: Notice['source'], id: number): string {
+  return `${journal}-${source === 'event' ? 'e' : 'f'}${id}`;
 }
 
 type Data = Record<string, unknown>;

@@ -8,6 +8,8 @@ import { type Level, LEVELS, type Notice, levelOf, levelRank, noticeText } from 
 export type Mode = 'live' | 'paper';
 
 export interface OutgoingMessage {
+  /** The notices' keys, comma-separated: with one notice per message (the webhook's), that notice's key. */
+  key: string;
   mode: Mode;
   level: Level;
   text: string;
@@ -66,5 +68,5 @@ export function composeMessage(
   }
   text = redact(text);
   if (text.length > maxLength) text = `${text.slice(0, maxLength - 1)}…`;
-  return { mode, level, text, notices };
+  return { key: notices.map((n) => n.key).join(','), mode, level, text, notices };
 }

@@ -14,7 +14,7 @@ import type { FillRow } from '../store/fills.js';
 import type { Store } from '../store/store.js';
 import { type ChannelOptions, ChannelQueue, type Outcome } from './channel-queue.js';
 import { dailySummaryData, nextSummaryTime, summaryRecorded } from './daily-summary.js';
-import { type Notice, isReported } from './event-kinds.js';
+import { type Notice, isReported, noticeKey } from './event-kinds.js';
 import type { Mode } from './message.js';
 import type { Timers } from '../ports/clock.js';
 import type { Transport } from './transport.js';
@@ -59,8 +59,11 @@ export class Notifier {
   private loops: Promise<void>[] = [];
   private pollFailing = false;
   private stopped: Promise<void> | undefined;
+  /** Names this database in every notice's key. */
+  private readonly journal: string;
 
   constructor(private readonly options: NotifierOptions) {
+    this.journal = options.store.createdAt().toString(36);
     const { mode, timers, logger, redact } = options;
     this.channels = options.channels.map(
       (c) => new ChannelQueue(c.transport, c.options, { mode, timers, logger, redact, record: (o) => this.record(o) }),
@@ -128,7 +131,7 @@ export class Notifier {
       const fills = store.fills.after(this.read.fill, page);
       more = events.length === page || fills.length === page;
       notices = [
-        ...events.filter((e) => isReported(e.kind)).map(eventNotice),
+        ...events.filter((e) => isReported(e.kind)).map((e) => this.eventNotice(e)),
         ...fills.map((f) => this.fillNotice(f.seq, f.fill)),
       ].sort((a, b) => a.time - b.time);
       this.read = {
@@ -172,7 +175,13 @@ export class Notifier {
       if (after.abs().lt(before)) data.pnl = realised.toDecimalPlaces(8).toFixed();
       data.position = after.toFixed();
     }
-    return { source: 'fill', id: seq, kind: 'fill', instance: f.instance, time: f.time, data };
+    const key = noticeKey(this.journal, 'fill', seq);
+    return { source: 'fill', id: seq, key, kind: 'fill', instance: f.instance, time: f.time, data };
+  }
+
+  private eventNotice(e: EventRow): Notice {
+    const { id, kind, instance, time, data } = e;
+    return { source: 'event', id, key: noticeKey(this.journal, 'event', id), kind, instance, time, data };
   }
 
   /**
@@ -250,8 +259,4 @@ export class Notifier {
     })();
     return this.stopped;
   }
-}
-
-function eventNotice(e: EventRow): Notice {
-  return { source: 'event', id: e.id, kind: e.kind, instance: e.instance, time: e.time, data: e.data };
 }

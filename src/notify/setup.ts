@@ -23,9 +23,12 @@ import { WebhookTransport } from './webhook.js';
 
 const HTTP_TIMEOUT_MS = 10_000;
 
-/** Messages per second each kind of channel is allowed (Telegram: about one a second per chat). */
+/**
+ * Messages per second each kind of channel is allowed (Telegram: about one a second per chat). The webhook
+ * sends one notification per message (its id is the message's Idempotency-Key), so it may send more often.
+ */
 const RATES = {
-  webhook: { requestsPerSecond: 5, burst: 5 },
+  webhook: { requestsPerSecond: 10, burst: 10 },
   discord: { requestsPerSecond: 1, burst: 3 },
   telegram: { requestsPerSecond: 1, burst: 1 },
 } as const;
@@ -42,6 +45,8 @@ export function notificationsFromEnv(
   deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers; venueClock?: Timers },
 ): Notifications | undefined {
   const timers = deps.timers ?? wallClock;
+  // The daemon sets this up first thing: a chat command sent before now was sent while it was not running.
+  const startedAt = timers.now();
   const redact = redactor(secretValues(env));
   const options = (
     kinds: 'all' | readonly NoticeKind[],
@@ -53,8 +58,8 @@ export function notificationsFromEnv(
     groupMs: env.NOTIFY_GROUP_MS,
     capacity: env.NOTIFY_QUEUE_SIZE,
     maxPerMessage: 50,
-    maxAttempts: env.NOTIFY_RETRY_ATTEMPTS,
-    backoff: { baseMs: 1000, maxMs: 60_000 },
+    retryForMs: env.NOTIFY_RETRY_FOR_MS,
+    backoff: { baseMs: 1000, maxMs: 30_000 },
     rate: RATES[rate],
   });
   const channels: { transport: Transport; options: ChannelOptions }[] = [];
@@ -66,7 +71,12 @@ export function notificationsFromEnv(
         timeoutMs: HTTP_TIMEOUT_MS,
         redact,
       }),
-      options: options(env.NOTIFY_WEBHOOK_EVENTS, env.NOTIFY_WEBHOOK_LEVEL, 'webhook'),
+      // One notification per message, at once: a receiver drops repeats by the message's Idempotency-Key.
+      options: {
+        ...options(env.NOTIFY_WEBHOOK_EVENTS, env.NOTIFY_WEBHOOK_LEVEL, 'webhook'),
+        maxPerMessage: 1,
+        groupMs: 0,
+      },
     });
   if (env.DISCORD_WEBHOOK_URL !== undefined)
     channels.push({
@@ -115,6 +125,7 @@ export function notificationsFromEnv(
         mode: deps.mode,
         logger: deps.logger,
         timers,
+        startedAt,
         reply: async (chatId, text) => {
           await notifier.channels.find((c) => c.name === `telegram:${chatId}`)?.limiter.acquire();
           await telegram.sendMessage(chatId, redact(text));

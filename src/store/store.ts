@@ -35,6 +35,15 @@ export class Store {
     return this.runInTransaction(fn) as T;
   }
 
+  /**
+   * When this database was created (its first migration), in epoch ms: what tells one journal from another
+   * (a fresh paper account's, a new database), so that ids built on its row ids never repeat across them.
+   */
+  createdAt(): number {
+    const at = this.db.prepare('SELECT applied_at FROM schema_migrations ORDER BY version LIMIT 1').pluck().get();
+    return typeof at === 'number' ? at : 0;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

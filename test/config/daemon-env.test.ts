@@ -140,7 +140,7 @@ describe('notification environment', () => {
       NOTIFY_DAILY_SUMMARY: 0,
       NOTIFY_GROUP_MS: 3000,
       NOTIFY_QUEUE_SIZE: 200,
-      NOTIFY_RETRY_ATTEMPTS: 5,
+      NOTIFY_RETRY_FOR_MS: 3_600_000,
     });
   });
 

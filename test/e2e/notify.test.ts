@@ -41,7 +41,7 @@ describe('notifications from the daemon on paper', () => {
         {
           NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
           NOTIFY_WEBHOOK_SECRET: WEBHOOK_SECRET,
-          NOTIFY_RETRY_ATTEMPTS: '1',
+          NOTIFY_RETRY_FOR_MS: '0',
           NOTIFY_GROUP_MS: '500',
           TELEGRAM_BOT_TOKEN: TOKEN,
           TELEGRAM_CHAT_ID: '111',

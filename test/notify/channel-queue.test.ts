@@ -1,7 +1,8 @@
 /**
  * One channel's queue against a local webhook receiver, on virtual time: bursts grouped into one message,
- * the rate limit between messages, retries with backoff and the receiver's Retry-After, drops after the
- * bound (logged once per outage, recorded each), a full queue dropping its oldest, and a bounded stop.
+ * the rate limit between messages, retries with backoff and the receiver's Retry-After, a receiver down for
+ * ten minutes that still gets every message in order, drops after the retry window (logged once per outage,
+ * recorded each), a full queue dropping its oldest, and a bounded stop that leaves what is unsent unrecorded.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ChannelOptions, ChannelQueue, type Outcome } from '../../src/notify/channel-queue.js';
@@ -25,7 +26,7 @@ const options = (over: Partial<ChannelOptions> = {}): ChannelOptions => ({
   groupMs: 3000,
   capacity: 100,
   maxPerMessage: 50,
-  maxAttempts: 4,
+  retryForMs: 10_000,
   backoff: { baseMs: 1000, maxMs: 60_000 },
   rate: { requestsPerSecond: 1, burst: 1 },
   ...over,
@@ -34,7 +35,8 @@ const options = (over: Partial<ChannelOptions> = {}): ChannelOptions => ({
 let nextId = 1;
 const fill = (qty: string): Notice => ({
   source: 'fill',
-  id: nextId++,
+  id: nextId,
+  key: `test-f${nextId++}`,
   kind: 'fill',
   instance: 'grid',
   time: 0,
@@ -117,18 +119,20 @@ describe('a channel queue', () => {
   });
 
   it('drops a message after the bound, logs the outage once and records every drop', async () => {
-    const { outcomes, queue, log } = setUp({ maxAttempts: 3, groupMs: 0, maxPerMessage: 1 });
+    // Tries at 0, 1 s and 3 s; the next would be at 7 s, past the window.
+    const { outcomes, queue, log } = setUp({ retryForMs: 3000, groupMs: 0, maxPerMessage: 1 });
     receiver.status = () => 503;
     for (let i = 0; i < 4; i++) queue.push(fill(String(i)));
     await settled(outcomes, 4);
     expect(outcomes.every((o) => !o.sent && o.attempts === 3 && o.reason === 'webhook: HTTP 503')).toBe(true);
     expect(receiver.answers).toHaveLength(12);
     expect(log.messages(/dropping notifications/)).toHaveLength(1);
+    expect(log.messages(/delivery failing/)).toHaveLength(1);
     receiver.status = () => 204;
     queue.push(fill('9'));
     await settled(outcomes, 5);
     expect(outcomes[4]).toMatchObject({ sent: true });
-    expect(log.messages(/delivering notifications again \(4 dropped meanwhile\)/)).toHaveLength(1);
+    expect(log.messages(/delivering notifications again after \d+ s \(4 dropped meanwhile\)/)).toHaveLength(1);
     await queue.stop(1000);
   });
 
@@ -156,24 +160,64 @@ describe('a channel queue', () => {
   it('filters by kind and minimum level', () => {
     const { queue } = setUp({ kinds: new Set(['fill', 'paused']), minLevel: 'warn' });
     expect(queue.accepts(fill('1'))).toBe(false);
-    const paused: Notice = { source: 'event', id: 1, kind: 'paused', instance: 'a', time: 0, data: { reason: 'x' } };
+    const paused: Notice = {
+      source: 'event',
+      id: 1,
+      key: 'test-e1',
+      kind: 'paused',
+      instance: 'a',
+      time: 0,
+      data: { reason: 'x' },
+    };
     expect(queue.accepts(paused)).toBe(true);
     expect(queue.accepts({ ...paused, kind: 'engine-error' })).toBe(false);
     return queue.stop(10);
   });
 
-  it('at stop sends what is queued without the group wait, and drops what the deadline leaves', async () => {
+  it('keeps retrying a receiver that is down for ten minutes, then delivers every message in order', async () => {
+    const timers = new VirtualTimers();
+    const back = timers.now() + 10 * 60_000;
+    const { outcomes, queue, log, sentAt } = setUp(
+      { retryForMs: 3_600_000, groupMs: 0, maxPerMessage: 1, backoff: { baseMs: 1000, maxMs: 30_000 } },
+      timers,
+    );
+    receiver.status = () => (timers.now() < back ? 503 : 204);
+    for (let i = 1; i <= 5; i++) queue.push(fill(String(i)));
+    await settled(outcomes, 5);
+    await queue.stop(1000);
+    expect(outcomes.every((o) => o.sent)).toBe(true);
+    expect(texts().map((t) => /LIMIT (\d+) @/.exec(t)?.[1])).toEqual(['1', '2', '3', '4', '5']);
+    expect(receiver.received.map((r) => r.headers['idempotency-key'])).toEqual(
+      outcomes.map((o) => (o.sent ? o.message.notices[0]?.key : undefined)),
+    );
+    // A growing backoff, never more than its cap apart: the first message arrives within 30 s of the return.
+    const firstDelivered = sentAt[receiver.answers.indexOf(204)] as number;
+    expect(firstDelivered).toBeGreaterThanOrEqual(back);
+    expect(firstDelivered - back).toBeLessThanOrEqual(30_000);
+    expect(Math.max(...timers.slept)).toBe(30_000);
+    expect(log.messages(/delivery failing/)).toHaveLength(1);
+    expect(log.messages(/dropping/)).toEqual([]);
+    expect(log.messages(/delivering notifications again after \d+ s \(0 dropped meanwhile\)/)).toHaveLength(1);
+  });
+
+  it('at stop sends what is queued without the group wait, and leaves unrecorded what the deadline cuts off', async () => {
     // Real time here: the deadline is the wall clock's.
     const { outcomes, queue } = setUp({ groupMs: 3_600_000 }, wallClock);
     queue.push(fill('1'));
     await queue.stop(10_000);
     expect(outcomes).toMatchObject([{ sent: true }]);
 
-    const second = setUp({ groupMs: 3_600_000, backoff: { baseMs: 3_600_000, maxMs: 3_600_000 } }, wallClock);
+    const second = setUp(
+      { groupMs: 3_600_000, retryForMs: 7_200_000, backoff: { baseMs: 3_600_000, maxMs: 3_600_000 } },
+      wallClock,
+    );
     receiver.status = () => 503;
     second.queue.push(fill('2'));
     await second.queue.stop(200);
-    expect(second.outcomes).toHaveLength(1);
-    expect(second.outcomes[0]?.sent).toBe(false);
+    // Not sent and not recorded as dropped: the next start reads it again and sends it.
+    expect(second.outcomes).toEqual([]);
+    expect(second.log.messages(/1 notification\(s\) not sent before the stop; the next start sends them/)).toHaveLength(
+      1,
+    );
   });
 });

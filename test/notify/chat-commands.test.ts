@@ -1,7 +1,8 @@
 /**
  * Telegram chat commands against a local stand-in of the Bot API: the configured chat's commands reach the
  * operator (with their source) and are answered in that chat; another chat's are ignored and logged once;
- * a command sent while the daemon was down is not acted on; the token appears in no log line.
+ * a command sent before the daemon started (30 s or 10 min before) is not acted on and is answered with why;
+ * the token appears in no log line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,13 +89,14 @@ describe('telegram chat commands', () => {
     bot.say(111, '/stopbuy');
     bot.say(111, '/startbuy');
     bot.say(111, '/stopbuy', 10 * 60_000);
+    bot.say(111, '/stopbuy', 30_000);
     bot.say(999, '/startbuy');
     bot.say(111, 'hello');
     bot.say(111, '/help');
     bot.say(111, '/frobnicate');
-    await until('every answer', () => bot.sent.length === 10);
+    await until('every answer', () => bot.sent.length === 12);
     bot.say(111, '/pause');
-    await until('the last answer', () => bot.sent.length === 11);
+    await until('the last answer', () => bot.sent.length === 13);
     await commands.stop();
 
     expect(calls).toEqual([
@@ -105,9 +107,8 @@ describe('telegram chat commands', () => {
       'kill false telegram:111',
     ]);
     expect(bot.sent.every((m) => m.chatId === '111')).toBe(true);
-    const [status, balance, pnl, pause, badPause, resume, stop, start, help, unknown, bare] = bot.sent.map(
-      (m) => m.text,
-    );
+    const [status, balance, pnl, pause, badPause, resume, stop, start, stale, stale30, help, unknown, bare] =
+      bot.sent.map((m) => m.text);
     expect(status).toMatch(
       /^LIVE · status\nkill switch: off\ncircuit breaker: closed\nauthentication: ok\ngrid running · flat · 1 open · today \+0$/,
     );
@@ -117,12 +118,16 @@ describe('telegram chat commands', () => {
     expect(badPause).toBe('LIVE · refused: no instance nosuch');
     expect(resume).toBe('LIVE · grid resumed');
     expect([stop, start]).toEqual(['LIVE · kill switch on', 'LIVE · kill switch off']);
+    for (const s of [stale, stale30])
+      expect(s).toMatch(
+        /^LIVE · \/stopbuy not acted on\nit was sent at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, before this daemon started \(.+ UTC\)\. Send it again if you still mean it\.$/,
+      );
     expect(help).toContain('/stopbuy: kill switch on (no new orders)');
     expect(unknown).toMatch(/^LIVE · unknown command \/frobnicate\n\/status/);
     expect(bare).toBe('LIVE · /pause NAME\ninstances: grid');
 
     expect(log.messages(/ignoring messages from chat 999/)).toHaveLength(1);
-    expect(log.messages(/sent while the daemon was not running/)).toHaveLength(1);
+    expect(log.messages(/\/stopbuy was sent before the daemon started: not acted on/)).toHaveLength(2);
     expect(log.lines.join('\n')).not.toContain(TOKEN);
   });
 

@@ -2,8 +2,9 @@
  * The notifier end to end in process: a temp-file store, every event kind and a fill recorded as the engine
  * records them, and local stand-ins of a webhook receiver, Discord and Telegram's Bot API. Each kind reaches
  * exactly the channels configured for it, signatures verify, no secret leaves in any message, every message
- * sent or dropped is recorded, a receiver that is down costs nothing but its own messages, and a restart
- * resumes after what was already sent.
+ * sent or dropped is recorded, a receiver that is down costs nothing but its own messages, a restart
+ * resumes after what was already sent, and a webhook POST whose answer was never seen is sent again at the
+ * next start with the same id (body and Idempotency-Key): at least once, and deduplicable.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { parseEnv } from '../../src/config/env.js';
 import { NOTICE_KINDS, type NoticeKind } from '../../src/notify/event-kinds.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
+import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { BotApi, captureLogger, Receiver, until } from './stand-ins.js';
@@ -113,7 +114,12 @@ function recordFill(qty: string, side: 'BUY' | 'SELL' = 'BUY', price = '100') {
   });
 }
 
-type HookBody = { mode: string; text: string; notifications: { kind: string; instance: string | null }[] };
+type HookBody = {
+  id: string;
+  mode: string;
+  text: string;
+  notifications: { id: string; kind: string; instance: string | null }[];
+};
 const hookKinds = () => hook.received.flatMap((r) => (r.json as HookBody).notifications.map((x) => x.kind));
 
 describe('the notifier', () => {
@@ -138,6 +144,15 @@ describe('the notifier', () => {
     await notifications?.stop(5000);
 
     expect(new Set(hookKinds())).toEqual(new Set(NOTICE_KINDS));
+    // One notification per webhook message, each with its own stable id, also as the Idempotency-Key.
+    const ids = hook.received.map((r) => (r.json as HookBody).id);
+    expect(new Set(ids).size).toBe(hook.received.length);
+    for (const r of hook.received) {
+      const body = r.json as HookBody;
+      expect(body.id).toMatch(/^[0-9a-z]+-[ef]\d+$/);
+      expect(body.notifications.map((x) => x.id)).toEqual([body.id]);
+      expect(r.headers[IDEMPOTENCY_HEADER]).toBe(body.id);
+    }
     for (const r of hook.received) {
       const expected = `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(r.body).digest('hex')}`;
       const got = String(r.headers[SIGNATURE_HEADER]);
@@ -183,7 +198,7 @@ describe('the notifier', () => {
       expect(told(chat)).toEqual({ count: 3, kinds: new Set(['fill', 'paused', 'kill-switch']) });
   });
 
-  it('groups a burst of fills into one message per channel', async () => {
+  it('groups a burst of fills into one message per chat; the webhook gets one message per fill', async () => {
     const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '300' }), {
       store,
       logger: captureLogger().logger,
@@ -192,10 +207,12 @@ describe('the notifier', () => {
     });
     await until('the start to be told', () => hook.received.length === 1);
     for (let i = 1; i <= 12; i++) recordFill(String(i));
-    await until('the fills to be told', () => hook.received.length === 2 && bot.sent.length === 2);
+    await until('the fills to be told', () => hook.received.length === 13 && bot.sent.length === 2);
     await notifications?.stop(5000);
-    expect(hook.received).toHaveLength(2);
-    expect((hook.received[1]?.json as HookBody).text).toMatch(/^PAPER · 12 fills\n/);
+    expect(hook.received).toHaveLength(13);
+    expect(hook.received.slice(1).map((r) => (r.json as HookBody).text)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `PAPER · grid BTCUSDT BUY LIMIT ${i + 1} @ 100 fee 0.01 USDT`),
+    );
     expect(bot.sent.map((m) => m.text.split('\n')[0])).toEqual(['PAPER · 12 fills', 'PAPER · 12 fills']);
   });
 
@@ -221,7 +238,8 @@ describe('the notifier', () => {
   it('loses only the down channel’s messages while a receiver is down, records them, and delivers after', async () => {
     const log = captureLogger();
     hook.status = () => 503;
-    const notifications = notificationsFromEnv(env({ NOTIFY_RETRY_ATTEMPTS: '2', DISCORD_LEVEL: 'info' }), {
+    // A window shorter than the first backoff: one try, then dropped.
+    const notifications = notificationsFromEnv(env({ NOTIFY_RETRY_FOR_MS: '500', DISCORD_LEVEL: 'info' }), {
       store,
       logger: log.logger,
       mode: 'paper',
@@ -235,7 +253,7 @@ describe('the notifier', () => {
     await until('the webhook to deliver again', () => hook.received.length > 0);
     await notifications?.stop(5000);
     const [dropped] = store.events.list({ kinds: ['notification-dropped'] });
-    expect(dropped?.data).toMatchObject({ channel: 'webhook', attempts: 2, reason: 'webhook: HTTP 503' });
+    expect(dropped?.data).toMatchObject({ channel: 'webhook', attempts: 1, reason: 'webhook: HTTP 503' });
     expect(hookKinds()).toContain('paused');
     expect(log.messages(/^webhook: dropping notifications/)).toHaveLength(1);
     expect(log.messages(/^webhook: delivering notifications again/)).toHaveLength(1);
@@ -269,6 +287,43 @@ describe('the notifier', () => {
       .join('\n');
     expect(texts).toContain('second run');
     expect(texts).not.toContain('first run');
+  });
+
+  it('sends a webhook POST whose answer it never saw again at the next start, with the same id', async () => {
+    const start = (retryForMs: string) =>
+      notificationsFromEnv(env({ NOTIFY_RETRY_FOR_MS: retryForMs }), {
+        store,
+        logger: captureLogger().logger,
+        mode: 'paper',
+        timers: wallClock,
+      });
+    const first = start('3600000');
+    await until('the start told', () => hookKinds().includes('daemon-started'));
+    // The receiver takes the next POST and never answers: it is in flight when the daemon dies.
+    hook.status = () => 'hold';
+    store.events.record(Date.now(), 'grid', 'paused', { reason: 'in flight' });
+    recordFill('3');
+    await until('the POST in flight', () => hookKinds().includes('paused'));
+    const inFlight = hook.received.at(-1);
+    // Its stop is cut short as a kill -9 would cut it: nothing about that message reaches the database.
+    await first?.stop(0);
+    expect(store.events.list({ kinds: ['notification-dropped'] })).toEqual([]);
+
+    hook.status = () => 204;
+    store.events.record(Date.now(), undefined, 'daemon-started', { mode: 'paper', venue: 'embedded', pid: 2 });
+    const second = start('3600000');
+    await until('the paused and the fill told again', () => hookKinds().filter((k) => k === 'paused').length === 2);
+    await until('the fill told', () => hookKinds().includes('fill'));
+    await second?.stop(5000);
+    const again = hook.received.filter((r) => (r.json as HookBody).notifications[0]?.kind === 'paused');
+    expect(again).toHaveLength(2);
+    expect(again[1]?.headers[IDEMPOTENCY_HEADER]).toBe(inFlight?.headers[IDEMPOTENCY_HEADER]);
+    expect((again[1]?.json as HookBody).id).toBe((inFlight?.json as HookBody).id);
+    // What a receiver keeps after dropping repeats by id: each notification once.
+    const kept = new Map(
+      hook.received.map((r) => [(r.json as HookBody).id, (r.json as HookBody).notifications[0]?.kind]),
+    );
+    expect([...kept.values()].filter((k) => k === 'paused' || k === 'fill').sort()).toEqual(['fill', 'paused']);
   });
 
   it('is not set up without a channel', () => {

@@ -34,12 +34,15 @@ const parse = (body: string): unknown => {
   }
 };
 
-/** A webhook receiver: records every POST; `status` decides each answer (default 204). */
+/**
+ * A webhook receiver: records every POST; `status` decides each answer (default 204). `'hold'` takes the
+ * request (it counts as received) and never answers it: the sender's POST stays in flight.
+ */
 export class Receiver {
   readonly received: Received[] = [];
   /** Answers given, in order, including failures. */
   readonly answers: number[] = [];
-  status: (n: number) => number | { status: number; body: string } = () => 204;
+  status: (n: number) => number | { status: number; body: string } | 'hold' = () => 204;
   private server!: Server;
   private constructor() {}
 
@@ -47,6 +50,10 @@ export class Receiver {
     const r = new Receiver();
     r.server = await listen((req, body, res) => {
       const answer = r.status(r.answers.length);
+      if (answer === 'hold') {
+        r.received.push({ path: req.url ?? '', headers: req.headers, body, json: parse(body) });
+        return;
+      }
       const { status, body: text } = typeof answer === 'number' ? { status: answer, body: '' } : answer;
       r.answers.push(status);
       if (status >= 200 && status < 300)
