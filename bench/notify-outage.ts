@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from '../src/config/env.js';
 import { notificationsFromEnv } from '../src/notify/setup.js';
+import { wallClock } from '../src/clocks/wall-clock.js';
 import type { Timers } from '../src/ports/clock.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { openStore } from '../src/store/store.js';
@@ -41,16 +42,7 @@ class SteppedTimers implements Timers {
   }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.resolve();
-    if (this.real !== undefined)
-      return new Promise((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.max(0, ms));
-        signal?.addEventListener('abort', done, { once: true });
-      });
+    if (this.real !== undefined) return wallClock.sleep(ms, signal);
     return new Promise((resolve) => {
       const abort = () => {
         this.sleepers = this.sleepers.filter((s) => s !== entry);
