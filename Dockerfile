@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The daemon's image: Node 22 LTS, the TypeScript compiled once at build time, production dependencies only,
-# running as the unprivileged user node (1000:1000) with its state on the /app/data volume. Build it with
+# running as the unprivileged user node, uid:gid 1000:1000 (numeric, so Kubernetes' runAsNonRoot can check it) with its state on the /app/data volume. Build it with
 #   docker build -t spot-bot --build-arg VERSION=$(node -p 'require("./package.json").version') \
 #     --build-arg REVISION=$(git rev-parse HEAD) --build-arg SOURCE=<repository URL> .
 # (the build args only label the image and let `bot --version` name the commit). README.md, "Docker", says more.
@@ -52,7 +52,8 @@ COPY data/samples ./samples
 COPY data/README.md ./samples/README.md
 COPY --from=build --chown=node:node /out/data ./data
 RUN ln -s /app/src/cli.js /usr/local/bin/bot
-USER node
+# Numeric: runAsNonRoot cannot tell that a user name is not root; 1000:1000 is the base image's node user.
+USER 1000:1000
 VOLUME /app/data
 # The control API (/readyz, /metrics) listens on API_HOST:API_PORT, 127.0.0.1:8080 unless told otherwise.
 EXPOSE 8080

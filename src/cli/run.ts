@@ -31,7 +31,10 @@ export async function run(argv: string[]): Promise<number> {
   const loaded = commandEnv({ fd: 1 });
   if (loaded === 1) return 1;
   const env = flags.values.fresh === true ? { ...loaded, PAPER_FRESH: true } : loaded;
-  const logger = createLogger({ level: env.LOG_LEVEL });
+  const logger = createLogger({
+    level: env.LOG_LEVEL,
+    pretty: env.LOG_FORMAT === undefined ? undefined : env.LOG_FORMAT === 'pretty',
+  });
   const exposure = dotenvExposure();
   if (exposure !== undefined) logger.warn(exposure);
   const shutdown = installShutdown({

@@ -122,6 +122,8 @@ const daemonEnv = {
     }),
     'info',
   ),
+  /** json or pretty: overrides the guess from the terminal (pretty on a terminal, JSON lines otherwise). */
+  LOG_FORMAT: optional(z.enum(['json', 'pretty'], { error: 'expected json or pretty' })),
   /** Cron schedule of the open-orders and trades poll. */
   ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
   /** Cron schedule of the pair-config and balance refresh. */

@@ -21,7 +21,10 @@ const REDACT = [
 
 export interface LoggerOptions {
   level?: string;
-  /** Human-readable lines (pino-pretty) instead of JSON; defaults to on when stdout is a terminal. */
+  /**
+   * Human-readable lines (pino-pretty) instead of JSON; by default as LOG_FORMAT says (json or pretty), else on
+   * when the stream is a terminal.
+   */
   pretty?: boolean;
   /** Write to this file descriptor (default 1, stdout; CLI commands that print data use 2). */
   fd?: number;
@@ -41,10 +44,16 @@ const SYNC_FLUSH_MS = 500;
 /** The asynchronous destination of each logger createLogger made, so exitProcess can abandon it. */
 const destinations = new WeakMap<Logger, DestinationStream & { destroy(): void }>();
 
+/** LOG_FORMAT's choice (validated with the rest of the environment by the commands that load it). */
+function formatFromEnv(): boolean | undefined {
+  const format = process.env.LOG_FORMAT?.trim().toLowerCase();
+  return format === 'pretty' ? true : format === 'json' ? false : undefined;
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const fd = options.fd ?? 1;
-  const pretty = options.pretty ?? (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
+  const pretty = options.pretty ?? formatFromEnv() ?? (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
   const base = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined };
   if (pretty) {
     return pino({

@@ -51,7 +51,7 @@ export function daemonEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
     if (
-      !/^(EXCHANGE_|NOTIFY_|TELEGRAM_|DISCORD_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$|API_|METRICS_)/.test(
+      !/^(EXCHANGE_|NOTIFY_|TELEGRAM_|DISCORD_|MODE$|DB_PATH$|CONFIG_DIR$|STRATEGIES_DIR$|PAPER_|KILL_SWITCH_FILE$|ORDERS_POLL$|REFRESH$|LOG_LEVEL$|LOG_FORMAT$|API_|METRICS_)/.test(
         k,
       )
     )
