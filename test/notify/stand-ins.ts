@@ -42,7 +42,8 @@ export class Receiver {
   readonly received: Received[] = [];
   /** Answers given, in order, including failures. */
   readonly answers: number[] = [];
-  status: (n: number) => number | { status: number; body: string } | 'hold' = () => 204;
+  status: (n: number) => number | { status: number; body: string; headers?: Record<string, string> } | 'hold' = () =>
+    204;
   private server!: Server;
   private constructor() {}
 
@@ -54,11 +55,11 @@ export class Receiver {
         r.received.push({ path: req.url ?? '', headers: req.headers, body, json: parse(body) });
         return;
       }
-      const { status, body: text } = typeof answer === 'number' ? { status: answer, body: '' } : answer;
+      const { status, body: text, headers = {} } = typeof answer === 'number' ? { status: answer, body: '' } : answer;
       r.answers.push(status);
       if (status >= 200 && status < 300)
         r.received.push({ path: req.url ?? '', headers: req.headers, body, json: parse(body) });
-      res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
     });
     return r;
   }
@@ -78,12 +79,19 @@ interface Update {
   message: { message_id: number; date: number; chat: { id: number; type: string }; text: string };
 }
 
+/** What the Bot API says with some statuses (the rest: Bad Gateway). */
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad Request: chat not found',
+  429: 'Too Many Requests: retry after 1',
+};
+
 /** Telegram's Bot API for one token: records sendMessage, serves getUpdates from `say`. */
 export class BotApi {
   readonly sent: { chatId: string; text: string }[] = [];
   /** Every request's path and body, to check that none carries what it must not. */
   readonly requests: { path: string; body: string }[] = [];
-  sendStatus: (n: number) => number = () => 200;
+  /** The answer to each sendMessage: an HTTP status, or `'hold'` (taken, never answered). */
+  sendStatus: (n: number) => number | 'hold' = () => 200;
   private readonly updates: Update[] = [];
   private nextId = 1;
   private waiting: (() => void)[] = [];
@@ -126,11 +134,12 @@ export class BotApi {
     const args = (parse(body) ?? {}) as { chat_id?: string; text?: string; offset?: number; timeout?: number };
     if (m[2] === 'sendMessage') {
       const status = this.sendStatus(this.sent.length);
+      if (status === 'hold') return;
       if (status !== 200)
         return json(status, {
           ok: false,
           error_code: status,
-          description: status === 429 ? 'Too Many Requests: retry after 1' : 'Bad Gateway',
+          description: DESCRIPTIONS[status] ?? 'Bad Gateway',
           ...(status === 429 ? { parameters: { retry_after: 1 } } : {}),
         });
       this.sent.push({ chatId: String(args.chat_id), text: String(args.text) });
