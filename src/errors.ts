@@ -41,6 +41,8 @@ export const ERROR_CODES = [
   'E_RECORDING',
   'E_CANDLES',
   'E_BACKTEST_DATA',
+  'E_NO_PAIR_RULES',
+  'E_OUTPUT_EXISTS',
   'E_BACKTEST_ACCOUNTING',
   'E_SWEEP',
   // Operator actions (app/operator-actions.ts; the control API answers with them).

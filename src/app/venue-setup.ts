@@ -12,10 +12,10 @@
  */
 import { clientOptionsFromEnv, type Env } from '../config/env.js';
 import { ExchangeClient, type RequestObserver } from '../exchange/client.js';
-import type { PairConfig } from '../ports/venue-records.js';
 import type { Logger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
-import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from '../sim/default-market.js';
+import { marketFrom, replayMarket } from '../sim/pair-market.js';
+import { recordedPairs } from '../record/recording-reader.js';
 import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed, type ReplayPosition } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
@@ -32,32 +32,6 @@ export interface VenueSetup {
   files: string[] | undefined;
   /** Closes the client (requests in flight finish) and the embedded exchange. */
   close(): Promise<void>;
-}
-
-/** The upstream's pairs for `symbols`, with assets by the ids the upstream gives (the defaults fill any gap). */
-function marketFrom(pairs: readonly PairConfig[]): { assets: SimAsset[]; pairs: PairConfig[] } {
-  const byCode = new Map<string, SimAsset>();
-  const usedIds = new Set<number>();
-  const add = (code: string, id: number | null | undefined) => {
-    if (byCode.has(code) || id === undefined || id === null || usedIds.has(id)) return;
-    byCode.set(code, { id, code });
-    usedIds.add(id);
-  };
-  for (const p of pairs) {
-    add(p.baseAsset, p.baseAssetId);
-    add(p.quoteAsset, p.quoteAssetId);
-  }
-  // Assets without an id from the upstream, and the paper account's default currencies, get free ids.
-  let next = Math.max(0, ...usedIds) + 1;
-  for (const code of [...pairs.flatMap((p) => [p.baseAsset, p.quoteAsset]), ...DEFAULT_ASSETS.map((a) => a.code)]) {
-    if (!byCode.has(code)) add(code, next++);
-  }
-  const assets = [...byCode.values()];
-  const ids = new Map(assets.map((a) => [a.code, a.id]));
-  return {
-    assets,
-    pairs: pairs.map((p) => ({ ...p, baseAssetId: ids.get(p.baseAsset), quoteAssetId: ids.get(p.quoteAsset) })),
-  };
 }
 
 /**
@@ -164,8 +138,10 @@ export async function setUpVenue(
     feed = proxyFeed({ upstream, warn });
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
+    // The recordings' pairs (their rules as recorded), the built-in ones where a recording carries none.
+    const market = replayMarket(symbols, await recordedPairs(files), `PAPER_DATA (${files.join(', ')})`);
     // Records carry wall-clock times like the bot's own (today's fills, daily limits), not the recording's.
-    engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: wallClock });
+    engine = new MatchingEngine({ ...market, clock: wallClock });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {

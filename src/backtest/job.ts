@@ -3,8 +3,7 @@
  * all take, so a sweep combination gives exactly what the same run alone gives.
  */
 import type { InstanceSpec } from '../engine/instance-runner.js';
-import { MatchingEngine } from '../sim/matching-engine.js';
-import { type BacktestRun, type RunOptions, runBacktest } from './runner.js';
+import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from './runner.js';
 import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { TickData } from './tick-data.js';
@@ -12,7 +11,8 @@ import type { TickData } from './tick-data.js';
 export interface JobSettings {
   /** Starting balances; default 10000 of each quote asset of the strategies' pairs. */
   balances?: Record<string, string>;
-  fee: string;
+  makerFee: string;
+  takerFee: string;
   fillThroughTicks: number;
   seed: number;
   cancel: boolean;
@@ -21,10 +21,13 @@ export interface JobSettings {
   /** As given on the command line (the data were loaded within them). */
   from: string | undefined;
   to: string | undefined;
+  /** Truncated or corrupt recordings were read up to where they break (`--allow-partial`). */
+  allowPartial: boolean;
 }
 
 export const DEFAULT_JOB_SETTINGS: JobSettings = {
-  fee: '0.001',
+  makerFee: '0.001',
+  takerFee: '0.001',
   fillThroughTicks: 1,
   seed: 1,
   cancel: true,
@@ -32,17 +35,17 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
   sampleMs: 3_600_000,
   from: undefined,
   to: undefined,
+  allowPartial: false,
 };
 
 export const DEFAULT_QUOTE_BALANCE = '10000';
 
-export function defaultBalances(instances: readonly InstanceSpec[]): Record<string, string> {
-  const sim = new MatchingEngine();
+/** 10000 of each quote asset of the strategies' pairs (as the data carry them). */
+export function defaultBalances(instances: readonly InstanceSpec[], data: TickData): Record<string, string> {
+  const symbols = [...new Set(instances.map((i) => i.config.symbol))];
   const out: Record<string, string> = {};
-  for (const i of instances) {
-    const quote = sim.pairConfigs(i.config.symbol)[0]?.quoteAsset;
-    if (quote !== undefined) out[quote] = DEFAULT_QUOTE_BALANCE;
-  }
+  for (const p of backtestMarket(symbols, data).pairs)
+    if (symbols.includes(p.symbol)) out[p.quoteAsset] = DEFAULT_QUOTE_BALANCE;
   return out;
 }
 
@@ -60,7 +63,7 @@ export async function runJob(
 ): Promise<JobResult> {
   const instances: InstanceSpec[] = [];
   for (const source of sources) instances.push(await instanceOf(source, overrides));
-  const balances = settings.balances ?? defaultBalances(instances);
+  const balances = settings.balances ?? defaultBalances(instances, data);
   const run = await runBacktest(instances, data, { ...settings, balances }, options);
   const summary = summarize(run, {
     ...settings,

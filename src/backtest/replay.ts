@@ -58,6 +58,8 @@ export interface ReplayParts {
   /** One per symbol of the unit. */
   charts: ChartSeries[];
   balances: BalanceReader;
+  /** Per symbol of the data: the assets its tickers name (the market's, ids made unique). */
+  symbols: readonly SymbolInfo[];
 }
 
 /** Steps of one tick at which the loop may stop for a promise and resume. */
@@ -105,7 +107,7 @@ export class Replay {
   run(): Promise<void> | undefined {
     const { sym, time, price, high, low, vb, vq } = this.data.columns;
     const { clock, sim, engine, equity, charts, balances } = this.p;
-    const infos = this.data.symbols;
+    const infos = this.p.symbols;
     const prices = equity.prices;
     const n = this.data.length;
     for (; this.i < n; this.i++, this.step = REFRESH) {

@@ -119,9 +119,12 @@ export function moduleLine(module: { file: string; sha256: string }): string {
 }
 
 /** The matching settings in one line (the report's and the sweep page's). */
-export function settingsLine(settings: Pick<JobSettings, 'fee' | 'fillThroughTicks' | 'seed' | 'cancel'>): string {
-  const { fee, fillThroughTicks, seed, cancel } = settings;
-  return `fee ${fee}, fill through ${fillThroughTicks} tick(s), seed ${seed}, cancel ${cancel ? 'on' : 'off'}`;
+export function settingsLine(
+  settings: Pick<JobSettings, 'makerFee' | 'takerFee' | 'fillThroughTicks' | 'seed' | 'cancel'>,
+): string {
+  const { makerFee, takerFee, fillThroughTicks, seed, cancel } = settings;
+  const fees = makerFee === takerFee ? `fee ${makerFee}` : `maker fee ${makerFee}, taker fee ${takerFee}`;
+  return `${fees}, fill through ${fillThroughTicks} tick(s), seed ${seed}, cancel ${cancel ? 'on' : 'off'}`;
 }
 
 export function htmlList(items: readonly string[]): string {

@@ -12,6 +12,8 @@ import { silentLogger } from '../ops/logger.js';
 import type { Venue } from '../ports/venue.js';
 import { InProcessVenue } from '../venues/in-process-venue.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
+import { replayMarket } from '../sim/pair-market.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import type { SimFill } from '../sim/state.js';
 import type { OrderRow } from '../store/order-journal.js';
 import { openStore, type Store } from '../store/store.js';
@@ -27,8 +29,9 @@ const API_KEY = 'backtest';
 export interface BacktestSettings {
   /** Starting balances by asset code, exact text. */
   balances: Readonly<Record<string, string>>;
-  /** Maker and taker fee ratio (default 0.001, the exchange's). */
-  fee?: string;
+  /** Maker and taker fee ratios (default 0.001 each, the exchange's); a pair whose configuration carries fees keeps them. */
+  makerFee?: string;
+  takerFee?: string;
   /** Ticks a resting limit must be traded through to fill (default 1). */
   fillThroughTicks?: number;
   /** The matching engine's PRNG seed (slippage jitter); default 1. */
@@ -191,7 +194,7 @@ export async function runBacktest(
   if (instances.length === 0) throw new BotError('E_USAGE', 'a backtest needs at least one strategy file');
   const refreshMs = settings.refreshMs ?? 60_000;
   const sampleMs = settings.sampleMs ?? 3_600_000;
-  const { symbols, pairs, quoteAsset, symIndex } = unitSymbols(instances, data);
+  const { symbols, pairs, quoteAsset, symIndex, market } = unitSymbols(instances, data);
   const slot = new Int32Array(data.symbols.length).fill(-1);
   symIndex.forEach((s, k) => (slot[s] = k));
   const ticks = symbolTicks(data);
@@ -202,12 +205,20 @@ export async function runBacktest(
 
   const clock = new VirtualClock(time[first] as number);
   const sim = new MatchingEngine({
+    ...market,
     clock,
     seed: settings.seed ?? 1,
     fillThroughTicks: settings.fillThroughTicks ?? 1,
-    makerFee: settings.fee ?? '0.001',
-    takerFee: settings.fee ?? '0.001',
+    makerFee: settings.makerFee ?? '0.001',
+    takerFee: settings.takerFee ?? '0.001',
   });
+  const unknown = Object.keys(settings.balances).filter((code) => !market.assets.some((a) => a.code === code));
+  if (unknown.length > 0)
+    throw new BotError(
+      'E_USAGE',
+      `--balance: ${unknown.join(', ')} is not an asset of the pairs replayed (they have ` +
+        `${market.assets.map((a) => a.code).join(', ')})`,
+    );
   sim.createAccount({ apiKey: API_KEY, balances: settings.balances });
   const inProcess = new InProcessVenue(sim, API_KEY);
   const venue: Venue = settings.cancel === false ? new NoCancelVenue(inProcess) : inProcess;
@@ -230,7 +241,13 @@ export async function runBacktest(
 
     const charts: ChartSeries[] = [];
     for (const s of symIndex) charts.push(new ChartSeries(Math.ceil((ticks.count[s] as number) / CHART_BUCKETS)));
-    const parts = { clock, sim, engine, equity, charts, balances };
+    const infos = data.symbols.map((info) => {
+      const pair = market.pairs.find((p) => p.symbol === info.symbol);
+      if (!pair) return info;
+      const { baseAsset: b, quoteAsset: q, baseAssetId, quoteAssetId } = pair;
+      return { symbol: info.symbol, b, q, bi: baseAssetId ?? undefined, qi: quoteAssetId ?? undefined };
+    });
+    const parts = { clock, sim, engine, equity, charts, balances, symbols: infos };
     const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
     replay.onProgress = (done: number) => options.onProgress?.(done, total);
     for (let pending = replay.run(); pending; pending = replay.run()) await pending;
@@ -299,17 +316,19 @@ interface PairAssets {
   step: Dec;
 }
 
-/** The unit's symbols (first-config order), their pairs on the simulated exchange, and their data index. */
+/** The pairs a backtest of `data` trades: the recordings' own, the built-in ones where a recording has none. */
+export function backtestMarket(symbols: readonly string[], data: TickData) {
+  const where = data.files.map((f) => f.path).join(', ');
+  return replayMarket(symbols, new Map(data.pairs.map((p) => [p.symbol, p])), where);
+}
+
+/** The unit's symbols (first-config order), their pairs, the market, and their data index. */
 function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
-  const sim = new MatchingEngine();
   const symbols = [...new Set(instances.map((i) => i.config.symbol))];
+  const market = backtestMarket(symbols, data);
   const pairs = new Map<string, PairAssets>();
   for (const name of symbols) {
-    const config = sim.pairConfigs(name)[0];
-    if (!config)
-      throw new BotError('E_BACKTEST_DATA', `symbol ${name} is not a pair of the simulated exchange`, {
-        context: { symbol: name },
-      });
+    const config = market.pairs.find((p) => p.symbol === name) as PairConfig;
     pairs.set(name, { base: config.baseAsset, quote: config.quoteAsset, step: pairRulesFrom(config).stepSize });
   }
   const quotes = [...new Set([...pairs.values()].map((p) => p.quote))];
@@ -328,5 +347,5 @@ function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
       );
     return i;
   });
-  return { symbols, pairs, quoteAsset: quotes[0] as string, symIndex };
+  return { symbols, pairs, quoteAsset: quotes[0] as string, symIndex, market };
 }

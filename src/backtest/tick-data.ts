@@ -2,15 +2,16 @@
  * Recordings parsed once into columns (typed arrays on SharedArrayBuffers), so a replay reads numbers by
  * index instead of walking objects, and a sweep hands the same memory to every worker thread without
  * parsing or copying again. Only the keys the WireTicker type names are kept (s, p, t, h, l, vb, vq and the
- * per-symbol b, q, bi, qi); the recording's other keys are filler (data/README.md) and are not replayed.
+ * per-symbol b, q, bi, qi); the recording's other keys are filler (docs/recording-format.md) and are not replayed.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { WireTicker } from '../exchange/wire-schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
-import { readRecordingBatches, type Warn } from '../record/recording-reader.js';
+import { type PartialRead, readRecordingBatches, type Warn } from '../record/recording-reader.js';
 
 export interface SymbolInfo {
   symbol: string;
@@ -38,10 +39,16 @@ export interface RecordingFile {
   name: string;
   size: number;
   sha256: string;
+  /** The header's `source` (`candles`, `market-watch`); absent for a headerless file. */
+  source?: string;
+  /** Set when --allow-partial read this file only up to where it breaks. */
+  partial?: { lines: number; byte: number; reason: string };
 }
 
 export interface TickData {
   files: RecordingFile[];
+  /** The pair configuration each symbol's recordings carry (the first one read), in first-seen order. */
+  pairs: PairConfig[];
   symbols: SymbolInfo[];
   length: number;
   columns: TickColumns;
@@ -115,6 +122,8 @@ export interface LoadTicksOptions {
   /** Tick time at which reading stops, epoch ms, exclusive. */
   to?: number;
   warn?: Warn;
+  /** Read what is complete of truncated or corrupt files (each file says how much in `partial`). */
+  allowPartial?: boolean;
 }
 
 /**
@@ -129,9 +138,32 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   const index = new Map<string, number>();
   const builder = new ColumnBuilder();
   const fileStarts: number[] = [];
-  for (const file of files) {
+  const pairs = new Map<string, PairConfig>();
+  const warn = options.warn ?? ((m: string) => process.emitWarning(m, 'RecordingWarning'));
+  const changed = new Set<string>();
+  const pairSeen = (config: PairConfig, file: string, t: number | undefined) => {
+    const first = pairs.get(config.symbol);
+    if (!first) pairs.set(config.symbol, config);
+    else if (!changed.has(config.symbol) && JSON.stringify(first) !== JSON.stringify(config)) {
+      changed.add(config.symbol);
+      const when = t === undefined ? 'in its header' : `at ${new Date(t).toISOString()}`;
+      warn(`${file}: the pair configuration of ${config.symbol} changes ${when}; the backtest keeps the first one`);
+    }
+  };
+  for (const [k, file] of files.entries()) {
     fileStarts.push(builder.length);
-    for await (const batch of readRecordingBatches(file, options)) {
+    const info = infos[k] as RecordingFile;
+    const reading = {
+      ...options,
+      warn,
+      onHeader: (h: { source: string; pair?: PairConfig }) => {
+        info.source = h.source;
+        if (h.pair) pairSeen(h.pair, file, undefined);
+      },
+      onPairConfig: (config: PairConfig, t: number) => pairSeen(config, file, t),
+      onPartial: ({ lines, byte, reason }: PartialRead) => (info.partial = { lines, byte, reason }),
+    };
+    for await (const batch of readRecordingBatches(file, reading)) {
       for (let i = 0; i < batch.length; i++) {
         const t = batch[i] as WireTicker;
         let s = index.get(t.s);
@@ -161,6 +193,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   };
   return {
     files: infos,
+    pairs: [...pairs.values()],
     symbols,
     length,
     columns: {

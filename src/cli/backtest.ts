@@ -23,20 +23,23 @@ import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
-import { DEFAULT_ASSETS } from '../sim/default-market.js';
 import { parseFlags } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
 
 RECORDING: a recording file, or a folder: the recorder's --out folder (the strategies' symbols are taken from
-it) or one symbol's folder of day files; day files outside --from/--to are not read.
+it) or one symbol's folder of day files; day files outside --from/--to are not read. Pairs trade by the rules
+the recordings carry (bot record and bot import-candles write them); the shipped samples use the built-in ones.
 
 Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
 virtual clock, no network). Each --config is its own backtest unless --together.
 
   --from ISO, --to ISO       only ticks with from <= time < to
-  --balance A=N,B=M          starting balances (default: 10000 of each quote asset)
-  --fee RATIO                maker and taker fee (default 0.001)
+  --balance A=N,B=M          starting balances, any asset of the pairs (default: 10000 of each quote asset)
+  --fee RATIO                maker and taker fee (default 0.001; a pair whose rules carry fees keeps them)
+  --maker-fee R, --taker-fee R  one of the two alone (over --fee)
+  --allow-partial            read a truncated or corrupt recording up to where it breaks (the summary says
+                             how much was used) instead of stopping with the file and offset
   --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
   --seed N                   the matching engine's PRNG seed (default 1)
   --no-cancel                a venue without cancel (strategies that require it are refused)
@@ -70,25 +73,23 @@ function timeFlag(name: string, value: string | undefined): number | undefined {
   return ms;
 }
 
+/** Any asset the replayed pairs name (the run checks them against the pairs once the data are read). */
 function balanceFlag(value: string | undefined): Record<string, string> | undefined {
   if (value === undefined) return undefined;
-  const known = new Set(DEFAULT_ASSETS.map((a) => a.code));
   const out: Record<string, string> = {};
   for (const part of value.split(',')) {
     const [asset, amount, extra] = part.split('=').map((s) => s.trim());
-    if (!asset || amount === undefined || extra !== undefined || !isPlainDecimal(amount))
+    if (!asset || amount === undefined || extra !== undefined || !isPlainDecimal(amount) || amount.startsWith('-'))
       throw usage(`--balance expects ASSET=AMOUNT[,ASSET=AMOUNT…] with plain decimals, got '${part}'`);
-    if (!known.has(asset))
-      throw usage(`--balance: unknown asset ${asset} (the simulated exchange has ${[...known].join(', ')})`);
     out[asset] = dec(amount).toFixed();
   }
   return out;
 }
 
-function feeFlag(value: string | undefined): string | undefined {
+function feeFlag(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!isPlainDecimal(value) || dec(value).gt(1))
-    throw usage(`--fee must be a decimal ratio within [0, 1], got '${value}'`);
+  if (!isPlainDecimal(value) || value.startsWith('-') || dec(value).gt(1))
+    throw usage(`--${name} must be a decimal ratio within [0, 1], got '${value}'`);
   return dec(value).toFixed();
 }
 
@@ -125,6 +126,9 @@ async function backtest(argv: string[]): Promise<number> {
     to: { type: 'string' },
     balance: { type: 'string' },
     fee: { type: 'string' },
+    'maker-fee': { type: 'string' },
+    'taker-fee': { type: 'string' },
+    'allow-partial': { type: 'boolean' },
     'fill-through-ticks': { type: 'string' },
     out: { type: 'string' },
     seed: { type: 'string' },
@@ -150,7 +154,9 @@ async function backtest(argv: string[]): Promise<number> {
   const settings: JobSettings = {
     ...DEFAULT_JOB_SETTINGS,
     balances: balanceFlag(values.balance),
-    fee: feeFlag(values.fee) ?? DEFAULT_JOB_SETTINGS.fee,
+    makerFee: feeFlag('maker-fee', values['maker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.makerFee,
+    takerFee: feeFlag('taker-fee', values['taker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.takerFee,
+    allowPartial: values['allow-partial'] === true,
     fillThroughTicks:
       intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
     seed: intFlag('seed', values.seed, 0) ?? DEFAULT_JOB_SETTINGS.seed,
@@ -185,7 +191,11 @@ async function backtest(argv: string[]): Promise<number> {
   if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
 
   const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
-  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), { from, to });
+  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), {
+    from,
+    to,
+    allowPartial: settings.allowPartial,
+  });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
   // A run with --set gets a folder of its own, not the plain run's.
   const setName = overrideAssignments(fixed)

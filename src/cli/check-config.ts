@@ -4,19 +4,54 @@
  */
 import { loadStrategyFiles } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
+import { readRecordingHeader, recordingFiles } from '../record/recording-reader.js';
+import { DEFAULT_PAIRS } from '../sim/default-market.js';
+import { missingRulesMessage } from '../sim/pair-market.js';
 import { parseFlags } from './flags.js';
 
-const HELP = `usage: bot check-config [--strategies <dir>] [file|dir …]
+const HELP = `usage: bot check-config [--strategies <dir>] [--data RECORDING[,RECORDING…]] [file|dir …]
 
 Validates strategy files (default: every *.json in config/): the file schema, the schedule, the strategy
 module in strategies/ and its params, unique instance names. Exit 0 when all are valid, 1 otherwise.
 
-  --strategies <dir>  where strategy modules live (default: the project's strategies/)`;
+  --strategies <dir>  where strategy modules live (default: the project's strategies/)
+  --data RECORDING    also check each file's symbol against these recordings (files or folders, as
+                      bot backtest takes them): it must have a recording, and pair rules (recorded, or built in)`;
+
+/** Where `symbol`'s pair rules come from in `data`, or the problem that stops a replay of it. */
+async function dataCheck(symbol: string, data: readonly string[]): Promise<{ ok?: string; problem?: string }> {
+  let files: string[];
+  try {
+    files = await recordingFiles(data, [symbol]);
+  } catch (err) {
+    return { problem: err instanceof BotError ? err.message : String(err) };
+  }
+  let any = false;
+  for (const file of files) {
+    let header;
+    try {
+      header = await readRecordingHeader(file);
+    } catch (err) {
+      return { problem: err instanceof BotError ? err.message : String(err) };
+    }
+    if (header !== undefined && header.symbol !== symbol) continue;
+    any = true;
+    if (header?.pair) return { ok: `pair rules recorded in ${file}` };
+  }
+  if (!any) return { problem: `no recording of ${symbol} in --data ${data.join(',')}` };
+  if (DEFAULT_PAIRS.some((p) => p.symbol === symbol)) return { ok: 'built-in pair rules' };
+  return { problem: missingRulesMessage(symbol, data.join(', ')) };
+}
 
 export async function run(argv: string[]): Promise<number> {
   let flags;
   try {
-    flags = parseFlags('check-config', argv, { strategies: { type: 'string' } }, true);
+    flags = parseFlags(
+      'check-config',
+      argv,
+      { strategies: { type: 'string' }, data: { type: 'string', multiple: true } },
+      true,
+    );
   } catch (err) {
     if (!(err instanceof BotError)) throw err;
     console.error(`${err.message}\n\n${HELP}`);
@@ -29,11 +64,20 @@ export async function run(argv: string[]): Promise<number> {
   const sources = flags.positionals.length > 0 ? flags.positionals : 'config';
   try {
     const instances = await loadStrategyFiles(sources, { strategiesDir: flags.values.strategies });
+    const data = (flags.values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
+    let failed = false;
     for (const { file, config } of instances) {
       const disabled = config.enabled ? '' : ' [disabled]';
-      console.log(`ok: ${file} (${config.name} → ${config.strategy} on ${config.symbol})${disabled}`);
+      const check = data.length > 0 ? await dataCheck(config.symbol, data) : {};
+      if (check.problem !== undefined) {
+        console.error(`${file}: symbol ${config.symbol}: ${check.problem}`);
+        failed = true;
+        continue;
+      }
+      const rules = check.ok === undefined ? '' : `; ${check.ok}`;
+      console.log(`ok: ${file} (${config.name} → ${config.strategy} on ${config.symbol}${rules})${disabled}`);
     }
-    return 0;
+    return failed ? 1 : 0;
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const problem of err.problems) console.error(problem);

@@ -1,23 +1,162 @@
 /**
- * `bot import-candles --symbol BTCUSDT [--out DIR] FILE.csv [FILE2.csv …]`: one-minute candle CSVs to one
- * recording (four tickers per candle), for backtests and paper replays.
+ * `bot import-candles --symbol SYMBOL [pair rules] [--out DIR] FILE.csv [FILE2.csv …]`: one-minute candle CSVs
+ * to one recording (four tickers per candle) that carries the pair's rules, for backtests and paper replays.
  */
+import { readFile } from 'node:fs/promises';
 import { BotError } from '../errors.js';
-import { importCandles } from '../record/candles.js';
+import { PairConfigSchema } from '../exchange/wire-schemas.js';
+import { isPlainDecimal } from '../market/decimal.js';
+import { pairRulesFrom } from '../market/pair-rules.js';
+import type { PairConfig } from '../ports/venue-records.js';
+import { assetsOf, importCandles } from '../record/candles.js';
+import { DEFAULT_PAIRS, simPairConfig } from '../sim/default-market.js';
 import { numberFlag, parseFlags } from './flags.js';
 
-const HELP = `usage: bot import-candles --symbol SYMBOL [--out DIR] [--base CODE --quote CODE] [--base-id N --quote-id N] FILE.csv [FILE2.csv …]
+const HELP = `usage: bot import-candles --symbol SYMBOL [--out DIR] [pair rules] FILE.csv [FILE2.csv …]
 
 Turns one-minute candle CSVs (open_time,open,high,low,close,volume) into one recording
 DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files are one series, given in time order.
-Base/quote codes come from the symbol (BTCUSDT -> BTC/USDT); asset ids default to BTC 1, USDT 2, USDC 3.`;
+
+Pair rules (written into the recording; backtests and paper trade the pair by them). Either flags:
+  --base CODE --quote CODE   assets (default: split from the symbol, BTCUSDT -> BTC/USDT)
+  --tick-size T              price step (required for a pair the project does not ship)
+  --min-price P --max-price P  price bounds (default: the tick size, and none)
+  --base-precision N         decimals of quantities (default: those of --step-size)
+  --quote-precision N        decimals of prices (default: those of --tick-size)
+  --min-qty Q --step-size S  LOT_SIZE filter, where the pair has one
+  --min-notional V           MIN_NOTIONAL filter, where the pair has one
+  --maker-fee R --taker-fee R  the pair's fee ratios, where they differ from the backtest's
+  --base-id N --quote-id N   asset ids (default: assigned without clashes; there is no need to give them)
+or --pair-config FILE: one entry in the exchange's config endpoint shape (GET /api/v4/spot/config).
+The shipped pairs (BTCUSDT, BTCUSDC, ETHUSDT) default to their built-in rules.`;
+
+const RULE_FLAGS = [
+  'tick-size',
+  'min-price',
+  'max-price',
+  'base-precision',
+  'quote-precision',
+  'min-qty',
+  'step-size',
+  'min-notional',
+  'maker-fee',
+  'taker-fee',
+] as const;
+
+function usage(message: string): BotError {
+  return new BotError('E_USAGE', `import-candles: ${message}`);
+}
 
 function idFlag(name: string, value: string | undefined): number | undefined {
   const n = numberFlag('import-candles', name, value);
-  if (n !== undefined && (!Number.isInteger(n) || n < 0)) {
-    throw new BotError('E_USAGE', `import-candles: --${name} must be a non-negative integer, got '${value}'`);
-  }
+  if (n !== undefined && (!Number.isInteger(n) || n < 0))
+    throw usage(`--${name} must be a non-negative integer, got '${value}'`);
   return n;
+}
+
+function decimalFlag(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainDecimal(value) || value.startsWith('-'))
+    throw usage(`--${name} must be a plain non-negative decimal, got '${value}'`);
+  return value;
+}
+
+function precisionFlag(name: string, value: string | undefined): number | undefined {
+  const n = numberFlag('import-candles', name, value);
+  if (n !== undefined && !(Number.isInteger(n) && n >= 0 && n <= 18))
+    throw usage(`--${name} must be an integer within [0, 18], got '${value}'`);
+  return n;
+}
+
+/** Decimals of a plain decimal text (0.001 -> 3). */
+function decimals(text: string): number {
+  const dot = text.indexOf('.');
+  return dot < 0 ? 0 : text.slice(dot + 1).replace(/0+$/, '').length;
+}
+
+type Values = Partial<Record<(typeof RULE_FLAGS)[number] | 'base' | 'quote' | 'base-id' | 'quote-id', string>>;
+
+/** The pair's configuration from the rule flags; undefined when none is given for a shipped pair. */
+export function pairFromFlags(symbol: string, values: Values): PairConfig | undefined {
+  const given = RULE_FLAGS.filter((f) => values[f] !== undefined);
+  const shipped = DEFAULT_PAIRS.find((p) => p.symbol === symbol);
+  if (given.length === 0 && values.base === undefined && values.quote === undefined && shipped) return shipped;
+  const tick = decimalFlag('tick-size', values['tick-size']);
+  if (tick === undefined || Number(tick) <= 0)
+    throw usage(
+      `${symbol} is not a pair the project ships: give its rules (at least --tick-size and --base-precision ` +
+        'or --step-size), or --pair-config FILE',
+    );
+  const step = decimalFlag('step-size', values['step-size']);
+  const basePrecision =
+    precisionFlag('base-precision', values['base-precision']) ?? (step === undefined ? undefined : decimals(step));
+  if (basePrecision === undefined) throw usage('--base-precision (or --step-size) is required with --tick-size');
+  const assets = assetsOf(symbol, {
+    base: values.base,
+    quote: values.quote,
+    baseId: idFlag('base-id', values['base-id']),
+    quoteId: idFlag('quote-id', values['quote-id']),
+  });
+  if (`${assets.base}${assets.quote}` !== symbol)
+    throw usage(`--base ${assets.base} and --quote ${assets.quote} do not make the symbol ${symbol}`);
+  const minQty = decimalFlag('min-qty', values['min-qty']);
+  const minNotional = decimalFlag('min-notional', values['min-notional']);
+  const config = simPairConfig(
+    { code: assets.base, id: assets.baseId },
+    { code: assets.quote, id: assets.quoteId },
+    {
+      tickSize: Number(tick),
+      minPrice: Number(decimalFlag('min-price', values['min-price']) ?? tick),
+      maxPrice: Number(decimalFlag('max-price', values['max-price']) ?? 0),
+      baseAssetPrecision: basePrecision,
+      quotePrecision: precisionFlag('quote-precision', values['quote-precision']) ?? decimals(tick),
+      ...(minQty === undefined ? {} : { minQty }),
+      ...(step === undefined ? {} : { stepSize: step }),
+      ...(minNotional === undefined ? {} : { minNotional }),
+    },
+  );
+  const fees = feesOf(values);
+  return { ...config, ...fees };
+}
+
+function feesOf(values: Values): { makerFee?: number; takerFee?: number } {
+  const out: { makerFee?: number; takerFee?: number } = {};
+  for (const [flag, key] of [
+    ['maker-fee', 'makerFee'],
+    ['taker-fee', 'takerFee'],
+  ] as const) {
+    const v = decimalFlag(flag, values[flag]);
+    if (v === undefined) continue;
+    if (Number(v) > 1) throw usage(`--${flag} must be a ratio within [0, 1], got '${v}'`);
+    out[key] = Number(v);
+  }
+  return out;
+}
+
+/** `--pair-config FILE`: one config entry, checked as the bot checks the exchange's. */
+export async function pairFromFile(file: string, symbol: string): Promise<PairConfig> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw usage(`--pair-config ${file}: cannot read (${err.code ?? err.message})`);
+  });
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw usage(`--pair-config ${file}: not JSON (${(err as Error).message})`);
+  }
+  const parsed = PairConfigSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw usage(`--pair-config ${file}: at ${issue?.path.join('.') || '(top)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const config = parsed.data;
+  if (config.symbol !== symbol) throw usage(`--pair-config ${file} is for ${config.symbol}, not --symbol ${symbol}`);
+  try {
+    pairRulesFrom(config);
+  } catch (err) {
+    throw usage(`--pair-config ${file}: ${(err as Error).message}`);
+  }
+  return config;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -31,6 +170,8 @@ export async function run(argv: string[]): Promise<number> {
       quote: { type: 'string' },
       'base-id': { type: 'string' },
       'quote-id': { type: 'string' },
+      'pair-config': { type: 'string' },
+      ...Object.fromEntries(RULE_FLAGS.map((f) => [f, { type: 'string' as const }])),
     },
     true,
   );
@@ -45,16 +186,20 @@ export async function run(argv: string[]): Promise<number> {
   const tty = process.stderr.isTTY === true;
   const started = performance.now();
   try {
+    const symbol = values.symbol;
+    const ruleValues = values as Values;
+    const file = values['pair-config'];
+    if (
+      file !== undefined &&
+      [...RULE_FLAGS, 'base', 'quote', 'base-id', 'quote-id'].some((f) => ruleValues[f as keyof Values] !== undefined)
+    )
+      throw usage('--pair-config gives the whole pair: no other rule flag goes with it');
+    const pair = file === undefined ? pairFromFlags(symbol, ruleValues) : await pairFromFile(file, symbol);
     const result = await importCandles({
-      symbol: values.symbol,
+      symbol,
       files: positionals,
       outDir: values.out,
-      assets: {
-        base: values.base,
-        quote: values.quote,
-        baseId: idFlag('base-id', values['base-id']),
-        quoteId: idFlag('quote-id', values['quote-id']),
-      },
+      pair,
       onProgress: tty
         ? (done, total) => {
             const rate = Math.round(done / Math.max((performance.now() - started) / 1000, 1e-3));
@@ -71,7 +216,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch (err) {
     if (tty) process.stderr.write('\n');
     if (err instanceof BotError) {
-      console.error(`import-candles: ${err.message}`);
+      console.error(err.message.startsWith('import-candles:') ? err.message : `import-candles: ${err.message}`);
       return err.code === 'E_USAGE' ? 2 : 1;
     }
     throw err;

@@ -13,7 +13,9 @@ import { parseFlags } from './flags.js';
 const HELP = `usage: bot record --symbols SYMBOL[,SYMBOL…] [--every 5s] [--out DIR] [--base-url URL]
 
 Polls the market watch every interval (500ms, 5s, 1m, …; aligned to the clock) and appends each new 24-hour
-ticker, every key kept, to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz (UTC day of the ticker; default DIR data/recordings).
+ticker, every key kept, to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz (UTC day of the ticker; default DIR data/recordings),
+with each symbol's pair configuration (read every minute; a change is recorded when it happens), so that a
+backtest or paper replay trades the pair by its own rules.
 A failed poll is logged and retried at the next tick. Stop with Ctrl-C (SIGINT) or SIGTERM.
 Reads EXCHANGE_BASE_URL (or --base-url) and the other EXCHANGE_* settings from the environment or .env.`;
 
@@ -69,6 +71,7 @@ export async function run(argv: string[]): Promise<number> {
       symbols,
       dir: values.out,
       fetchTickers: marketWatchFetcher(client),
+      fetchPairConfigs: () => client.pairConfig(),
       logger,
       origin: new URL(options.baseUrl).origin,
     });

@@ -11,7 +11,8 @@ import { describeError } from '../exchange/errors.js';
 import { isPlainDecimal } from '../market/decimal.js';
 import { createLogger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
-import { DEFAULT_PAIRS } from '../sim/default-market.js';
+import { replayMarket } from '../sim/pair-market.js';
+import { recordedPairs } from '../record/recording-reader.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
 import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/server.js';
@@ -143,6 +144,7 @@ export async function run(argv: string[]): Promise<number> {
 
     let feed: PriceFeed;
     let market: string;
+    let pairs = replayMarket([], new Map(), 'the built-in market');
     if (walk) {
       const symbols = list(values.symbols ?? 'BTCUSDT');
       const start = values.start === undefined ? undefined : assignments('start', values.start);
@@ -151,6 +153,8 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       const files = values.data === undefined ? await defaultData() : list(values.data);
       if (files.length === 0) throw usage('--data needs at least one file');
+      // The pairs trade by the rules the recordings carry (the built-in ones where they carry none).
+      pairs = replayMarket([], await recordedPairs(files), files.join(', '));
       feed = values.lockstep ? lockstepFeed({ files, warn }) : replayFeed({ files, speed, loop: values.loop, warn });
       const how = values.lockstep
         ? 'one ticker per market-watch request'
@@ -160,7 +164,7 @@ export async function run(argv: string[]): Promise<number> {
 
     // Orders and trades carry the wall clock, as a real exchange's do (and as the simulator inside `npm start`):
     // a client finds its orders by its own send time. The market data keeps the recording's times.
-    const engine = new MatchingEngine({ pairs: DEFAULT_PAIRS, clock: wallClock });
+    const engine = new MatchingEngine({ ...pairs, clock: wallClock });
     const server = await startSimServer({
       engine,
       host: values.host,

@@ -1,6 +1,6 @@
 /**
  * Candle importer: one-minute OHLCV candles (CSV) become a recording of 24-hour ticker entries, four per
- * candle, so that stops and limits inside a candle's range are exercised by a replay. data/README.md
+ * candle, so that stops and limits inside a candle's range are exercised by a replay. docs/recording-format.md
  * documents every derived key.
  */
 import { readFile, rename, rm } from 'node:fs/promises';
@@ -10,6 +10,8 @@ import { D, dec, plain, type Dec } from '../market/decimal.js';
 import { RECORDING_EXTENSION, RECORDING_FORMAT, RECORDING_VERSION, utcDay } from './recording-format.js';
 import { RecordingWriter, syncDir } from './recording-writer.js';
 import { RollingExtreme, RollingSum } from './rolling-window.js';
+import { assetIdFor } from '../sim/pair-market.js';
+import type { PairConfig } from '../ports/venue-records.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -17,8 +19,6 @@ const DAY_MS = 86_400_000;
 export const WALK_OFFSETS_MS = [0, 15_000, 30_000, 45_000] as const;
 export const CSV_HEADER = 'open_time,open,high,low,close,volume';
 
-/** Asset ids the importer and the simulated exchange agree on; others are given with --base-id/--quote-id. */
-export const DEFAULT_ASSET_IDS: Readonly<Record<string, number>> = { BTC: 1, USDT: 2, USDC: 3 };
 const QUOTE_SUFFIXES = ['USDT', 'USDC', 'BUSD', 'FDUSD', 'TUSD', 'USD', 'EUR', 'BTC', 'ETH', 'BNB'];
 
 /** A problem in a candle CSV: names the file and the line. */
@@ -48,7 +48,10 @@ export interface Assets {
   quoteId: number;
 }
 
-/** Base and quote codes and ids of a symbol (BTCUSDT -> BTC/USDT, ids 1/2), each overridable. */
+/**
+ * Base and quote codes and ids of a symbol (BTCUSDT -> BTC/USDT, ids 1/2), each overridable. Ids not given
+ * are assigned without clashes (sim/pair-market.ts assetIdFor): the built-in ids, else one derived from the code.
+ */
 export function assetsOf(symbol: string, overrides: Partial<Assets> = {}): Assets {
   let base = overrides.base;
   let quote = overrides.quote;
@@ -60,10 +63,9 @@ export function assetsOf(symbol: string, overrides: Partial<Assets> = {}): Asset
     quote = suffix;
     base ??= symbol.slice(0, -suffix.length);
   }
-  const baseId = overrides.baseId ?? DEFAULT_ASSET_IDS[base];
-  const quoteId = overrides.quoteId ?? DEFAULT_ASSET_IDS[quote];
-  if (baseId === undefined) throw new BotError('E_USAGE', `no default asset id for '${base}': give --base-id`);
-  if (quoteId === undefined) throw new BotError('E_USAGE', `no default asset id for '${quote}': give --quote-id`);
+  const baseId = overrides.baseId ?? assetIdFor(base);
+  const quoteId = overrides.quoteId ?? assetIdFor(quote);
+  if (baseId === quoteId) throw new BotError('E_USAGE', `base and quote asset ids are both ${baseId}`);
   return { base, quote, baseId, quoteId };
 }
 
@@ -218,6 +220,8 @@ export interface ImportOptions {
   files: readonly string[];
   outDir: string;
   assets?: Partial<Assets>;
+  /** The pair's rules, written into the recording's header (cli/import-candles.ts builds them from flags). */
+  pair?: PairConfig;
   /** Called every few thousand rows and at the end of each file. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -241,7 +245,15 @@ export function importFileName(symbol: string, from: number, to: number): string
 
 /** Imports candle CSVs (one series, files in time order) into one recording under outDir; atomic (temp + rename). */
 export async function importCandles(options: ImportOptions): Promise<ImportResult> {
-  const assets = assetsOf(options.symbol, options.assets);
+  const pair = options.pair;
+  const assets = pair
+    ? assetsOf(options.symbol, {
+        base: pair.baseAsset,
+        quote: pair.quoteAsset,
+        baseId: pair.baseAssetId ?? undefined,
+        quoteId: pair.quoteAssetId ?? undefined,
+      })
+    : assetsOf(options.symbol, options.assets);
   const series: Candle[][] = [];
   let last = -Infinity;
   for (const file of options.files) {
@@ -267,6 +279,7 @@ export async function importCandles(options: ImportOptions): Promise<ImportResul
       provenance:
         `one-minute candles from ${options.files.map((f) => path.basename(f)).join(', ')}; ` +
         'each candle walks open, nearer extreme, other extreme, close at +0/15/30/45 s',
+      ...(pair ? { pair: { ...pair, baseAssetId: assets.baseId, quoteAssetId: assets.quoteId } } : {}),
     },
     fsyncIntervalMs: Infinity,
   });

@@ -1,20 +1,28 @@
 /**
  * Market-watch recorder: polls the 24-hour tickers of some symbols and appends each new entry, every key as
- * it came, to `DIR/SYMBOL/YYYY-MM-DD.jsonl.gz` (the UTC day of the ticker's own time `t`).
+ * it came, to `DIR/SYMBOL/YYYY-MM-DD.jsonl.gz` (the UTC day of the ticker's own time `t`). It also records
+ * each symbol's pair configuration (the config endpoint's entry): in the header of a new file, as a
+ * `pairConfig` line when it appends to an existing one, and as a `pairConfig` line whenever it changes.
  */
 import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
 import type { Clock, ClockReading, Timer } from '../ports/clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
-import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, utcDay } from './recording-format.js';
+import { RECORDING_FORMAT, RECORDING_VERSION, dayFilePath, pairConfigLine, utcDay } from './recording-format.js';
 import { RecordingWriter } from './recording-writer.js';
 
 export type FetchTickers = (symbols: readonly string[]) => Promise<WireTicker[]>;
+export type FetchPairConfigs = () => Promise<PairConfig[]>;
 
 export interface RecorderOptions {
   symbols: readonly string[];
   dir: string;
   fetchTickers: FetchTickers;
+  /** The config endpoint (all pairs); without it no pair configuration is recorded. */
+  fetchPairConfigs?: FetchPairConfigs;
+  /** The pair configurations are read again at most this often (default 60 s, as the daemon). */
+  pairConfigEveryMs?: number;
   logger?: Logger;
   clock?: ClockReading;
   /** Where the tickers come from (e.g. the exchange's origin), written into each new file's header. */
@@ -35,6 +43,8 @@ export interface RecorderStatus {
 interface Slot {
   day: string;
   writer: RecordingWriter;
+  /** The pair configuration this file holds last (JSON), to write a line only when it changes. */
+  pair: string | undefined;
 }
 
 function timeOfLine(line: string | undefined): number | undefined {
@@ -56,6 +66,9 @@ export class Recorder {
   private readonly wanted: ReadonlySet<string>;
   private readonly logger: Logger;
   private readonly clock: ClockReading;
+  /** The latest pair configuration read per symbol, and when they were read. */
+  private readonly pairs = new Map<string, PairConfig>();
+  private pairsReadAt = -Infinity;
 
   constructor(private readonly options: RecorderOptions) {
     this.wanted = new Set(options.symbols);
@@ -65,6 +78,7 @@ export class Recorder {
 
   /** One poll: fetch, write what is new. Never throws: a failure is logged and the next poll tries again. */
   async poll(): Promise<number> {
+    await this.readPairConfigs();
     let tickers: WireTicker[];
     try {
       tickers = await this.options.fetchTickers(this.options.symbols);
@@ -91,6 +105,29 @@ export class Recorder {
     }
     await this.closeStaleDays();
     return written;
+  }
+
+  /** Reads the pair configurations when they are due; a failure keeps the last ones and is retried next poll. */
+  private async readPairConfigs(): Promise<void> {
+    const fetch = this.options.fetchPairConfigs;
+    const now = this.clock.now();
+    if (!fetch || now - this.pairsReadAt < (this.options.pairConfigEveryMs ?? 60_000)) return;
+    try {
+      for (const config of await fetch()) if (this.wanted.has(config.symbol)) this.pairs.set(config.symbol, config);
+      this.pairsReadAt = now;
+    } catch (err) {
+      this.logger.warn({ err }, 'recorder: pair configuration read failed; retrying at the next tick');
+    }
+  }
+
+  /** A pairConfig line for the slot's file when the symbol's configuration is not the one the file holds. */
+  private pairLine(symbol: string, slot: Slot, t: number): string | undefined {
+    const config = this.pairs.get(symbol);
+    if (config === undefined) return undefined;
+    const json = JSON.stringify(config);
+    if (json === slot.pair) return undefined;
+    slot.pair = json;
+    return pairConfigLine(config, t);
   }
 
   /** Flushes and closes every open file. */
@@ -120,6 +157,8 @@ export class Recorder {
           continue;
         }
       }
+      const pairLine = this.pairLine(symbol, slot, ticker.t);
+      if (pairLine !== undefined) pending.push(pairLine);
       pending.push(JSON.stringify(ticker));
       this.lastTime.set(symbol, ticker.t);
       written++;
@@ -134,6 +173,7 @@ export class Recorder {
   }
 
   private async open(symbol: string, t: number, day: string): Promise<Slot> {
+    const pair = this.pairs.get(symbol);
     const writer = await RecordingWriter.open(dayFilePath(this.options.dir, symbol, t), {
       header: {
         format: RECORDING_FORMAT,
@@ -141,6 +181,7 @@ export class Recorder {
         symbol,
         source: 'market-watch',
         ...(this.options.origin === undefined ? {} : { provenance: `market watch of ${this.options.origin}` }),
+        ...(pair === undefined ? {} : { pair }),
       },
       fsyncIntervalMs: this.options.fsyncIntervalMs,
       now: () => this.clock.now(),
@@ -151,7 +192,8 @@ export class Recorder {
     if (fileTime !== undefined && fileTime > (this.lastTime.get(symbol) ?? -Infinity)) {
       this.lastTime.set(symbol, fileTime);
     }
-    const slot = { day, writer };
+    // A new file's header holds the configuration; a file appended to gets it as a line before the next ticker.
+    const slot: Slot = { day, writer, pair: writer.lastLine === undefined && pair ? JSON.stringify(pair) : undefined };
     this.slots.set(symbol, slot);
     return slot;
   }

@@ -1,15 +1,18 @@
 /**
- * Streaming reader of recordings. A recording may end in a torn gzip member and a torn last line (the
- * writer crashed mid-write): everything complete is returned and the torn line is skipped with one warning.
- * Anything malformed before the end is an error naming the file and the line.
+ * Streaming reader of recordings. A recording that ends early (a torn gzip member, a torn last line: the
+ * writer crashed mid-write, or the file is still being written) or is corrupt is an error naming the file and
+ * the compressed byte offset or the line where it breaks, unless the caller allows a partial read: then
+ * everything complete is returned, one warning says what was left out, and onPartial says how much was used.
  */
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { constants, createGunzip } from 'node:zlib';
-import { TickerSchema, type WireTicker } from '../exchange/wire-schemas.js';
+import { createGunzip } from 'node:zlib';
+import { PairConfigSchema, TickerSchema, type WireTicker } from '../exchange/wire-schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import {
+  PAIR_CONFIG_KEY,
   RECORDING_EXTENSION,
   RECORDING_FORMAT,
   RECORDING_VERSION,
@@ -21,8 +24,19 @@ import {
 
 export type Warn = (message: string) => void;
 
+/** Where a partially read file stops: the last complete line used, and the compressed byte where it breaks. */
+export interface PartialRead {
+  file: string;
+  /** Lines read and used (1-based number of the last complete line). */
+  lines: number;
+  /** Compressed byte offset at which the data breaks (the file's size for a truncation). */
+  byte: number;
+  /** What is wrong: truncated gzip data, corrupt gzip data, or a torn last line. */
+  reason: string;
+}
+
 export interface ReadOptions {
-  /** Receives the warnings (torn last line, out-of-order tickers skipped). Default: process.emitWarning. */
+  /** Receives the warnings (a partial read, out-of-order tickers skipped). Default: process.emitWarning. */
   warn?: Warn;
   /** Earliest ticker time returned, epoch ms, inclusive. */
   from?: number;
@@ -30,6 +44,12 @@ export interface ReadOptions {
   to?: number;
   /** Receives the file's header line, when it has one. */
   onHeader?: (header: RecordingHeader) => void;
+  /** Receives each pair-configuration line (the configuration from time t on). */
+  onPairConfig?: (config: PairConfig, t: number) => void;
+  /** Use what is complete of a truncated or corrupt file instead of failing (`--allow-partial`). */
+  allowPartial?: boolean;
+  /** Told where a file stopped when allowPartial let a partial read through. */
+  onPartial?: (partial: PartialRead) => void;
 }
 
 const defaultWarn: Warn = (message) => process.emitWarning(message, 'RecordingWarning');
@@ -40,21 +60,24 @@ export interface LineBatch {
   firstLine: number;
   /** Set on the last batch when the data ends without a newline: the torn (or unterminated) last line. */
   tail?: string;
+  /** Set on the last batch when the gzip data breaks off (truncated or corrupt) at this compressed byte. */
+  broken?: { byte: number; reason: string };
 }
 
 /**
- * Decompressed lines of a file, a batch per decompressed chunk (not a promise per line). `strict` makes a
- * truncated gzip member an error (the writer uses it to decide whether a file needs repair); otherwise the
- * data up to the truncation is returned.
+ * Decompressed lines of a file, a batch per decompressed chunk (not a promise per line). Gzip data that ends
+ * inside a member or is corrupt ends the batches with one marked `broken` (the writer uses it to decide
+ * whether a file needs repair, the readers to fail or read partially); with `strict` it throws instead.
  */
 export async function* readLineBatches(file: string, strict = false): AsyncGenerator<LineBatch> {
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  const gunzip = createGunzip({ chunkSize: 1 << 17, ...(strict ? {} : { finishFlush: constants.Z_SYNC_FLUSH }) });
+  const gunzip = createGunzip({ chunkSize: 1 << 17 });
   source.on('error', (err) => gunzip.destroy(err));
   source.pipe(gunzip);
   const decoder = new StringDecoder('utf8');
   let rest = '';
   let lineNo = 0;
+  let broken: LineBatch['broken'];
   try {
     for await (const chunk of gunzip as AsyncIterable<Buffer>) {
       const text = rest + decoder.write(chunk);
@@ -73,14 +96,20 @@ export async function* readLineBatches(file: string, strict = false): AsyncGener
     }
   } catch (err) {
     if (strict) throw err;
-    const message = err instanceof Error ? err.message : String(err);
-    throw new RecordingError(`corrupt gzip data after line ${lineNo} (${message})`, { file }, err);
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT' || e.code === 'EACCES' || e.code === 'EISDIR')
+      throw new RecordingError(`cannot read the recording (${e.code})`, { file }, err);
+    const truncated = e.code === 'Z_BUF_ERROR';
+    broken = {
+      byte: gunzip.bytesWritten,
+      reason: truncated ? 'the gzip data ends early (truncated)' : `corrupt gzip data (${e.message})`,
+    };
   } finally {
     source.destroy();
     gunzip.destroy();
   }
   rest += decoder.end();
-  if (rest.length > 0) yield { lines: [], firstLine: lineNo + 1, tail: rest };
+  if (rest.length > 0 || broken) yield { lines: [], firstLine: lineNo + 1, tail: rest || undefined, broken };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -117,9 +146,22 @@ function toHeader(value: Record<string, unknown>, file: string): RecordingHeader
   return parsed.data;
 }
 
+/** A pair-configuration line's configuration, or undefined when the line is a ticker. */
+function toPairConfig(value: Record<string, unknown>, file: string, line: number): PairConfig | undefined {
+  if (!(PAIR_CONFIG_KEY in value)) return undefined;
+  const parsed = PairConfigSchema.safeParse(value[PAIR_CONFIG_KEY]);
+  if (!parsed.success || typeof value.t !== 'number') {
+    const issue = parsed.success ? undefined : parsed.error.issues[0];
+    const where = issue ? `${PAIR_CONFIG_KEY}.${issue.path.join('.')}: ${issue.message}` : 't: expected a number';
+    throw new RecordingError(`bad pair configuration line at ${where}`, { file, line });
+  }
+  return parsed.data;
+}
+
 /**
  * The tickers of one file in batches (one per decompressed chunk): the fast path for replays. A header line is
- * passed to onHeader, blank lines are skipped, a torn last line is skipped with a warning.
+ * passed to onHeader, a pair-configuration line to onPairConfig, blank lines are skipped. A file that breaks
+ * off (truncated or corrupt gzip, a torn last line) is an error naming where, unless options.allowPartial.
  */
 export async function* readRecordingBatches(file: string, options: ReadOptions = {}): AsyncGenerator<WireTicker[]> {
   const warn = options.warn ?? defaultWarn;
@@ -140,32 +182,64 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
           const header = toHeader(value, file);
           options.onHeader?.(header);
         } else {
-          const ticker = toTicker(value, file, lineNo);
-          if (ticker.t >= to) {
-            if (tickers.length > 0) yield tickers;
-            return;
+          const config = isObject(value) ? toPairConfig(value, file, lineNo) : undefined;
+          if (config) {
+            options.onPairConfig?.(config, (value as { t: number }).t);
+          } else {
+            const ticker = toTicker(value, file, lineNo);
+            if (ticker.t >= to) {
+              if (tickers.length > 0) yield tickers;
+              return;
+            }
+            if (ticker.t >= from) tickers.push(ticker);
           }
-          if (ticker.t >= from) tickers.push(ticker);
         }
       }
       lineNo++;
     }
-    if (batch.tail !== undefined) {
+    if (batch.tail !== undefined && !batch.broken) {
       // The writer ends every line with a newline, so a missing one means a crash mid-write; a tail that still
       // parses is a complete entry that only lost its newline.
       let value: unknown;
       try {
         value = JSON.parse(batch.tail);
       } catch {
-        warn(`${file}:${batch.firstLine}: skipped a torn last line (${batch.tail.length} characters, no newline)`);
+        partial(file, options, warn, {
+          lines: batch.firstLine - 1,
+          byte: undefined,
+          reason: `a torn last line (${batch.tail.length} characters, no newline)`,
+        });
       }
       if (value !== undefined) {
         const ticker = toTicker(value, file, batch.firstLine);
         if (ticker.t >= from && ticker.t < to) tickers.push(ticker);
       }
     }
+    if (batch.broken)
+      partial(file, options, warn, {
+        lines: batch.firstLine - 1,
+        byte: batch.broken.byte,
+        reason: batch.broken.reason,
+      });
     if (tickers.length > 0) yield tickers;
   }
+}
+
+/** A file that breaks off: an error, or with allowPartial one warning and onPartial. */
+function partial(
+  file: string,
+  options: ReadOptions,
+  warn: Warn,
+  at: { lines: number; byte: number | undefined; reason: string },
+): void {
+  const where = { file, line: at.lines + 1, ...(at.byte === undefined ? {} : { byte: at.byte }) };
+  if (!options.allowPartial)
+    throw new RecordingError(
+      `${at.reason}; the ${at.lines} lines before it are complete (--allow-partial uses them)`,
+      where,
+    );
+  warn(`${new RecordingError(at.reason, where).message}: used the ${at.lines} complete lines before it`);
+  options.onPartial?.({ file, lines: at.lines, byte: at.byte ?? -1, reason: at.reason });
 }
 
 /** The tickers of one file, one at a time. */
@@ -274,8 +348,8 @@ export async function recordingFiles(
   return [...out.values()];
 }
 
-async function firstTickerTime(file: string): Promise<number | undefined> {
-  for await (const batch of readRecordingBatches(file, { warn: () => undefined })) return batch[0]?.t;
+async function firstTickerTime(file: string, allowPartial: boolean | undefined): Promise<number | undefined> {
+  for await (const batch of readRecordingBatches(file, { warn: () => undefined, allowPartial })) return batch[0]?.t;
   return undefined;
 }
 
@@ -295,7 +369,7 @@ export async function* readRecordings(
   for (const file of files) {
     const span = dayFileSpan(file);
     if (span && (span[1] <= from || span[0] >= to)) continue;
-    const start = await firstTickerTime(file);
+    const start = await firstTickerTime(file, options.allowPartial);
     if (start !== undefined && start < to) starts.push({ file, start });
   }
   starts.sort((a, b) => a.start - b.start || (a.file < b.file ? -1 : 1));
@@ -333,4 +407,17 @@ export async function* readSymbolRecordings(
   options: ReadOptions = {},
 ): AsyncGenerator<WireTicker[]> {
   yield* readRecordings(await listRecordingFiles(dir, symbol), options);
+}
+
+/**
+ * The pair configuration each symbol's recordings start with (their headers' `pair`; the first file that has
+ * one wins). Symbols whose files carry none are absent: the built-in pairs may stand in (sim/pair-market.ts).
+ */
+export async function recordedPairs(files: readonly string[]): Promise<Map<string, PairConfig>> {
+  const out = new Map<string, PairConfig>();
+  for (const file of files) {
+    const header = await readRecordingHeader(file);
+    if (header?.pair && !out.has(header.pair.symbol)) out.set(header.pair.symbol, header.pair);
+  }
+  return out;
 }

@@ -36,6 +36,12 @@ export interface SimPairOptions {
   status?: string;
   orderTypes?: string[];
   ocoAllowed?: boolean;
+  /** LOT_SIZE, only when any is given (else quantities are bounded by the base precision alone). */
+  minQty?: number | string;
+  maxQty?: number | string;
+  stepSize?: number | string;
+  /** MIN_NOTIONAL, only when given. */
+  minNotional?: number | string;
 }
 
 /** A pair configuration in the exchange's shape (spot-api.md), from two assets and a few overrides. */
@@ -65,6 +71,17 @@ export function simPairConfig(base: SimAsset, quote: SimAsset, options: SimPairO
         maxPrice: options.maxPrice ?? 1000000,
         tickSize: options.tickSize ?? 0.01,
       },
+      ...(options.minQty !== undefined || options.stepSize !== undefined || options.maxQty !== undefined
+        ? [
+            {
+              filterType: 'LOT_SIZE',
+              minQty: options.minQty ?? 0,
+              maxQty: options.maxQty ?? 0,
+              stepSize: options.stepSize ?? 0,
+            },
+          ]
+        : []),
+      ...(options.minNotional !== undefined ? [{ filterType: 'MIN_NOTIONAL', minNotional: options.minNotional }] : []),
     ],
     permissions: ['SPOT'],
     baseAssetId: base.id,

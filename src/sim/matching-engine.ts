@@ -20,7 +20,8 @@
  *
  * Money: balances, locks, fills and fees are exact decimals. A BUY locks quote (its highest possible price ×
  * quantity; an OCO BUY the larger leg price), a SELL locks base; each fill spends from the lock and a final
- * order releases what is left. The fee is taken from the asset received at the maker or taker ratio, unrounded.
+ * order releases what is left. The fee is taken from the asset received at the maker or taker ratio, unrounded:
+ * the pair's own when its configuration carries `makerFee`/`takerFee`, else the engine's.
  *
  * Time is the time of the last price given (or the injected Clock): records never read the wall clock.
  *
@@ -111,6 +112,9 @@ interface Book {
   upAt: number;
   /** Resting orders, oldest first. */
   open: SimOrder[];
+  /** The pair's own fee ratios when its configuration carries `makerFee`/`takerFee`, else the engine's. */
+  makerFee: Dec;
+  takerFee: Dec;
 }
 
 const SPOT = 0;
@@ -151,6 +155,7 @@ export class MatchingEngine {
   private readonly books = new Map<string, Book>();
   private readonly accounts = new Map<string, SimAccount>();
   private readonly orders = new Map<number, SimOrder>();
+  /** The default fee ratios (a pair's configuration may carry its own). */
   private readonly makerFee: Dec;
   private readonly takerFee: Dec;
   private readonly slippageBps: Dec;
@@ -193,10 +198,19 @@ export class MatchingEngine {
         downAt: 0,
         upAt: Infinity,
         open: [],
+        makerFee: ZERO,
+        takerFee: ZERO,
       });
     }
     this.makerFee = this.ratio('makerFee', options.makerFee ?? '0.001');
     this.takerFee = this.ratio('takerFee', options.takerFee ?? '0.001');
+    for (const book of this.books.values()) {
+      const { makerFee, takerFee } = book.pair.config;
+      const own = (name: string, v: unknown, fallback: Dec) =>
+        typeof v === 'number' || typeof v === 'string' ? this.ratio(`${book.pair.symbol} ${name}`, v) : fallback;
+      book.makerFee = own('makerFee', makerFee, this.makerFee);
+      book.takerFee = own('takerFee', takerFee, this.takerFee);
+    }
     this.slippageBps = dec(options.slippageBps ?? 0);
     this.jitterBps = options.slippageJitterBps ?? 0;
     if (this.slippageBps.lt(0) || !(this.jitterBps >= 0))
@@ -510,7 +524,7 @@ export class MatchingEngine {
       executedQty: ZERO,
       executedQuoteQty: ZERO,
       fee: ZERO,
-      feeRatio: p.type === 'MARKET' ? this.takerFee : this.makerFee,
+      feeRatio: p.type === 'MARKET' ? book.takerFee : book.makerFee,
       createdAt: now,
       updatedAt: now,
       downAt: -Infinity,
@@ -708,7 +722,8 @@ export class MatchingEngine {
     const base = this.balanceEntry(account, pair.base.id);
     const quote = this.balanceEntry(account, pair.quote.id);
     const quoteQty = price.mul(qty);
-    const ratio = maker ? this.makerFee : this.takerFee;
+    const book = this.book(pair.symbol);
+    const ratio = maker ? book.makerFee : book.takerFee;
     const spentFromLock = o.lockPerUnit.mul(qty);
     let fee: Dec;
     if (o.side === 'BUY') {

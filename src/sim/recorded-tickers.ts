@@ -3,6 +3,8 @@
  * Files are grouped by symbol (their header's, else their first ticker's); each group is read in time order by
  * the recording reader (which orders day files and skips overlaps with a warning), and the groups are merged by
  * ticker time, ties going to the symbol first in alphabetical order, so a replay is deterministic.
+ * A paper replay reads partial files (a day file the recorder is still writing ends inside its gzip member):
+ * the complete lines are used and the rest is warned about.
  */
 import { stat } from 'node:fs/promises';
 import type { WireTicker } from '../exchange/wire-schemas.js';
@@ -18,7 +20,7 @@ const quiet: Warn = () => undefined;
 async function symbolOf(file: string): Promise<string | undefined> {
   const header = await readRecordingHeader(file);
   if (header) return header.symbol;
-  for await (const ticker of readRecording(file, { warn: quiet })) return ticker.s;
+  for await (const ticker of readRecording(file, { warn: quiet, allowPartial: true })) return ticker.s;
   return undefined;
 }
 
@@ -48,7 +50,9 @@ interface Head {
 
 /** Every ticker of every group, merged in time order, in batches. */
 export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGenerator<WireTicker[]> {
-  const iterators = [...groups.values()].map((files) => readRecordings(files, { warn })[Symbol.asyncIterator]());
+  const iterators = [...groups.values()].map((files) =>
+    readRecordings(files, { warn, allowPartial: true })[Symbol.asyncIterator](),
+  );
   try {
     const heads: Head[] = [];
     for (const it of iterators) {
@@ -85,7 +89,7 @@ export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGene
 export async function countTickers(groups: SymbolFiles, cancelled: () => boolean): Promise<number | undefined> {
   let total = 0;
   for (const files of groups.values()) {
-    for await (const batch of readRecordings(files, { warn: quiet })) {
+    for await (const batch of readRecordings(files, { warn: quiet, allowPartial: true })) {
       if (cancelled()) return undefined;
       total += batch.length;
     }

@@ -33,16 +33,24 @@ export function gridConfig(dir: string, overrides: Record<string, unknown> = {})
   return file;
 }
 
-/** `bot backtest ARGS` in process: its exit code and the lines it wrote to stdout and stderr. */
-export async function bot(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+/** A command's `run(argv)` in process: its exit code and the lines it wrote to stdout and stderr. */
+export async function capture(
+  command: (argv: string[]) => Promise<number>,
+  args: string[],
+): Promise<{ code: number; out: string[]; err: string[] }> {
   const out: string[] = [];
   const err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
   try {
-    return { code: await cli(args), out, err };
+    return { code: await command(args), out, err };
   } finally {
     log.mockRestore();
     error.mockRestore();
   }
+}
+
+/** `bot backtest ARGS` in process: its exit code and the lines it wrote to stdout and stderr. */
+export function bot(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
+  return capture(cli, args);
 }

@@ -79,6 +79,8 @@ describe.concurrent('bot check-config', () => {
     expect(wrong.stderr[0]).toMatch(/^check-config: .*--strategy/);
     const help = await checkConfig('--help');
     expect(help.code).toBe(0);
-    expect(help.stdout[0]).toBe('usage: bot check-config [--strategies <dir>] [file|dir …]');
+    expect(help.stdout[0]).toBe(
+      'usage: bot check-config [--strategies <dir>] [--data RECORDING[,RECORDING…]] [file|dir …]',
+    );
   });
 });

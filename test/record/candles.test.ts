@@ -173,7 +173,13 @@ describe('candle CSV import', () => {
       baseId: 7,
       quoteId: 8,
     });
-    expect(() => assetsOf('ETHUSDT')).toThrow("no default asset id for 'ETH': give --base-id");
+    // No id to guess: the built-in ids, else one derived from the code, never a built-in's or another code's.
+    expect(assetsOf('ETHUSDT')).toMatchObject({ baseId: 4, quoteId: 2 });
+    const usd = assetsOf('BTCUSD').quoteId;
+    const eur = assetsOf('BTCEUR').quoteId;
+    expect(usd).toBeGreaterThan(4);
+    expect(eur).toBeGreaterThan(4);
+    expect(usd).not.toBe(eur);
     expect(() => assetsOf('ABCXYZ')).toThrow('give --base and --quote');
   });
 });
