@@ -97,10 +97,17 @@ export class Notifier {
     for (const c of this.channels) {
       const last = records.find((r) => r.data.channel === c.name);
       const at = last?.data.through as Partial<Cursor> | undefined;
+      const known =
+        at !== undefined && typeof at.event === 'number' && typeof at.fill === 'number'
+          ? { event: at.event, fill: at.fill }
+          : undefined;
       const cursor =
-        at === undefined || typeof at.event !== 'number' || typeof at.fill !== 'number'
+        known === undefined
           ? fresh
-          : { event: Math.max(at.event, floor.event), fill: Math.max(at.fill, floor.fill) };
+          : { event: Math.max(known.event, floor.event), fill: Math.max(known.fill, floor.fill) };
+      // A channel's first run is marked where it begins, so that if this run sends nothing before it dies, the
+      // next start still sends this run's notifications to it (a new channel does not get older history).
+      if (known === undefined) this.recordHandled(c.name, cursor, { kinds: [], count: 0, attempts: 0, firstRun: true });
       this.cursors.set(c, cursor);
       this.handled.set(c.name, cursor);
     }
@@ -230,19 +237,23 @@ export class Notifier {
     const handled = { event: through(notices, 'event', before.event), fill: through(notices, 'fill', before.fill) };
     this.handled.set(outcome.channel, handled);
     const data: Record<string, unknown> = {
-      channel: outcome.channel,
       kinds: [...new Set(notices.map((n) => n.kind))],
       count: notices.length,
       attempts: outcome.attempts,
-      through: handled,
     };
     if (!outcome.sent) data.reason = outcome.reason;
-    this.options.store.events.record(
-      (this.options.venueClock ?? this.options.timers).now(),
-      undefined,
-      outcome.sent ? 'notification-sent' : 'notification-dropped',
-      data,
-    );
+    this.recordHandled(outcome.channel, handled, data, outcome.sent ? 'notification-sent' : 'notification-dropped');
+  }
+
+  /** Journals that `channel` has handled everything up to `through` (what a restart resumes after). */
+  private recordHandled(
+    channel: string,
+    through: Cursor,
+    data: Record<string, unknown>,
+    kind: 'notification-sent' | 'notification-dropped' = 'notification-sent',
+  ): void {
+    const time = (this.options.venueClock ?? this.options.timers).now();
+    this.options.store.events.record(time, undefined, kind, { channel, ...data, through });
   }
 
   /**
