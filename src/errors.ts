@@ -45,7 +45,7 @@ export const ERROR_CODES = [
   'E_OUTPUT_EXISTS',
   'E_BACKTEST_ACCOUNTING',
   'E_SWEEP',
-  // Operator actions (app/operator-actions.ts; the control API answers with them).
+  // Operator actions (operator/actions.ts; the control API and the chat answer with them).
   'E_UNKNOWN_INSTANCE',
   'E_UNKNOWN_ORDER',
   'E_NOT_RUNNING',
@@ -56,6 +56,7 @@ export const ERROR_CODES = [
   'E_RELOAD_NEEDS_RESTART',
   'E_STILL_UNAUTHORIZED',
   'E_KILL_SWITCH_FILE',
+  'E_EXIT_REFUSED',
   // Nothing above: a bug or a library's own error.
   'E_UNEXPECTED',
 ] as const;

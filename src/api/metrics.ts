@@ -7,27 +7,28 @@
  * order types, the seven endpoints, error codes; never an order id.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Engine } from '../engine/engine.js';
 import type { RequestObserver } from '../exchange/client.js';
+import type { BuildInfo, Operator } from '../operator/operator.js';
 import type { InstanceStatusReport } from '../status/status-report.js';
-import type { StatusView } from '../status/status-view.js';
 import type { JobStats } from '../ports/scheduler.js';
 import type { FillTotal } from '../store/fills.js';
 import type { OrderCount } from '../store/order-journal.js';
-import type { Store } from '../store/store.js';
 
 const P = 'spot_bot_';
 
 /** What the collectors read at scrape time. */
 export interface MetricSources {
-  store: Pick<Store, 'orders' | 'fills'>;
-  /** The status read model (the same one the API and `bot status` show). */
-  status: () => StatusView;
-  engine: Pick<Engine, 'instances' | 'brakes' | 'balances'>;
-  jobs: () => JobStats[];
+  /** The operator layer's queries: the status read model (the one the API and `bot status` show), the journal's counts, the engine's brakes and balances, the jobs. */
+  read: Pick<
+    Operator['read'],
+    'status' | 'orderCounts' | 'fillTotals' | 'engineInstances' | 'brakes' | 'balanceFigures' | 'jobs'
+  >;
   now: () => number;
   /** Export balances (METRICS_BALANCES). */
   balances: boolean;
+  /** Whether /readyz would answer ready now. */
+  ready: () => boolean;
+  build: BuildInfo;
 }
 
 export interface DaemonMetrics {
@@ -59,7 +60,7 @@ export function createMetrics(): DaemonMetrics {
     if (sources === undefined) return undefined;
     const now = sources.now();
     if (cached === undefined || now - cached.at >= DB_CACHE_MS)
-      cached = { at: now, orders: sources.store.orders.counts(), fills: sources.store.fills.totals() };
+      cached = { at: now, orders: sources.read.orderCounts(), fills: sources.read.fillTotals() };
     return cached;
   };
   const fromOrders = (pick: (c: OrderCount) => boolean) => () =>
@@ -152,8 +153,8 @@ export function createMetrics(): DaemonMetrics {
     'Order intents refused by the bot before sending (pair rules, risk, balance, brakes), since the start.',
     ['instance', 'symbol'],
     () =>
-      sources?.engine
-        .instances()
+      sources?.read
+        .engineInstances()
         .map((i): Sample<'instance' | 'symbol'> => [{ instance: i.name, symbol: i.symbol }, i.counters.refused]),
   );
   fromSource(
@@ -212,7 +213,7 @@ export function createMetrics(): DaemonMetrics {
   const perJob = (value: (j: JobStats, now: number) => number | undefined) => () => {
     if (sources === undefined) return undefined;
     const now = sources.now();
-    return sources.jobs().flatMap((j): Sample<'job'>[] => {
+    return sources.read.jobs().flatMap((j): Sample<'job'>[] => {
       const v = value(j, now);
       return v === undefined ? [] : [[{ job: j.name }, v]];
     });
@@ -261,14 +262,14 @@ export function createMetrics(): DaemonMetrics {
     'Each instance has 1 on its current state (running, paused, refused, stopped) and 0 on the others.',
     ['instance', 'state'],
     () =>
-      sources
-        ?.status()
-        .report.instances.flatMap((i) =>
+      sources?.read
+        .status()
+        .view.report.instances.flatMap((i) =>
           STATES.map((s): Sample<'instance' | 'state'> => [{ instance: i.instance, state: s }, i.state === s ? 1 : 0]),
         ),
   );
   const perInstance = (value: (i: InstanceStatusReport) => number | undefined) => () =>
-    sources?.status().report.instances.flatMap((i): Sample<'instance' | 'symbol'>[] => {
+    sources?.read.status().view.report.instances.flatMap((i): Sample<'instance' | 'symbol'>[] => {
       const v = value(i);
       return v === undefined ? [] : [[{ instance: i.instance, symbol: i.symbols.join(',') }, v]];
     });
@@ -302,21 +303,28 @@ export function createMetrics(): DaemonMetrics {
     'kill_switch',
     '1 while the kill switch is on (its file exists): no new orders.',
     [],
-    brake((s) => s.engine.brakes().killSwitch),
+    brake((s) => s.read.brakes().killSwitch),
+  );
+  fromSource(
+    'gauge',
+    'stop_buy',
+    '1 while stop-buy is on: no new BUY orders (exits and protective SELLs still go out).',
+    [],
+    brake((s) => s.read.brakes().stopBuy),
   );
   fromSource(
     'gauge',
     'circuit_breaker_open',
     '1 while the circuit breaker is open after repeated venue errors: no new orders.',
     [],
-    brake((s) => s.engine.brakes().breakerOpenUntil !== undefined),
+    brake((s) => s.read.brakes().breakerOpenUntil !== undefined),
   );
   fromSource(
     'gauge',
     'trading_halted',
     '1 while trading is halted by an authentication failure (until cleared or restarted).',
     [],
-    brake((s) => s.engine.brakes().halted !== undefined),
+    brake((s) => s.read.brakes().halted !== undefined),
   );
   fromSource(
     'gauge',
@@ -325,9 +333,9 @@ export function createMetrics(): DaemonMetrics {
     ['asset', 'kind'],
     () =>
       sources?.balances === true
-        ? sources.engine.balances().flatMap((b): Sample<'asset' | 'kind'>[] => [
-            [{ asset: b.asset, kind: 'free' }, b.free.toNumber()],
-            [{ asset: b.asset, kind: 'locked' }, b.locked.toNumber()],
+        ? sources.read.balanceFigures().flatMap((b): Sample<'asset' | 'kind'>[] => [
+            [{ asset: b.asset, kind: 'free' }, b.free],
+            [{ asset: b.asset, kind: 'locked' }, b.locked],
           ])
         : undefined,
   );

@@ -22,10 +22,12 @@ import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import { acquireJournalLock, type JournalLock, lockPathOf } from '../store/journal-lock.js';
 import type { Store } from '../store/store.js';
-import { chatOperator } from './chat-operator.js';
 import { ensureWritableFolder } from './data-folder.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
-import { createOperatorActions } from './operator-actions.js';
+import { createOperatorActions, interruptedExits } from '../operator/actions.js';
+import type { Operator } from '../operator/operator.js';
+import { createQueries } from '../operator/queries.js';
+import { installation } from './installation.js';
 import { openRunStore } from './run-history.js';
 import { bannerText, planVenue, type VenuePlan } from './venue-plan.js';
 import { setUpVenue, type VenueSetup } from './venue-setup.js';
@@ -180,6 +182,10 @@ export class Daemon {
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 
       const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols));
+      // An exit a crash interrupted is finished before that instance's strategy may trade again.
+      const startPaused = new Map(
+        [...interruptedExits(store).keys()].map((name) => [name, 'an exit was interrupted by a crash: finishing it']),
+      );
       const engine = await retryWithBackoff(
         'start the engine (read the venue and reconcile the journal)',
         async () => {
@@ -198,6 +204,7 @@ export class Daemon {
             },
             reconcileWindowMs: env.RECONCILE_WINDOW_MS,
             measureHooks: true,
+            startPaused,
           });
           await candidate.start();
           return candidate;
@@ -212,12 +219,7 @@ export class Daemon {
       }
       cleanup.push(() => engine.stop());
       const scheduler = options.scheduler ?? new ClockScheduler(logger, clock);
-      const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
-      scheduling.start();
-      cleanup.push(async () => {
-        await scheduler.stop(options.stopTimeoutMs ?? 10_000);
-      });
-      // One set of operator actions for the control API and the chat commands: the same actions, journaled alike.
+      // One operator layer for the control API, the chat commands, the page and the metrics.
       const actions = createOperatorActions({
         engine,
         store,
@@ -227,28 +229,42 @@ export class Daemon {
         configDir: env.CONFIG_DIR,
         strategiesDir: env.STRATEGIES_DIR,
         instances,
+        exitWaitMs: env.RECONCILE_WINDOW_MS + 30_000,
       });
-      notifications?.attachCommands(
-        chatOperator({ actions, engine, store, clock, killSwitchFile: env.KILL_SWITCH_FILE }),
-      );
+      const { version, revision } = installation();
+      const operator: Operator = {
+        read: createQueries({
+          store,
+          engine,
+          now: () => clock.now(),
+          killSwitchFile: env.KILL_SWITCH_FILE,
+          jobs: () => scheduler.stats(),
+          prices: () => venue.recentPrices(),
+          daemon: {
+            mode: plan.mode,
+            venue: plan.mode === 'live' ? new URL(plan.baseUrl).host : 'simulated exchange (paper)',
+            banner,
+          },
+        }),
+        act: actions,
+        build: { version, revision },
+      };
+      const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
+      scheduling.start();
+      // In the background: it may wait for its own order's outcome (the jobs reconcile it meanwhile).
+      if (startPaused.size > 0) void actions.finishInterruptedExits();
+      cleanup.push(async () => {
+        await scheduler.stop(options.stopTimeoutMs ?? 10_000);
+      });
+      notifications?.attachCommands(operator);
       const api =
         env.API_PORT === 0
           ? undefined
           : await startApi(env, {
-              store,
+              operator,
               now: () => clock.now(),
               logger,
               token: env.API_TOKEN,
-              killSwitchFile: env.KILL_SWITCH_FILE,
-              actions,
-              engine,
-              jobs: () => scheduler.stats(),
-              prices: () => venue.recentPrices(),
-              daemon: {
-                mode: plan.mode,
-                venue: plan.mode === 'live' ? plan.baseUrl : (setup.sim?.url ?? 'embedded'),
-                banner,
-              },
               metrics,
               metricsBalances: env.METRICS_BALANCES,
             });

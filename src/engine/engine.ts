@@ -20,6 +20,7 @@ import { type InstanceSpec, InstanceRunner, orderView } from './instance-runner.
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
+import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill } from '../market/position.js';
@@ -54,6 +55,11 @@ export interface EngineOptions {
    * daemon). Off in backtests: their results must not depend on the machine's speed.
    */
   measureHooks?: boolean;
+  /**
+   * Instances that start paused (name to reason) and run no onStart: an exit asked for before a crash is
+   * finished before their strategy may trade again.
+   */
+  startPaused?: ReadonlyMap<string, string>;
 }
 
 export interface InstanceSummary {
@@ -110,6 +116,7 @@ export class Engine implements FillSink {
   /** A fill was recorded since balances were read. */
   private balancesStale = false;
   private lastPollComplete = true;
+  private readonly startPaused: ReadonlyMap<string, string>;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -121,6 +128,7 @@ export class Engine implements FillSink {
     });
     this.parts = { venue, clock, store, logger, journal, market, guard, inFlight: new Set() };
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.startPaused = options.startPaused ?? new Map();
     const canCancel = typeof venue.cancelOrder === 'function';
     const problems: string[] = [];
     this.runners = options.instances.map((spec) => {
@@ -189,10 +197,10 @@ export class Engine implements FillSink {
 
   /** Venue errors seen, and why trading is blocked now (undefined when it is not). */
   health(): { venueErrors: number; orderBlock: string | undefined } {
-    return { venueErrors: this.parts.guard.venueErrors, orderBlock: this.parts.guard.orderBlock() };
+    return { venueErrors: this.parts.guard.venueErrors, orderBlock: this.parts.guard.orderBlock('SELL') };
   }
 
-  // Operator steering (app/operator-actions.ts): small, each one idempotent; the caller checks names and
+  // Operator steering (operator/actions.ts): small, each one idempotent; the caller checks names and
   // journals who asked.
 
   /** Whether the last orders poll read every symbol it had to (false: the venue failed for one). */
@@ -227,15 +235,42 @@ export class Engine implements FillSink {
     });
   }
 
+  /**
+   * Gets out of an instance's position: pauses it, cancels its open orders and sells what it holds less dust
+   * through the order path (position-exit.ts). Undefined when no instance has that name.
+   */
+  exitPosition(name: string, order: ExitOrder, reason: string): Promise<ExitResult | undefined> {
+    const r = this.byName.get(name);
+    if (r === undefined) return Promise.resolve(undefined);
+    return this.lock.run(() =>
+      exitPosition(this.parts, this.orders, this.sync, () => this.refreshBalances(), r, order, reason),
+    );
+  }
+
+  /** Stop-buy: no new BUY orders while on (exits and protective SELLs still go out); recorded, kept across restarts. */
+  setStopBuy(on: boolean, source: string): boolean {
+    return this.parts.guard.setStopBuy(on, source);
+  }
+
   /** Reads the kill switch now, so that a change is recorded at once; true while it is on. */
   checkKillSwitch(): boolean {
     return this.parts.guard.checkKillSwitch();
   }
 
   /** The brakes as they stand, without recording anything. */
-  brakes(): { killSwitch: boolean; breakerOpenUntil: number | undefined; halted: string | undefined } {
+  brakes(): {
+    killSwitch: boolean;
+    stopBuy: boolean;
+    breakerOpenUntil: number | undefined;
+    halted: string | undefined;
+  } {
     const { guard } = this.parts;
-    return { killSwitch: guard.killSwitch.isOn(), breakerOpenUntil: guard.breakerOpenUntil(), halted: guard.halted };
+    return {
+      killSwitch: guard.killSwitch.isOn(),
+      stopBuy: guard.stopBuy,
+      breakerOpenUntil: guard.breakerOpenUntil(),
+      halted: guard.halted,
+    };
   }
 
   /** Lifts an authentication halt once a signed read succeeds (it throws when the keys still fail). */
@@ -300,6 +335,11 @@ export class Engine implements FillSink {
       this.state = 'running';
       for (const r of this.runners) {
         if (!r.markStarted()) continue;
+        const held = this.startPaused.get(r.name);
+        if (held !== undefined) {
+          r.pauseByOperator(held);
+          continue;
+        }
         let ok = r.callHook('onStart');
         if (isPromise(ok)) ok = await ok;
         if (!ok) continue;

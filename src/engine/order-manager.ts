@@ -22,6 +22,9 @@ import { riskProblem } from './risk.js';
 /** What a cancel sent to the venue came to: the order's journal status after it, or why it failed. */
 export type CancelResult = { ok: true; status: string } | { ok: false; outcome: string; code: string; message: string };
 
+/** What became of an order intent: journaled (then sent, or its outcome known or not), or refused before. */
+export type SubmitOutcome = { ok: true; row: OrderRow } | { ok: false; reason: string; waiting?: boolean };
+
 /** An intent as an event or log line shows it: decimals as text. */
 export function describeIntent(intent: Intent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -99,11 +102,27 @@ export class OrderManager {
     return this.p.journal.activeFor(r.name).filter((row) => isUnresolved(row) && !this.p.inFlight.has(row.localId));
   }
 
-  private async submit(r: InstanceRunner, intent: OrderIntent): Promise<void> {
+  /**
+   * An order the operator (or an engine-enforced exit) sends for an instance that may be paused: the same
+   * path as a strategy's intent (brakes, reconcile first, rules, risk, balance, journal before send), whatever
+   * the instance's status. The caller holds the engine's lock.
+   */
+  submitExit(r: InstanceRunner, intent: OrderIntent): Promise<SubmitOutcome> {
+    r.counters.intents++;
+    return this.submit(r, intent, true);
+  }
+
+  private refused(r: InstanceRunner, summary: Record<string, unknown>, reason: string): { ok: false; reason: string } {
+    r.refuse(summary, reason);
+    return { ok: false, reason };
+  }
+
+  private async submit(r: InstanceRunner, intent: OrderIntent, exit = false): Promise<SubmitOutcome> {
     const { journal, market, guard, clock, venue, inFlight } = this.p;
     const summary = describeIntent(intent);
-    const block = guard.orderBlock();
-    if (block) return r.refuse(summary, block);
+    const refuse = (reason: string) => this.refused(r, summary, reason);
+    const block = guard.orderBlock(intent.side);
+    if (block) return refuse(block);
     if (this.unresolvedRows(r).length > 0) {
       try {
         await this.sync.poll(r.symbol, false);
@@ -112,33 +131,32 @@ export class OrderManager {
       }
       const waiting = this.unresolvedRows(r);
       if (waiting.length > 0)
-        return r.refuse(
-          summary,
-          `waiting for the outcome of order ${waiting.map((w) => w.localId).join(', ')} (not known yet)`,
-        );
+        return {
+          ok: false,
+          reason: refuse(`waiting for the outcome of order ${waiting.map((w) => w.localId).join(', ')} (not known yet)`)
+            .reason,
+          waiting: true,
+        };
     }
     const rules = market.rules.get(r.symbol);
-    if (!rules) return r.refuse(summary, `no pair rules for ${r.symbol}`);
+    if (!rules) return refuse(`no pair rules for ${r.symbol}`);
     const checked = checkOrder(intent, rules, market.lastPrice(r.symbol));
-    if (!checked.ok) return r.refuse(summary, checked.reason);
+    if (!checked.ok) return refuse(checked.reason);
     const { order } = checked;
 
     const now = clock.now();
     const riskReason = this.riskReason(r, intent.side, order, now);
-    if (riskReason) return r.refuse(summary, riskReason);
+    if (riskReason) return refuse(riskReason);
     const spend = this.spend(intent.side, order, rules.baseAsset, rules.quoteAsset);
     const free = market.free(spend.asset);
-    if (free === undefined) return r.refuse(summary, `no ${spend.asset} balance known (balances not loaded)`);
+    if (free === undefined) return refuse(`no ${spend.asset} balance known (balances not loaded)`);
     if (free.lt(spend.amount))
-      return r.refuse(
-        summary,
-        `insufficient ${spend.asset}: order needs ${spend.amount.toFixed()}, free ${free.toFixed()}`,
-      );
+      return refuse(`insufficient ${spend.asset}: order needs ${spend.amount.toFixed()}, free ${free.toFixed()}`);
 
     // The reconcile above awaited the venue: the kill switch, an authentication halt or a breaker trip may have
     // come in meanwhile. Nothing below awaits until the request is sent, so this check holds for the send.
-    const late = guard.orderBlock();
-    if (late) return r.refuse(summary, late);
+    const late = guard.orderBlock(intent.side);
+    if (late) return refuse(late);
 
     r.seq++;
     const { request } = order;
@@ -163,11 +181,14 @@ export class OrderManager {
     // hook left goes in the same transaction: after a crash from here on, the strategy restarts knowing what
     // it decided along with this order, so it cannot decide it again. A state that cannot be saved pauses
     // the instance and nothing is sent.
-    const journaled = r.saveStateWith(() => {
-      journal.insert(row);
-      return true;
-    });
-    if (!journaled) return;
+    // An exit is the operator's (or the engine's), not the strategy's: no state of a hook goes with it.
+    const journaled = exit
+      ? (journal.insert(row), true)
+      : r.saveStateWith(() => {
+          journal.insert(row);
+          return true;
+        });
+    if (!journaled) return { ok: false, reason: 'the strategy state could not be saved: nothing was sent' };
     crashPoint('after-journal');
     inFlight.add(row.localId);
     let record: OrderRecord;
@@ -176,11 +197,12 @@ export class OrderManager {
     } catch (err) {
       inFlight.delete(row.localId);
       this.failed(r, row, err, spend);
-      return;
+      return { ok: true, row: journal.get(row.localId) ?? row };
     }
     inFlight.delete(row.localId);
     crashPoint('after-send');
     this.accepted(r, row, record, spend);
+    return { ok: true, row: journal.get(row.localId) ?? row };
   }
 
   private riskReason(r: InstanceRunner, side: 'BUY' | 'SELL', order: CheckedOrder, now: number): string | undefined {

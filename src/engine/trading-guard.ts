@@ -1,7 +1,8 @@
 /**
  * The engine-wide brakes, checked before every order: authentication failure (trading stops until the
- * operator acts), the kill switch, and the circuit breaker fed by every venue call's outcome. Each change of
- * state is logged and recorded once.
+ * operator acts), the kill switch, the circuit breaker fed by every venue call's outcome, and stop-buy (new
+ * BUY orders only: exits and protective SELLs still go out). Each change of state is logged and recorded once;
+ * stop-buy is read back from its last event, so it holds across a restart.
  */
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -16,6 +17,8 @@ export class TradingGuard {
   /** Set on an authentication failure: no order is sent again in this process. */
   halted: string | undefined;
   venueErrors = 0;
+  /** No new BUY orders (the operator's stop-buy); persisted as `stop-buy` events. */
+  private stopBuyOn: boolean;
 
   constructor(
     private readonly clock: Clock,
@@ -26,6 +29,21 @@ export class TradingGuard {
   ) {
     this.killSwitch = new KillSwitch(killSwitchFile);
     this.breaker = new CircuitBreaker(breaker);
+    const [last] = events.list({ kinds: ['stop-buy'], limit: 1 });
+    this.stopBuyOn = last?.data.on === true;
+  }
+
+  get stopBuy(): boolean {
+    return this.stopBuyOn;
+  }
+
+  /** Turns stop-buy on or off; a change is logged and recorded. Returns whether it changed. */
+  setStopBuy(on: boolean, source: string): boolean {
+    if (on === this.stopBuyOn) return false;
+    this.stopBuyOn = on;
+    this.logger.warn(`stop-buy ${on ? 'on: no new BUY orders (exits still go out)' : 'off: BUY orders allowed again'}`);
+    this.events.record(this.clock.now(), undefined, 'stop-buy', { on, source });
+    return true;
   }
 
   /** Runs one venue call and feeds its outcome to the breaker; errors are rethrown for the caller to classify. */
@@ -41,14 +59,15 @@ export class TradingGuard {
     return result;
   }
 
-  /** Why no new order may be sent now, or undefined when orders may go. */
-  orderBlock(): string | undefined {
+  /** Why no new order of this side may be sent now, or undefined when it may go. */
+  orderBlock(side: 'BUY' | 'SELL'): string | undefined {
     const kill = this.checkKillSwitch();
     if (this.halted) return this.halted;
     if (kill) return `${this.killSwitch.describe()}: no new orders`;
     const until = this.breaker.blockedUntil(this.clock.now());
     if (until !== undefined)
       return `circuit breaker open after repeated venue errors, until ${new Date(until).toISOString()}`;
+    if (side === 'BUY' && this.stopBuyOn) return 'stop-buy is on: no new BUY orders';
     return undefined;
   }
 

@@ -1,14 +1,15 @@
 /**
- * Telegram chat commands: long-polls `getUpdates` and answers only the configured chats. Reads come from the
- * read model behind `bot status`; actions go through the ChatOperator, the same actions as the control API.
+ * Telegram chat commands: long-polls `getUpdates` and answers only the configured chats. Reads and actions go
+ * through the operator layer (src/operator/), the same queries and actions as the control API.
  * A message from any other chat is ignored and logged once per chat; a command sent before the daemon started
  * (while it was down) is not acted on, and is answered with why. Polling failures are retried with backoff
  * and logged once per outage: commands never stop the daemon.
  */
 import type { Logger } from '../ops/logger.js';
-import { type Dec, plain } from '../market/decimal.js';
+import { type Dec, dec, plain } from '../market/decimal.js';
+import { type ActionResult, OperatorError } from '../operator/actions.js';
+import type { Operator } from '../operator/operator.js';
 import { guardLines } from '../status/status-view.js';
-import type { ActionResult, ChatOperator } from './chat-operator.js';
 import type { Mode } from './message.js';
 import type { ChatMessage, TelegramApi } from './telegram.js';
 import type { Timers } from '../ports/clock.js';
@@ -19,10 +20,19 @@ export const HELP = [
   '/pnl: PnL per instance (today, total, open)',
   '/pause NAME: pause an instance (its open orders stay)',
   '/resume NAME: resume a paused instance',
-  '/stopbuy: kill switch on (no new orders)',
-  '/startbuy: kill switch off',
+  '/exit NAME [PRICE]: pause, cancel its orders, sell its position (MARKET, or LIMIT at PRICE)',
+  '/stopbuy: stop-buy on (no new BUY orders; exits still go out)',
+  '/startbuy: stop-buy off',
+  '/killswitch on|off: the kill switch (no new orders at all)',
+  '/reload: reload the strategy files (params and risk)',
+  '/version: the build that runs',
   '/help: this list',
 ].join('\n');
+
+/** What the chat commands use of the operator layer. */
+export type ChatOperator = Pick<Operator, 'act' | 'build'> & {
+  read: Pick<Operator['read'], 'status' | 'balances' | 'invalidate'>;
+};
 
 /** Distinct unknown chats remembered (to log each once) at most. */
 const MAX_STRANGERS = 1000;
@@ -130,7 +140,7 @@ export class ChatCommands {
         `it was sent at ${at(m.time)}, before this daemon started (${at(this.startedAt)}). Send it again if you still mean it.`,
       );
     }
-    const source = `telegram:${m.chatId}`;
+    const by = { source: `telegram:${m.chatId}` };
     logger.info({ chatId: m.chatId, command }, `telegram command /${command}`);
     try {
       switch (command) {
@@ -140,19 +150,41 @@ export class ChatCommands {
           return this.tagged('PnL (today · total · open)', this.pnlText());
         case 'balance':
         case 'balances':
-          return this.tagged('balances', await this.balanceText());
+          return this.tagged('balances', this.balanceText());
         case 'pause':
-        case 'resume': {
+        case 'resume':
+        case 'exit': {
           const name = args[0];
-          if (name === undefined) return this.tagged(`/${command} NAME`, `instances: ${this.names()}`);
-          return this.result(
-            command === 'pause' ? await operator.pause(name, source) : await operator.resume(name, source),
+          if (name === undefined)
+            return this.tagged(`/${command} NAME${command === 'exit' ? ' [PRICE]' : ''}`, `instances: ${this.names()}`);
+          if (command === 'pause') return this.result(name, () => operator.act.pauseInstance(name, by));
+          if (command === 'resume') return this.result(name, () => operator.act.resumeInstance(name, by));
+          const price = args[1];
+          if (price !== undefined && !/^\d+(\.\d+)?$/.test(price))
+            return this.tagged(`/exit ${name} ${price}`, 'PRICE: expected a positive decimal, like 20150.5');
+          return this.result(`exit ${name}:`, () =>
+            operator.act.exitPosition(
+              name,
+              price === undefined ? { type: 'MARKET' } : { type: 'LIMIT', price: dec(price) },
+              by,
+            ),
           );
         }
         case 'stopbuy':
-          return this.result(await operator.setKillSwitch(true, source));
         case 'startbuy':
-          return this.result(await operator.setKillSwitch(false, source));
+          return this.result('stop-buy', () => operator.act.setStopBuy(command === 'stopbuy', by));
+        case 'killswitch': {
+          const on = args[0]?.toLowerCase();
+          if (on !== 'on' && on !== 'off') return this.tagged('/killswitch on|off', '');
+          return this.result('kill switch', () => operator.act.setKillSwitch(on === 'on', by));
+        }
+        case 'reload':
+          return this.result('reload:', () => operator.act.reloadStrategyFiles(by));
+        case 'version':
+          return this.tagged(
+            'version',
+            `${operator.build.version}${operator.build.revision === undefined ? '' : ` (commit ${operator.build.revision.slice(0, 12)})`}`,
+          );
         case 'help':
         case 'start':
           return this.tagged('commands', HELP);
@@ -169,19 +201,30 @@ export class ChatCommands {
     return `${this.deps.mode === 'live' ? 'LIVE' : 'PAPER'} · ${title}${body === '' ? '' : `\n${body}`}`;
   }
 
-  private result(r: ActionResult): string {
-    return this.tagged(r.ok ? r.message : `refused: ${r.message}`, '');
+  /** An action's answer in words: what it did, or why it was refused (an operator's refusal is an answer). */
+  private async result(subject: string, action: () => Promise<ActionResult>): Promise<string> {
+    try {
+      const r = await action();
+      this.deps.operator.read.invalidate();
+      return this.tagged(`${subject} ${r.outcome}`, '');
+    } catch (err) {
+      if (err instanceof OperatorError) {
+        const problems = err.problems.length > 0 ? err.problems.join('\n') : '';
+        return this.tagged(`refused: ${err.message}`, problems);
+      }
+      throw err;
+    }
   }
 
   private names(): string {
-    return this.deps.operator
+    return this.deps.operator.read
       .status()
-      .report.instances.map((i) => i.instance)
+      .view.report.instances.map((i) => i.instance)
       .join(', ');
   }
 
   private statusText(): string {
-    const view = this.deps.operator.status();
+    const { view } = this.deps.operator.read.status();
     const lines = guardLines(view);
     for (const i of view.report.instances) {
       const pos = i.position.quantity.isZero()
@@ -196,7 +239,7 @@ export class ChatCommands {
   }
 
   private pnlText(): string {
-    const { instances } = this.deps.operator.status().report;
+    const { instances } = this.deps.operator.read.status().view.report;
     if (instances.length === 0) return 'no instances yet';
     return instances
       .map(
@@ -206,8 +249,8 @@ export class ChatCommands {
       .join('\n');
   }
 
-  private async balanceText(): Promise<string> {
-    const lines = await this.deps.operator.balances();
+  private balanceText(): string {
+    const lines = this.deps.operator.read.balances();
     if (lines.length === 0) return 'no balances';
     return lines.map((b) => `${b.asset} ${b.free}${b.locked !== '0' ? ` (locked ${b.locked})` : ''}`).join('\n');
   }

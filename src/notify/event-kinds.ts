@@ -129,6 +129,16 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: (d) => (d.on === true ? 'warn' : 'info'),
     line: (d) => (d.on === true ? 'KILL SWITCH ON: no new orders' : 'kill switch off: orders allowed again'),
   },
+  'stop-buy': {
+    level: (d) => (d.on === true ? 'warn' : 'info'),
+    line: (d) =>
+      d.on === true ? 'STOP-BUY ON: no new BUY orders (exits still go out)' : 'stop-buy off: BUY orders allowed again',
+  },
+  'exit-requested': {
+    level: 'warn',
+    line: (d) =>
+      joined('EXIT requested:', str(d.type), str(d.price) !== '' ? `at ${str(d.price)}` : '', `(${str(d.source)})`),
+  },
   'circuit-breaker': {
     level: (d) => (d.state === 'open' ? 'error' : 'info'),
     line: (d) => {

@@ -13,6 +13,8 @@ export const CRASH_POINTS = [
   'before-fill-record',
   /** Orders whose outcome is unknown are being matched against the venue. */
   'during-reconcile',
+  /** A manual exit cancelled the instance's orders; its sell is not journaled yet. */
+  'exit-after-cancel',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -33,6 +33,8 @@ export interface StatusView {
   paper: PaperAccountView | undefined;
   /** Trading stopped by an authentication failure in the running daemon, not cleared since. */
   authHalted: boolean;
+  /** Stop-buy (no new BUY orders) as last set, and when and by whom. */
+  stopBuy: { on: boolean; last: EventRow | undefined };
   /** The latest operator actions, newest first. */
   recentActions: EventRow[];
 }
@@ -86,8 +88,14 @@ export function buildStatusView(
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
     paper: paperAccountView(store, store.events.list({ kinds: ['daemon-started'] }).length),
     authHalted: authHalted(store, report.authFailure, daemon),
+    stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
   };
+}
+
+function stopBuyState(store: Store): StatusView['stopBuy'] {
+  const [last] = store.events.list({ kinds: ['stop-buy'], limit: 1 });
+  return { on: last?.data.on === true, last };
 }
 
 /** A failure of this run that no later `auth-cleared` lifted (a restart clears it too). */
@@ -179,6 +187,7 @@ export function statusJson(view: StatusView) {
       filePresent: view.killSwitchFile.present,
       last: eventJson(report.killSwitch),
     },
+    stopBuy: { on: view.stopBuy.on, last: eventJson(view.stopBuy.last) },
     circuitBreaker: eventJson(report.circuitBreaker),
     authFailure: eventJson(report.authFailure),
     paper: view.paper === undefined ? null : paperAccountJson(view.paper),
@@ -221,6 +230,7 @@ export function guardLines(view: StatusView): string[] {
   return [
     // The file is the switch: its present state, not the last event (which may be from before it was removed).
     `kill switch: ${view.killSwitchFile.present ? 'ON' : 'off'}${file}`,
+    `stop-buy: ${view.stopBuy.on ? 'ON (no new BUY orders; exits still go out)' : 'off'}`,
     `circuit breaker: ${breakerText}`,
     `authentication: ${authText}`,
   ];

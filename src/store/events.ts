@@ -32,7 +32,10 @@ export const EVENT_KINDS = [
   'circuit-breaker',
   'auth-failed',
   'auth-cleared',
-  // What an operator did (app/operator-actions.ts): action, subject, outcome, source.
+  'stop-buy',
+  // A manual exit asked for (engine.ts): pending until the operator's `exit` action is recorded after it.
+  'exit-requested',
+  // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.
   'daily-summary',

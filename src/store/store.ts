@@ -44,6 +44,12 @@ export class Store {
     return typeof at === 'number' ? at : 0;
   }
 
+  /** Throws when the database cannot take a write now (readiness): takes the write lock and lets it go. */
+  checkWritable(): void {
+    this.db.exec('BEGIN IMMEDIATE');
+    this.db.exec('ROLLBACK');
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OperatorActions } from '../../src/app/operator-actions.js';
 import { createMetrics } from '../../src/api/metrics.js';
+import type { OperatorActions } from '../../src/operator/actions.js';
+import { createQueries } from '../../src/operator/queries.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { captureLogger } from '../notify/stand-ins.js';
@@ -48,22 +49,28 @@ async function listener(token: string | undefined, options: { failingMetrics?: b
   server = await startApiServer({
     host: '127.0.0.1',
     port: 0,
-    store,
+    operator: {
+      read: createQueries({
+        store,
+        now: () => Date.now(),
+        killSwitchFile: join(dir, 'KILL'),
+        engine: {
+          instances: () => [],
+          brakes: () => ({ killSwitch: false, stopBuy: false, breakerOpenUntil: undefined, halted: undefined }),
+          running: true,
+          balances: () => [],
+        },
+        jobs: () => [],
+        prices: () => new Map(),
+        daemon: { mode: 'paper', venue: 'test', banner: 'test' },
+      }),
+      // Nothing here acts: the guards are under test, not the actions.
+      act: {} as OperatorActions,
+      build: { version: '0.0.0', revision: undefined },
+    },
     now: () => Date.now(),
     logger: log.logger,
     token,
-    killSwitchFile: join(dir, 'KILL'),
-    // Nothing here acts: the guards are under test, not the actions.
-    actions: {} as OperatorActions,
-    engine: {
-      instances: () => [],
-      brakes: () => ({ killSwitch: false, breakerOpenUntil: undefined, halted: undefined }),
-      running: true,
-      balances: () => [],
-    },
-    jobs: () => [],
-    prices: () => new Map(),
-    daemon: { mode: 'paper', venue: 'test', banner: 'test' },
     metrics,
     metricsBalances: true,
   });

@@ -65,10 +65,12 @@ describe('notifications from the daemon on paper', () => {
       await waitFor('the webhook to deliver again', () => hook.received.length > 0, { daemon });
 
       bot.say(999, '/stopbuy');
-      bot.say(111, '/stopbuy');
+      bot.say(111, '/killswitch on');
       await waitFor('the answer', () => bot.sent.some((m) => m.text === 'PAPER · kill switch on'), {
         daemon,
       });
+      bot.say(111, '/stopbuy');
+      await waitFor('stop-buy on', () => bot.sent.some((m) => m.text === 'PAPER · stop-buy on'), { daemon });
       expect(existsSync(kill)).toBe(true);
       await waitFor('the kill switch recorded', () => events(db, 'kill-switch').some((e) => e.on === true), { daemon });
       bot.say(111, '/pause churn');
@@ -82,7 +84,19 @@ describe('notifications from the daemon on paper', () => {
         { daemon, ms: 60_000 },
       );
       bot.say(111, '/status');
-      await waitFor('the status', () => bot.sent.some((m) => m.text.startsWith('PAPER · status\nkill switch: ON')), {
+      await waitFor(
+        'the status',
+        () =>
+          bot.sent.some(
+            (m) => m.text.startsWith('PAPER · status\nkill switch: ON') && m.text.includes('\nstop-buy: ON'),
+          ),
+        { daemon, ms: 60_000 },
+      );
+      // The kill switch blocks everything, an exit too: the answer says why.
+      bot.say(111, '/exit churn');
+      bot.say(111, '/reload');
+      bot.say(111, '/version');
+      await waitFor('the version', () => bot.sent.some((m) => /^PAPER · version\n0\.1\.0/.test(m.text)), {
         daemon,
         ms: 60_000,
       });
@@ -100,13 +114,24 @@ describe('notifications from the daemon on paper', () => {
     // The control API's actions, journaled as it journals them, with the chat as their source.
     expect(events(db, 'operator')).toMatchObject([
       { action: 'kill-switch', on: true, outcome: 'on', source: 'telegram:111' },
+      { action: 'stop-buy', on: true, outcome: 'on', source: 'telegram:111' },
       { action: 'pause', instance: 'churn', outcome: 'paused', changed: true, source: 'telegram:111' },
       { action: 'pause', instance: 'churn', outcome: 'already paused', changed: false, source: 'telegram:111' },
       { action: 'resume', instance: 'churn', outcome: 'resumed', source: 'telegram:111' },
+      { action: 'exit', instance: 'churn', outcome: 'failed', source: 'telegram:111' },
+      { action: 'reload', outcome: 'nothing changed', source: 'telegram:111' },
     ]);
     const replies = bot.sent.map((m) => m.text);
     expect(replies).toEqual(
-      expect.arrayContaining(['PAPER · churn paused', 'PAPER · churn already paused', 'PAPER · churn resumed']),
+      expect.arrayContaining([
+        'PAPER · churn paused',
+        'PAPER · churn already paused',
+        'PAPER · churn resumed',
+        'PAPER · reload: nothing changed',
+        expect.stringMatching(
+          /^PAPER · refused: exit of churn refused: kill switch file .* exists: no new orders$/,
+        ) as string,
+      ]),
     );
     expect(daemon.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(daemon.messages(/webhook: dropping notifications/)).toHaveLength(1);

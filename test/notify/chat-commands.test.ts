@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChatCommands } from '../../src/notify/chat-commands.js';
-import type { ActionResult, ChatOperator } from '../../src/notify/chat-operator.js';
+import { type ChatOperator, ChatCommands } from '../../src/notify/chat-commands.js';
+import { type ActionResult, type OperatorActions, OperatorError } from '../../src/operator/actions.js';
 import { TelegramApi } from '../../src/notify/telegram.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { buildStatusView } from '../../src/status/status-view.js';
@@ -53,24 +53,55 @@ function chatCommands(token: string, op: ChatOperator, mode: 'live' | 'paper') {
   return { commands, log };
 }
 
+/** The operator layer's shape, recording each action asked for (the real actions are driven end to end in test/e2e). */
 function operator() {
   const calls: string[] = [];
-  const ok = (message: string): Promise<ActionResult> => Promise.resolve({ ok: true, changed: true, message });
+  const ok = (action: string, outcome: string): Promise<ActionResult> =>
+    Promise.resolve({ action, changed: true, outcome });
+  const act: OperatorActions = {
+    pauseInstance: (name, by) => {
+      calls.push(`pause ${name} ${by.source}`);
+      return name === 'grid'
+        ? ok('pause', 'paused')
+        : Promise.reject(new OperatorError('E_UNKNOWN_INSTANCE', `no instance ${name}`));
+    },
+    resumeInstance: (name, by) => {
+      calls.push(`resume ${name} ${by.source}`);
+      return ok('resume', 'resumed');
+    },
+    exitPosition: (name, order, by) => {
+      calls.push(`exit ${name} ${order.type === 'LIMIT' ? order.price.toFixed() : 'market'} ${by.source}`);
+      return ok('exit', 'sent MARKET SELL 0.001 BTCUSDT as grid-9 (FILLED)');
+    },
+    setStopBuy: (on, by) => {
+      calls.push(`stop-buy ${on} ${by.source}`);
+      return ok('stop-buy', on ? 'on' : 'off');
+    },
+    setKillSwitch: (on, by) => {
+      calls.push(`kill ${on} ${by.source}`);
+      return ok('kill-switch', on ? 'on' : 'off');
+    },
+    reloadStrategyFiles: (by) => {
+      calls.push(`reload ${by.source}`);
+      return Promise.reject(
+        new OperatorError('E_RELOAD_INVALID', 'strategy files invalid', { problems: ['a.json: x'] }),
+      );
+    },
+    cancelOrder: () => Promise.reject(new Error('not a chat command')),
+    clearAuthHalt: () => Promise.reject(new Error('not a chat command')),
+    finishInterruptedExits: () => Promise.resolve(),
+  };
   const op: ChatOperator = {
-    status: () => buildStatusView(store, { now: Date.now(), killSwitchFile: join(dir, 'KILL') }),
-    balances: () => Promise.resolve([{ asset: 'USDT', free: '900', locked: '100' }]),
-    pause: (name, source) => {
-      calls.push(`pause ${name} ${source}`);
-      return name === 'grid' ? ok(`${name} paused`) : Promise.resolve({ ok: false, message: `no instance ${name}` });
+    read: {
+      status: () => {
+        const view = buildStatusView(store, { now: Date.now(), killSwitchFile: join(dir, 'KILL') });
+        return { at: Date.now(), view, json: '', etag: '' };
+      },
+      balances: () => [{ asset: 'USDT', free: '900', locked: '100' }],
+      invalidate: () => undefined,
     },
-    resume: (name, source) => {
-      calls.push(`resume ${name} ${source}`);
-      return ok(`${name} resumed`);
-    },
-    setKillSwitch: (on, source) => {
-      calls.push(`kill ${on} ${source}`);
-      return ok(`kill switch ${on ? 'on' : 'off'}`);
-    },
+    act,
+    build: { version: '1.2.3', revision: '0123456789abcdef' },
   };
   return { op, calls };
 }
@@ -96,35 +127,56 @@ describe('telegram chat commands', () => {
     bot.say(111, '/frobnicate');
     await until('every answer', () => bot.sent.length === 12);
     bot.say(111, '/pause');
-    await until('the last answer', () => bot.sent.length === 13);
+    bot.say(111, '/exit grid');
+    bot.say(111, '/exit grid 20150.5');
+    bot.say(111, '/exit grid cheap');
+    bot.say(111, '/killswitch on');
+    bot.say(111, '/killswitch');
+    bot.say(111, '/reload');
+    bot.say(111, '/version');
+    await until('the last answers', () => bot.sent.length === 20);
     await commands.stop();
 
     expect(calls).toEqual([
       'pause grid telegram:111',
       'pause nosuch telegram:111',
       'resume grid telegram:111',
+      'stop-buy true telegram:111',
+      'stop-buy false telegram:111',
+      'exit grid market telegram:111',
+      'exit grid 20150.5 telegram:111',
       'kill true telegram:111',
-      'kill false telegram:111',
+      'reload telegram:111',
     ]);
     expect(bot.sent.every((m) => m.chatId === '111')).toBe(true);
-    const [status, balance, pnl, pause, badPause, resume, stop, start, stale, stale30, help, unknown, bare] =
+    const [status, balance, pnl, pause, badPause, resume, stop, start, stale, stale30, help, unknown, bare, ...rest] =
       bot.sent.map((m) => m.text);
     expect(status).toMatch(
-      /^LIVE · status\nkill switch: off\ncircuit breaker: closed\nauthentication: ok\ngrid running · flat · 1 open · today \+0$/,
+      /^LIVE · status\nkill switch: off\nstop-buy: off\ncircuit breaker: closed\nauthentication: ok\ngrid running · flat · 1 open · today \+0$/,
     );
     expect(balance).toBe('LIVE · balances\nUSDT 900 (locked 100)');
     expect(pnl).toBe('LIVE · PnL (today · total · open)\ngrid: +0 · +0 · -');
     expect(pause).toBe('LIVE · grid paused');
     expect(badPause).toBe('LIVE · refused: no instance nosuch');
     expect(resume).toBe('LIVE · grid resumed');
-    expect([stop, start]).toEqual(['LIVE · kill switch on', 'LIVE · kill switch off']);
+    expect([stop, start]).toEqual(['LIVE · stop-buy on', 'LIVE · stop-buy off']);
     for (const s of [stale, stale30])
       expect(s).toMatch(
         /^LIVE · \/stopbuy not acted on\nit was sent at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, before this daemon started \(.+ UTC\)\. Send it again if you still mean it\.$/,
       );
-    expect(help).toContain('/stopbuy: kill switch on (no new orders)');
+    expect(help).toContain('/stopbuy: stop-buy on (no new BUY orders; exits still go out)');
+    expect(help).toContain('/killswitch on|off');
     expect(unknown).toMatch(/^LIVE · unknown command \/frobnicate\n\/status/);
     expect(bare).toBe('LIVE · /pause NAME\ninstances: grid');
+    expect(rest).toEqual([
+      'LIVE · exit grid: sent MARKET SELL 0.001 BTCUSDT as grid-9 (FILLED)',
+      'LIVE · exit grid: sent MARKET SELL 0.001 BTCUSDT as grid-9 (FILLED)',
+      'LIVE · /exit grid cheap\nPRICE: expected a positive decimal, like 20150.5',
+      'LIVE · kill switch on',
+      'LIVE · /killswitch on|off',
+      'LIVE · refused: strategy files invalid\na.json: x',
+      'LIVE · version\n1.2.3 (commit 0123456789ab)',
+    ]);
 
     expect(log.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(log.messages(/\/stopbuy was sent before the daemon started: not acted on/)).toHaveLength(2);

@@ -49,6 +49,8 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'auth-cleared': {},
   operator: { action: 'pause', instance: 'grid', outcome: 'paused', source: 'api 127.0.0.1' },
   'kill-switch': { on: true },
+  'stop-buy': { on: true, source: 'api 127.0.0.1' },
+  'exit-requested': { type: 'MARKET', source: 'telegram:1' },
   'circuit-breaker': { state: 'open', until: Date.UTC(2024, 0, 1, 12), lastError: { message: 'HTTP 502' } },
   'auth-failed': { call: 'balance', code: 'E_AUTH', message: `signature for ${API_SECRET} rejected` },
   'daemon-stopped': { reason: 'SIGTERM' },

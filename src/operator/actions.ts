@@ -1,14 +1,17 @@
 /**
- * What an operator may do to a running daemon: pause and resume an instance, cancel one order, flip the kill
- * switch, reload the strategy files, clear an authentication halt. Plain async functions with stable error
- * codes, so the control API and chat commands call the same code. Each is idempotent (doing it twice changes
- * nothing the second time, and says so) and journaled as an `operator` event: what, when, from where, outcome.
+ * What an operator may do to a running daemon: pause and resume an instance, cancel one order, exit an
+ * instance's position, stop-buy, flip the kill switch, reload the strategy files, clear an authentication
+ * halt. Plain async functions with stable error codes, so the control API and chat commands call the same
+ * code. Each is idempotent (doing it twice changes nothing the second time, and says so) and journaled as an
+ * `operator` event: what, when, from where, outcome.
  */
 import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { Engine } from '../engine/engine.js';
+import { type ExitOrder, exitResultJson } from '../engine/position-exit.js';
+import { D, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -34,19 +37,24 @@ export type OperatorErrorCode =
   /** The signed read still fails: the halt stays. */
   | 'E_STILL_UNAUTHORIZED'
   /** The kill-switch file could not be written or removed. */
-  | 'E_KILL_SWITCH_FILE';
+  | 'E_KILL_SWITCH_FILE'
+  /** The exit could not sell: a brake, a rule, the balance or a failed cancel (`details` says what was done). */
+  | 'E_EXIT_REFUSED';
 
 export class OperatorError extends BotError {
   declare readonly code: OperatorErrorCode;
   readonly problems: readonly string[];
+  /** What was done before the refusal (an exit's cancels). */
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(
     code: OperatorErrorCode,
     message: string,
-    options: { problems?: readonly string[]; cause?: unknown } = {},
+    options: { problems?: readonly string[]; cause?: unknown; details?: Record<string, unknown> } = {},
   ) {
     super(code, message, { cause: options.cause });
     this.problems = options.problems ?? [];
+    this.details = options.details;
   }
 }
 
@@ -71,6 +79,12 @@ export interface OperatorActions {
   /** `id`: the journal's local id, or the exchange's id. */
   cancelOrder(id: string, by: ActionSource): Promise<ActionResult>;
   setKillSwitch(on: boolean, by: ActionSource): Promise<ActionResult>;
+  /** No new BUY orders while on; exits and protective SELLs still go out. */
+  setStopBuy(on: boolean, by: ActionSource): Promise<ActionResult>;
+  /** Pauses the instance, cancels its open orders and sells its position less dust (MARKET, or LIMIT at `price`). */
+  exitPosition(name: string, order: ExitOrder, by: ActionSource): Promise<ActionResult>;
+  /** Finishes the exits a crash interrupted (asked for, never answered); called once after the engine starts. */
+  finishInterruptedExits(): Promise<void>;
   reloadStrategyFiles(by: ActionSource): Promise<ActionResult>;
   clearAuthHalt(by: ActionSource): Promise<ActionResult>;
 }
@@ -85,7 +99,36 @@ export interface OperatorDeps {
   strategiesDir: string | undefined;
   /** The strategy files the engine runs now (replaced by each successful reload). */
   instances: readonly StrategyInstance[];
+  /** How long an interrupted exit waits at start for an earlier order's outcome (the reconcile window and a margin). */
+  exitWaitMs?: number;
 }
+
+const EXIT_ACTION = 'exit';
+
+/**
+ * Exits asked for whose answer was never journaled (the daemon died in the middle): instance to the request's
+ * data. The engine starts these instances paused, and `finishInterruptedExits` completes them.
+ */
+export function interruptedExits(store: Store): Map<string, Record<string, unknown>> {
+  const pending = new Map<string, Record<string, unknown>>();
+  for (const e of store.events.list({ kinds: ['exit-requested', 'operator'] })) {
+    if (e.kind === 'exit-requested' && e.instance !== undefined) pending.set(e.instance, e.data);
+    else if (e.kind === 'operator' && e.data.action === EXIT_ACTION && typeof e.data.instance === 'string')
+      pending.delete(e.data.instance);
+  }
+  return pending;
+}
+
+const exitOrderOf = (data: Record<string, unknown>): ExitOrder =>
+  data.type === 'LIMIT' && typeof data.price === 'string'
+    ? { type: 'LIMIT', price: new D(data.price) }
+    : { type: 'MARKET' };
+
+function exitText(order: ExitOrder): string {
+  return order.type === 'MARKET' ? 'MARKET' : `LIMIT at ${plain(order.price)}`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -172,6 +215,60 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
     return { cancelled, failed };
   }
 
+  /**
+   * One exit: the request is recorded first (so a crash in the middle is finished at the next start), then the
+   * engine does it under its lock; the answer says what was sent. `patient`: wait for an earlier order's
+   * outcome rather than refuse (an interrupted exit at start, whose own order may be that one).
+   */
+  function exit(name: string, order: ExitOrder, by: ActionSource, patient: boolean): Promise<ActionResult> {
+    const subject = {
+      instance: name,
+      type: order.type,
+      ...(order.type === 'LIMIT' ? { price: plain(order.price) } : {}),
+    };
+    return journaled(EXIT_ACTION, subject, by, async () => {
+      instanceNamed(name);
+      store.events.record(clock.now(), name, 'exit-requested', { ...subject, source: by.source });
+      const deadline = clock.now() + (patient ? (deps.exitWaitMs ?? 90_000) : 0);
+      for (;;) {
+        const result = await engine.exitPosition(name, order, `exit by the operator (${by.source})`);
+        if (result === undefined)
+          return instanceNamed(name) && { action: EXIT_ACTION, changed: false, outcome: 'no such instance' };
+        const details = exitResultJson(result);
+        if (result.waiting && clock.now() < deadline) {
+          await sleep(2_000);
+          continue;
+        }
+        if (result.refused !== undefined)
+          throw new OperatorError('E_EXIT_REFUSED', `exit of ${name} refused: ${result.refused}`, { details });
+        const dust = result.dust.isZero() ? '' : ` (dust ${plain(result.dust)} left)`;
+        const cancelled = result.cancelled.length > 0 ? `; cancelled ${result.cancelled.join(', ')}` : '';
+        if (result.sent !== undefined) {
+          const s = result.sent;
+          return {
+            action: EXIT_ACTION,
+            changed: true,
+            outcome: `sent ${exitText(order)} SELL ${s.quantity ?? '?'} ${s.symbol} as ${s.localId} (${s.status})${dust}${cancelled}`,
+            details,
+          };
+        }
+        if (result.working.length > 0)
+          return {
+            action: EXIT_ACTION,
+            changed: result.cancelled.length > 0,
+            outcome: `already exiting: ${result.working.map((w) => w.localId).join(', ')} working${dust}${cancelled}`,
+            details,
+          };
+        return {
+          action: EXIT_ACTION,
+          changed: result.cancelled.length > 0,
+          outcome: `nothing to sell: flat${dust}${cancelled}`,
+          details,
+        };
+      }
+    });
+  }
+
   return {
     pauseInstance: (name, by) =>
       journaled('pause', { instance: name }, by, async () => {
@@ -232,6 +329,26 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           details: { localId: row.localId },
         };
       }),
+
+    setStopBuy: (on, by) =>
+      journaled('stop-buy', { on }, by, () => {
+        if (!engine.running)
+          throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
+        const changed = engine.setStopBuy(on, by.source);
+        return { action: 'stop-buy', changed, outcome: `${changed ? '' : 'already '}${on ? 'on' : 'off'}` };
+      }),
+
+    exitPosition: (name, order, by) => exit(name, order, by, false),
+
+    finishInterruptedExits: async () => {
+      for (const [name, data] of interruptedExits(store)) {
+        if (!engine.instances().some((i) => i.name === name)) continue;
+        const source = `restart (interrupted exit asked by ${typeof data.source === 'string' ? data.source : 'unknown'})`;
+        await exit(name, exitOrderOf(data), { source }, true).catch((err: unknown) =>
+          log.error({ err, instance: name }, 'an interrupted exit could not be finished'),
+        );
+      }
+    },
 
     setKillSwitch: (on, by) =>
       journaled('kill-switch', { on }, by, () => {

@@ -1,0 +1,55 @@
+/**
+ * How the daemon's HTTP face answers a problem and reads a request: one JSON error shape with a stable code,
+ * zod problems named by where they are (`query.limit`, `body.on`), and a JSON body read strictly.
+ */
+import type { Context } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { z } from 'zod';
+
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503;
+
+export function fail(
+  c: Context,
+  status: ErrorStatus,
+  code: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+) {
+  return c.json({ error: { code, message, ...extra } }, status);
+}
+
+/** The first problem of a zod error, naming where (`query.limit`, `body.on`), and every problem. */
+export function badRequest(c: Context, where: 'query' | 'body', error: z.ZodError) {
+  const issues = error.issues.map((i) => ({ field: [where, ...i.path].join('.'), message: i.message }));
+  const first = issues[0];
+  return fail(c, 400, 'E_BAD_REQUEST', first ? `${first.field}: ${first.message}` : `${where}: invalid`, { issues });
+}
+
+/** The query string checked against `schema`. */
+export const query = <T extends z.ZodType>(c: Context, schema: T) => schema.safeParse(c.req.query());
+
+/** The JSON body (absent counts as `{}`), or the 400/415 response already made. */
+export async function body<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T> | Response> {
+  const text = await c.req.text();
+  let value: unknown = {};
+  if (text.trim() !== '') {
+    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
+      return fail(c, 415, 'E_BAD_REQUEST', 'body: expected Content-Type: application/json');
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return fail(c, 400, 'E_BAD_REQUEST', 'body: not valid JSON');
+    }
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : badRequest(c, 'body', parsed.error);
+}
+
+/** The caller's address (for the journal and the failure count). */
+export function remoteAddress(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The control API under /api/v1 (behind the token, see server.ts): the operator layer's queries as reads and
+ * its actions as writes, each request checked with zod and every problem named (`query.limit`, `body.on`).
+ * Reads never change anything; an action answers with what it did, or its stable error code.
+ */
+import { type Context, Hono } from 'hono';
+import { z } from 'zod';
+import { BotError } from '../errors.js';
+import { dec, plain } from '../market/decimal.js';
+import type { ActionResult } from '../operator/actions.js';
+import type { Operator } from '../operator/operator.js';
+import { EVENT_KINDS } from '../store/events.js';
+import { badRequest, body, type ErrorStatus, fail, query, remoteAddress } from './responses.js';
+
+/** HTTP status of each operator error code (the code itself goes in the body, stable). */
+const ERROR_STATUS: Record<string, 400 | 404 | 409 | 422 | 500 | 502 | 503> = {
+  E_UNKNOWN_INSTANCE: 404,
+  E_UNKNOWN_ORDER: 404,
+  E_NOT_RUNNING: 503,
+  E_INSTANCE_STATE: 409,
+  E_NOT_CANCELLABLE: 409,
+  E_CANCEL_FAILED: 502,
+  E_RELOAD_INVALID: 422,
+  E_RELOAD_NEEDS_RESTART: 409,
+  E_STILL_UNAUTHORIZED: 502,
+  E_KILL_SWITCH_FILE: 500,
+  E_EXIT_REFUSED: 409,
+};
+
+const name = z.string().min(1).max(200);
+const cursor = z.coerce
+  .number({ error: 'expected a positive integer' })
+  .int('expected a positive integer')
+  .positive('expected a positive integer');
+const limit = (max: number, fallback: number) =>
+  z.coerce
+    .number({ error: `expected an integer from 1 to ${max}` })
+    .int()
+    .min(1)
+    .max(max)
+    .default(fallback);
+const decimalText = z
+  .string({ error: 'expected a positive decimal as a string, like "20150.5"' })
+  .regex(/^\d{1,20}(\.\d{1,20})?$/, 'expected a positive decimal as a string, like "20150.5"')
+  .refine((s) => Number(s) > 0, 'expected a price above zero');
+const OrdersQuery = z.strictObject({ instance: name.optional() });
+const FillsQuery = z.strictObject({ instance: name.optional(), before: cursor.optional(), limit: limit(500, 50) });
+const EventsQuery = z.strictObject({
+  instance: name.optional(),
+  kind: z.enum(EVENT_KINDS, { error: 'expected an event kind (see docs/operations.md)' }).optional(),
+  before: cursor.optional(),
+  limit: limit(500, 50),
+});
+const PnlQuery = z.strictObject({ instance: name.optional() });
+const PauseBody = z.strictObject({ cancelOrders: z.boolean().optional() });
+const OnOffBody = z.strictObject({ on: z.boolean({ error: 'expected true or false' }) });
+const ExitBody = z.union(
+  [
+    z.strictObject({ type: z.literal('market') }),
+    z.strictObject({
+      type: z.literal('limit'),
+      price: z.union(
+        [
+          decimalText,
+          z
+            .number()
+            .positive()
+            .transform((n) => plain(n)),
+        ],
+        {
+          error: 'expected a positive price, like "20150.5"',
+        },
+      ),
+    }),
+  ],
+  { error: 'expected {"type": "market"} or {"type": "limit", "price": "<decimal>"}' },
+);
+const EmptyBody = z.strictObject({});
+
+export function v1Routes(operator: Operator): Hono {
+  const { read, act: actions } = operator;
+  const v1 = new Hono();
+
+  const unknownInstance = (c: Context, instance: string) =>
+    fail(c, 404, 'E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(instance)}`);
+  /** Runs an operator action: its result, or its stable error code and message (and every problem). */
+  const act = async (c: Context, action: () => Promise<ActionResult>) => {
+    try {
+      const result = await action();
+      read.invalidate();
+      return c.json({ ok: true, ...result });
+    } catch (err) {
+      if (err instanceof BotError && Object.hasOwn(ERROR_STATUS, err.code)) {
+        read.invalidate();
+        const { problems, details } = err as { problems?: unknown; details?: unknown };
+        return fail(c, ERROR_STATUS[err.code] as ErrorStatus, err.code, err.message, {
+          ...(Array.isArray(problems) && problems.length > 0 ? { problems } : {}),
+          ...(details !== undefined ? { details } : {}),
+        });
+      }
+      throw err;
+    }
+  };
+  const by = (c: Context) => ({ source: `api ${remoteAddress(c)}` });
+
+  v1.get('/status', (c) => {
+    const { json, etag } = read.status();
+    c.header('etag', etag);
+    c.header('cache-control', 'no-cache');
+    if (c.req.header('if-none-match') === etag) return c.body(null, 304);
+    return c.body(json, 200, { 'content-type': 'application/json; charset=utf-8' });
+  });
+  v1.get('/daemon', (c) =>
+    c.json({ ...read.daemon(), version: operator.build.version, revision: operator.build.revision ?? null }),
+  );
+  v1.get('/instances', (c) => c.json({ instances: read.instances() }));
+  v1.get('/orders', (c) => {
+    const q = query(c, OrdersQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    return c.json({ orders: read.orders(q.data.instance) });
+  });
+  v1.get('/fills', (c) => {
+    const q = query(c, FillsQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const page = read.fills(q.data);
+    return c.json({ fills: page.items, next: page.next });
+  });
+  v1.get('/events', (c) => {
+    const q = query(c, EventsQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const page = read.events(q.data);
+    return c.json({ events: page.items, next: page.next });
+  });
+  v1.get('/pnl', (c) => {
+    const q = query(c, PnlQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    return c.json({ instances: read.pnl(q.data.instance) });
+  });
+  v1.get('/prices', (c) => c.json(read.prices()));
+  v1.get('/balances', (c) => c.json({ balances: read.balances() }));
+
+  v1.post('/instances/:name/pause', async (c) => {
+    const b = await body(c, PauseBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.pauseInstance(c.req.param('name'), { ...by(c), cancelOrders: b.cancelOrders }));
+  });
+  v1.post('/instances/:name/resume', async (c) => {
+    const b = await body(c, EmptyBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.resumeInstance(c.req.param('name'), by(c)));
+  });
+  v1.post('/instances/:name/exit', async (c) => {
+    const b = await body(c, ExitBody);
+    if (b instanceof Response) return b;
+    const order = b.type === 'market' ? { type: 'MARKET' as const } : { type: 'LIMIT' as const, price: dec(b.price) };
+    return act(c, () => actions.exitPosition(c.req.param('name'), order, by(c)));
+  });
+  v1.delete('/orders/:id', (c) => act(c, () => actions.cancelOrder(c.req.param('id'), by(c))));
+  v1.put('/kill-switch', async (c) => {
+    const b = await body(c, OnOffBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.setKillSwitch(b.on, by(c)));
+  });
+  v1.put('/stop-buy', async (c) => {
+    const b = await body(c, OnOffBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.setStopBuy(b.on, by(c)));
+  });
+  v1.post('/reload', async (c) => {
+    const b = await body(c, EmptyBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.reloadStrategyFiles(by(c)));
+  });
+  v1.post('/halt/clear', async (c) => {
+    const b = await body(c, EmptyBody);
+    if (b instanceof Response) return b;
+    return act(c, () => actions.clearAuthHalt(by(c)));
+  });
+  return v1;
+}

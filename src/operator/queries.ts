@@ -1,0 +1,162 @@
+/**
+ * What an operator reads, once for every face (the control API, the chat commands, the page, the metrics):
+ * the status read model (the one behind `bot status`, cached for a second), instances with the engine's
+ * schedule and counters, orders, fills, events, PnL series, prices, balances, the brakes and the jobs.
+ * Reads never change anything (design.md invariant 11); none of them writes SQL: the store does.
+ */
+import { createHash } from 'node:crypto';
+import type { Engine } from '../engine/engine.js';
+import { plain } from '../market/decimal.js';
+import type { JobStats } from '../ports/scheduler.js';
+import {
+  buildStatusView,
+  eventRowJson,
+  fillJson,
+  orderJson,
+  type StatusView,
+  statusJson,
+} from '../status/status-view.js';
+import type { EventKind } from '../store/events.js';
+import type { FillTotal } from '../store/fills.js';
+import type { OrderCount } from '../store/order-journal.js';
+import type { Store } from '../store/store.js';
+import { pnlSeries } from './pnl-series.js';
+
+/** How long a status view is reused: the page polls, Prometheus scrapes, the database is read once a second. */
+const STATUS_CACHE_MS = 1_000;
+
+/** What runs where: the page's banner. */
+export interface DaemonInfo {
+  mode: 'live' | 'paper';
+  /** The venue by name (`paper: simulated exchange`, `live: api.example.com`), never a bare port. */
+  venue: string;
+  banner: string;
+}
+
+export interface QueryDeps {
+  store: Store;
+  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances'>;
+  now: () => number;
+  killSwitchFile: string;
+  jobs: () => JobStats[];
+  /** Recent prices per symbol (the chart). */
+  prices: () => ReadonlyMap<string, readonly { time: number; price: number }[]>;
+  daemon: DaemonInfo;
+}
+
+export interface Page<T> {
+  items: T[];
+  next: number | null;
+}
+
+export type OperatorQueries = ReturnType<typeof createQueries>;
+
+export function createQueries(deps: QueryDeps) {
+  const { store, engine } = deps;
+  let cached: { at: number; view: StatusView; json: string; etag: string } | undefined;
+
+  /** The status view, its JSON and an ETag of it (reused for a second). */
+  const status = () => {
+    const now = deps.now();
+    if (cached === undefined || now - cached.at >= STATUS_CACHE_MS || now < cached.at) {
+      const view = buildStatusView(store, { now, killSwitchFile: deps.killSwitchFile });
+      const json = JSON.stringify(statusJson(view));
+      cached = { at: now, view, json, etag: `"${createHash('sha1').update(json).digest('base64url')}"` };
+    }
+    return cached;
+  };
+
+  return {
+    status,
+    /** Forget the cached view (an action changed something). */
+    invalidate(): void {
+      cached = undefined;
+    },
+    /** Undefined (all instances) or a name the engine runs or the journal has seen. */
+    knownInstance(instance: string | undefined): boolean {
+      return (
+        instance === undefined ||
+        engine.instances().some((i) => i.name === instance) ||
+        status().view.report.instances.some((i) => i.instance === instance)
+      );
+    },
+    daemon() {
+      return {
+        ...deps.daemon,
+        instances: engine
+          .instances()
+          .map((i) => ({ name: i.name, symbol: i.symbol, schedule: i.schedule, status: i.status })),
+      };
+    },
+    instances() {
+      const live = new Map(engine.instances().map((i) => [i.name, i]));
+      return statusJson(status().view).instances.map((i) => {
+        const running = live.get(i.instance);
+        return { ...i, schedule: running?.schedule ?? null, counters: running?.counters ?? null };
+      });
+    },
+    orders(instance: string | undefined) {
+      const rows = instance === undefined ? store.orders.active() : store.orders.activeForInstance(instance);
+      return rows.map(orderJson);
+    },
+    fills(q: { instance?: string; before?: number; limit: number }): Page<ReturnType<typeof fillJson>> {
+      const page = store.fills.page(q);
+      return { items: page.fills.map(fillJson), next: page.next ?? null };
+    },
+    events(q: { instance?: string; kind?: EventKind; before?: number; limit: number }) {
+      const rows = store.events.list({
+        instance: q.instance,
+        kinds: q.kind === undefined ? undefined : [q.kind],
+        beforeId: q.before,
+        limit: q.limit + 1,
+      });
+      const more = rows.length > q.limit;
+      const page = more ? rows.slice(0, q.limit) : rows;
+      return { items: page.map(eventRowJson), next: more ? (page[page.length - 1]?.id ?? null) : null };
+    },
+    /** Each instance's PnL over time (the page's equity chart), ending at the last price. */
+    pnl(instance: string | undefined) {
+      const { view } = status();
+      const prices = new Map(view.prices.map((p) => [p.symbol, p]));
+      const series: Record<string, ReturnType<typeof pnlSeries>> = {};
+      for (const i of view.report.instances) {
+        if (instance !== undefined && i.instance !== instance) continue;
+        const last = i.symbols.length === 1 ? prices.get(i.symbols[0] as string) : undefined;
+        series[i.instance] = pnlSeries(
+          store.fills.forInstance(i.instance),
+          last === undefined ? undefined : { time: Math.max(last.time, view.report.time), price: last.price },
+        );
+      }
+      return series;
+    },
+    prices() {
+      const recent: Record<string, [number, number][]> = {};
+      for (const [symbol, points] of deps.prices()) recent[symbol] = points.map((p) => [p.time, p.price]);
+      const last = status().view.prices.map((p) => ({
+        symbol: p.symbol,
+        price: p.price,
+        time: new Date(p.time).toISOString(),
+      }));
+      return { last, recent };
+    },
+    /** The account's balances as the engine last read them (assets with something free or locked). */
+    balances() {
+      return engine
+        .balances()
+        .filter((b) => !b.free.isZero() || !b.locked.isZero())
+        .map((b) => ({ asset: b.asset, free: plain(b.free), locked: plain(b.locked) }));
+    },
+    /** Every balance as numbers (the metrics). */
+    balanceFigures() {
+      return engine.balances().map((b) => ({ asset: b.asset, free: b.free.toNumber(), locked: b.locked.toNumber() }));
+    },
+    brakes: () => engine.brakes(),
+    running: () => engine.running,
+    engineInstances: () => engine.instances(),
+    jobs: () => deps.jobs(),
+    orderCounts: (): OrderCount[] => store.orders.counts(),
+    fillTotals: (): FillTotal[] => store.fills.totals(),
+    /** Throws when the database cannot take a write (readiness). */
+    checkWritable: () => store.checkWritable(),
+  };
+}

@@ -1,0 +1,217 @@
+/**
+ * Getting out, end to end: a paper daemon (a real process, the embedded simulated exchange) holding a position
+ * from the exit-target strategy. Stop-buy through the API refuses the strategy's entries while the exit's SELL
+ * goes out; the exit pauses the instance, cancels its open orders, sells the position less dust and answers
+ * what it sent; asking again sends nothing. Then kill -9 in the middle of an exit (after the cancels, after
+ * the sell is journaled, after it is sent) and a restart on the same database: the exit finishes by itself,
+ * and the paper exchange holds exactly one exit SELL.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { D, type Dec } from '../../src/market/decimal.js';
+import { DaemonProcess, freePort, http, journal, lockstepPaperEnv, readDb, waitFor } from './daemon-process.js';
+
+const TOKEN = 'e2e-exit-token-0c4d1e';
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const ActionBody = z.object({
+  ok: z.literal(true),
+  action: z.string(),
+  changed: z.boolean(),
+  outcome: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+const strategyFile = (dips: boolean) =>
+  JSON.stringify({ name: 'x', strategy: 'exit-target', symbol: 'BTCUSDT', schedule: '* * * * * *', params: { dips } });
+
+async function paperDaemon(dips: boolean, extra: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'e2e-exit-'));
+  dirs.push(dir);
+  const port = await freePort();
+  const env = await lockstepPaperEnv(
+    dir,
+    { 'x.json': strategyFile(dips) },
+    { period: 17, count: 3_000, amplitudePct: 0.5 },
+    { API_PORT: String(port), API_TOKEN: TOKEN, RECONCILE_WINDOW_MS: '2000' },
+  );
+  const db = join(dir, 'bot.db');
+  const base = `http://127.0.0.1:${port}`;
+  const api = (path: string, options: Parameters<typeof http>[1] = {}) =>
+    http(`${base}${path}`, { token: TOKEN, ...options });
+  return { dir, db, env, base, api, start: () => new DaemonProcess({ ...env, ...extra }) };
+}
+
+/** The journal's rows of instance x with a tag, and the instance's net position from its fills. */
+const rows = (db: string, tag: string) => journal(db).filter((r) => r.tag === tag);
+/** The instance's position as the daemon reports it (fees in the base asset taken off). */
+async function position(api: (path: string) => ReturnType<typeof http>): Promise<Dec> {
+  const status = (await api('/api/v1/status')).body as { instances: { position: { quantity: string } }[] };
+  return new D(status.instances[0]?.position.quantity ?? 'NaN');
+}
+/** Orders on the paper exchange's own ledger that are exit SELLs (MARKET SELLs: the strategy places none). */
+function paperMarketSells(db: string): number {
+  return readDb(db, (d) =>
+    d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'SELL' AND type = 'MARKET'").pluck().get(),
+  ) as number;
+}
+
+const STEP = new D('0.000001');
+
+describe('manual exit and stop-buy on a paper daemon', () => {
+  it('stop-buy refuses entries and lets the exit out; the exit sells the position once and says what it sent', async () => {
+    const run = await paperDaemon(true);
+    const daemon = run.start();
+    try {
+      await waitFor(
+        'the entry filled and a dip resting',
+        () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip-0').length > 0,
+        { daemon, ms: 30_000 },
+      );
+      await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
+
+      const on = ActionBody.parse((await run.api('/api/v1/stop-buy', { method: 'PUT', body: { on: true } })).body);
+      expect(on).toMatchObject({ action: 'stop-buy', changed: true, outcome: 'on' });
+      const again = ActionBody.parse((await run.api('/api/v1/stop-buy', { method: 'PUT', body: { on: true } })).body);
+      expect(again).toMatchObject({ changed: false, outcome: 'already on' });
+      const bad = await run.api('/api/v1/stop-buy', { method: 'PUT', body: { on: 'yes' } });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(bad.body)).toContain('body.on');
+
+      const stopAt = readDb(
+        run.db,
+        (d) => d.prepare("SELECT MAX(time) FROM events WHERE kind = 'stop-buy'").pluck().get() as number,
+      );
+      await waitFor(
+        'an entry refused by stop-buy',
+        () =>
+          readDb(
+            run.db,
+            (d) =>
+              d
+                .prepare("SELECT COUNT(*) FROM events WHERE kind = 'refused' AND data LIKE '%stop-buy is on%'")
+                .pluck()
+                .get() as number,
+          ) >= 1,
+        { daemon },
+      );
+      // Repeats of a refusal are counted rather than recorded: every tick's entry is refused.
+      const refused = async () =>
+        Number(
+          /^spot_bot_orders_refused_total\{[^}]*\} (\d+)$/m.exec(
+            (await http(`${run.base}/metrics`)).body as string,
+          )?.[1],
+        );
+      const firstCount = await refused();
+      for (let i = 0; i < 100 && (await refused()) < firstCount + 2; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await refused()).toBeGreaterThanOrEqual(firstCount + 2);
+      const status = (await run.api('/api/v1/status')).body as { stopBuy: { on: boolean } };
+      expect(status.stopBuy.on).toBe(true);
+      const metrics = (await http(`${run.base}/metrics`)).body as string;
+      expect(metrics).toMatch(/^spot_bot_stop_buy 1$/m);
+
+      const held = await position(run.api);
+      expect(held.gt(0)).toBe(true);
+      const exit = await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } });
+      expect(exit.status).toBe(200);
+      const answer = ActionBody.parse(exit.body);
+      expect(answer.outcome).toMatch(/^sent MARKET SELL 0\.00\d+ BTCUSDT as x-\d+ \(\w+\)/);
+      expect(answer.outcome).toMatch(/cancelled x-\d+/);
+      // Entries stopped at once: no BUY journaled after stop-buy went on.
+      expect(
+        journal(run.db).filter(
+          (r) => r.tag?.startsWith('dip-') && (r as unknown as { created_at: number }).created_at > stopAt,
+        ),
+      ).toEqual([]);
+
+      await waitFor('the exit filled', () => rows(run.db, 'exit')[0]?.status === 'FILLED', { daemon });
+      expect((await position(run.api)).abs().lt(STEP)).toBe(true);
+      expect(journal(run.db).filter((r) => ['OPEN', 'PARTIALLY_FILLED', 'PENDING'].includes(r.status))).toEqual([]);
+      const instance = (
+        (await run.api('/api/v1/instances')).body as { instances: { instance: string; state: string }[] }
+      ).instances[0];
+      expect(instance).toMatchObject({ instance: 'x', state: 'paused' });
+
+      const twice = ActionBody.parse(
+        (await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } })).body,
+      );
+      expect(twice).toMatchObject({ changed: false });
+      expect(twice.outcome).toMatch(/^nothing to sell: flat/);
+      expect(rows(run.db, 'exit')).toHaveLength(1);
+      expect(paperMarketSells(run.db)).toBe(1);
+
+      const limitless = await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'limit' } });
+      expect(limitless.status).toBe(400);
+      expect(JSON.stringify(limitless.body)).toMatch(/body|price/);
+      const nobody = await run.api('/api/v1/instances/nobody/exit', { method: 'POST', body: { type: 'market' } });
+      expect(nobody.status).toBe(404);
+      const journaled = readDb(
+        run.db,
+        (d) => d.prepare("SELECT data FROM events WHERE kind = 'operator'").pluck().all() as string[],
+      );
+      expect(
+        journaled.filter((j) => j.includes('"action":"exit"') && j.includes('"source":"api 127.0.0.1"')).length,
+      ).toBeGreaterThanOrEqual(2);
+    } finally {
+      expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 90_000);
+
+  it.each(['exit-after-cancel', 'after-journal:4', 'after-send:4'])(
+    'finishes an exit killed -9 at %s after the restart, with exactly one exit SELL on the exchange',
+    async (point) => {
+      const run = await paperDaemon(false, { BOT_TEST_HOOKS: '1', BOT_CRASH_AT: point });
+      const daemon = run.start();
+      await waitFor(
+        'the entry filled and the orders resting',
+        () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip').length === 1,
+        { daemon, ms: 30_000 },
+      );
+      await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
+      const held = await position(run.api);
+      expect(held.gt(0)).toBe(true);
+      await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } }).catch(() => undefined);
+      expect(await daemon.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+      const restarted = new DaemonProcess(run.env);
+      try {
+        await waitFor(
+          'the interrupted exit finished',
+          () =>
+            readDb(
+              run.db,
+              (d) => d.prepare("SELECT data FROM events WHERE kind = 'operator'").pluck().all() as string[],
+            ).find((j) => j.includes('"action":"exit"')),
+          { daemon: restarted, ms: 40_000 },
+        );
+        await waitFor('the control API', () => restarted.messages(/control API and dashboard on/).length > 0, {
+          daemon: restarted,
+        });
+        await waitFor('the exit filled', () => rows(run.db, 'exit').some((r) => r.status === 'FILLED'), {
+          daemon: restarted,
+        });
+        expect((await position(run.api)).abs().lt(STEP)).toBe(true);
+        expect(paperMarketSells(run.db)).toBe(1);
+        const exits = rows(run.db, 'exit');
+        expect(exits.filter((r) => r.status === 'FILLED')).toHaveLength(1);
+        expect(exits.every((r) => ['FILLED', 'NOT_PLACED'].includes(r.status))).toBe(true);
+        const op = readDb(
+          run.db,
+          (d) => d.prepare("SELECT data FROM events WHERE kind = 'operator' ORDER BY id DESC").pluck().get() as string,
+        );
+        expect(op).toContain('restart (interrupted exit asked by api 127.0.0.1)');
+        const instance = ((await run.api('/api/v1/instances')).body as { instances: { state: string }[] }).instances[0];
+        expect(instance?.state).toBe('paused');
+      } finally {
+        expect(await restarted.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    120_000,
+  );
+});
