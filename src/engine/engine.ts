@@ -115,6 +115,8 @@ export class Engine implements FillSink {
   private polledRevision: number | undefined;
   /** A fill was recorded since balances were read. */
   private balancesStale = false;
+  /** Every pair's config was read once to name the assets of balances no traded pair names. */
+  private allAssetsNamed = false;
   private lastPollComplete = true;
   private readonly startPaused: ReadonlyMap<string, string>;
 
@@ -571,7 +573,15 @@ export class Engine implements FillSink {
     const { venue, guard, market, logger } = this.parts;
     this.balancesStale = false;
     try {
-      market.setBalances(await guard.call('balance', () => venue.balance()));
+      const balances = await guard.call('balance', () => venue.balance());
+      market.setBalances(balances);
+      // A daemon trading one pair reads that pair's config only: an asset it does not trade (USDC, ETH) has
+      // no name yet, and the operator's /balance would not list it. Every pair's config is read once for them.
+      if (market.unknownAssetIds.length > 0 && !this.allAssetsNamed) {
+        this.allAssetsNamed = true;
+        market.setPairs(await guard.call('pair config', () => venue.pairConfig()), this.symbols);
+        market.setBalances(balances);
+      }
     } catch (err) {
       this.balancesStale = true;
       throw err;
