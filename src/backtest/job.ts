@@ -64,7 +64,12 @@ export async function runJob(
   const instances: InstanceSpec[] = [];
   for (const source of sources) instances.push(await instanceOf(source, overrides));
   const balances = settings.balances ?? defaultBalances(instances, data);
-  const run = await runBacktest(instances, data, { ...settings, balances }, options);
+  const run = await runBacktest(
+    instances,
+    data,
+    { ...settings, balances },
+    { moduleFiles: sources.map((s) => s.module.file), ...options },
+  );
   const summary = summarize(run, {
     ...settings,
     balances,

@@ -69,3 +69,84 @@ export function riskRatios(equity: readonly Dec[], intervalMs: number): RiskRati
 export function change(from: Dec, to: Dec): Dec | undefined {
   return from.isZero() ? undefined : to.minus(from).div(from);
 }
+
+/** Compound annual growth rate: (final / initial)^(year / span) - 1; undefined without a span or equity. */
+export function cagr(initial: Dec, final: Dec, spanMs: number): number | undefined {
+  if (spanMs <= 0 || !initial.gt(0) || final.isNeg()) return undefined;
+  return Math.pow(final.div(initial).toNumber(), YEAR_MS / spanMs) - 1;
+}
+
+export interface EquityPoint {
+  time: number;
+  equity: Dec;
+}
+
+export interface LongestDrawdown {
+  /** The peak it fell from. */
+  start: number;
+  /** When equity first got back to the peak; undefined when it had not by the end. */
+  end: number | undefined;
+  durationMs: number;
+}
+
+/**
+ * The longest time spent under a previous peak: from the peak to the first sample back at or above it (or
+ * to the last sample when it never got back). On the equity samples, so as fine as their interval.
+ */
+export function longestDrawdown(samples: readonly EquityPoint[]): LongestDrawdown | undefined {
+  let best: LongestDrawdown | undefined;
+  let peak: EquityPoint | undefined;
+  let under = false;
+  for (const s of samples) {
+    if (peak === undefined || s.equity.gte(peak.equity)) {
+      if (under && peak && (best === undefined || s.time - peak.time > best.durationMs))
+        best = { start: peak.time, end: s.time, durationMs: s.time - peak.time };
+      peak = s;
+      under = false;
+    } else under = true;
+  }
+  const last = samples[samples.length - 1];
+  if (under && peak && last && (best === undefined || last.time - peak.time > best.durationMs))
+    best = { start: peak.time, end: undefined, durationMs: last.time - peak.time };
+  return best;
+}
+
+export type ReturnPeriod = 'day' | 'week' | 'month';
+
+/** The UTC period a time falls in: 2023-03-01 (day), the Monday starting its week, 2023-03 (month). */
+export function periodKey(ms: number, period: ReturnPeriod): string {
+  const date = new Date(ms);
+  if (period === 'month') return date.toISOString().slice(0, 7);
+  if (period === 'week') date.setUTCDate(date.getUTCDate() - ((date.getUTCDay() + 6) % 7));
+  return date.toISOString().slice(0, 10);
+}
+
+/**
+ * The return of each period: its last equity sample over the previous period's last (the first period: over
+ * the first sample), minus one. Periods in time order.
+ */
+export function periodReturns(
+  samples: readonly EquityPoint[],
+  period: ReturnPeriod,
+): { period: string; ret: Dec | undefined }[] {
+  const out: { period: string; ret: Dec | undefined }[] = [];
+  let base = samples[0]?.equity;
+  let key: string | undefined;
+  let last: Dec | undefined;
+  const close = () => {
+    if (key !== undefined && last !== undefined && base !== undefined) {
+      out.push({ period: key, ret: change(base, last) });
+      base = last;
+    }
+  };
+  for (const s of samples) {
+    const k = periodKey(s.time, period);
+    if (k !== key) {
+      close();
+      key = k;
+    }
+    last = s.equity;
+  }
+  close();
+  return out;
+}

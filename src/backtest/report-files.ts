@@ -1,9 +1,12 @@
-/** The output folder of one backtest: summary.json, orders.csv, fills.csv, equity.csv and report.html. */
+/**
+ * The output folder of one backtest: summary.json, orders.csv, fills.csv, equity.csv, log.jsonl, report.html, and
+ * trades.csv when asked for (--export trades).
+ */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BacktestRun } from './runner.js';
 import { reportHtml } from './report-html.js';
-import { type BacktestSummary, iso } from './summary.js';
+import { type BacktestSummary, iso, type TradeRow } from './summary.js';
 
 function cell(value: string | number | boolean | undefined): string {
   if (value === undefined) return '';
@@ -127,14 +130,61 @@ export function equityCsv(run: BacktestRun): string {
   );
 }
 
+/** The closed trades (summary.json's `trades`), one row each. */
+export function tradesCsv(trades: readonly TradeRow[]): string {
+  return csv(
+    [
+      'instance',
+      'symbol',
+      'direction',
+      'entry_time',
+      'exit_time',
+      'duration_ms',
+      'entry_price',
+      'exit_price',
+      'quantity',
+      'pnl',
+      'pnl_pct',
+      'entry_tag',
+      'exit_tag',
+    ],
+    trades.map((t) => [
+      t.instance,
+      t.symbol,
+      t.direction,
+      t.entryTime,
+      t.exitTime,
+      t.durationMs,
+      t.entryPrice,
+      t.exitPrice,
+      t.quantity,
+      t.pnl,
+      t.pnlPct ?? undefined,
+      t.entryTag ?? undefined,
+      t.exitTag ?? undefined,
+    ]),
+  );
+}
+
+/** What `--export` may add to the output folder. */
+export const EXPORTS = ['trades'] as const;
+export type ExportKind = (typeof EXPORTS)[number];
+
 /** Writes every file of the report into `dir` (created when missing); returns the paths written. */
-export async function writeReport(dir: string, run: BacktestRun, summary: BacktestSummary): Promise<string[]> {
+export async function writeReport(
+  dir: string,
+  run: BacktestRun,
+  summary: BacktestSummary,
+  exports: readonly ExportKind[] = [],
+): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const files: [string, string][] = [
     ['summary.json', `${JSON.stringify(summary, null, 2)}\n`],
     ['orders.csv', ordersCsv(run)],
     ['fills.csv', fillsCsv(run)],
     ['equity.csv', equityCsv(run)],
+    ['log.jsonl', run.log.jsonl()],
+    ...(exports.includes('trades') ? [['trades.csv', tradesCsv(summary.trades)] as [string, string]] : []),
     ['report.html', await reportHtml(run, summary)],
   ];
   const written: string[] = [];

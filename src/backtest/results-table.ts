@@ -1,7 +1,8 @@
 /** The tables printed on stdout: metrics side by side for the runs of one call, and a sweep's ranking. */
+import type { RefusalGroup } from './run-log.js';
 import type { Metrics, ScalarMetric } from './summary.js';
 import { overrideText } from './strategy-configs.js';
-import type { SweepResult } from './sweep.js';
+import { objective, type Ranking, type SweepResult } from './sweep.js';
 
 export function textTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
@@ -23,6 +24,9 @@ const ROWS: [ScalarMetric, string][] = [
   ['profitFactor', 'profit factor'],
   ['fills', 'trades (fills)'],
   ['roundTrips', 'round trips'],
+  ['expectancy', 'expectancy (quote)'],
+  ['cagrPct', 'CAGR %'],
+  ['calmar', 'Calmar'],
   ['feesQuote', 'fees (quote)'],
   ['exposurePct', 'exposure %'],
   ['finalEquity', 'final equity'],
@@ -40,20 +44,52 @@ export function metricsTable(runs: readonly { name: string; metrics: Metrics }[]
   ]);
 }
 
-/** The ranking; an `ended` column (how many instances stopped early) only when some combination had one. */
-export function sweepTable(results: readonly SweepResult[], keys: readonly string[]): string {
+/** The ranking: ranked first, then the combinations not ranked with their status (failed, too few trades). */
+export function sweepTable(results: readonly SweepResult[], keys: readonly string[], ranking: Ranking): string {
   const early = results.some((r) => r.ended.length > 0);
   return textTable([
-    ['rank', ...keys, 'return %', 'Sharpe', 'max DD %', 'win %', 'fills', ...(early ? ['ended early'] : [])],
+    [
+      'rank',
+      ...keys,
+      ranking.rankBy,
+      'return %',
+      'Sharpe',
+      'max DD %',
+      'win %',
+      'trades',
+      'fills',
+      ...(early ? ['ended early'] : []),
+    ],
     ...results.map((r) => [
-      String(r.rank),
+      r.rank === null ? r.status : String(r.rank),
       ...keys.map((k) => overrideText(r.overrides[k])),
+      text(objective(r.metrics, ranking.rankBy)),
       r.metrics.totalReturnPct,
       text(r.metrics.sharpe),
       r.metrics.maxDrawdownPct,
       text(r.metrics.winRatePct),
+      String(r.metrics.roundTrips),
       String(r.metrics.fills),
       ...(early ? [r.ended.length > 0 ? String(r.ended.length) : ''] : []),
     ]),
   ]);
+}
+
+/** How many refusal groups the printed table and the report list before summing up the rest. */
+export const REFUSAL_LINES = 10;
+
+/** "refused 120,959 SELL intents of grid-btcusdt: <reason>", most frequent first; the rest summed up. */
+export function refusalLines(refusals: readonly RefusalGroup[], max = REFUSAL_LINES): string[] {
+  const lines = refusals
+    .slice(0, max)
+    .map(
+      (r) =>
+        `refused ${r.count.toLocaleString('en-US')} ${r.side} intent${r.count === 1 ? '' : 's'} of ${r.instance}: ${r.reason}`,
+    );
+  const rest = refusals.slice(max);
+  if (rest.length > 0) {
+    const count = rest.reduce((n, r) => n + r.count, 0);
+    lines.push(`refused ${count.toLocaleString('en-US')} more intents for ${rest.length} other reasons (log.jsonl)`);
+  }
+  return lines;
 }

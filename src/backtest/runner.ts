@@ -8,7 +8,6 @@ import { BotError } from '../errors.js';
 import { Engine, type InstanceSummary } from '../engine/engine.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import { type Dec, ZERO } from '../market/decimal.js';
-import { silentLogger } from '../ops/logger.js';
 import type { Venue } from '../ports/venue.js';
 import { InProcessVenue } from '../venues/in-process-venue.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
@@ -21,6 +20,7 @@ import { type ChartPoint, ChartSeries } from './chart-series.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
 import { NoCancelVenue } from '../venues/no-cancel-venue.js';
 import { assetTotals, BalanceReader, Replay } from './replay.js';
+import { RunLog } from './run-log.js';
 import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
 
@@ -83,11 +83,17 @@ export interface BacktestRun {
   instances: InstanceSummary[];
   /** The order and fill sequence, for parity with the daemon (storeTrace). */
   trace: Trace;
+  /** The run's log (data-time stamped), its refusals by reason and its hook errors. */
+  log: RunLog;
 }
 
 export interface RunOptions {
   /** Called every 65,536 ticks and at the end. */
   onProgress?: (done: number, total: number) => void;
+  /** The strategy module files run, so a hook error in the log names its line in them. */
+  moduleFiles?: readonly string[];
+  /** false: count refusals and hook errors, keep no log lines (a sweep's combinations). Default true. */
+  keepLog?: boolean;
 }
 
 /** Per symbol of the data (by index): how many ticks it has, and the index of its first (one pass). */
@@ -227,7 +233,8 @@ export async function runBacktest(
     const bases = symbols.map((s) => (pairs.get(s) as PairAssets).base);
     const assetCodes = [...new Set([...Object.keys(settings.balances), quoteAsset, ...bases])].sort();
     const initial = assetTotals(sim, API_KEY, assetCodes);
-    const engine = new Engine({ venue, clock, store, logger: silentLogger, instances });
+    const log = new RunLog(clock, options.moduleFiles ?? [], options.keepLog ?? true);
+    const engine = new Engine({ venue, clock, store, logger: log.logger, instances });
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
@@ -300,6 +307,7 @@ export async function runBacktest(
       orderOwner: owner,
       instances: engine.instances(),
       trace,
+      log,
     };
   } finally {
     store.close();

@@ -7,8 +7,16 @@
 import type { InstanceSummary } from '../engine/engine.js';
 import { type Dec, fromWire, ZERO } from '../market/decimal.js';
 import type { SimFill } from '../sim/state.js';
-import { closedTrades, type TradeFill, tradeStats } from '../market/round-trips.js';
-import { change, exposure, riskRatios } from './metrics.js';
+import {
+  type ClosedTrade,
+  closedTrades,
+  statsBy,
+  type TradeFill,
+  type TradeStats,
+  tradeStats,
+} from '../market/round-trips.js';
+import { cagr, change, exposure, longestDrawdown, periodReturns, type ReturnPeriod, riskRatios } from './metrics.js';
+import type { RefusalGroup } from './run-log.js';
 import type { JobSettings } from './job.js';
 import type { BacktestRun } from './runner.js';
 import type { RecordingFile } from './tick-data.js';
@@ -46,7 +54,14 @@ export interface Metrics {
   profitFactor: string | null;
   fills: number;
   orders: number;
+  /** Closed trades (market/round-trips.ts: fee dust below the step makes none). */
   roundTrips: number;
+  /** Mean PnL per closed trade, in quote. */
+  expectancy: string | null;
+  /** Compound annual growth of equity over the run's span, %. */
+  cagrPct: string | null;
+  /** CAGR over the max drawdown. */
+  calmar: string | null;
   /** Every fee valued in the quote asset at its fill's price. */
   feesQuote: string;
   /** Fees by the asset they were paid in, exact. */
@@ -57,22 +72,75 @@ export interface Metrics {
 /** The metrics that are one value each (not the fees by asset). */
 export type ScalarMetric = Exclude<keyof Metrics, 'fees'>;
 
+/** One closed trade as summary.json and trades.csv give it: prices and PnL exact to 8 places, PnL % to 4. */
+export interface TradeRow {
+  instance: string;
+  symbol: string;
+  direction: 'long' | 'short';
+  entryTime: string;
+  exitTime: string;
+  durationMs: number;
+  entryPrice: string;
+  exitPrice: string;
+  quantity: string;
+  pnl: string;
+  pnlPct: string | null;
+  entryTag: string | null;
+  exitTag: string | null;
+}
+
+export interface TradeGroup {
+  tag: string;
+  trades: number;
+  winRatePct: string | null;
+  pnl: string;
+  profitFactor: string | null;
+  expectancy: string | null;
+}
+
+/** A hook error (the instance paused): when in the data's time, what, and where in the strategy module. */
+export interface HookErrorRow {
+  instance: string;
+  time: string;
+  message: string;
+  at: string | null;
+}
+
 export interface BacktestSummary {
   inputs: BacktestInputs;
   period: { from: string; to: string; ticks: number; symbols: string[]; quoteAsset: string };
   metrics: Metrics;
   drawdown: { peakTime: string; peakEquity: string; troughTime: string; troughEquity: string } | null;
+  /** The longest stretch under a previous peak (end null: not recovered by the end). */
+  longestDrawdown: { start: string; end: string | null; days: string } | null;
+  /** Each UTC day's, week's (from Monday) and month's return, %. */
+  returns: Record<ReturnPeriod, { period: string; returnPct: string | null }[]>;
   balances: { initial: Record<string, string>; final: Record<string, string> };
   instances: InstanceSummary[];
+  /** Each instance that did not run to the end, and why (endedEarly): a run with any has failed. */
+  endedEarly: string[];
+  /** Refused intents by instance, side and reason, most frequent first. */
+  refusals: RefusalGroup[];
+  /** Hook errors, each of which paused its instance. */
+  errors: HookErrorRow[];
+  trades: TradeRow[];
+  /** Closed trades grouped by their entry order's tag and by their exit order's tag (the exit reason). */
+  tradesByTag: { entry: TradeGroup[]; exit: TradeGroup[] };
 }
 
 const PLACES = 6;
 
-/** One line per instance that did not run to the end ('stopped'): paused by an error, or refused at start. */
-export function endedEarly(instances: readonly InstanceSummary[]): string[] {
+/**
+ * One line per instance that did not run to the end ('stopped'): paused by an error, or refused at start; with
+ * the strategy file and line of the hook error that paused it, when known.
+ */
+export function endedEarly(instances: readonly InstanceSummary[], errors: readonly HookErrorRow[] = []): string[] {
   return instances
     .filter((i) => i.status !== 'stopped')
-    .map((i) => `instance ${i.name} ended ${i.status}: ${i.reason ?? ''}`);
+    .map((i) => {
+      const at = errors.find((e) => e.instance === i.name && e.at !== null)?.at;
+      return `instance ${i.name} ended ${i.status}: ${i.reason ?? ''}${at ? ` (at ${at})` : ''}`;
+    });
 }
 
 export function iso(ms: number): string {
@@ -81,6 +149,12 @@ export function iso(ms: number): string {
 
 function pct(x: Dec | undefined): string | null {
   return x === undefined ? null : x.mul(100).toFixed(PLACES);
+}
+
+const MONEY_PLACES = 8;
+
+function money(x: Dec): string {
+  return x.toDecimalPlaces(MONEY_PLACES).toFixed();
 }
 
 function fixed(x: number | undefined, places = 4): string | null {
@@ -133,7 +207,18 @@ export function buyAndHold(run: BacktestRun): Dec | undefined {
 
 export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSummary {
   const trades = tradeFills(run);
-  const stats = tradeStats(closedTrades(trades));
+  const closed = closedTrades(trades);
+  const dd = run.drawdown;
+  const stats = tradeStats(closed);
+  const growth = cagr(run.initialEquity, run.finalEquity, run.lastTime - run.firstTime);
+  const ddRatio = dd && change(dd.peak.equity, dd.trough.equity)?.neg();
+  const longest = longestDrawdown(run.equity);
+  const errors = run.log.hookErrors.map((e) => ({
+    instance: e.instance,
+    time: iso(e.time),
+    message: e.message,
+    at: e.at ?? null,
+  }));
   const ratios = riskRatios(
     run.equity.map((s) => s.equity),
     inputs.sampleMs,
@@ -144,7 +229,6 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
     fees[f.feeAsset.code] = fees[f.feeAsset.code]?.plus(f.fee) ?? f.fee;
     feesQuote = feesQuote.plus(feeInQuote(f, run.quoteAsset));
   }
-  const dd = run.drawdown;
   return {
     inputs,
     period: {
@@ -160,7 +244,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       pnl: run.finalEquity.minus(run.initialEquity).toFixed(),
       totalReturnPct: pct(change(run.initialEquity, run.finalEquity)) ?? ZERO.toFixed(PLACES),
       buyAndHoldPct: pct(buyAndHold(run)) ?? ZERO.toFixed(PLACES),
-      maxDrawdownPct: pct(dd && change(dd.peak.equity, dd.trough.equity)?.neg()) ?? ZERO.toFixed(PLACES),
+      maxDrawdownPct: pct(ddRatio) ?? ZERO.toFixed(PLACES),
       sharpe: fixed(ratios.sharpe),
       sortino: fixed(ratios.sortino),
       winRatePct: pct(stats.winRate),
@@ -168,6 +252,9 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       fills: run.fills.length,
       orders: run.orders.length,
       roundTrips: stats.trades,
+      expectancy: stats.expectancy === undefined ? null : money(stats.expectancy),
+      cagrPct: fixed(growth === undefined ? undefined : growth * 100),
+      calmar: fixed(growth === undefined || !ddRatio?.gt(0) ? undefined : growth / ddRatio.toNumber()),
       feesQuote: feesQuote.toFixed(),
       fees: texts(fees),
       exposurePct: (exposure(trades, run.firstTime, run.lastTime) * 100).toFixed(4),
@@ -180,7 +267,61 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
           troughEquity: dd.trough.equity.toFixed(),
         }
       : null,
+    longestDrawdown: longest
+      ? {
+          start: iso(longest.start),
+          end: longest.end === undefined ? null : iso(longest.end),
+          days: (longest.durationMs / 86_400_000).toFixed(2),
+        }
+      : null,
+    returns: {
+      day: returnsOf(run, 'day'),
+      week: returnsOf(run, 'week'),
+      month: returnsOf(run, 'month'),
+    },
     balances: { initial: texts(run.initial), final: texts(run.final) },
     instances: run.instances,
+    endedEarly: endedEarly(run.instances, errors),
+    refusals: run.log.refusals(),
+    errors,
+    trades: closed.map(tradeRow),
+    tradesByTag: {
+      entry: statsBy(closed, (t) => t.entryTag).map(({ key, stats }) => tradeGroup(key, stats)),
+      exit: statsBy(closed, (t) => t.exitTag).map(({ key, stats }) => tradeGroup(key, stats)),
+    },
+  };
+}
+
+function returnsOf(run: BacktestRun, period: ReturnPeriod): { period: string; returnPct: string | null }[] {
+  return periodReturns(run.equity, period).map((r) => ({ period: r.period, returnPct: pct(r.ret) }));
+}
+
+export function tradeRow(t: ClosedTrade): TradeRow {
+  const slash = t.book.lastIndexOf('/');
+  return {
+    instance: t.book.slice(0, slash),
+    symbol: t.book.slice(slash + 1),
+    direction: t.direction,
+    entryTime: iso(t.entryTime),
+    exitTime: iso(t.exitTime),
+    durationMs: t.durationMs,
+    entryPrice: money(t.entryPrice),
+    exitPrice: money(t.exitPrice),
+    quantity: t.quantity.toFixed(),
+    pnl: money(t.pnl),
+    pnlPct: t.pnlRatio === undefined ? null : t.pnlRatio.mul(100).toFixed(4),
+    entryTag: t.entryTag ?? null,
+    exitTag: t.exitTag ?? null,
+  };
+}
+
+function tradeGroup(tag: string, s: TradeStats): TradeGroup {
+  return {
+    tag,
+    trades: s.trades,
+    winRatePct: pct(s.winRate),
+    pnl: money(s.pnl),
+    profitFactor: s.profitFactor === undefined ? null : s.profitFactor.toFixed(4),
+    expectancy: s.expectancy === undefined ? null : money(s.expectancy),
   };
 }

@@ -6,7 +6,7 @@ import { csv } from './report-files.js';
 import { dataLines, moduleLine, settingsLine } from './report-html.js';
 import { type ConfigSource, overrideText } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
-import type { SweepAxis, SweepResult } from './sweep.js';
+import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 import { sweepHtml } from './sweep-html.js';
 import type { RecordingFile } from './tick-data.js';
 
@@ -19,6 +19,7 @@ export interface SweepRecord {
   axes: readonly SweepAxis[];
   /** Every combination run, --set keys included. */
   combos: readonly Record<string, unknown>[];
+  ranking: Ranking;
   /** Ranked. */
   results: readonly SweepResult[];
 }
@@ -33,14 +34,17 @@ export function sweepCsv(results: readonly SweepResult[], keys: readonly string[
     'profitFactor',
     'fills',
     'roundTrips',
+    'expectancy',
+    'calmar',
     'feesQuote',
     'exposurePct',
     'finalEquity',
   ];
   return csv(
-    ['rank', 'index', ...keys, ...metricKeys, 'ended'],
+    ['rank', 'status', 'index', ...keys, ...metricKeys, 'ended'],
     results.map((r) => [
-      r.rank,
+      r.rank ?? undefined,
+      r.status,
       r.index,
       ...keys.map((k) => overrideText(r.overrides[k])),
       ...metricKeys.map((k) => {
@@ -63,8 +67,17 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
     data,
     settings,
     axes,
-    ranking: 'total return, then Sharpe, then grid order',
-    results: results.map(({ rank, index, overrides, metrics, ended }) => ({ rank, index, overrides, metrics, ended })),
+    rankBy: sweep.ranking.rankBy,
+    minTrades: sweep.ranking.minTrades,
+    ranking: rankingText(sweep.ranking),
+    results: results.map(({ rank, status, index, overrides, metrics, ended }) => ({
+      rank,
+      status,
+      index,
+      overrides,
+      metrics,
+      ended,
+    })),
   };
   await writeFile(path.join(dir, 'sweep.json'), `${JSON.stringify(record, null, 2)}\n`);
   const inputs = [
@@ -82,6 +95,6 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
   const title = `Sweep ${sweep.name} on ${data.map((f) => f.name).join(', ')}`;
   await writeFile(
     path.join(dir, 'sweep.html'),
-    await sweepHtml({ title, inputs, axes, sampleMs: settings.sampleMs, results }),
+    await sweepHtml({ title, inputs, axes, sampleMs: settings.sampleMs, ranking: sweep.ranking, results }),
   );
 }

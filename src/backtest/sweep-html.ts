@@ -6,7 +6,7 @@
  */
 import { attribution, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
-import type { SweepAxis, SweepResult } from './sweep.js';
+import { objective, type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 
 /** How many of the best combinations get their equity curve drawn. */
 export const CURVES = 10;
@@ -18,6 +18,7 @@ export interface SweepPage {
   axes: readonly SweepAxis[];
   /** The equity sampling interval of the runs. */
   sampleMs: number;
+  ranking: Ranking;
   /** Ranked, best first. */
   results: readonly SweepResult[];
 }
@@ -59,11 +60,16 @@ function heatmap(axes: readonly SweepAxis[], results: readonly SweepResult[]): s
     const key = cellKey(rows && r.overrides[rows.key], r.overrides[cols.key]);
     if (!best.has(key)) best.set(key, r);
   }
-  const largest = Math.max(0, ...[...best.values()].map((r) => Math.abs(Number(r.metrics.totalReturnPct))));
+  const shown = [...best.values()].filter((r) => r.rank !== null);
+  const largest = Math.max(0, ...shown.map((r) => Math.abs(Number(r.metrics.totalReturnPct))));
   const cell = (rowValue: unknown, colValue: unknown): string => {
     const r = best.get(cellKey(rowValue, colValue));
     if (r === undefined) return '<td></td>';
     const ret = r.metrics.totalReturnPct;
+    if (r.rank === null) {
+      const why = r.status === 'failed' ? r.ended.join('; ') : `${r.metrics.roundTrips} closed trades`;
+      return `<td class="unranked" title="${escapeHtml(`${r.status}: ${label(r, axes)}; ${why}`)}" data-status="${escapeHtml(r.status)}">${escapeHtml(r.status)}</td>`;
+    }
     const tip = `rank ${r.rank}: ${label(r, axes)}; Sharpe ${r.metrics.sharpe ?? 'n/a'}, max DD ${r.metrics.maxDrawdownPct} %, ${r.metrics.fills} fills`;
     const mark = r.rank === 1 ? ' class="best"' : '';
     return `<td${mark} style="background:${shade(Number(ret), largest)}" title="${escapeHtml(tip)}" data-rank="${r.rank}">${escapeHtml(ret)}</td>`;
@@ -82,16 +88,29 @@ function heatmap(axes: readonly SweepAxis[], results: readonly SweepResult[]): s
 <p class="note">Total return % by ${escapeHtml(rows ? `${rows.key} (rows) and ${cols.key} (columns)` : cols.key)}. ${escapeHtml(note)} The best is outlined; hover a cell for its rank, Sharpe, drawdown and fills.</p>`;
 }
 
-function rankingTable(axes: readonly SweepAxis[], results: readonly SweepResult[]): string {
-  const head = ['rank', ...axes.map((a) => a.key), 'return %', 'Sharpe', 'max DD %', 'win %', 'fills', 'ended'];
+function rankingTable(axes: readonly SweepAxis[], results: readonly SweepResult[], ranking: Ranking): string {
+  const head = [
+    'rank',
+    ...axes.map((a) => a.key),
+    ranking.rankBy,
+    'return %',
+    'Sharpe',
+    'max DD %',
+    'win %',
+    'trades',
+    'fills',
+    'ended',
+  ];
   const rows = results.map((r) =>
     [
-      String(r.rank),
+      r.rank === null ? r.status : String(r.rank),
       ...axes.map((a) => overrideText(r.overrides[a.key])),
+      objective(r.metrics, ranking.rankBy) ?? 'n/a',
       r.metrics.totalReturnPct,
       r.metrics.sharpe ?? 'n/a',
       r.metrics.maxDrawdownPct,
       r.metrics.winRatePct ?? 'n/a',
+      String(r.metrics.roundTrips),
       String(r.metrics.fills),
       r.ended.join('; '),
     ]
@@ -103,7 +122,7 @@ function rankingTable(axes: readonly SweepAxis[], results: readonly SweepResult[
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}h2{font-size:16px;margin-top:24px}
 table{border-collapse:collapse;margin:8px 0}th,td{padding:4px 10px;border:1px solid #e3e6ee}td{font-variant-numeric:tabular-nums;text-align:right}
-table.heat td{min-width:64px}table.heat td.best{outline:2px solid #1d2330;outline-offset:-2px;font-weight:600}
+table.heat td{min-width:64px}table.heat td.unranked{color:#b71c1c;background:repeating-linear-gradient(45deg,#fff,#fff 4px,#fdecea 4px,#fdecea 8px)}table.heat td.best{outline:2px solid #1d2330;outline-offset:-2px;font-weight:600}
 #chart{margin-top:8px}.note{color:#6b7385;font-size:12px}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}`;
 
 const SCRIPT = `(function(){
@@ -121,12 +140,15 @@ chart.timeScale().fitContent();
 
 export async function sweepHtml(page: SweepPage): Promise<string> {
   const lib = await chartLibrary();
-  const curves = page.results.slice(0, CURVES).map((r, i) => ({
-    rank: r.rank,
-    label: label(r, page.axes),
-    color: COLORS[i % COLORS.length] as string,
-    equity: r.equity,
-  }));
+  const curves = page.results
+    .filter((r) => r.rank !== null)
+    .slice(0, CURVES)
+    .map((r, i) => ({
+      rank: r.rank,
+      label: label(r, page.axes),
+      color: COLORS[i % COLORS.length] as string,
+      equity: r.equity,
+    }));
   const legend = curves
     .map((c) => `<span><i style="background:${c.color}"></i>#${c.rank} ${escapeHtml(c.label)}</span>`)
     .join('');
@@ -147,7 +169,7 @@ ${heatmap(page.axes, page.results)}
 <div id="chart"></div>
 <p class="note">Equity sampled every ${page.sampleMs / 60_000} minutes of the recording, and at its end. ${attribution(lib)}</p>
 <h2>Ranking</h2>
-<p class="note">By total return, then Sharpe, then grid order.</p>
-${rankingTable(page.axes, page.results)}
+<p class="note">Ranked ${escapeHtml(rankingText(page.ranking))}.</p>
+${rankingTable(page.axes, page.results, page.ranking)}
 ${chartScripts(lib, 'sweep-data', { curves }, SCRIPT)}`;
 }

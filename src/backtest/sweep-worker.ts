@@ -3,7 +3,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { equityCurve } from './equity-tracker.js';
 import { type JobSettings, runJob } from './job.js';
 import type { ConfigSource } from './strategy-configs.js';
-import { endedEarly } from './summary.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
 import type { TickData } from './tick-data.js';
 
@@ -20,7 +19,7 @@ port.on('message', (request: WorkerRequest) => {
   const onProgress = request.progress
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
-  runJob(sources, data, settings, request.overrides, { onProgress })
+  runJob(sources, data, settings, request.overrides, { onProgress, keepLog: false })
     // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
     // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
     .then((result) => new Promise<typeof result>((resolve) => setTimeout(() => resolve(result), 0)))
@@ -29,7 +28,7 @@ port.on('message', (request: WorkerRequest) => {
         port.postMessage({
           index,
           metrics: summary.metrics,
-          ended: endedEarly(summary.instances),
+          ended: summary.endedEarly,
           equity: equityCurve(run.equity),
         } satisfies WorkerReply),
       (err: unknown) =>

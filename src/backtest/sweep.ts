@@ -4,8 +4,10 @@
  * or copied per worker). Workers take the next combination when they finish one, so a slow combination does
  * not hold the others up; the ranking does not depend on which worker ran what.
  *
- * Ranking: by total return, highest first; then by Sharpe (a missing Sharpe ranks below any value); then by
- * combination order.
+ * Ranking: by the objective (--rank-by, Sharpe by default), highest first, a missing value below any; then by
+ * total return; then by combination order. A combination in which an instance ended early (a hook threw, it
+ * was paused or refused) has failed, and one with fewer closed trades than --min-trades is too thin to judge:
+ * both are listed after the ranked ones, without a rank, and are never the best.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -62,9 +64,44 @@ export function sweepGrid(axes: readonly SweepAxis[]): Record<string, unknown>[]
   return combos;
 }
 
+export const RANK_BY = ['return', 'sharpe', 'sortino', 'calmar', 'profit-factor', 'expectancy'] as const;
+export type RankBy = (typeof RANK_BY)[number];
+
+/** The metric each objective reads. */
+export const OBJECTIVE_METRIC = {
+  return: 'totalReturnPct',
+  sharpe: 'sharpe',
+  sortino: 'sortino',
+  calmar: 'calmar',
+  'profit-factor': 'profitFactor',
+  expectancy: 'expectancy',
+} as const satisfies Record<RankBy, keyof Metrics>;
+
+export interface Ranking {
+  rankBy: RankBy;
+  /** Combinations with fewer closed trades are listed, not ranked. */
+  minTrades: number;
+}
+
+export const DEFAULT_RANKING: Ranking = { rankBy: 'sharpe', minTrades: 0 };
+
+/** The objective's value in a run's metrics (null: undefined for this run, e.g. a Sharpe without deviation). */
+export function objective(metrics: Metrics, rankBy: RankBy): string | null {
+  return metrics[OBJECTIVE_METRIC[rankBy]];
+}
+
+/** One line saying how a sweep ranks, for its files and page. */
+export function rankingText(ranking: Ranking): string {
+  const min = ranking.minTrades > 0 ? `; fewer than ${ranking.minTrades} closed trades: not ranked` : '';
+  return `by ${ranking.rankBy}, then total return, then grid order; failed combinations (an instance ended early) are not ranked${min}`;
+}
+
+export type SweepStatus = 'ranked' | 'failed' | 'too few trades';
+
 export interface SweepResult {
-  /** 1 = best. */
-  rank: number;
+  /** 1 = best; null when not ranked (see status). */
+  rank: number | null;
+  status: SweepStatus;
   /** Position in the grid (0-based). */
   index: number;
   overrides: Record<string, unknown>;
@@ -80,6 +117,8 @@ export interface SweepJob {
   data: TickData;
   settings: JobSettings;
   combos: Record<string, unknown>[];
+  /** How to rank the results (default: DEFAULT_RANKING). */
+  ranking?: Ranking;
 }
 
 export type WorkerRequest = { index: number; overrides: Record<string, unknown>; progress: boolean } | { stop: true };
@@ -98,25 +137,32 @@ export interface SweepProgress {
   ticksTotal: number;
 }
 
-function compare(a: SweepResult, b: SweepResult): number {
-  const byReturn = new D(b.metrics.totalReturnPct).cmp(a.metrics.totalReturnPct);
-  if (byReturn !== 0) return byReturn;
-  const sa = a.metrics.sharpe;
-  const sb = b.metrics.sharpe;
-  if (sa !== sb) {
-    if (sa === null) return 1;
-    if (sb === null) return -1;
-    const bySharpe = new D(sb).cmp(sa);
-    if (bySharpe !== 0) return bySharpe;
-  }
-  return a.index - b.index;
+function byValue(a: string | null, b: string | null): number {
+  if (a === b) return 0;
+  if (a === null) return 1;
+  if (b === null) return -1;
+  return new D(b).cmp(a);
 }
 
-export function rank(results: Omit<SweepResult, 'rank'>[]): SweepResult[] {
-  return results
-    .map((r) => ({ ...r, rank: 0 }))
-    .sort(compare)
-    .map((r, i) => ({ ...r, rank: i + 1 }));
+/** Ranked first (best first), then failed, then too few trades, each in grid order. */
+export function rank(
+  results: Omit<SweepResult, 'rank' | 'status'>[],
+  ranking: Ranking = DEFAULT_RANKING,
+): SweepResult[] {
+  const status = (r: Omit<SweepResult, 'rank' | 'status'>): SweepStatus =>
+    r.ended.length > 0 ? 'failed' : r.metrics.roundTrips < ranking.minTrades ? 'too few trades' : 'ranked';
+  const all = results.map((r) => ({ ...r, rank: null as number | null, status: status(r) }));
+  const ranked = all
+    .filter((r) => r.status === 'ranked')
+    .sort(
+      (a, b) =>
+        byValue(objective(a.metrics, ranking.rankBy), objective(b.metrics, ranking.rankBy)) ||
+        byValue(a.metrics.totalReturnPct, b.metrics.totalReturnPct) ||
+        a.index - b.index,
+    );
+  ranked.forEach((r, i) => (r.rank = i + 1));
+  const rest = (s: SweepStatus) => all.filter((r) => r.status === s).sort((a, b) => a.index - b.index);
+  return [...ranked, ...rest('failed'), ...rest('too few trades')];
 }
 
 /**
@@ -160,7 +206,7 @@ export async function runSweep(
 ): Promise<SweepResult[]> {
   const url = workerEntry();
   const total = job.combos.length;
-  const results: Omit<SweepResult, 'rank'>[] = [];
+  const results: Omit<SweepResult, 'rank' | 'status'>[] = [];
   /** Ticks replayed by the combinations still running, by index; and each combination's tick count. */
   const running = new Map<number, number>();
   let perRun = 0;
@@ -244,5 +290,5 @@ export async function runSweep(
   }
   if (results.length !== total)
     throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
-  return rank(results);
+  return rank(results, job.ranking);
 }

@@ -7,8 +7,8 @@
 import path from 'node:path';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../backtest/job.js';
 import { progressLine } from '../backtest/progress.js';
-import { writeReport } from '../backtest/report-files.js';
-import { metricsTable, sweepTable } from '../backtest/results-table.js';
+import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
+import { metricsTable, refusalLines, sweepTable } from '../backtest/results-table.js';
 import {
   checkCombinations,
   type ConfigSource,
@@ -16,9 +16,17 @@ import {
   overrideAssignments,
   readConfigs,
 } from '../backtest/strategy-configs.js';
-import { endedEarly } from '../backtest/summary.js';
 import { writeSweepReport } from '../backtest/sweep-files.js';
-import { defaultWorkers, parseSweep, runSweep, sweepGrid } from '../backtest/sweep.js';
+import {
+  DEFAULT_RANKING,
+  defaultWorkers,
+  parseSweep,
+  RANK_BY,
+  type RankBy,
+  type Ranking,
+  runSweep,
+  sweepGrid,
+} from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
@@ -49,9 +57,14 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --set key=value            run with a params path set to value (repeatable; the file is not changed)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
   --workers N                sweep worker threads (default: available cores)
+  --rank-by OBJECTIVE        how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy
+                             (default sharpe)
+  --min-trades N             sweep combinations with fewer closed trades are listed, not ranked (default 0)
+  --export trades            also write trades.csv (the closed trades, as in summary.json)
 
-Writes summary.json, orders.csv, fills.csv, equity.csv and report.html (a sweep: sweep.csv, sweep.json and
-sweep.html).`;
+Writes summary.json, orders.csv, fills.csv, equity.csv, log.jsonl and report.html (a sweep: sweep.csv,
+sweep.json and sweep.html). Exits 1, after writing them, when an instance ended early (a hook threw, it was
+paused or refused at start).`;
 
 function usage(message: string): BotError {
   return new BotError('E_USAGE', `backtest: ${message}`);
@@ -136,6 +149,9 @@ async function backtest(argv: string[]): Promise<number> {
     set: { type: 'string', multiple: true },
     sweep: { type: 'string', multiple: true },
     workers: { type: 'string' },
+    export: { type: 'string', multiple: true },
+    'rank-by': { type: 'string' },
+    'min-trades': { type: 'string' },
     'no-cancel': { type: 'boolean' },
     together: { type: 'boolean' },
   });
@@ -165,6 +181,14 @@ async function backtest(argv: string[]): Promise<number> {
     to: values.to,
   };
   const workers = intFlag('workers', values.workers, 1) ?? defaultWorkers();
+  const exports = exportFlags(values.export ?? []);
+  const rankBy = values['rank-by'] ?? DEFAULT_RANKING.rankBy;
+  if (!(RANK_BY as readonly string[]).includes(rankBy))
+    throw usage(`--rank-by must be one of ${RANK_BY.join(', ')}, got '${rankBy}'`);
+  const ranking: Ranking = {
+    rankBy: rankBy as RankBy,
+    minTrades: intFlag('min-trades', values['min-trades'], 0) ?? DEFAULT_RANKING.minTrades,
+  };
   const sweeps = values.sweep ?? [];
 
   const { sources } = await readConfigs(configs, values.strategies);
@@ -208,22 +232,38 @@ async function backtest(argv: string[]): Promise<number> {
         ? path.join(values.out, safeName(unit.name))
         : values.out;
 
-  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, combos, workers, outDir(units[0]!));
+  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, combos, workers, ranking, outDir(units[0]!));
 
   const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
+  const refused: string[] = [];
+  const failed: string[] = [];
   for (const unit of units) {
     const progress = progressLine(`backtest ${unit.name}`, 'ticks');
     const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
       onProgress: progress?.update,
     }).finally(() => progress?.end());
     const dir = outDir(unit);
-    await writeReport(dir, run, summary);
-    for (const line of endedEarly(run.instances)) console.error(`backtest: ${line}`);
+    await writeReport(dir, run, summary, exports);
+    failed.push(...summary.endedEarly);
+    refused.push(...refusalLines(summary.refusals));
     results.push({ name: unit.name, metrics: summary.metrics });
     console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
   }
   console.log(metricsTable(results));
-  return 0;
+  if (refused.length > 0) console.log(`\n${refused.join('\n')}`);
+  if (failed.length === 0) return 0;
+  // Loud, last, and a failure: results of a run whose strategy broke are not results.
+  for (const line of failed) console.error(`backtest: FAILED: ${line}`);
+  return 1;
+}
+
+/** `--export trades[,…]`: what to add to the output folder. */
+function exportFlags(specs: readonly string[]): ExportKind[] {
+  const kinds = specs.flatMap((s) => s.split(',')).map((s) => s.trim());
+  for (const k of kinds)
+    if (!(EXPORTS as readonly string[]).includes(k))
+      throw usage(`--export: unknown export '${k}' (known: ${EXPORTS.join(', ')})`);
+  return [...new Set(kinds)] as ExportKind[];
 }
 
 async function sweep(
@@ -233,11 +273,12 @@ async function sweep(
   axes: ReturnType<typeof parseSweep>[],
   combos: Record<string, unknown>[],
   workers: number,
+  ranking: Ranking,
   dir: string,
 ): Promise<number> {
   const progress = progressLine(`sweep ${unit.name}`, 'ticks');
   const results = await runSweep(
-    { sources: unit.sources, data, settings, combos },
+    { sources: unit.sources, data, settings, combos, ranking },
     workers,
     progress && ((p) => progress.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`)),
   ).finally(() => progress?.end());
@@ -249,22 +290,25 @@ async function sweep(
     settings,
     axes,
     combos,
+    ranking,
     results,
   });
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
-  const early = results.filter((r) => r.ended.length > 0).sort((a, b) => a.index - b.index);
-  if (early.length > 0) {
-    const first = early[0]!;
-    const where = overrideAssignments(first.overrides, keys).join(' ');
-    console.error(
-      `backtest: in ${early.length} of ${combos.length} combinations an instance ended early (column 'ended' of ` +
-        `sweep.csv); the first, ${where}: ${first.ended[0]}`,
-    );
-  }
-  console.log(sweepTable(results, keys));
-  const sets = overrideAssignments(results[0]!.overrides).map((a) => `--set ${a}`);
-  console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
-  return 0;
+  const failed = results.filter((r) => r.status === 'failed');
+  console.log(sweepTable(results, keys, ranking));
+  const best = results.find((r) => r.rank === 1);
+  if (best) {
+    const sets = overrideAssignments(best.overrides).map((a) => `--set ${a}`);
+    console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
+  } else console.error(`backtest: no combination could be ranked (failed, or fewer than ${ranking.minTrades} trades)`);
+  if (failed.length === 0) return 0;
+  const first = failed[0]!;
+  const where = overrideAssignments(first.overrides, keys).join(' ');
+  console.error(
+    `backtest: FAILED: in ${failed.length} of ${combos.length} combinations an instance ended early (not ranked; ` +
+      `column 'ended' of sweep.csv); the first, ${where}: ${first.ended[0]}`,
+  );
+  return 1;
 }
 
 /** `--set key=value` flags as [key, value] (typed as --sweep types them; one value each). */

@@ -495,10 +495,10 @@ export class InstanceRunner {
     const last = this.lastRefusal;
     if (last && last.reason === reason && now - last.time < REFUSAL_EVENT_INTERVAL_MS) {
       last.suppressed++;
-      this.logger.debug({ intent }, `intent refused: ${reason}`);
+      this.logger.debug({ intent, reason }, `intent refused: ${reason}`);
       return;
     }
-    this.logger.warn({ intent }, `intent refused: ${reason}`);
+    this.logger.warn({ intent, reason }, `intent refused: ${reason}`);
     const data: Record<string, unknown> = { reason, intent };
     if (last && last.suppressed > 0) data.repeatsOfPrevious = last.suppressed;
     this.deps.store.events.record(now, this.name, 'refused', data);

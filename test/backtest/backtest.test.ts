@@ -139,7 +139,7 @@ describe('the command', () => {
     '--out',
     out,
   ];
-  const files = ['summary.json', 'orders.csv', 'fills.csv', 'equity.csv', 'report.html'];
+  const files = ['summary.json', 'orders.csv', 'fills.csv', 'equity.csv', 'log.jsonl', 'report.html'];
 
   it('writes byte-identical outputs for identical inputs, matching the run in process', async () => {
     const a = await bot(args(join(dir, 'a')));
@@ -172,7 +172,10 @@ describe('the command', () => {
     expect(btc!.price.length).toBeGreaterThan(100);
     expect(btc!.price.length).toBeLessThan(data.length);
     expect(embedded.equity).toHaveLength(btc!.price.length);
-    expect(html).toContain(result.summary.metrics.totalReturnPct);
+    // Rounded for reading: percentages to two places (summary.json has them exact).
+    expect(html).toContain(
+      `<th>Total return %</th><td>${new D(result.summary.metrics.totalReturnPct).toFixed(2)}</td>`,
+    );
   });
 
   it.each([

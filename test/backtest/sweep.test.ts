@@ -36,7 +36,8 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
   ]);
   const settings = { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '1000', BTC: '0.002' } };
   const seen: SweepProgress[] = [];
-  const results = await runSweep({ sources, data, settings, combos }, 2, (p) => seen.push(p));
+  const ranking = { rankBy: 'return', minTrades: 0 } as const;
+  const results = await runSweep({ sources, data, settings, combos, ranking }, 2, (p) => seen.push(p));
 
   expect(results.map((r) => r.rank)).toEqual([1, 2, 3, 4]);
   expect(new Set(results.map((r) => r.index))).toEqual(new Set([0, 1, 2, 3]));
@@ -63,7 +64,7 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
   }
 
   // sweep.html: a self-contained page whose heatmap cell for each pair of values is that combination's return.
-  const html = await sweepHtml({ title: 'sweep', inputs: [], axes, sampleMs: settings.sampleMs, results });
+  const html = await sweepHtml({ title: 'sweep', inputs: [], axes, sampleMs: settings.sampleMs, ranking, results });
   expect(html).not.toMatch(/<(script|img|iframe|link)[^>]+(src|href)\s*=\s*["']?\s*(https?:)?\/\//i);
   const table = /<table class="heat" id="heatmap">(.*?)<\/table>/s.exec(html)![1]!;
   const rows = [...table.matchAll(/<tr><th>([^<]*)<\/th>(.*?)<\/tr>/g)].slice(1);
@@ -154,12 +155,24 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(missing.err.join('\n')).toMatch(/strategies\/.*fuse\.ts or fuse\.js/);
 
     const r = await bot([...flags, '--strategies', project.strategiesDir, ...sweep]);
-    expect(r.code).toBe(0);
+    // A combination whose hook threw failed: the sweep says so and exits 1, after writing everything.
+    expect(r.code).toBe(1);
     const [header, ...rows] = readFileSync(join(out, 'sweep.csv'), 'utf8').trimEnd().split('\n');
-    expect(header).toMatch(/^rank,index,fuse,.*,ended$/);
-    const ended = new Map(rows.map((row) => [row.split(',')[2], row.split(',').at(-1)]));
-    expect(ended.get('10')).toMatch(/^instance fuse-test ended paused: onTick threw: .*fuse blown after 10 ticks$/);
-    expect(ended.get('100000')).toBe('');
+    expect(header).toMatch(/^rank,status,index,fuse,.*,ended$/);
+    const cells = new Map(rows.map((row) => [row.split(',')[3], row.split(',')]));
+    const at = `${join(project.strategiesDir, 'fuse.js')}:8:50`;
+    expect(cells.get('10')!.at(-1)).toBe(
+      `instance fuse-test ended paused: onTick threw: Error: fuse blown after 10 ticks (at ${at})`,
+    );
+    // Never ranked, never the best, never offered as flags: the one that ran to the end is.
+    expect(cells.get('10')!.slice(0, 2)).toEqual(['', 'failed']);
+    expect(cells.get('100000')!.slice(0, 2)).toEqual(['1', 'ranked']);
+    expect(cells.get('100000')!.at(-1)).toBe('');
+    expect(r.err.join('\n')).toContain('run it alone with --set fuse=100000');
+    expect(r.err.join('\n')).not.toContain('--set fuse=10 ');
+    const table = r.out.join('\n').split('\n');
+    expect(table[0]).toMatch(/^rank +fuse +sharpe/);
+    expect(table.at(-1)).toMatch(/^failed +10 /);
     expect(r.out.join('\n')).toMatch(/ended early/);
     const recorded = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
       configs: { module: { file: string; sha256: string } }[];
@@ -169,10 +182,12 @@ it('takes strategies from --strategies DIR on every worker and says which combin
       sha256: createHash('sha256').update(FUSE_STRATEGY).digest('hex'),
     });
     const page = readFileSync(join(out, 'sweep.html'), 'utf8');
-    expect(page.match(/data-rank="\d"/g)).toHaveLength(2);
+    expect(page.match(/data-rank="\d"/g)).toEqual(['data-rank="1"']);
+    expect(page).toMatch(/class="best"[^>]*data-rank="1">/);
+    expect(page).toContain('data-status="failed"');
     expect(page).toContain('instance fuse-test ended paused: onTick threw');
     expect(r.err.join('\n')).toMatch(
-      /in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
+      /FAILED: in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
     );
   } finally {
     project.remove();
