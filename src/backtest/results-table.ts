@@ -44,22 +44,16 @@ export function metricsTable(runs: readonly { name: string; metrics: Metrics }[]
   ]);
 }
 
-/** The ranking: ranked first, then the combinations not ranked with their status (failed, too few trades). */
-export function sweepTable(results: readonly SweepResult[], keys: readonly string[], ranking: Ranking): string {
-  const early = results.some((r) => r.ended.length > 0);
-  return textTable([
-    [
-      'rank',
-      ...keys,
-      ranking.rankBy,
-      'return %',
-      'Sharpe',
-      'max DD %',
-      'win %',
-      'trades',
-      'fills',
-      ...(early ? ['ended early'] : []),
-    ],
+/** The ranking's columns, for the printed table and the sweep page: header, then one row per result. */
+export function rankingRows(
+  results: readonly SweepResult[],
+  keys: readonly string[],
+  ranking: Ranking,
+  ended: (r: SweepResult) => string,
+): string[][] {
+  const head = ['rank', ...keys, ranking.rankBy, 'return %', 'Sharpe', 'max DD %', 'win %', 'trades', 'fills'];
+  return [
+    head,
     ...results.map((r) => [
       r.rank === null ? r.status : String(r.rank),
       ...keys.map((k) => overrideText(r.overrides[k])),
@@ -70,9 +64,18 @@ export function sweepTable(results: readonly SweepResult[], keys: readonly strin
       text(r.metrics.winRatePct),
       String(r.metrics.roundTrips),
       String(r.metrics.fills),
-      ...(early ? [r.ended.length > 0 ? String(r.ended.length) : ''] : []),
+      ended(r),
     ]),
-  ]);
+  ];
+}
+
+/** The ranking: ranked first, then the combinations not ranked with their status (failed, too few trades). */
+export function sweepTable(results: readonly SweepResult[], keys: readonly string[], ranking: Ranking): string {
+  const early = results.some((r) => r.ended.length > 0);
+  const [head, ...rows] = rankingRows(results, keys, ranking, (r) =>
+    r.ended.length > 0 ? String(r.ended.length) : '',
+  );
+  return textTable(early ? [[...head!, 'ended early'], ...rows] : [head!, ...rows.map((r) => r.slice(0, -1))]);
 }
 
 /** How many refusal groups the printed table and the report list before summing up the rest. */

@@ -6,7 +6,8 @@
  */
 import { attribution, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
-import { objective, type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
+import { rankingRows } from './results-table.js';
+import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 
 /** How many of the best combinations get their equity curve drawn. */
 export const CURVES = 10;
@@ -89,35 +90,11 @@ function heatmap(axes: readonly SweepAxis[], results: readonly SweepResult[]): s
 }
 
 function rankingTable(axes: readonly SweepAxis[], results: readonly SweepResult[], ranking: Ranking): string {
-  const head = [
-    'rank',
-    ...axes.map((a) => a.key),
-    ranking.rankBy,
-    'return %',
-    'Sharpe',
-    'max DD %',
-    'win %',
-    'trades',
-    'fills',
-    'ended',
-  ];
-  const rows = results.map((r) =>
-    [
-      r.rank === null ? r.status : String(r.rank),
-      ...axes.map((a) => overrideText(r.overrides[a.key])),
-      objective(r.metrics, ranking.rankBy) ?? 'n/a',
-      r.metrics.totalReturnPct,
-      r.metrics.sharpe ?? 'n/a',
-      r.metrics.maxDrawdownPct,
-      r.metrics.winRatePct ?? 'n/a',
-      String(r.metrics.roundTrips),
-      String(r.metrics.fills),
-      r.ended.join('; '),
-    ]
-      .map((c) => `<td>${escapeHtml(c)}</td>`)
-      .join(''),
-  );
-  return `<table class="ranking"><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r}</tr>`).join('')}</table>`;
+  const keys = axes.map((a) => a.key);
+  const [head, ...rows] = rankingRows(results, keys, ranking, (r) => r.ended.join('; '));
+  const tr = (cells: string[], tag: string) =>
+    `<tr>${cells.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
+  return `<table class="ranking">${tr([...head!, 'ended'], 'th')}${rows.map((r) => tr(r, 'td')).join('')}</table>`;
 }
 
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}h2{font-size:16px;margin-top:24px}

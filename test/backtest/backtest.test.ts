@@ -15,7 +15,7 @@ import { checkAccounting } from '../../src/backtest/runner.js';
 import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
-import { bot, FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
 
 const dir = tempDir();
 let data: TickData;
@@ -125,20 +125,8 @@ describe('a venue without cancel (--no-cancel)', () => {
 });
 
 describe('the command', () => {
-  const args = (out: string) => [
-    '--config',
-    gridConfig(dir, { initialBase: '0.002' }),
-    '--data',
-    SAMPLE,
-    '--from',
-    FROM,
-    '--to',
-    TO,
-    '--balance',
-    'USDT=1000,BTC=0.002',
-    '--out',
-    out,
-  ];
+  const args = (out: string) =>
+    sliceFlags(gridConfig(dir, { initialBase: '0.002' }), out, ['--balance', 'USDT=1000,BTC=0.002']);
   const files = ['summary.json', 'orders.csv', 'fills.csv', 'equity.csv', 'log.jsonl', 'report.html'];
 
   it('writes byte-identical outputs for identical inputs, matching the run in process', async () => {

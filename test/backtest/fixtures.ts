@@ -33,6 +33,11 @@ export function gridConfig(dir: string, overrides: Record<string, unknown> = {})
   return file;
 }
 
+/** The flags of a backtest of `config` over the two-day slice (FROM to `to`) into `out`, and `more`. */
+export function sliceFlags(config: string, out: string, more: string[] = [], to = TO): string[] {
+  return ['--config', config, '--data', SAMPLE, '--from', FROM, '--to', to, ...more, '--out', out];
+}
+
 /** A command's `run(argv)` in process: its exit code and the lines it wrote to stdout and stderr. */
 export async function capture(
   command: (argv: string[]) => Promise<number>,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { D } from '../../src/market/decimal.js';
 import { type TempProject, tempProject } from '../config/temp-project.js';
-import { bot, FROM, SAMPLE } from './fixtures.js';
+import { bot, FROM, SAMPLE, sliceFlags } from './fixtures.js';
 
 const TO = '2023-03-09T02:00:00Z';
 
@@ -76,23 +76,7 @@ function setUp(name: string, source: string): { flags: string[]; out: string } {
     params: {},
   });
   const out = join(project.root, `out-${name}`);
-  return {
-    out,
-    flags: [
-      '--config',
-      config,
-      '--data',
-      SAMPLE,
-      '--from',
-      FROM,
-      '--to',
-      TO,
-      '--strategies',
-      project.strategiesDir,
-      '--out',
-      out,
-    ],
-  };
+  return { out, flags: sliceFlags(config, out, ['--strategies', project.strategiesDir], TO) };
 }
 
 const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
