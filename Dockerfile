@@ -37,8 +37,12 @@ LABEL org.opencontainers.image.title="spot-bot" \
   org.opencontainers.image.version="$VERSION" \
   org.opencontainers.image.revision="$REVISION" \
   org.opencontainers.image.source="$SOURCE"
+# Health and metrics on a listener of their own, reachable from outside the container (publish 9464 for
+# Prometheus or probes); the control API stays on loopback unless API_HOST and API_TOKEN say otherwise.
 ENV NODE_ENV=production \
-  PAPER_DATA=/app/samples
+  PAPER_DATA=/app/samples \
+  METRICS_HOST=0.0.0.0 \
+  METRICS_PORT=9464
 WORKDIR /app
 # Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
 COPY --from=build /app/node_modules ./node_modules
@@ -55,9 +59,11 @@ RUN ln -s /app/src/cli.js /usr/local/bin/bot
 # Numeric: runAsNonRoot cannot tell that a user name is not root; 1000:1000 is the base image's node user.
 USER 1000:1000
 VOLUME /app/data
-# The control API (/readyz, /metrics) listens on API_HOST:API_PORT, 127.0.0.1:8080 unless told otherwise.
-EXPOSE 8080
-# The health check asks the daemon on loopback, inside the container: no token, no published port needed.
+# 9464: /healthz, /readyz, /metrics (METRICS_HOST:METRICS_PORT). 8080: the control API and dashboard
+# (API_HOST:API_PORT), on 127.0.0.1 inside the container unless told otherwise.
+EXPOSE 9464 8080
+# Liveness: `bot healthcheck` asks /healthz on the metrics listener, on loopback inside the container (no token,
+# no published port needed). It checks that the process and its loops answer, not that the exchange does.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "/app/src/cli.js", "healthcheck"]
 # node runs as PID 1 and stops on SIGTERM itself, within STOP_TIMEOUT_MS (8 s: inside Docker's 10 s grace).
 STOPSIGNAL SIGTERM

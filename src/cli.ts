@@ -38,7 +38,7 @@ const commands: Record<string, Command> = {
     load: () => import('./cli/sim.js'),
   },
   healthcheck: {
-    summary: "probe the running daemon's /readyz on loopback (the container's HEALTHCHECK)",
+    summary: "probe the running daemon's /healthz (--ready: /readyz) on loopback (the container's HEALTHCHECK)",
     load: () => import('./cli/healthcheck.js'),
   },
 };

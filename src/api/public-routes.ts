@@ -1,11 +1,12 @@
 /**
- * The listener's open routes: /healthz (the process answers), /readyz (the daemon does its job) and /metrics
- * (Prometheus). No token: a supervisor, an orchestrator and a scraper read them. Mounted on the main listener,
- * and on any other listener that serves only these (a metrics port).
+ * The listener's open routes: /healthz (the process and its loops answer), /readyz (the daemon does its job) and
+ * /metrics (Prometheus). No token: a supervisor, an orchestrator and a scraper read them. The routes themselves
+ * are probes.ts's, which the metrics listener serves too; here they are bound to the running daemon.
  */
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import type { Operator } from '../operator/operator.js';
 import type { DaemonMetrics } from './metrics.js';
+import { probeRoutes, ProbeState } from './probes.js';
 import { DEFAULT_READINESS, readiness, type ReadinessOptions } from './readiness.js';
 
 export interface PublicRouteDeps {
@@ -13,6 +14,8 @@ export interface PublicRouteDeps {
   now: () => number;
   metrics: DaemonMetrics;
   readiness?: ReadinessOptions;
+  /** The daemon's probe state; without one (tests of the API alone), one that is running on `read`. */
+  probes?: ProbeState;
 }
 
 /** The readiness of the daemon now (also the metrics' readiness gauge). */
@@ -31,15 +34,10 @@ export function readinessNow(deps: PublicRouteDeps) {
 }
 
 export function publicRoutes(deps: PublicRouteDeps): Hono {
-  const app = new Hono();
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', (c) => {
-    const result = readinessNow(deps);
-    return c.json(result, result.ready ? 200 : 503);
-  });
-  app.get('/metrics', async (c) => {
-    const { text, contentType } = await deps.metrics.render();
-    return c.body(text, 200, { 'content-type': contentType });
-  });
-  return app;
+  let probes = deps.probes;
+  if (probes === undefined) {
+    probes = new ProbeState();
+    probes.running({ ready: () => readinessNow(deps), jobs: deps.read.jobs });
+  }
+  return probeRoutes(probes, deps.metrics);
 }

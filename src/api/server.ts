@@ -4,8 +4,6 @@
  * read and action goes through the operator layer (src/operator/); no request does heavy work on the engine's
  * path.
  */
-import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { LogBudget } from '../ops/log-budget.js';
@@ -14,6 +12,7 @@ import type { Operator } from '../operator/operator.js';
 import { AuthFailures, localOnlyWithoutToken, operatorAuth, type Refuse } from './auth.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import type { DaemonMetrics } from './metrics.js';
+import { type ProbeState, startListener } from './probes.js';
 import { publicRoutes, readinessNow } from './public-routes.js';
 import type { ReadinessOptions } from './readiness.js';
 import { fail, remoteAddress } from './responses.js';
@@ -29,6 +28,8 @@ export interface ApiDeps {
   /** Balances in /metrics (METRICS_BALANCES). */
   metricsBalances: boolean;
   readiness?: ReadinessOptions;
+  /** The daemon's phase and loops, for /healthz (probes.ts); without it /healthz says only that the process answers. */
+  probes?: ProbeState;
 }
 
 /**
@@ -54,7 +55,7 @@ export function createApi(deps: ApiDeps): Hono {
   const authenticated = new WeakSet<Request>();
   const refuse: Refuse = (c, status, code, message) => fail(c, status, code, message);
   const { read } = deps.operator;
-  const pub = { read, now: deps.now, metrics: deps.metrics, readiness: deps.readiness };
+  const pub = { read, now: deps.now, metrics: deps.metrics, readiness: deps.readiness, probes: deps.probes };
   deps.metrics.bind({
     read,
     now: deps.now,
@@ -96,26 +97,15 @@ export function createApi(deps: ApiDeps): Hono {
 
 /** Listens on host:port (port 0: a free one); resolves once listening. */
 export async function startApiServer(deps: ApiDeps & { host: string; port: number }): Promise<ApiServer> {
-  const app = createApi(deps);
-  let server: ServerType | undefined;
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: app.fetch, hostname: deps.host, port: deps.port }, resolve);
-    server.once('error', reject);
-  });
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}`;
-  deps.logger.info(
+  const listener = await startListener(deps.host, deps.port, createApi(deps));
+  logApiListener(deps.logger, listener.url, deps.token);
+  return listener;
+}
+
+/** The line saying where the control API listens. */
+export function logApiListener(logger: Logger, url: string, token: string | undefined): void {
+  logger.info(
     { url },
-    `control API and dashboard on ${url}${deps.token === undefined ? ' (no API_TOKEN: local requests only)' : ''}`,
+    `control API and dashboard on ${url}${token === undefined ? ' (no API_TOKEN: local requests only)' : ''}`,
   );
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        const s = server as ServerType & { closeAllConnections?: () => void };
-        s.close(() => resolve());
-        // Keep-alive connections (an open dashboard) would hold close() open.
-        s.closeAllConnections?.();
-      }),
-  };
 }

@@ -5,7 +5,8 @@
  * reached is retried with backoff; authentication and configuration errors stop it at once.
  */
 import { createMetrics } from '../api/metrics.js';
-import { type ApiDeps, type ApiServer, startApiServer } from '../api/server.js';
+import { ProbeState } from '../api/probes.js';
+import { readinessNow } from '../api/public-routes.js';
 import type { Env } from '../config/env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { ClockScheduler } from './clock-scheduler.js';
@@ -22,6 +23,7 @@ import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import { acquireJournalLock, type JournalLock, lockPathOf } from '../store/journal-lock.js';
 import type { Store } from '../store/store.js';
+import { DaemonListeners } from './daemon-listeners.js';
 import { ensureWritableFolder } from './data-folder.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
 import { createOperatorActions, interruptedExits } from '../operator/actions.js';
@@ -69,21 +71,6 @@ async function loadInstances(env: Env): Promise<StrategyInstance[]> {
   return enabled;
 }
 
-/** The HTTP listener on API_HOST:API_PORT; a port it cannot have stops the start. */
-async function startApi(env: Env, deps: ApiDeps): Promise<ApiServer> {
-  try {
-    return await startApiServer({ ...deps, host: env.API_HOST, port: env.API_PORT });
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
-    throw new ConfigError(
-      [
-        `API_PORT: cannot listen on ${env.API_HOST}:${env.API_PORT} (${why}); set another port, or API_PORT=0 to turn the listener off`,
-      ],
-      { cause: err },
-    );
-  }
-}
-
 /** Bounded wait: resolves when `work` settles or after `ms`, whichever first. */
 async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -106,8 +93,9 @@ export class Daemon {
     private readonly store: Store,
     private readonly venue: PriceRecordingVenue,
     private readonly scheduling: DaemonScheduling,
-    /** The HTTP listener (health, metrics, control API, dashboard); undefined with API_PORT=0. */
-    readonly api: ApiServer | undefined,
+    /** The HTTP listeners: health, metrics, control API, dashboard (API_PORT), and health and metrics (METRICS_PORT). */
+    readonly listeners: DaemonListeners,
+    private readonly probes: ProbeState,
     private readonly logger: Logger,
     private readonly clock: Clock,
     private readonly stopTimeoutMs: number,
@@ -169,8 +157,19 @@ export class Daemon {
       lock.release();
     };
     try {
-      const retry = { logger, isFatal: isFatalStartError, signal: options.signal };
       const metrics = createMetrics();
+      // Health and metrics answer from here on: a venue that cannot be reached yet is a readiness problem, not
+      // a reason for an orchestrator to restart the bot (or for its probe to time out).
+      const probes = new ProbeState();
+      const listeners = await DaemonListeners.start(env, probes, metrics, logger);
+      cleanup.push(() => listeners.close());
+      probes.starting('setting up the venue');
+      const retry = {
+        logger,
+        isFatal: isFatalStartError,
+        signal: options.signal,
+        onRetry: (line: string) => probes.starting(line),
+      };
       const setup = await retryWithBackoff(
         'set up the venue',
         () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver),
@@ -182,6 +181,7 @@ export class Daemon {
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 
       const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols));
+      probes.starting('reading the venue and reconciling the journal');
       // An exit a crash interrupted is finished before that instance's strategy may trade again.
       const startPaused = new Map(
         [...interruptedExits(store).keys()].map((name) => [name, 'an exit was interrupted by a crash: finishing it']),
@@ -257,20 +257,34 @@ export class Daemon {
         await scheduler.stop(options.stopTimeoutMs ?? 10_000);
       });
       notifications?.attachCommands(operator);
-      const api =
-        env.API_PORT === 0
-          ? undefined
-          : await startApi(env, {
-              operator,
-              now: () => clock.now(),
-              logger,
-              token: env.API_TOKEN,
-              metrics,
-              metricsBalances: env.METRICS_BALANCES,
-            });
+      const now = () => clock.now();
+      listeners.serveApi({
+        operator,
+        now,
+        logger,
+        token: env.API_TOKEN,
+        metrics,
+        metricsBalances: env.METRICS_BALANCES,
+        probes,
+      });
+      probes.running({ ready: () => readinessNow({ read: operator.read, now, metrics }), jobs: operator.read.jobs });
       logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
       const stopMs = options.stopTimeoutMs ?? 10_000;
-      return new Daemon(plan, engine, setup, store, venue, scheduling, api, logger, clock, stopMs, notifications, lock);
+      return new Daemon(
+        plan,
+        engine,
+        setup,
+        store,
+        venue,
+        scheduling,
+        listeners,
+        probes,
+        logger,
+        clock,
+        stopMs,
+        notifications,
+        lock,
+      );
     } catch (err) {
       await undo(err).catch((closeErr: unknown) =>
         logger.error({ err: closeErr }, 'closing after a failed start failed'),
@@ -288,7 +302,8 @@ export class Daemon {
       this.logger.info({ reason }, 'stopping');
       try {
         // No request may steer a daemon that is stopping.
-        await this.api?.close();
+        this.probes.stopping();
+        await this.listeners.close();
         await this.scheduling.stop(this.stopTimeoutMs);
         this.venue.flush();
         await atMost(this.setup.close(), this.stopTimeoutMs);

@@ -1,27 +1,36 @@
 /**
- * `bot healthcheck`: asks the daemon running next to it whether it is ready (GET /readyz of its control API on
- * API_HOST:API_PORT, a wildcard host probed on loopback). Exit 0 when ready, 1 otherwise, with one line
- * saying why. It is the image's HEALTHCHECK, so it is quick and bounded, and needs no token.
+ * `bot healthcheck`: asks the daemon running next to it whether it is alive (GET /healthz: the process and its
+ * loops answer, whatever the exchange does) or, with --ready, ready (GET /readyz). It probes the metrics
+ * listener (METRICS_HOST:METRICS_PORT) when there is one, else the control API's (API_HOST:API_PORT); a
+ * wildcard host is probed on loopback. Exit 0 when the answer is 200, 1 otherwise, with one line saying why.
+ * It is the image's HEALTHCHECK, so it is quick and bounded, and needs no token.
  */
 import { loadEnv } from '../config/env.js';
 import { ConfigError } from '../errors.js';
 import { parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot healthcheck [--timeout MS]
+const HELP = `usage: bot healthcheck [--ready] [--timeout MS]
 
-Probes http://API_HOST:API_PORT/readyz (default 127.0.0.1:8080; a wildcard host such as 0.0.0.0 is probed on
-127.0.0.1). Exit 0 when the daemon answers ready, 1 otherwise.
+Probes the running daemon's liveness, http://HOST:PORT/healthz: the metrics listener (METRICS_HOST,
+METRICS_PORT) when METRICS_PORT is set, else the control API's (API_HOST, API_PORT; default 127.0.0.1:8080).
+A wildcard host such as 0.0.0.0 is probed on 127.0.0.1. Exit 0 when it answers 200, 1 otherwise.
 
+  --ready       probe /readyz instead: the daemon does its job, the exchange included
   --timeout MS  give up after this long (default 3000)`;
 
 /** The URL the probe asks: wildcard listeners are reached on loopback. */
-export function readyzUrl(host: string, port: number): string {
+export function probeUrl(host: string, port: number, path: '/healthz' | '/readyz'): string {
   const probed = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${probed.includes(':') ? `[${probed}]` : probed}:${port}/readyz`;
+  return `http://${probed.includes(':') ? `[${probed}]` : probed}:${port}${path}`;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags('healthcheck', argv, { timeout: { type: 'string' } }, HELP);
+  const flags = parseCommandFlags(
+    'healthcheck',
+    argv,
+    { ready: { type: 'boolean' }, timeout: { type: 'string' } },
+    HELP,
+  );
   if (typeof flags === 'number') return flags;
   const timeoutMs = Number(flags.values.timeout ?? '3000');
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
@@ -36,21 +45,24 @@ export async function run(argv: string[]): Promise<number> {
     console.error(`healthcheck: not healthy: the environment is invalid (${err.problems.join('; ')})`);
     return 1;
   }
-  if (env.API_PORT === 0) {
+  if (env.API_PORT === 0 && env.METRICS_PORT === 0) {
     console.error(
-      'healthcheck: API_PORT=0 turns the listener off, so there is nothing to probe: the health check needs it on',
+      'healthcheck: API_PORT=0 and no METRICS_PORT: no listener is on, so there is nothing to probe (set either)',
     );
     return 1;
   }
-  const url = readyzUrl(env.API_HOST, env.API_PORT);
+  const ready = flags.values.ready === true;
+  const [host, port] = env.METRICS_PORT !== 0 ? [env.METRICS_HOST, env.METRICS_PORT] : [env.API_HOST, env.API_PORT];
+  const url = probeUrl(host, port, ready ? '/readyz' : '/healthz');
+  const [good, bad] = ready ? ['ready', 'not ready'] : ['alive', 'not alive'];
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     const body = (await response.text()).slice(0, 200).replace(/\s+/g, ' ');
     if (response.ok) {
-      console.log(`healthcheck: ready (${url}: ${response.status})`);
+      console.log(`healthcheck: ${good} (${url}: ${response.status})`);
       return 0;
     }
-    console.error(`healthcheck: not ready (${url}: HTTP ${response.status} ${body})`);
+    console.error(`healthcheck: ${bad} (${url}: HTTP ${response.status} ${body})`);
     return 1;
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -58,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
       err instanceof Error && err.name === 'TimeoutError'
         ? `no answer within ${timeoutMs} ms`
         : (cause?.code ?? cause?.message ?? String(err));
-    console.error(`healthcheck: not ready (${url}: ${why})`);
+    console.error(`healthcheck: ${bad} (${url}: ${why})`);
     return 1;
   }
 }

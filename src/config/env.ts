@@ -153,6 +153,12 @@ const apiEnv = {
   API_TOKEN: optional(z.string().min(16, 'expected at least 16 characters')),
   /** Balances in /metrics (off by default: metrics are served without a token). */
   METRICS_BALANCES: withDefault(flag, 'false'),
+  /**
+   * A listener of its own for /healthz, /readyz and /metrics (no control API, no dashboard), e.g. 0.0.0.0:9464
+   * in a container so that probes and Prometheus reach it from outside; 0 (default) turns it off.
+   */
+  METRICS_HOST: withDefault(z.string().min(1), '127.0.0.1'),
+  METRICS_PORT: withDefault(port, '0'),
 };
 
 /** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */

@@ -14,6 +14,8 @@ export interface BackoffOptions {
   /** First delay (default 1 s), doubled after each failure up to maxMs (default 60 s). */
   baseMs?: number;
   maxMs?: number;
+  /** Told of each failure that will be retried (what the readiness probe says while start-up waits). */
+  onRetry?: (what: string) => void;
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -55,10 +57,9 @@ export async function retryWithBackoff<T>(
       if (options.isFatal(err) || options.signal?.aborted) throw err;
       const delay = Math.min(max, base * 2 ** (n - 1));
       const message = err instanceof Error ? err.message : String(err);
-      options.logger.warn(
-        { attempt: n, retryInMs: delay, err },
-        `cannot ${what} (attempt ${n}): ${message}; retrying in ${(delay / 1000).toFixed(1)} s`,
-      );
+      const line = `cannot ${what} (attempt ${n}): ${message}; retrying in ${(delay / 1000).toFixed(1)} s`;
+      options.logger.warn({ attempt: n, retryInMs: delay, err }, line);
+      options.onRetry?.(line);
       await abortable(delay, options.signal);
     }
   }

@@ -1,7 +1,9 @@
 /**
  * /readyz against a venue that goes away: the daemon runs live against a separate `bot sim` process (so the
  * test can stop it and start it again on the same port), and readiness follows: 200, then 503 naming the stale
- * polls while the exchange is unreachable, then 200 again once it answers.
+ * polls while the exchange is unreachable, then 200 again once it answers. And a venue that is not there at
+ * start-up: the listeners (the control API's and the metrics listener) answer at once, alive but not ready,
+ * naming why; the control API waits; `bot healthcheck` passes and `bot healthcheck --ready` does not.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import {
   everyOrderFile,
   freePort,
   http,
+  journal,
   TEST_STRATEGIES,
   waitFor,
 } from './daemon-process.js';
@@ -98,6 +101,70 @@ describe('readiness', () => {
     });
     await until('ready again', async () => (await readyz(url)).status === 200, daemon);
     expect((await readyz(url)).body.checks.every((c) => c.ok)).toBe(true);
+    expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  });
+
+  it('answers alive and not ready, naming why, while the venue is unreachable at start-up; ready once it answers', async () => {
+    const simPort = await freePort();
+    const config = join(dir, 'config-down');
+    mkdirSync(config);
+    writeFileSync(join(config, 'idle.json'), everyOrderFile('idle', { near: 1 }));
+    const [apiPort, metricsPort] = [await freePort(), await freePort()];
+    const api = `http://127.0.0.1:${apiPort}`;
+    const metrics = `http://127.0.0.1:${metricsPort}`;
+    const db = join(dir, 'live-down.db');
+    const env = daemonEnv({
+      MODE: 'live',
+      EXCHANGE_BASE_URL: `http://127.0.0.1:${simPort}`,
+      EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
+      EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
+      EXCHANGE_RETRY_ATTEMPTS: '1',
+      DB_PATH: db,
+      CONFIG_DIR: config,
+      STRATEGIES_DIR: TEST_STRATEGIES,
+      KILL_SWITCH_FILE: join(dir, 'KILL'),
+      API_PORT: String(apiPort),
+      METRICS_PORT: String(metricsPort),
+    });
+    const daemon = new DaemonProcess(env);
+    processes.push(daemon);
+    await waitFor('a failed attempt to reach the venue', () => daemon.messages(/\(attempt 1\)/).length > 0, { daemon });
+
+    for (const url of [api, metrics]) {
+      const health = await http(`${url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({ status: 'ok', live: true, phase: 'starting' });
+      const { status, body } = await readyz(url);
+      expect(status).toBe(503);
+      expect(body.ready).toBe(false);
+      expect(body.checks).toHaveLength(1);
+      expect(body.checks[0]).toMatchObject({ name: 'startup', ok: false });
+      expect(body.checks[0]!.detail).toMatch(/^starting: cannot .* \(attempt \d+\): .*ECONNREFUSED.*; retrying in/);
+    }
+    // The control API waits for the engine; the metrics listener has none.
+    const early = await http(`${api}/api/v1/status`);
+    expect(early.status).toBe(503);
+    expect(early.body).toMatchObject({ error: { code: 'E_NOT_RUNNING' } });
+    expect((await http(`${metrics}/api/v1/status`)).status).toBe(404);
+    // The image's health check: alive; --ready: not yet.
+    const check = (args: string[]) => new DaemonProcess(env, ['healthcheck', ...args]).exited;
+    expect(await check([])).toEqual({ code: 0, signal: null });
+    expect(await check(['--ready'])).toEqual({ code: 1, signal: null });
+    expect(journal(db)).toEqual([]);
+
+    const sim = startSim(simPort);
+    await waitFor('the simulated exchange', () => sim.messages(/http:\/\/127\.0\.0\.1:\d+/).length > 0, {
+      daemon: sim,
+    });
+    await until('ready', async () => (await readyz(metrics)).status === 200, daemon);
+    expect((await readyz(api)).status).toBe(200);
+    expect(await check(['--ready'])).toEqual({ code: 0, signal: null });
+    const live = await http(`${metrics}/healthz`);
+    expect(live.body).toMatchObject({ status: 'ok', phase: 'running' });
+    expect((live.body as { checks: { name: string }[] }).checks.map((c) => c.name)).toContain('orders poll');
+    const scrape = await fetch(`${metrics}/metrics`);
+    expect(await scrape.text()).toMatch(/^spot_bot_job_runs_total\{job="orders poll"\} \d+$/m);
+    expect((await http(`${api}/api/v1/status`)).status).toBe(200);
     expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 });
