@@ -62,6 +62,12 @@ export class ChatCommands {
       waitSeconds?: number;
       /** When the daemon started (default: now); a command sent before it is not acted on. */
       startedAt?: number;
+      /**
+       * Called as a command starts with the chat's channel (`telegram:<chat id>`); the function it returns, as
+       * it ends. What the command's action records meanwhile is not told to that chat as a notification: the
+       * answer told it (Notifier.answering).
+       */
+      answering?: (channel: string) => () => void;
     },
   ) {
     // Telegram dates messages in whole seconds: a command of the start's own second counts as after it.
@@ -115,7 +121,7 @@ export class ChatCommands {
 
   /** The answer to one message, or undefined when it is not answered (another chat, stale, not a command). */
   async handle(m: ChatMessage): Promise<string | undefined> {
-    const { chatIds, logger, operator } = this.deps;
+    const { chatIds, logger } = this.deps;
     if (!chatIds.has(m.chatId)) {
       if (!this.strangers.has(m.chatId) && this.strangers.size < MAX_STRANGERS) {
         this.strangers.add(m.chatId);
@@ -142,58 +148,67 @@ export class ChatCommands {
     }
     const by = { source: `telegram:${m.chatId}` };
     logger.info({ chatId: m.chatId, command }, `telegram command /${command}`);
+    const answered = this.deps.answering?.(by.source);
     try {
-      switch (command) {
-        case 'status':
-          return this.tagged('status', this.statusText());
-        case 'pnl':
-          return this.tagged('PnL (today · total · open)', this.pnlText());
-        case 'balance':
-        case 'balances':
-          return this.tagged('balances', this.balanceText());
-        case 'pause':
-        case 'resume':
-        case 'exit': {
-          const name = args[0];
-          if (name === undefined)
-            return this.tagged(`/${command} NAME${command === 'exit' ? ' [PRICE]' : ''}`, `instances: ${this.names()}`);
-          if (command === 'pause') return this.result(name, () => operator.act.pauseInstance(name, by));
-          if (command === 'resume') return this.result(name, () => operator.act.resumeInstance(name, by));
-          const price = args[1];
-          if (price !== undefined && !/^\d+(\.\d+)?$/.test(price))
-            return this.tagged(`/exit ${name} ${price}`, 'PRICE: expected a positive decimal, like 20150.5');
-          return this.result(`exit ${name}:`, () =>
-            operator.act.exitPosition(
-              name,
-              price === undefined ? { type: 'MARKET' } : { type: 'LIMIT', price: dec(price) },
-              by,
-            ),
-          );
-        }
-        case 'stopbuy':
-        case 'startbuy':
-          return this.result('stop-buy', () => operator.act.setStopBuy(command === 'stopbuy', by));
-        case 'killswitch': {
-          const on = args[0]?.toLowerCase();
-          if (on !== 'on' && on !== 'off') return this.tagged('/killswitch on|off', '');
-          return this.result('kill switch', () => operator.act.setKillSwitch(on === 'on', by));
-        }
-        case 'reload':
-          return this.result('reload:', () => operator.act.reloadStrategyFiles(by));
-        case 'version':
-          return this.tagged(
-            'version',
-            `${operator.build.version}${operator.build.revision === undefined ? '' : ` (commit ${operator.build.revision.slice(0, 12)})`}`,
-          );
-        case 'help':
-        case 'start':
-          return this.tagged('commands', HELP);
-        default:
-          return this.tagged(`unknown command /${command}`, HELP);
-      }
+      return await this.command(command, args, by);
     } catch (err) {
       logger.error({ err, command }, `telegram command /${command} failed`);
       return this.tagged(`/${command} failed`, err instanceof Error ? err.message : String(err));
+    } finally {
+      answered?.();
+    }
+  }
+
+  /** Runs one command of a configured chat: its answer. */
+  private async command(command: string, args: string[], by: { source: string }): Promise<string | undefined> {
+    const { operator } = this.deps;
+    switch (command) {
+      case 'status':
+        return this.tagged('status', this.statusText());
+      case 'pnl':
+        return this.tagged('PnL (today · total · open)', this.pnlText());
+      case 'balance':
+      case 'balances':
+        return this.tagged('balances', this.balanceText());
+      case 'pause':
+      case 'resume':
+      case 'exit': {
+        const name = args[0];
+        if (name === undefined)
+          return this.tagged(`/${command} NAME${command === 'exit' ? ' [PRICE]' : ''}`, `instances: ${this.names()}`);
+        if (command === 'pause') return this.result(name, () => operator.act.pauseInstance(name, by));
+        if (command === 'resume') return this.result(name, () => operator.act.resumeInstance(name, by));
+        const price = args[1];
+        if (price !== undefined && !/^\d+(\.\d+)?$/.test(price))
+          return this.tagged(`/exit ${name} ${price}`, 'PRICE: expected a positive decimal, like 20150.5');
+        return this.result(`exit ${name}:`, () =>
+          operator.act.exitPosition(
+            name,
+            price === undefined ? { type: 'MARKET' } : { type: 'LIMIT', price: dec(price) },
+            by,
+          ),
+        );
+      }
+      case 'stopbuy':
+      case 'startbuy':
+        return this.result('stop-buy', () => operator.act.setStopBuy(command === 'stopbuy', by));
+      case 'killswitch': {
+        const on = args[0]?.toLowerCase();
+        if (on !== 'on' && on !== 'off') return this.tagged('/killswitch on|off', '');
+        return this.result('kill switch', () => operator.act.setKillSwitch(on === 'on', by));
+      }
+      case 'reload':
+        return this.result('reload:', () => operator.act.reloadStrategyFiles(by));
+      case 'version':
+        return this.tagged(
+          'version',
+          `${operator.build.version}${operator.build.revision === undefined ? '' : ` (commit ${operator.build.revision.slice(0, 12)})`}`,
+        );
+      case 'help':
+      case 'start':
+        return this.tagged('commands', HELP);
+      default:
+        return this.tagged(`unknown command /${command}`, HELP);
     }
   }
 

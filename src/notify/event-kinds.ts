@@ -104,7 +104,11 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     line: (d) =>
       `order refused: ${str(d.reason)}${typeof d.repeatsOfPrevious === 'number' ? ` (previous reason ×${d.repeatsOfPrevious + 1})` : ''}`,
   },
-  paused: { level: 'error', line: (d) => `PAUSED: ${str(d.reason)}` },
+  // An operator's pause is deliberate: told, not alarmed about.
+  paused: {
+    level: (d) => (str(d.reason).startsWith('paused by the operator') ? 'warn' : 'error'),
+    line: (d) => `PAUSED: ${str(d.reason)}`,
+  },
   'start-refused': { level: 'error', line: (d) => `NOT STARTED: ${str(d.reason)}` },
   'engine-error': { level: 'error', line: (d) => `engine error: ${str(d.error)}` },
   'daily-loss-halt': { level: 'error', line: (d) => `daily loss limit: ${str(d.reason)}` },

@@ -44,6 +44,28 @@ interface Cursor {
   fill: number;
 }
 
+/**
+ * What an operator's action records as its own doing: a chat that asked for it was answered already, so these
+ * are not told to that chat again (other channels still get them).
+ */
+const ECHO_KINDS: ReadonlySet<string> = new Set([
+  'operator',
+  'paused',
+  'resumed',
+  'kill-switch',
+  'stop-buy',
+  'exit-requested',
+]);
+/** Actions remembered per channel at most (their rows are read within a poll or two of the action). */
+const MAX_ECHO_RANGES = 20;
+
+interface EchoRange {
+  /** Event rows after this id… */
+  after: number;
+  /** …up to this one (infinite while the action runs) were recorded while the action ran. */
+  through: number;
+}
+
 const through = (n: readonly Notice[], source: Notice['source'], from: number) =>
   n.reduce((max, x) => (x.source === source ? Math.max(max, x.id) : max), from);
 
@@ -61,6 +83,8 @@ export class Notifier {
   private stopped: Promise<void> | undefined;
   /** Names this database in every notice's key. */
   private readonly journal: string;
+  /** Per channel: the event rows its own operator's actions recorded (see `answering`). */
+  private readonly echoes = new Map<string, EchoRange[]>();
 
   constructor(private readonly options: NotifierOptions) {
     this.journal = options.store.createdAt().toString(36);
@@ -154,13 +178,40 @@ export class Notifier {
     }
     for (const c of this.channels) {
       const cursor = this.cursors.get(c) as Cursor;
-      for (const n of notices) if (n.id > (n.source === 'event' ? cursor.event : cursor.fill)) c.push(n);
+      for (const n of notices)
+        if (n.id > (n.source === 'event' ? cursor.event : cursor.fill) && !this.isEcho(c.name, n)) c.push(n);
       this.cursors.set(c, {
         event: Math.max(cursor.event, this.read.event),
         fill: Math.max(cursor.fill, this.read.fill),
       });
     }
     return more;
+  }
+
+  /**
+   * Marks the start of an action asked for on `channel` (a chat command): what the action records until the
+   * returned function is called is not told to that channel, which gets the command's answer instead (an
+   * action is answered once). Only the action's own kinds (ECHO_KINDS) are held back, and an `operator` row
+   * only when its source is that channel: a fill or an engine's event recorded meanwhile is still told.
+   */
+  answering(channel: string): () => void {
+    const range: EchoRange = { after: this.lastEventId(), through: Number.POSITIVE_INFINITY };
+    const ranges = this.echoes.get(channel) ?? [];
+    ranges.push(range);
+    this.echoes.set(channel, ranges.slice(-MAX_ECHO_RANGES));
+    return () => {
+      range.through = this.lastEventId();
+    };
+  }
+
+  private lastEventId(): number {
+    return this.options.store.events.list({ limit: 1 })[0]?.id ?? 0;
+  }
+
+  private isEcho(channel: string, n: Notice): boolean {
+    if (n.source !== 'event' || !ECHO_KINDS.has(n.kind)) return false;
+    if (n.kind === 'operator' && n.data.source !== channel) return false;
+    return (this.echoes.get(channel) ?? []).some((r) => n.id > r.after && n.id <= r.through);
   }
 
   /** A fill as a notice: with the order's type and, for a fill that reduced the position, the PnL it realised. */

@@ -125,6 +125,7 @@ export function notificationsFromEnv(
         logger: deps.logger,
         timers,
         startedAt,
+        answering: (channel) => notifier.answering(channel),
         reply: async (chatId, text) => {
           await notifier.channels.find((c) => c.name === `telegram:${chatId}`)?.limiter.acquire();
           await telegram.sendMessage(chatId, redact(text));

@@ -133,6 +133,23 @@ describe('notifications from the daemon on paper', () => {
         ) as string,
       ]),
     );
+    // Each action is answered once: what it recorded is not told to the chat again as a notification.
+    const told = replies.join('\n');
+    expect(told).not.toContain('PAUSED: paused by the operator');
+    expect(told).not.toContain('KILL SWITCH ON');
+    expect(told).not.toContain('STOP-BUY ON');
+    expect(told).not.toMatch(/operator (pause|resume|kill-switch|stop-buy|exit|reload)/);
+    expect(replies.filter((t) => t === 'PAPER · churn resumed')).toHaveLength(1);
+    // Another channel still gets them; an operator's pause is a warning there, not an error.
+    const hookNotices = hook.received.flatMap(
+      (r) =>
+        (r.json as { notifications: { kind: string; level: string; data: Record<string, unknown> }[] }).notifications,
+    );
+    const operatorPause = hookNotices.find(
+      (n) => n.kind === 'paused' && String(n.data.reason).includes('telegram:111'),
+    );
+    expect(operatorPause?.level).toBe('warn');
+    expect(hookNotices.some((n) => n.kind === 'operator' && n.data.action === 'resume')).toBe(true);
     expect(daemon.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(daemon.messages(/webhook: dropping notifications/)).toHaveLength(1);
     const sent = events(db, 'notification-sent');

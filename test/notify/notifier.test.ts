@@ -328,6 +328,48 @@ describe('the notifier', () => {
     expect([...kept.values()].filter((k) => k === 'paused' || k === 'fill').sort()).toEqual(['fill', 'paused']);
   });
 
+  it('holds back from a chat what its own command recorded, and nothing else', async () => {
+    const notifications = notificationsFromEnv(env({ TELEGRAM_EVENTS: 'all', NOTIFY_GROUP_MS: '300' }), {
+      store,
+      logger: captureLogger().logger,
+      mode: 'paper',
+      timers: wallClock,
+    });
+    await until('the start told', () => bot.sent.length === 2);
+    // What a /pause from chat 111 records while it runs, with a fill and another source's action meanwhile.
+    const answered = notifications?.notifier.answering('telegram:111');
+    store.events.record(Date.now(), 'grid', 'paused', { reason: 'paused by the operator (telegram:111)' });
+    recordFill('1');
+    store.events.record(Date.now(), undefined, 'operator', {
+      action: 'pause',
+      outcome: 'paused',
+      source: 'api 1.2.3.4',
+    });
+    store.events.record(Date.now(), undefined, 'operator', {
+      action: 'pause',
+      outcome: 'paused',
+      source: 'telegram:111',
+    });
+    answered?.();
+    // After the command: told to both chats again.
+    store.events.record(Date.now(), 'grid', 'resumed', {});
+    await until('both chats told', () => bot.sent.length === 4);
+    await notifications?.stop(5000);
+    const to = (chat: string) =>
+      bot.sent
+        .filter((m) => m.chatId === chat)
+        .slice(1)
+        .map((m) => m.text)
+        .join('\n');
+    expect(to('111')).not.toContain('PAUSED');
+    expect(to('111')).not.toContain('(telegram:111)');
+    expect(to('111')).toContain('grid BTCUSDT BUY LIMIT 1 @ 100');
+    expect(to('111')).toContain('operator pause → paused (api 1.2.3.4)');
+    expect(to('111')).toContain('grid resumed');
+    expect(to('222')).toContain('⚠ grid PAUSED: paused by the operator (telegram:111)');
+    expect(to('222')).toContain('operator pause → paused (telegram:111)');
+  });
+
   it('is not set up without a channel', () => {
     const bare = parseEnv({});
     expect(notificationsFromEnv(bare, { store, logger: captureLogger().logger, mode: 'paper' })).toBeUndefined();
