@@ -42,6 +42,11 @@ export interface BacktestSettings {
   refreshMs?: number;
   /** The equity curve is sampled at every multiple of this (default one hour). */
   sampleMs?: number;
+  /**
+   * Epoch ms at which trading starts: ticks before it only build the strategies' candles (their warm-up), as
+   * the data before a daemon's start would have. Default: the first tick.
+   */
+  start?: number;
 }
 
 /** One order or fill as a parity test compares them with the daemon's. */
@@ -96,12 +101,12 @@ export interface RunOptions {
   keepLog?: boolean;
 }
 
-/** Per symbol of the data (by index): how many ticks it has, and the index of its first (one pass). */
-function symbolTicks(data: TickData): { count: Int32Array; first: Int32Array } {
+/** Per symbol of the data (by index): how many ticks it has from `from` on, and the index of its first (one pass). */
+function symbolTicks(data: TickData, from: number): { count: Int32Array; first: Int32Array } {
   const count = new Int32Array(data.symbols.length);
   const first = new Int32Array(data.symbols.length).fill(-1);
   const sym = data.columns.sym;
-  for (let i = 0; i < data.length; i++) {
+  for (let i = from; i < data.length; i++) {
     const s = sym[i] as number;
     if (count[s]!++ === 0) first[s] = i;
   }
@@ -203,11 +208,17 @@ export async function runBacktest(
   const { symbols, pairs, quoteAsset, symIndex, market } = unitSymbols(instances, data);
   const slot = new Int32Array(data.symbols.length).fill(-1);
   symIndex.forEach((s, k) => (slot[s] = k));
-  const ticks = symbolTicks(data);
+  const { sym, time, price, vb } = data.columns;
+  const warmFrom = settings.start === undefined ? 0 : unitTickFrom(data, slot, 0, -Infinity);
+  const from = settings.start === undefined ? 0 : unitTickFrom(data, slot, 0, settings.start);
+  if (from === data.length)
+    throw new BotError('E_BACKTEST_DATA', `no ticks of ${symbols.join(', ')} at or after the start of the backtest`);
+  const ticks = symbolTicks(data, from);
   const total = symIndex.reduce((n, s) => n + (ticks.count[s] as number), 0);
-  // Every symbol of the unit has ticks in the data (unitSymbols checked it).
-  const first = Math.min(...symIndex.map((s) => ticks.first[s] as number));
-  const { sym, time, price } = data.columns;
+  // Every symbol of the unit has ticks in the data (unitSymbols checked it); those before the start warm up.
+  const first = Math.min(
+    ...symIndex.filter((s) => (ticks.first[s] as number) >= 0).map((s) => ticks.first[s] as number),
+  );
 
   const clock = new VirtualClock(time[first] as number);
   const sim = new MatchingEngine({
@@ -235,6 +246,11 @@ export async function runBacktest(
     const initial = assetTotals(sim, API_KEY, assetCodes);
     const log = new RunLog(clock, options.moduleFiles ?? [], options.keepLog ?? true);
     const engine = new Engine({ venue, clock, store, logger: log.logger, instances });
+    for (let i = warmFrom; i < first; i++) {
+      const s = sym[i] as number;
+      if (slot[s] !== -1)
+        engine.warmUp(data.symbols[s]!.symbol, time[i] as number, price[i] as number, vb[i] as number);
+    }
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
@@ -312,6 +328,13 @@ export async function runBacktest(
   } finally {
     store.close();
   }
+}
+
+/** Index of the first tick of a unit's symbol at or after `start`, from index `i` (data.length when none). */
+function unitTickFrom(data: TickData, slot: Int32Array, i: number, start: number): number {
+  const { sym, time } = data.columns;
+  while (i < data.length && (slot[sym[i] as number] === -1 || (time[i] as number) < start)) i++;
+  return i;
 }
 
 /** About this many buckets of ticks (two points each) make a symbol's price line in the report. */

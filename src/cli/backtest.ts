@@ -5,7 +5,7 @@
  * threads instead of one run.
  */
 import path from 'node:path';
-import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../backtest/job.js';
+import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob, warmUpMs } from '../backtest/job.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
 import { metricsTable, refusalLines, sweepTable } from '../backtest/results-table.js';
@@ -191,7 +191,7 @@ async function backtest(argv: string[]): Promise<number> {
   };
   const sweeps = values.sweep ?? [];
 
-  const { sources } = await readConfigs(configs, values.strategies);
+  const { sources, instances } = await readConfigs(configs, values.strategies);
   const units: Unit[] =
     values.together === true
       ? [{ name: sources.map((s) => String(s.raw.name)).join('+'), sources }]
@@ -215,8 +215,10 @@ async function backtest(argv: string[]): Promise<number> {
   if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
 
   const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
-  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from, to }), {
-    from,
+  // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
+  const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
+  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
+    from: loadFrom,
     to,
     allowPartial: settings.allowPartial,
   });

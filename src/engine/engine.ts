@@ -17,6 +17,8 @@ import type { Store } from '../store/store.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceStatus } from './instance-lifecycle.js';
 import { type InstanceSpec, InstanceRunner, orderView } from './instance-runner.js';
+import { candleNeeds } from '../strategy/candle-needs.js';
+import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
@@ -60,6 +62,11 @@ export interface EngineOptions {
    * finished before their strategy may trade again.
    */
   startPaused?: ReadonlyMap<string, string>;
+  /**
+   * Save each symbol's candles in the store (at every refresh and at stop) and take them up at start, so a
+   * restarted daemon has its strategies' lookback at once. Off in backtests (they never restart).
+   */
+  persistCandles?: boolean;
 }
 
 export interface InstanceSummary {
@@ -119,6 +126,9 @@ export class Engine implements FillSink {
   private allAssetsNamed = false;
   private lastPollComplete = true;
   private readonly startPaused: ReadonlyMap<string, string>;
+  /** Per symbol with an instance that declared candles or indicators: its candles. */
+  private readonly candleBooks = new Map<string, CandleBuilder>();
+  private readonly persistCandles: boolean;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -133,11 +143,23 @@ export class Engine implements FillSink {
     this.startPaused = options.startPaused ?? new Map();
     const canCancel = typeof venue.cancelOrder === 'function';
     const problems: string[] = [];
+    this.persistCandles = options.persistCandles === true;
+    const needs = new Map<string, CandleNeeds>();
+    for (const spec of options.instances) {
+      const merged = needs.get(spec.config.symbol) ?? {};
+      for (const [tf, n] of Object.entries(candleNeeds(spec.definition, spec.params)) as [keyof CandleNeeds, number][])
+        merged[tf] = Math.max(merged[tf] ?? 0, n);
+      needs.set(spec.config.symbol, merged);
+    }
+    for (const [symbol, need] of needs)
+      if (Object.keys(need).length > 0) this.candleBooks.set(symbol, new CandleBuilder(need));
     this.runners = options.instances.map((spec) => {
       if (this.byName.has(spec.config.name))
         problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
       const measureSync = options.measureHooks === true;
-      const runner = new InstanceRunner(spec, { store, journal, market, clock, logger, canCancel, measureSync });
+      const candles = this.candleBooks.get(spec.config.symbol);
+      const deps = { store, journal, market, clock, logger, canCancel, measureSync, candles };
+      const runner = new InstanceRunner(spec, deps);
       this.byName.set(runner.name, runner);
       return runner;
     });
@@ -166,6 +188,39 @@ export class Engine implements FillSink {
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
     this.orders = new OrderManager(this.parts, feeMargin, this.sync);
+  }
+
+  /**
+   * Market data from before the start (a backtest's warm-up): it builds candles, nothing else sees it.
+   * `volume24h` is the ticker's rolling 24-hour base volume (NaN when none).
+   */
+  warmUp(symbol: string, time: number, price: number, volume24h: number): void {
+    this.candleBooks.get(symbol)?.tick(time, price, volume24h);
+  }
+
+  /** The candle book of a symbol (tests and the warm-up's callers read what was built). */
+  candleBook(symbol: string): CandleBuilder | undefined {
+    return this.candleBooks.get(symbol);
+  }
+
+  /** Takes up the candles saved by an earlier run (persistCandles). */
+  private restoreCandles(): void {
+    if (!this.persistCandles) return;
+    for (const [symbol, book] of this.candleBooks) {
+      const saved = this.parts.store.candles.get(symbol);
+      if (saved === undefined) continue;
+      try {
+        book.restore(JSON.parse(saved) as CandleSnapshot);
+      } catch (err) {
+        this.parts.logger.warn({ err, symbol }, 'saved candles unreadable: building them afresh');
+      }
+    }
+  }
+
+  private saveCandles(): void {
+    if (!this.persistCandles) return;
+    const { store, clock } = this.parts;
+    for (const [symbol, book] of this.candleBooks) store.candles.put(symbol, JSON.stringify(book.snapshot()), clock.now());
   }
 
   /** The distinct schedules of the instances: one market job each. */
@@ -312,6 +367,7 @@ export class Engine implements FillSink {
   private startLocked(): Promise<void> {
     const { journal, logger, market } = this.parts;
     journal.load();
+    this.restoreCandles();
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
@@ -373,7 +429,12 @@ export class Engine implements FillSink {
    */
   observe(tickers: readonly Ticker[], schedule?: string): Promise<void> | undefined {
     const { market } = this.parts;
-    for (let i = 0; i < tickers.length; i++) market.setTicker(tickers[i] as Ticker);
+    const books = this.candleBooks;
+    for (let i = 0; i < tickers.length; i++) {
+      const t = tickers[i] as Ticker;
+      market.setTicker(t);
+      if (books.size > 0) books.get(t.symbol)?.tick(t.time, t.last, t.baseVolume ?? NaN);
+    }
     if (this.state !== 'running') return undefined;
     const index = schedule === undefined ? this.bySymbol : this.bySchedule.get(schedule);
     if (index === undefined) return undefined;
@@ -551,6 +612,7 @@ export class Engine implements FillSink {
     return this.lock.run(async () => {
       await this.refreshLocked();
       for (const r of this.runners) if (r.status === 'running') r.saveState();
+      this.saveCandles();
     });
   }
 
@@ -608,6 +670,7 @@ export class Engine implements FillSink {
           }
           r.markStopped();
         }
+        this.saveCandles();
       })
       .catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
     const finished = await within(work, this.stopTimeoutMs);

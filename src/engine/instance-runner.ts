@@ -34,6 +34,9 @@ import { intentBuilders } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
 import type { JournalCache } from './journal-cache.js';
 import { positionFromFills, type PositionTracker } from '../market/position.js';
+import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
+import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
+import { candleNeeds } from '../strategy/candle-needs.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {
@@ -53,7 +56,11 @@ export interface RunnerDeps {
   canCancel: boolean;
   /** Measure synchronous hooks on the wall clock and pause the instance when one overran (the daemon; never a backtest, whose results must not depend on the machine's speed). */
   measureSync?: boolean;
+  /** The candles of the instance's symbol (undefined when no instance on it declared any). */
+  candles?: CandleBuilder;
 }
+
+const NO_CANDLES: readonly Candle[] = Object.freeze([]);
 
 /** A hook's time limit when the strategy file sets none. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 5_000;
@@ -167,6 +174,17 @@ class InstanceContext implements StrategyContext<unknown, State> {
   now(): number {
     return this.runner.deps.clock.now();
   }
+
+  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean }): readonly Candle[] {
+    const book = this.runner.deps.candles;
+    if (book === undefined) return NO_CANDLES;
+    const kept = this.runner.candleLimits[timeframe] ?? 0;
+    return book.candles(timeframe, Math.min(count, kept), options?.forming === true);
+  }
+
+  get indicators(): IndicatorViews<IndicatorSpecs> {
+    return this.runner.indicators;
+  }
 }
 
 export class InstanceRunner {
@@ -205,6 +223,9 @@ export class InstanceRunner {
   private viewsVersion = -1;
   private views: readonly OrderView[] = [];
   private lastRefusal: { reason: string; time: number; suppressed: number } | undefined;
+  /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
+  candleLimits: CandleNeeds = {};
+  private indicatorSet = new IndicatorSet({});
 
   constructor(
     spec: InstanceSpec,
@@ -220,6 +241,23 @@ export class InstanceRunner {
     this.logger = deps.logger.child({ instance: this.name });
     this.position = positionFromFills([]);
     this.ctx = new InstanceContext(this);
+    this.makeIndicators(spec);
+  }
+
+  /** A fresh set of the definition's indicators for these params (fed from the kept candles at the next hook). */
+  private makeIndicators(spec: InstanceSpec): void {
+    this.candleLimits = candleNeeds(spec.definition, spec.params);
+    this.indicatorSet = new IndicatorSet(this.definition.indicators?.(spec.params) ?? {});
+  }
+
+  get indicators(): IndicatorViews<IndicatorSpecs> {
+    return this.indicatorSet.views;
+  }
+
+  /** Feeds the indicators the candles closed since the last hook (before every hook). */
+  feedIndicators(): void {
+    const book = this.deps.candles;
+    if (book !== undefined) this.indicatorSet.feed(book);
   }
 
   /** Loads persisted state, the local id sequence and the position from the store. */
@@ -321,6 +359,8 @@ export class InstanceRunner {
     this.params = spec.params;
     this.ctx.params = spec.params;
     this.limits = spec.config.risk;
+    // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
+    if (this.definition.indicators !== undefined) this.makeIndicators(spec);
   }
 
   get isDirty(): boolean {
@@ -349,6 +389,7 @@ export class InstanceRunner {
   callTick(): boolean | Promise<boolean> {
     const definition = this.definition;
     if (definition.onTick === undefined) return true;
+    this.feedIndicators();
     this.inHook = true;
     if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;
@@ -367,6 +408,7 @@ export class InstanceRunner {
   ): boolean | Promise<boolean> {
     const definition = this.definition;
     if (definition[hook] === undefined) return true;
+    this.feedIndicators();
     this.inHook = true;
     if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;

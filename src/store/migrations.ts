@@ -182,6 +182,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'candles per symbol',
+    sql: `
+      -- Each symbol's candles as the engine last saved them (JSON: closed candles per timeframe, the forming
+      -- ones, the last day's minute volumes), so a restart does not wait for the strategies' lookback again.
+      CREATE TABLE candles (
+        symbol      TEXT PRIMARY KEY,
+        snapshot    TEXT NOT NULL,
+        updated_at  INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

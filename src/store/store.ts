@@ -1,5 +1,6 @@
 /** The bot's store: one database connection and the table families on it. */
 import { openDatabase, type Db, type OpenDatabaseOptions } from './database.js';
+import { CandleStore } from './candles.js';
 import { EventLog } from './events.js';
 import { FillStore } from './fills.js';
 import { LastPrices } from './last-prices.js';
@@ -14,6 +15,8 @@ export class Store {
   readonly state: StrategyStateStore;
   readonly events: EventLog;
   readonly prices: LastPrices;
+  /** Each symbol's candles, saved by the engine across restarts. */
+  readonly candles: CandleStore;
   /** The embedded simulated exchange's own tables (paper trading). */
   readonly paper: PaperExchangeStore;
   private readonly runInTransaction;
@@ -25,6 +28,7 @@ export class Store {
     this.state = new StrategyStateStore(db);
     this.events = new EventLog(db);
     this.prices = new LastPrices(db);
+    this.candles = new CandleStore(db);
     this.paper = new PaperExchangeStore(db);
     // One transaction wrapper created once; nested calls become savepoints (better-sqlite3).
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());

@@ -8,9 +8,31 @@ import { dec, type Dec, type DecimalLike } from '../market/decimal.js';
 import type { PairRules, Side } from '../market/pair-rules.js';
 import type { Position } from '../market/position.js';
 import type { Ticker } from '../ports/venue-records.js';
+import type { Candle, CandleNeeds, Timeframe } from '../market/candles.js';
+import type { IndicatorSpecs, IndicatorViews } from './indicators.js';
 
-export type { Dec, DecimalLike, PairRules, Position, Side, Ticker };
+export type { Candle, CandleNeeds, Dec, DecimalLike, PairRules, Position, Side, Ticker, Timeframe };
 export { D, dec, plain } from '../market/decimal.js';
+export { TIMEFRAMES, TIMEFRAME_MS } from '../market/candles.js';
+export {
+  atr,
+  bollinger,
+  ema,
+  macd,
+  rsi,
+  sma,
+  stochastic,
+  vwap,
+  type BandsResult,
+  type PriceSource,
+  type IndicatorSpec,
+  type IndicatorSpecs,
+  type IndicatorView,
+  type IndicatorViews,
+  type MACDResult,
+  type StochasticResult,
+} from './indicators.js';
+export { z } from 'zod';
 
 /**
  * A params field holding a positive exact decimal, given as a JSON number or as text ("0.05"); parses to Dec.
@@ -164,7 +186,11 @@ export interface IntentBuilders {
 }
 
 /** What every hook receives. Read-only views, recomputed by the engine for each call. */
-export interface StrategyContext<P = unknown, S extends object = Record<string, unknown>> extends IntentBuilders {
+export interface StrategyContext<
+  P = unknown,
+  S extends object = Record<string, unknown>,
+  I extends IndicatorSpecs = IndicatorSpecs,
+> extends IntentBuilders {
   /** Instance name from the strategy file. */
   readonly instance: string;
   readonly symbol: string;
@@ -189,26 +215,48 @@ export interface StrategyContext<P = unknown, S extends object = Record<string, 
   readonly log: StrategyLogger;
   /** Epoch ms from the engine's clock (virtual in backtests). */
   now(): number;
+  /**
+   * Up to `count` closed candles of the symbol at `timeframe`, oldest first (at most what the definition's
+   * `candles` declares for it; none for a timeframe it does not declare). With `{ forming: true }` the candle
+   * still forming comes last. The same array is returned until a candle closes: do not change it.
+   */
+  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean }): readonly Candle[];
+  /** The indicators the definition declares, updated by the engine on every closed candle of their timeframe. */
+  readonly indicators: IndicatorViews<I>;
 }
 
-export interface StrategyDefinition<Schema extends z.ZodType = z.ZodType, S extends object = Record<string, unknown>> {
+export interface StrategyDefinition<
+  Schema extends z.ZodType = z.ZodType,
+  S extends object = Record<string, unknown>,
+  I extends IndicatorSpecs = IndicatorSpecs,
+> {
   name: string;
   description?: string;
   params: Schema;
+  /**
+   * Closed candles to keep per timeframe (e.g. `{ '5m': 200, '1h': 50 }`): the engine keeps only these, warms
+   * them up before the first tick (from the data before a backtest's start, from its saved candles live), and
+   * `ctx.candles` reads them. A function gets the params (a lookback that depends on a period).
+   */
+  candles?: CandleNeeds | ((params: z.infer<Schema>) => CandleNeeds);
+  /** Indicators by name, from the params (e.g. `(p) => ({ fast: ema('5m', p.fast) })`): `ctx.indicators`. */
+  indicators?: (params: z.infer<Schema>) => I;
   /** Order types this strategy may send; checked against the pair at start. */
   orderTypes?: ReadonlyArray<'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO'>;
   /** Set when the strategy cannot work without cancel; the engine refuses to start it on a venue without. */
   requiresCancel?: boolean;
-  onStart?(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
-  onTick(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
-  onFill?(ctx: StrategyContext<z.infer<Schema>, S>, fill: FillView): void | Promise<void>;
-  onStop?(ctx: StrategyContext<z.infer<Schema>, S>): void | Promise<void>;
+  onStart?(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
+  onTick(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
+  onFill?(ctx: StrategyContext<z.infer<Schema>, S, I>, fill: FillView): void | Promise<void>;
+  onStop?(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
 }
 
 /** Declare a strategy: the default export of a module in strategies/. */
-export function defineStrategy<Schema extends z.ZodType, S extends object = Record<string, unknown>>(
-  definition: StrategyDefinition<Schema, S>,
-): StrategyDefinition<Schema, S> {
+export function defineStrategy<
+  Schema extends z.ZodType,
+  S extends object = Record<string, unknown>,
+  I extends IndicatorSpecs = IndicatorSpecs,
+>(definition: StrategyDefinition<Schema, S, I>): StrategyDefinition<Schema, S, I> {
   return definition;
 }
 

@@ -15,6 +15,9 @@ import { tickerFromWire, TickerSchema } from '../../src/exchange/wire-schemas.js
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { D, dec, type Dec, type DecimalLike } from '../../src/market/decimal.js';
 import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../../src/market/pair-rules.js';
+import { CandleBuilder } from '../../src/market/candles.js';
+import { candleNeeds } from '../../src/strategy/candle-needs.js';
+import { IndicatorSet } from '../../src/strategy/indicators.js';
 import type {
   Balance,
   FillView,
@@ -81,6 +84,9 @@ export class Harness<S extends object = Record<string, unknown>> {
   readonly logs: { level: string; msg: string }[] = [];
   private readonly venue: VenueMemory;
   private nextId = 1;
+  /** The engine's own candle builder and indicator set, fed with this harness's ticks. */
+  readonly candleBook: CandleBuilder;
+  private readonly indicators: IndicatorSet;
 
   constructor(
     readonly definition: AnyDefinition<S>,
@@ -95,6 +101,8 @@ export class Harness<S extends object = Record<string, unknown>> {
     this.quote = dec(options.quote ?? 1_000_000);
     this.venue = options.venue ?? { quoteAmounts: new Map(), triggered: new Set() };
     this.nextId = this.orders.length + 1;
+    this.candleBook = new CandleBuilder(candleNeeds(definition as StrategyDefinition, this.params));
+    this.indicators = new IndicatorSet(definition.indicators?.(this.params) ?? {});
   }
 
   /** The engine after a restart: persisted state and journaled open orders, fresh everything else. */
@@ -165,6 +173,8 @@ export class Harness<S extends object = Record<string, unknown>> {
         error: (msg) => this.logs.push({ level: 'error', msg }),
       },
       now: () => this.time,
+      candles: (tf, count, options) => this.candleBook.candles(tf, count, options?.forming === true),
+      indicators: this.indicators.views,
       ...intentBuilders(() => rules, queue),
     };
   }
@@ -236,6 +246,8 @@ export class Harness<S extends object = Record<string, unknown>> {
   async tick(price: DecimalLike, stepMs = 1000): Promise<Intent[]> {
     this.price = dec(price);
     this.time += stepMs;
+    this.candleBook.tick(this.time, this.price.toNumber(), NaN);
+    this.indicators.feed(this.candleBook);
     const queue: Intent[] = [];
     await this.definition.onTick(this.context(queue));
     return this.settle(queue);
