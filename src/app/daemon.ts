@@ -205,6 +205,7 @@ export class Daemon {
             reconcileWindowMs: env.RECONCILE_WINDOW_MS,
             measureHooks: true,
             startPaused,
+            persistCandles: true,
           });
           await candidate.start();
           return candidate;

@@ -9,6 +9,7 @@ import { cronProblem } from '../clocks/cron-schedule.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import type { StrategyDefinition } from '../strategy/api.js';
+import { candleNeedsProblems } from '../strategy/candle-needs.js';
 import { loadStrategy, StrategyLoadError } from '../strategy/loader.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { describeValue, issueLines } from './problems.js';
@@ -124,8 +125,11 @@ async function checkFile(
       if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
         const schema = strictParams(definition.params);
         const result = schema.safeParse(input);
-        if (result.success) params = result.data;
-        else problems.push(...issueLines(file, result.error.issues, input, schema, ['params']));
+        if (result.success) {
+          params = result.data;
+          const needs = candleNeedsProblems(definition, params);
+          problems.push(...needs.map((p) => `${file}: strategy ${definition!.name}: ${p}`));
+        } else problems.push(...issueLines(file, result.error.issues, input, schema, ['params']));
       }
     }
   }

@@ -220,7 +220,8 @@ export class Engine implements FillSink {
   private saveCandles(): void {
     if (!this.persistCandles) return;
     const { store, clock } = this.parts;
-    for (const [symbol, book] of this.candleBooks) store.candles.put(symbol, JSON.stringify(book.snapshot()), clock.now());
+    for (const [symbol, book] of this.candleBooks)
+      store.candles.put(symbol, JSON.stringify(book.snapshot()), clock.now());
   }
 
   /** The distinct schedules of the instances: one market job each. */

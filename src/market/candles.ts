@@ -70,17 +70,19 @@ class CandleSeries {
     this.ring = new Array<Candle | undefined>(capacity);
   }
 
-  tick(time: number, price: number): void {
+  /** One tick; true when it closed a candle. */
+  tick(time: number, price: number): boolean {
     const f = this.forming;
     if (f !== undefined && time < f.time + this.ms) {
       if (price > f.high) f.high = price;
       if (price < f.low) f.low = price;
       f.close = price;
-      return;
+      return false;
     }
     if (f !== undefined) this.push(Object.freeze({ ...f }));
     const start = time - (time % this.ms);
     this.forming = { time: start, open: price, high: price, low: price, close: price, volume: 0 };
+    return f !== undefined;
   }
 
   addVolume(volume: number): void {
@@ -148,6 +150,8 @@ export class CandleBuilder {
   private minuteLeft = 0;
   private readonly minuteIds = new Float64Array(DAY_MINUTES).fill(-1);
   private readonly minuteVolumes = new Float64Array(DAY_MINUTES);
+  /** Candles closed so far over every timeframe: a reader's one-comparison test for "anything new?". */
+  closedCount = 0;
 
   constructor(needs: CandleNeeds) {
     for (const tf of TIMEFRAMES) {
@@ -186,7 +190,7 @@ export class CandleBuilder {
       this.lastVolume24h = volume24h;
     }
     const list = this.list;
-    for (let i = 0; i < list.length; i++) (list[i] as CandleSeries).tick(time, price);
+    for (let i = 0; i < list.length; i++) if ((list[i] as CandleSeries).tick(time, price)) this.closedCount++;
   }
 
   /**
@@ -271,6 +275,7 @@ export class CandleBuilder {
       const s = this.series.get(saved.timeframe);
       if (s === undefined) continue;
       for (const c of saved.closed) s.push(Object.freeze({ ...c }));
+      this.closedCount += saved.closed.length;
       s.forming = saved.forming === null ? undefined : { ...saved.forming };
     }
   }

@@ -1,5 +1,5 @@
 /** What candles a strategy needs kept, from its definition and params. */
-import type { CandleNeeds } from '../market/candles.js';
+import { isTimeframe, TIMEFRAMES, type CandleNeeds } from '../market/candles.js';
 import type { StrategyDefinition } from './api.js';
 import type { IndicatorSpecs } from './indicators.js';
 
@@ -13,4 +13,46 @@ export function candleNeeds(definition: StrategyDefinition, params: unknown): Ca
   const specs: IndicatorSpecs = definition.indicators?.(params) ?? {};
   for (const ind of Object.values(specs)) needs[ind.timeframe] = Math.max(needs[ind.timeframe] ?? 0, ind.warmUp);
   return needs;
+}
+
+/** Most closed candles one timeframe may keep (a day of minutes is 1,440; a year of hours 8,760). */
+export const MAX_CANDLES = 100_000;
+
+/**
+ * What is wrong with a definition's `candles` and `indicators` for these params (each a line naming the
+ * field); empty when fine. A function that throws (an indicator period the library refuses) is a problem too.
+ */
+export function candleNeedsProblems(definition: StrategyDefinition, params: unknown): string[] {
+  const problems: string[] = [];
+  let declared: unknown;
+  try {
+    declared = typeof definition.candles === 'function' ? definition.candles(params) : (definition.candles ?? {});
+  } catch (err) {
+    return [`candles: threw ${err instanceof Error ? err.message : String(err)}`];
+  }
+  if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+    problems.push(`candles: expected an object of timeframe -> count, found ${JSON.stringify(declared)}`);
+  } else {
+    for (const [tf, count] of Object.entries(declared as Record<string, unknown>)) {
+      if (!isTimeframe(tf)) problems.push(`candles: expected a timeframe of ${TIMEFRAMES.join(', ')}, found '${tf}'`);
+      else if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_CANDLES)
+        problems.push(
+          `candles.${tf}: expected a whole number from 1 to ${MAX_CANDLES}, found ${JSON.stringify(count)}`,
+        );
+    }
+  }
+  try {
+    const specs: unknown = definition.indicators?.(params) ?? {};
+    if (specs === null || typeof specs !== 'object') problems.push('indicators: expected an object of indicators');
+    else {
+      for (const [key, spec] of Object.entries(specs as Record<string, unknown>)) {
+        const tf = (spec as { timeframe?: unknown } | null)?.timeframe;
+        if (typeof tf !== 'string' || !isTimeframe(tf) || typeof (spec as { create?: unknown }).create !== 'function')
+          problems.push(`indicators.${key}: expected an indicator of the strategy API (ema('5m', 12)…)`);
+      }
+    }
+  } catch (err) {
+    problems.push(`indicators: threw ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return problems;
 }

@@ -177,7 +177,12 @@ export function bollinger(
 /** Average true range (Wilder's smoothing) over `period` candles. */
 export function atr(timeframe: Timeframe, period = 14): IndicatorSpec<number> {
   positiveInt('atr period', period);
-  return spec('atr', timeframe, () => new ATR(period), (c) => c);
+  return spec(
+    'atr',
+    timeframe,
+    () => new ATR(period),
+    (c) => c,
+  );
 }
 
 /** Stochastic oscillator: %K over `k` candles slowed by `slowing`, %D its `d`-candle SMA. */
@@ -188,7 +193,12 @@ export function stochastic(
   const kPeriod = positiveInt('stochastic k', periods.k ?? 14);
   const dPeriod = positiveInt('stochastic d', periods.d ?? 3);
   const kSlowingPeriod = positiveInt('stochastic slowing', periods.slowing ?? 3);
-  return spec('stochastic', timeframe, () => new StochasticOscillator({ kPeriod, dPeriod, kSlowingPeriod }), (c) => c);
+  return spec(
+    'stochastic',
+    timeframe,
+    () => new StochasticOscillator({ kPeriod, dPeriod, kSlowingPeriod }),
+    (c) => c,
+  );
 }
 
 /**
@@ -196,7 +206,12 @@ export function stochastic(
  * started (its warm-up included); candles without volume are skipped.
  */
 export function vwap(timeframe: Timeframe): IndicatorSpec<number> {
-  return spec('vwap', timeframe, () => new VWAP(), (c) => c);
+  return spec(
+    'vwap',
+    timeframe,
+    () => new VWAP(),
+    (c) => c,
+  );
 }
 
 /** The indicator specs a strategy declares, by the name the hooks read them under. */
@@ -208,6 +223,8 @@ type SpecValue<X> = X extends IndicatorSpec<infer T> ? T : never;
 
 /** Where an indicator set reads closed candles (the engine's CandleBuilder). */
 export interface ClosedCandles {
+  /** Candles closed so far over every timeframe (grows by one per candle closed). */
+  readonly closedCount: number;
   lastClosedTime(timeframe: Timeframe): number;
   candlesSince(timeframe: Timeframe, time: number): readonly Candle[];
 }
@@ -216,6 +233,8 @@ export interface ClosedCandles {
 export class IndicatorSet {
   readonly views: IndicatorViews<IndicatorSpecs>;
   private readonly feeds: IndicatorFeed<unknown>[];
+  /** The source's closedCount when last fed (-1: never). */
+  private fedAt = -1;
 
   constructor(specs: IndicatorSpecs) {
     const views: Record<string, IndicatorFeed<unknown>> = {};
@@ -226,9 +245,11 @@ export class IndicatorSet {
 
   /**
    * Feeds each indicator the closed candles it has not seen (the first time: every candle kept, its warm-up).
-   * Costs one comparison per indicator when no candle closed.
+   * Costs one comparison when no candle closed.
    */
   feed(source: ClosedCandles): void {
+    if (source.closedCount === this.fedAt) return;
+    this.fedAt = source.closedCount;
     const feeds = this.feeds;
     for (let i = 0; i < feeds.length; i++) {
       const feed = feeds[i] as IndicatorFeed<unknown>;

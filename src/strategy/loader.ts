@@ -80,6 +80,18 @@ export function strategyShapeProblems(value: unknown): string[] {
   if (def.requiresCancel !== undefined && typeof def.requiresCancel !== 'boolean') {
     problems.push('default export: requiresCancel: expected a boolean when present');
   }
+  if (
+    def.candles !== undefined &&
+    typeof def.candles !== 'function' &&
+    (typeof def.candles !== 'object' || def.candles === null)
+  ) {
+    problems.push(
+      "default export: candles: expected an object such as { '5m': 200 } (or a function of the params) when present",
+    );
+  }
+  if (def.indicators !== undefined && typeof def.indicators !== 'function') {
+    problems.push('default export: indicators: expected a function of the params when present');
+  }
   if (def.orderTypes !== undefined) {
     const types: unknown = def.orderTypes;
     const valid =

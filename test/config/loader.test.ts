@@ -14,6 +14,12 @@ beforeAll(() => {
   project.strategy('shapeless.ts', `export default { name: 'shapeless', params: { levels: 3 }, onStart: 1 };\n`);
   project.strategy('boom.ts', `throw new Error('boom while loading');\n`);
   project.strategy(
+    'badcandles.ts',
+    `import { z } from 'zod';\nimport { ema } from '${REPO}/src/strategy/api.ts';\n` +
+      `export default { name: 'badcandles', params: z.object({ n: z.number().default(0) }),\n` +
+      `  candles: { '5m': 0, '2h': 10 }, indicators: (p) => ({ fast: ema('5m', p.n) }), onTick() {} };\n`,
+  );
+  project.strategy(
     'badtypes.ts',
     `import { z } from 'zod';\nexport default { name: 'badtypes', params: z.object({}), orderTypes: ['LIMIT', 'ICEBERG'], onTick() {} };\n`,
   );
@@ -138,6 +144,20 @@ describe('loadStrategyFiles', () => {
       `${files[2]}: strategy: ${module('boom')}: cannot be loaded: boom while loading`,
       `${files[3]}: strategy: ${module('badtypes')}: default export: orderTypes: expected a non-empty list of distinct LIMIT, MARKET, STOP_LIMIT, OCO, found ["LIMIT","ICEBERG"]`,
     ]);
+  });
+
+  it("reports a strategy's candles and indicators that make no sense for the file's params, naming the field", async () => {
+    const file = project.config('candles.json', { ...valid, name: 'c', strategy: 'badcandles', params: {} });
+    expect(await problemsOf(file)).toEqual([
+      `${file}: strategy badcandles: candles.5m: expected a whole number from 1 to 100000, found 0`,
+      `${file}: strategy badcandles: candles: expected a timeframe of 1m, 5m, 15m, 1h, 4h, 1d, found '2h'`,
+      `${file}: strategy badcandles: indicators: threw ema period: expected a positive integer, found 0`,
+    ]);
+  });
+
+  it('validates the shipped config/ema-trend-btcusdt.json against the real ema-trend strategy', async () => {
+    const [instance] = await loadStrategyFiles(join(REPO, 'config/ema-trend-btcusdt.json'));
+    expect(instance!.params).toMatchObject({ timeframe: '1h', fast: 12, slow: 26 });
   });
 
   it('reports invalid JSON with line and column', async () => {

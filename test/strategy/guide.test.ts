@@ -22,6 +22,8 @@ beforeAll(() => {
   symlinkSync(join(REPO, 'src'), join(project.root, 'src'), 'dir');
   project.strategy('dip-buyer.ts', examples.get('strategies/dip-buyer.ts') ?? '');
   project.config('dip-buyer-btcusdt.json', examples.get('config/dip-buyer-btcusdt.json') ?? '');
+  project.strategy('sma-cross.ts', examples.get('strategies/sma-cross.ts') ?? '');
+  project.config('sma-cross-btcusdt.json', examples.get('config/sma-cross-btcusdt.json') ?? '');
 });
 afterAll(() => project.remove());
 
@@ -30,11 +32,18 @@ const summary = (intents: readonly Intent[]) =>
 
 describe('the strategy guide', () => {
   it('holds the example strategy and its config', () => {
-    expect([...examples.keys()]).toEqual(['strategies/dip-buyer.ts', 'config/dip-buyer-btcusdt.json']);
+    expect([...examples.keys()]).toEqual([
+      'strategies/dip-buyer.ts',
+      'config/dip-buyer-btcusdt.json',
+      'strategies/sma-cross.ts',
+      'config/sma-cross-btcusdt.json',
+    ]);
   });
 
   it('its example loads through the config and strategy loaders, and trades as the guide says', async () => {
-    const [instance] = await loadStrategyFiles(project.configDir, { strategiesDir: project.strategiesDir });
+    const [instance] = await loadStrategyFiles(join(project.configDir, 'dip-buyer-btcusdt.json'), {
+      strategiesDir: project.strategiesDir,
+    });
     expect(instance?.config).toMatchObject({ name: 'dip-buyer-btcusdt', strategy: 'dip-buyer', symbol: 'BTCUSDT' });
     const h = new Harness(instance!.definition, { params: instance!.config.params });
     await h.start();
@@ -49,7 +58,9 @@ describe('the strategy guide', () => {
   });
 
   it('its example sells what it can and rests, though the base fee of the buy leaves dust below the step', async () => {
-    const [instance] = await loadStrategyFiles(project.configDir, { strategiesDir: project.strategiesDir });
+    const [instance] = await loadStrategyFiles(join(project.configDir, 'dip-buyer-btcusdt.json'), {
+      strategiesDir: project.strategiesDir,
+    });
     const params = { ...(instance!.config.params as object), quantity: '0.0015' };
     const h = new Harness(instance!.definition, { params });
     await h.start();
@@ -65,5 +76,23 @@ describe('the strategy guide', () => {
     expect(await h.walk(['23000', '22000', '23500'], 10_000)).toEqual([]);
     expect(h.rejected).toEqual([]);
     expect(h.state).toMatchObject({ done: true });
+  });
+
+  it('its SMA crossover reads candles: it buys once the fast average of closed candles is above the slow one', async () => {
+    const [instance] = await loadStrategyFiles(join(project.configDir, 'sma-cross-btcusdt.json'), {
+      strategiesDir: project.strategiesDir,
+    });
+    const h = new Harness(instance!.definition, { params: instance!.config.params });
+    const kinds = (intents: readonly Intent[]) =>
+      intents.map((i) => (i.kind === 'CANCEL' ? 'CANCEL' : `${i.kind} ${i.side} ${i.tag}`));
+    // One tick per five minutes: each closes the candle before. Four closed candles are needed.
+    expect(kinds(await h.walk(['100', '99', '98', '97'], 300_000))).toEqual([]);
+    // Closes 100 99 98 97: falling (fast 97.5 under slow 98.5), nothing.
+    expect(kinds(await h.walk(['101'], 300_000))).toEqual([]);
+    // Closes 99 98 97 101: fast 99 over slow 98.75.
+    expect(kinds(await h.walk(['105'], 300_000))).toEqual(['MARKET BUY sma:buy']);
+    expect(kinds(await h.walk(['106', '107'], 300_000))).toEqual([]);
+    expect(kinds(await h.walk(['90', '80', '70'], 300_000))).toEqual(['MARKET SELL sma:sell']);
+    expect(h.rejected).toEqual([]);
   });
 });

@@ -21,9 +21,7 @@ import {
   type IndicatorView,
 } from '../../src/strategy/indicators.js';
 
-const CLOSES = [
-  81.59, 81.06, 82.87, 83.0, 83.61, 83.15, 82.84, 83.99, 84.55, 84.36, 85.53, 86.54, 86.89, 87.77, 87.29,
-];
+const CLOSES = [81.59, 81.06, 82.87, 83.0, 83.61, 83.15, 82.84, 83.99, 84.55, 84.36, 85.53, 86.54, 86.89, 87.77, 87.29];
 const HIGHS = [82.15, 81.89, 83.03, 83.3, 83.85, 83.9, 83.33, 84.3, 84.84, 85.0, 85.9, 86.58, 86.98, 88.0, 87.87];
 const LOWS = [81.29, 80.64, 81.31, 82.65, 83.07, 83.11, 82.49, 82.3, 84.15, 84.11, 84.03, 85.39, 85.76, 87.17, 87.01];
 const MINUTE = 60_000;
@@ -40,6 +38,9 @@ const TULIP: Candle[] = CLOSES.map((close, i) => ({
 /** Closed candles as the engine's CandleBuilder hands them out, growing one at a time. */
 class GrowingCandles implements ClosedCandles {
   shown = 0;
+  get closedCount(): number {
+    return this.shown;
+  }
   constructor(private readonly all: readonly Candle[]) {}
   lastClosedTime(): number {
     return this.shown === 0 ? -Infinity : (this.all[this.shown - 1] as Candle).time;
@@ -150,7 +151,14 @@ describe('indicators against the reference values', () => {
       volume,
     }));
     candles.push({ time: 5 * MINUTE, open: 50, high: 50, low: 50, close: 50, volume: 0 });
-    expect(series({ x: vwap('1m') }, 'x', candles, fixed(2))).toEqual(['9.00', '10.05', '9.21', '9.44', '9.18', '9.18']);
+    expect(series({ x: vwap('1m') }, 'x', candles, fixed(2))).toEqual([
+      '9.00',
+      '10.05',
+      '9.21',
+      '9.44',
+      '9.18',
+      '9.18',
+    ]);
   });
 });
 

@@ -1,0 +1,92 @@
+/**
+ * A backtest with a start: the ticks before it only build candles (the warm-up), so at the first traded tick
+ * the strategy has its whole lookback and ready indicators, equal to candles built from the data on their own.
+ */
+import { EMA } from 'trading-signals';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { warmUpMs } from '../../src/backtest/job.js';
+import { runBacktest } from '../../src/backtest/runner.js';
+import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import type { Candle } from '../../src/market/candles.js';
+import { defineStrategy, ema, type StrategyContext, z } from '../../src/strategy/api.js';
+import { instance } from '../engine/harness.js';
+import { SAMPLE } from './fixtures.js';
+
+const HOUR = 3_600_000;
+const START = Date.parse('2023-03-09T00:00:00Z');
+
+interface Seen {
+  time: number;
+  hours: readonly Candle[];
+  ema: number | undefined;
+}
+
+function probe(seen: Seen[]) {
+  const record = (ctx: StrategyContext) => {
+    seen.push({
+      time: ctx.now(),
+      hours: ctx.candles('1h', 12),
+      ema: ctx.indicators.trend!.value as number | undefined,
+    });
+  };
+  return defineStrategy({
+    name: 'probe',
+    params: z.object({}),
+    candles: { '1h': 12 },
+    indicators: () => ({ trend: ema('1h', 6) }),
+    onStart: record,
+    onTick: record,
+  });
+}
+
+/** Hourly closes and extremes straight from the recording's ticks, for the hours before `end`. */
+function hoursFrom(data: TickData, end: number): Candle[] {
+  const { time, price } = data.columns;
+  const out: { time: number; open: number; high: number; low: number; close: number }[] = [];
+  for (let i = 0; i < data.length; i++) {
+    const t = time[i] as number;
+    if (t >= end) break;
+    const p = price[i] as number;
+    const bucket = t - (t % HOUR);
+    const last = out.at(-1);
+    if (last?.time !== bucket) out.push({ time: bucket, open: p, high: p, low: p, close: p });
+    else Object.assign(last, { high: Math.max(last.high, p), low: Math.min(last.low, p), close: p });
+  }
+  return out.map((c) => ({ ...c, volume: expect.any(Number) as number }));
+}
+
+describe('backtest warm-up', () => {
+  let data: TickData;
+  beforeAll(async () => {
+    data = await loadTicks([SAMPLE], { from: START - 24 * HOUR, to: START + 2 * HOUR });
+  });
+
+  it('asks for the longest lookback plus a day of data before the start', () => {
+    const spec = instance('p', probe([]));
+    expect(warmUpMs([spec])).toBe(13 * HOUR + 24 * HOUR);
+  });
+
+  it('builds the candles from the data before the start and trades from the start on', async () => {
+    const seen: Seen[] = [];
+    const run = await runBacktest([instance('p', probe(seen))], data, { balances: { USDT: '1000' }, start: START });
+    expect(run.firstTime).toBe(START);
+    const [atStart, firstTick] = seen;
+    // onStart: the hour 23:00 is still forming (its last tick is the warm-up's last).
+    expect(atStart!.hours.map((c) => c.time).at(-1)).toBe(START - 2 * HOUR);
+    // The first traded tick (00:00) closes 23:00: twelve whole hours, as the data says.
+    expect(firstTick!.time).toBe(START);
+    const want = hoursFrom(data, START).slice(-12);
+    expect(firstTick!.hours).toEqual(want);
+    // The EMA was fed every hour kept at start (its warm-up) and the one that closed since.
+    const library = new EMA(6);
+    for (const c of hoursFrom(data, START).slice(-13)) library.add(c.close);
+    expect(firstTick!.ema).toBe(library.getResultOrThrow());
+  });
+
+  it('without a start, nothing is warmed up: the first tick has no candles yet', async () => {
+    const seen: Seen[] = [];
+    await runBacktest([instance('p', probe(seen))], data, { balances: { USDT: '1000' } });
+    expect(seen[1]!.hours).toEqual([]);
+    expect(seen[1]!.ema).toBeUndefined();
+  });
+});
