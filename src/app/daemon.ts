@@ -112,13 +112,14 @@ export class Daemon {
       throw new ConfigError([
         'PAPER_FRESH (or --fresh): starts a new paper account, and this is MODE=live; a live database is never archived',
       ]);
-    const instances = await loadInstances(env);
-    const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
     ensureWritableFolder(env.DB_PATH, 'DB_PATH');
-    // One daemon per journal: a second one stops here, before the journal, the paper account or the venue.
+    // One daemon per journal: a second one stops here, at once, before the strategy modules load and before
+    // the journal, the paper account or the venue is touched.
     const lock = acquireJournalLock(env.DB_PATH);
+    let instances: StrategyInstance[];
     let opened: ReturnType<typeof openRunStore>;
     try {
+      instances = await loadInstances(env);
       opened = openRunStore(
         env.DB_PATH,
         { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
@@ -129,6 +130,7 @@ export class Daemon {
       lock.release();
       throw err;
     }
+    const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
     const { store, archivedTo, archivedBecause, deleted } = opened;
     logger.info(
       { lock: lockPathOf(env.DB_PATH), pid: lock.holder.pid, host: lock.holder.host },
