@@ -147,14 +147,17 @@ export function operatorAuth(options: {
  * authentications (a misconfigured scraper is not a guesser). With API_TOKEN set they stay open, as before.
  */
 export function localOnlyWithoutToken(token: string | undefined, refuse: Refuse): MiddlewareHandler {
+  return localOnly(refuse, () => token === undefined, 'without API_TOKEN');
+}
+
+/**
+ * A request that names a loopback host and comes from no other origin, else 403, while `applies()`: what a
+ * page on a rebound DNS name cannot pass. `when` says in the refusal when the rule holds.
+ */
+export function localOnly(refuse: Refuse, applies: () => boolean, when: string): MiddlewareHandler {
   return async (c, next) => {
-    if (token === undefined && !localRequest(c.req.header('host'), c.req.header('origin')))
-      return refuse(
-        c,
-        403,
-        'E_FORBIDDEN',
-        `without API_TOKEN ${c.req.path} answers requests naming a loopback host only`,
-      );
+    if (applies() && !localRequest(c.req.header('host'), c.req.header('origin')))
+      return refuse(c, 403, 'E_FORBIDDEN', `${when} ${c.req.path} answers requests naming a loopback host only`);
     await next();
   };
 }

@@ -11,7 +11,9 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
+import { isLoopbackHost } from '../config/env.js';
 import type { Logger } from '../ops/logger.js';
+import { localOnly, type Refuse } from './auth.js';
 import type { JobStats } from '../ports/scheduler.js';
 import type { DaemonMetrics } from './metrics.js';
 import type { Check, Readiness } from './readiness.js';
@@ -165,7 +167,21 @@ export async function startMetricsListener(
   metrics: DaemonMetrics,
   logger: Logger,
 ): Promise<Listener> {
-  const app = probeRoutes(state, metrics);
+  // On a loopback address it is this machine's alone: the same Host check as the main listener without a
+  // token, so a page on a rebound DNS name cannot read positions, PnL or balances (off loopback, Prometheus
+  // names the host as it likes, and the network is the guard).
+  const app = new Hono();
+  const refuse: Refuse = (c, status, code, message) => c.json({ error: { code, message } }, status);
+  const loopback = isLoopbackHost(host);
+  app.use(
+    '/readyz',
+    localOnly(refuse, () => loopback, `on a loopback METRICS_HOST`),
+  );
+  app.use(
+    '/metrics',
+    localOnly(refuse, () => loopback, `on a loopback METRICS_HOST`),
+  );
+  app.route('/', probeRoutes(state, metrics));
   app.notFound((c) =>
     c.json(
       { error: { code: 'E_NOT_FOUND', message: 'the metrics listener serves /healthz, /readyz and /metrics' } },

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/api/metrics.js';
+import { ProbeState, startMetricsListener } from '../../src/api/probes.js';
 import type { OperatorActions } from '../../src/operator/actions.js';
 import { createQueries } from '../../src/operator/queries.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
@@ -102,6 +103,29 @@ describe('the listener', () => {
     expect((await get(url, '/metrics', { host: `127.0.0.1:${port}` })).body).toContain('process_cpu_seconds_total');
     // The health probe says nothing about the account: still open.
     expect((await get(url, '/healthz', { host: 'attacker.example' })).status).toBe(200);
+  });
+
+  it('on a loopback METRICS_HOST answers /metrics and /readyz for a loopback Host only', async () => {
+    const { log } = await listener(TOKEN);
+    const metricsListener = await startMetricsListener(
+      '127.0.0.1',
+      0,
+      new ProbeState(Date.now),
+      createMetrics(),
+      log.logger,
+    );
+    try {
+      const port = new URL(metricsListener.url).port;
+      for (const path of ['/metrics', '/readyz']) {
+        const rebound = await get(metricsListener.url, path, { host: `attacker.example:${port}` });
+        expect(rebound.status, path).toBe(403);
+        expect(rebound.body).toContain('E_FORBIDDEN');
+        expect((await get(metricsListener.url, path, { host: `127.0.0.1:${port}` })).status, path).not.toBe(403);
+      }
+      expect((await get(metricsListener.url, '/healthz', { host: 'attacker.example' })).status).toBe(200);
+    } finally {
+      await metricsListener.close();
+    }
   });
 
   it('with API_TOKEN keeps /metrics open to any Host (scrapers name the machine)', async () => {
