@@ -15,6 +15,7 @@ import { ExchangeClient, type RequestObserver } from '../exchange/client.js';
 import type { Logger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { marketFrom, replayMarket } from '../sim/pair-market.js';
+import { recordedStepMs } from '../sim/data-step.js';
 import { recordedPairs } from '../record/recording-reader.js';
 import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed, type ReplayPosition } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
@@ -141,7 +142,9 @@ export async function setUpVenue(
     // The recordings' pairs (their rules as recorded), the built-in ones where a recording carries none.
     const market = replayMarket(symbols, await recordedPairs(files), `PAPER_DATA (${files.join(', ')})`);
     // Records carry wall-clock times like the bot's own (today's fills, daily limits), not the recording's.
-    engine = new MatchingEngine({ ...market, clock: wallClock });
+    // Orders reach the book a data step after the price they were decided on, as in a backtest (parity).
+    const latencyMs = env.PAPER_LATENCY_MS ?? (await recordedStepMs(files[0] as string));
+    engine = new MatchingEngine({ ...market, clock: wallClock, latencyMs });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {

@@ -16,7 +16,10 @@ export interface JobSettings {
   makerFee: string;
   takerFee: string;
   fillThroughTicks: number;
-  seed: number;
+  /** Data-time delay before an order reaches the book; undefined: one step of the data (fill-model.ts). */
+  latencyMs: number | undefined;
+  /** Taker slippage in basis points. */
+  slippageBps: string;
   cancel: boolean;
   refreshMs: number;
   sampleMs: number;
@@ -31,7 +34,8 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
   makerFee: '0.001',
   takerFee: '0.001',
   fillThroughTicks: 1,
-  seed: 1,
+  latencyMs: undefined,
+  slippageBps: '0',
   cancel: true,
   refreshMs: 60_000,
   sampleMs: 3_600_000,

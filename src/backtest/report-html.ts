@@ -245,11 +245,12 @@ export function moduleLine(module: { file: string; sha256: string }): string {
 
 /** The matching settings in one line (the report's and the sweep page's). */
 export function settingsLine(
-  settings: Pick<JobSettings, 'makerFee' | 'takerFee' | 'fillThroughTicks' | 'seed' | 'cancel'>,
+  settings: Pick<JobSettings, 'makerFee' | 'takerFee' | 'fillThroughTicks' | 'latencyMs' | 'slippageBps' | 'cancel'>,
 ): string {
-  const { makerFee, takerFee, fillThroughTicks, seed, cancel } = settings;
+  const { makerFee, takerFee, fillThroughTicks, latencyMs, slippageBps, cancel } = settings;
   const fees = makerFee === takerFee ? `fee ${makerFee}` : `maker fee ${makerFee}, taker fee ${takerFee}`;
-  return `${fees}, fill through ${fillThroughTicks} tick(s), seed ${seed}, cancel ${cancel ? 'on' : 'off'}`;
+  const latency = latencyMs === undefined ? 'one data step' : `${latencyMs} ms`;
+  return `${fees}, latency ${latency}, slippage ${slippageBps} bps, fill through ${fillThroughTicks} tick(s), cancel ${cancel ? 'on' : 'off'}`;
 }
 
 export function htmlList(items: readonly string[]): string {
@@ -337,6 +338,8 @@ export async function reportHtml(run: BacktestRun, summary: BacktestSummary): Pr
 <h1>${escapeHtml(title)}</h1>
 ${problems(summary)}
 ${inputsList(summary)}
+<h2>Fill model</h2>
+${htmlList(summary.fillModel.statements)}
 ${metricsTable(summary)}
 <div id="chart"></div>
 <p class="note">Price of ${escapeHtml(run.symbols.join(', '))} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their time and price (B buy, S sell; fills that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.

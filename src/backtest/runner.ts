@@ -12,6 +12,7 @@ import type { Venue } from '../ports/venue.js';
 import { InProcessVenue } from '../venues/in-process-venue.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { replayMarket } from '../sim/pair-market.js';
+import { stepOf } from '../sim/data-step.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { SimFill } from '../sim/state.js';
 import type { OrderRow } from '../store/order-journal.js';
@@ -34,8 +35,10 @@ export interface BacktestSettings {
   takerFee?: string;
   /** Ticks a resting limit must be traded through to fill (default 1). */
   fillThroughTicks?: number;
-  /** The matching engine's PRNG seed (slippage jitter); default 1. */
-  seed?: number;
+  /** Data-time delay before an order reaches the book (default: one step of the data, see sim/data-step.ts). */
+  latencyMs?: number;
+  /** Taker slippage in basis points (default 0). */
+  slippageBps?: string;
   /** false: the venue has no cancel (strategies that require it are refused). Default true. */
   cancel?: boolean;
   /** Pair configs and balances are re-read at every multiple of this (default 60 s, as the daemon). */
@@ -60,6 +63,9 @@ export interface TraceEntry {
 
 export interface BacktestRun {
   symbols: string[];
+  /** The latency the matching engine applied (ms of data time), and the data's step it defaults to. */
+  latencyMs: number;
+  dataStepMs: number;
   /** Each symbol's quantity step (a net position below it is fee dust, not exposure). */
   quantitySteps: ReadonlyMap<string, Dec>;
   quoteAsset: string;
@@ -111,6 +117,12 @@ function symbolTicks(data: TickData, from: number): { count: Int32Array; first: 
     if (count[s]!++ === 0) first[s] = i;
   }
   return { count, first };
+}
+
+/** The times of one symbol's ticks, in order. */
+function* symbolTimes(data: TickData, s: number): Generator<number> {
+  const { sym, time } = data.columns;
+  for (let i = 0; i < data.length; i++) if (sym[i] === s) yield time[i] as number;
 }
 
 /** Every journal row of a store, in the order they were written (placement order). */
@@ -221,10 +233,13 @@ export async function runBacktest(
   );
 
   const clock = new VirtualClock(time[first] as number);
+  const dataStepMs = stepOf(symbolTimes(data, symIndex[0] as number));
+  const latencyMs = settings.latencyMs ?? dataStepMs;
   const sim = new MatchingEngine({
     ...market,
     clock,
-    seed: settings.seed ?? 1,
+    latencyMs,
+    slippageBps: settings.slippageBps ?? '0',
     fillThroughTicks: settings.fillThroughTicks ?? 1,
     makerFee: settings.makerFee ?? '0.001',
     takerFee: settings.takerFee ?? '0.001',
@@ -300,6 +315,8 @@ export async function runBacktest(
     const samples = equity.samples;
     return {
       symbols,
+      latencyMs,
+      dataStepMs,
       quantitySteps: new Map([...pairs].map(([symbol, p]) => [symbol, p.step])),
       quoteAsset,
       baseAssets: bases,

@@ -18,6 +18,7 @@ import {
 import { cagr, change, exposure, longestDrawdown, periodReturns, type ReturnPeriod, riskRatios } from './metrics.js';
 import type { RefusalGroup } from './run-log.js';
 import type { JobSettings } from './job.js';
+import { type FillModel, fillModelOf } from './fill-model.js';
 import type { BacktestRun } from './runner.js';
 import type { RecordingFile } from './tick-data.js';
 
@@ -108,6 +109,8 @@ export interface HookErrorRow {
 
 export interface BacktestSummary {
   inputs: BacktestInputs;
+  /** The assumptions the fills were made under (fill-model.ts). */
+  fillModel: FillModel;
   period: { from: string; to: string; ticks: number; symbols: string[]; quoteAsset: string };
   metrics: Metrics;
   drawdown: { peakTime: string; peakEquity: string; troughTime: string; troughEquity: string } | null;
@@ -231,6 +234,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
   }
   return {
     inputs,
+    fillModel: fillModelOf(inputs, run, inputs.data),
     period: {
       from: iso(run.firstTime),
       to: iso(run.lastTime),

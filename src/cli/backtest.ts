@@ -9,6 +9,7 @@ import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob, warmUpMs } from '../bac
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
 import { metricsTable, refusalLines, sweepTable } from '../backtest/results-table.js';
+import { claimOutputFolder, inputsHash, type OutputKind } from '../backtest/output-folder.js';
 import {
   checkCombinations,
   type ConfigSource,
@@ -49,10 +50,16 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --allow-partial            read a truncated or corrupt recording up to where it breaks (the summary says
                              how much was used) instead of stopping with the file and offset
   --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
-  --seed N                   the matching engine's PRNG seed (default 1)
+  --latency-ms N             data-time delay before an order reaches the simulated book (default: one step
+                             of the data, 15000 for imported candles): a MARKET order decided on a tick
+                             fills at a later tick's price, never at the one the strategy saw
+  --slippage-bps N           taker slippage in basis points (default 0)
   --no-cancel                a venue without cancel (strategies that require it are refused)
   --together                 all configs in one engine on one account (one quote asset)
-  --out DIR                  output folder (default backtests/<config-name>-<data-name>/)
+  --out DIR                  output folder (default backtests/<config>-<data>-<inputs hash>/; a sweep's
+                             backtests/<config>-<data>-sweep-<hash>/)
+  --force                    write into a folder that holds the outputs of other inputs (never a sweep into a
+                             single run's folder, nor the reverse)
   --strategies DIR           where strategy modules live (default: the project's strategies/)
   --set key=value            run with a params path set to value (repeatable; the file is not changed)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
@@ -106,6 +113,13 @@ function feeFlag(name: string, value: string | undefined): string | undefined {
   return dec(value).toFixed();
 }
 
+function bpsFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainDecimal(value) || value.startsWith('-') || dec(value).gt(10000))
+    throw usage(`--slippage-bps must be a plain decimal within [0, 10000], got '${value}'`);
+  return dec(value).toFixed();
+}
+
 function safeName(text: string): string {
   return text.replace(/[^A-Za-z0-9._+-]+/g, '_');
 }
@@ -144,7 +158,9 @@ async function backtest(argv: string[]): Promise<number> {
     'allow-partial': { type: 'boolean' },
     'fill-through-ticks': { type: 'string' },
     out: { type: 'string' },
-    seed: { type: 'string' },
+    'latency-ms': { type: 'string' },
+    'slippage-bps': { type: 'string' },
+    force: { type: 'boolean' },
     strategies: { type: 'string' },
     set: { type: 'string', multiple: true },
     sweep: { type: 'string', multiple: true },
@@ -175,7 +191,8 @@ async function backtest(argv: string[]): Promise<number> {
     allowPartial: values['allow-partial'] === true,
     fillThroughTicks:
       intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
-    seed: intFlag('seed', values.seed, 0) ?? DEFAULT_JOB_SETTINGS.seed,
+    latencyMs: intFlag('latency-ms', values['latency-ms'], 0) ?? DEFAULT_JOB_SETTINGS.latencyMs,
+    slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
     cancel: values['no-cancel'] !== true,
     from: values.from,
     to: values.to,
@@ -227,15 +244,35 @@ async function backtest(argv: string[]): Promise<number> {
   const setName = overrideAssignments(fixed)
     .map((a) => `-${a}`)
     .join('');
-  const outDir = (unit: Unit) =>
+  // The folder's name and marker carry a hash of everything the outputs depend on (output-folder.ts).
+  const hashOf = (unit: Unit, kind: OutputKind) =>
+    inputsHash({
+      kind,
+      configs: unit.sources.map((s) => [s.sha256, s.module.sha256]),
+      data: data.files.map((f) => f.sha256),
+      settings,
+      fixed,
+      axes: kind === 'sweep' ? axes : [],
+    });
+  const outDir = (unit: Unit, hash: string) =>
     values.out === undefined
-      ? path.join('backtests', safeName(`${unit.name}-${dataName}${setName}`))
+      ? path.join('backtests', safeName(`${unit.name}-${dataName}${setName}${axes.length > 0 ? '-sweep' : ''}-${hash}`))
       : units.length > 1
         ? path.join(values.out, safeName(unit.name))
         : values.out;
+  const force = values.force === true;
+  const claimed = async (unit: Unit, kind: OutputKind) => {
+    const hash = hashOf(unit, kind);
+    const dir = outDir(unit, hash);
+    await claimOutputFolder(dir, kind, hash, force);
+    return dir;
+  };
 
-  if (axes.length > 0) return sweep(units[0]!, data, settings, axes, combos, workers, ranking, outDir(units[0]!));
+  if (axes.length > 0)
+    return sweep(units[0]!, data, settings, axes, combos, workers, ranking, await claimed(units[0]!, 'sweep'));
 
+  const dirs: string[] = [];
+  for (const unit of units) dirs.push(await claimed(unit, 'run'));
   const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
   const refused: string[] = [];
   const failed: string[] = [];
@@ -244,7 +281,7 @@ async function backtest(argv: string[]): Promise<number> {
     const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
       onProgress: progress?.update,
     }).finally(() => progress?.end());
-    const dir = outDir(unit);
+    const dir = dirs[units.indexOf(unit)] as string;
     await writeReport(dir, run, summary, exports);
     failed.push(...summary.endedEarly);
     refused.push(...refusalLines(summary.refusals));

@@ -102,6 +102,15 @@ const daemonEnv = {
   PAPER_SPEED: withDefault(positiveNumber, '60'),
   /** One recorded tick per market-watch request instead of by time (parity tests). */
   PAPER_LOCKSTEP: withDefault(flag, 'false'),
+  /**
+   * Paper on recordings: the data-time delay before an order reaches the simulated book, in ms (default one
+   * step of the data, as a backtest's --latency-ms: an order never fills at the price it was decided on).
+   */
+  PAPER_LATENCY_MS: optional(
+    z.coerce
+      .number({ error: 'expected a number of milliseconds >= 0' })
+      .min(0, 'expected a number of milliseconds >= 0'),
+  ),
   /** Starting balances of a new paper account (default: the simulated exchange's); a resumed one keeps its own. */
   PAPER_BALANCES: optional(balanceList),
   /** Start a new paper account: the database is archived first (as `bot run --fresh`). */

@@ -3,6 +3,12 @@
  * backtests (in process), design.md invariant 6. Synchronous, deterministic, no timers, no I/O.
  *
  * Fill model (the market watch has no book, so everything is modelled on the last price):
+ * - Latency (`latencyMs`, default 0): an order placed takes effect only at the first price whose time is at
+ *   least `latencyMs` after the last price's time when it was placed (the data's time, not the wall clock's),
+ *   so an order decided on a tick never fills at that tick's price. Until then it is open (NEW), locks its
+ *   funds and can be cancelled. On arrival a MARKET order fills at the arrival price (a quote amount buys what
+ *   it buys at that price; a BUY whose funds no longer cover it is CANCELED), a marketable LIMIT fills as a
+ *   taker, anything else rests. With 0 an order arrives as it is placed, at the last price.
  * - A marketable order on arrival (MARKET; LIMIT BUY with price >= last, SELL with price <= last) fills at
  *   once, in full, at the last price moved against it by `slippageBps` (+ seeded jitter) and rounded onto
  *   the tick, never worse than its limit; taker fee.
@@ -64,7 +70,9 @@ export interface MatchingEngineOptions {
   slippageJitterBps?: number;
   /** Partial fills: share of the traded base volume resting orders may take per tick; default off. */
   participationRate?: DecimalLike;
-  /** PRNG seed, default 1. */
+  /** Data-time delay before an order reaches the book, ms; default 0 (at once). See the fill model above. */
+  latencyMs?: number;
+  /** PRNG seed (only the slippage jitter draws from it), default 1. */
   seed?: number;
   /** Record times come from this clock when given, else from the last price's time. */
   clock?: ClockReading;
@@ -115,6 +123,9 @@ interface Book {
   /** The pair's own fee ratios when its configuration carries `makerFee`/`takerFee`, else the engine's. */
   makerFee: Dec;
   takerFee: Dec;
+  /** Orders placed that have not reached the book yet (latency), oldest first, and the earliest arrival. */
+  arriving: SimOrder[];
+  nextArrival: number;
 }
 
 const SPOT = 0;
@@ -163,6 +174,7 @@ export class MatchingEngine {
   private readonly participation: Dec | undefined;
   private readonly random: () => number;
   private readonly clock: ClockReading | undefined;
+  private readonly latencyMs: number;
   private tickTime = 0;
   private orderSeq = 0;
   private fillSeq = 0;
@@ -200,6 +212,8 @@ export class MatchingEngine {
         open: [],
         makerFee: ZERO,
         takerFee: ZERO,
+        arriving: [],
+        nextArrival: Infinity,
       });
     }
     this.makerFee = this.ratio('makerFee', options.makerFee ?? '0.001');
@@ -221,6 +235,9 @@ export class MatchingEngine {
     }
     this.random = mulberry32(options.seed ?? 1);
     this.clock = options.clock;
+    this.latencyMs = options.latencyMs ?? 0;
+    if (!(this.latencyMs >= 0 && Number.isFinite(this.latencyMs)))
+      throw configError(`latencyMs must be a finite number >= 0, got ${this.latencyMs}`);
   }
 
   private pairAsset(config: PairConfig, which: 'base' | 'quote'): SimAsset {
@@ -311,7 +328,12 @@ export class MatchingEngine {
       this.orders.set(o.id, o);
       if (isOpen(o)) {
         o.account.open.set(o.id, o);
-        book.open.push(o);
+        // An open MARKET order was still on its way (latency): it arrives with the next price.
+        if (o.type === 'MARKET') {
+          o.arrivesAt = -Infinity;
+          book.arriving.push(o);
+          book.nextArrival = -Infinity;
+        } else book.open.push(o);
       }
       this.orderSeq = Math.max(this.orderSeq, o.id);
     }
@@ -388,7 +410,7 @@ export class MatchingEngine {
   onPrice(symbol: string, price: number, timeMs: number, volume?: number): void {
     const book = this.books.get(symbol);
     if (book === undefined) throw unknownSymbol(symbol);
-    if (price > book.downAt && price < book.upAt) {
+    if (price > book.downAt && price < book.upAt && timeMs < book.nextArrival) {
       book.last = price;
       book.lastTime = timeMs;
       this.tickTime = timeMs;
@@ -405,7 +427,9 @@ export class MatchingEngine {
     book.last = price;
     book.lastTime = timeMs;
     this.tickTime = timeMs;
-    this.match(book, fromWire(price), volume);
+    const exact = fromWire(price);
+    if (timeMs >= book.nextArrival) this.arrive(book, exact, timeMs);
+    this.match(book, exact, volume);
   }
 
   /** onPrice from a market-watch entry, keeping the whole entry for the market watch. */
@@ -538,18 +562,71 @@ export class MatchingEngine {
     this.changes++;
     this.ledger?.orderChanged(o);
 
+    if (this.latencyMs > 0) {
+      // Before its first price a book's time is 0: the order arrives with the first price.
+      const arrivesAt = book.lastTime + this.latencyMs;
+      o.arrivesAt = arrivesAt;
+      book.arriving.push(o);
+      if (arrivesAt < book.nextArrival) book.nextArrival = arrivesAt;
+      this.ledger?.commit();
+      return orderRecord(o);
+    }
     if (takerPrice) this.fill(o, quantity, takerPrice, false);
     else if (p.type === 'LIMIT' && last && p.price && marketable(p.side, p.price, last))
       this.fill(o, quantity, this.takerPrice(book, p.side, last, p.price), false);
-
-    if (isOpen(o)) {
-      book.open.push(o);
-      this.setThresholds(o, book.through);
-      if (o.downAt > book.downAt) book.downAt = o.downAt;
-      if (o.upAt < book.upAt) book.upAt = o.upAt;
-    }
+    if (isOpen(o)) this.rest(book, o);
     this.ledger?.commit();
     return orderRecord(o);
+  }
+
+  /** An open order joins the book's resting orders and its thresholds. */
+  private rest(book: Book, o: SimOrder): void {
+    book.open.push(o);
+    this.setThresholds(o, book.through);
+    if (o.downAt > book.downAt) book.downAt = o.downAt;
+    if (o.upAt < book.upAt) book.upAt = o.upAt;
+  }
+
+  /** The orders whose latency has passed at `time` reach the book at `price` (the fill model above). */
+  private arrive(book: Book, price: Dec, time: number): void {
+    const arrived = book.arriving.filter((o) => (o.arrivesAt as number) <= time);
+    book.arriving = book.arriving.filter((o) => (o.arrivesAt as number) > time);
+    book.nextArrival = book.arriving.reduce((m, o) => Math.min(m, o.arrivesAt as number), Infinity);
+    for (const o of arrived) {
+      o.arrivesAt = undefined;
+      o.updatedAt = this.now();
+      this.changes++;
+      if (o.type === 'MARKET') this.arriveMarket(book, o, price);
+      else if (o.type === 'LIMIT' && marketable(o.side, o.limit as Dec, price))
+        this.fill(o, o.quantity, this.takerPrice(book, o.side, price, o.limit), false);
+      else this.rest(book, o);
+      this.ledger?.orderChanged(o);
+    }
+  }
+
+  /** A MARKET order reaching the book fills in full at the price there, or is CANCELED when it cannot. */
+  private arriveMarket(book: Book, o: SimOrder, price: Dec): void {
+    const takerPrice = this.takerPrice(book, o.side, price, undefined);
+    let qty = o.quantity;
+    if (o.quoteOrderQty) qty = quantityForQuote(book.pair.rules, o.quoteOrderQty, takerPrice);
+    if (o.side === 'SELL') qty = D.min(qty, o.locked);
+    if (o.side === 'BUY') {
+      const quote = this.balanceEntry(o.account, book.pair.quote.id);
+      const need = takerPrice.mul(qty);
+      if (qty.isZero() || need.gt(o.locked.plus(quote.free))) return this.expire(o);
+      quote.free = quote.free.minus(need.minus(o.locked));
+      quote.locked = quote.locked.plus(need.minus(o.locked));
+      o.locked = need;
+      o.lockPerUnit = takerPrice;
+    } else if (qty.isZero()) return this.expire(o);
+    o.quantity = qty;
+    this.fill(o, qty, takerPrice, false);
+  }
+
+  /** An order that cannot take effect on arrival: CANCELED, its lock released. */
+  private expire(o: SimOrder): void {
+    o.status = 'CANCELED';
+    this.close(o);
   }
 
   cancelOrder(apiKey: string, symbol: string, displayingId: string | number): SimOrderRecord {
@@ -571,6 +648,11 @@ export class MatchingEngine {
     o.updatedAt = this.now();
     this.close(o);
     book.open = book.open.filter((x) => x !== o);
+    if (o.arrivesAt !== undefined) {
+      book.arriving = book.arriving.filter((x) => x !== o);
+      book.nextArrival = book.arriving.reduce((m, x) => Math.min(m, x.arrivesAt as number), Infinity);
+      o.arrivesAt = undefined;
+    }
     this.recomputeThresholds(book);
     this.changes++;
     this.ledger?.orderChanged(o);

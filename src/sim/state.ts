@@ -68,6 +68,8 @@ export interface SimOrder {
   /** The order needs attention when the last price is <= downAt or >= upAt (numbers: see MatchingEngine). */
   downAt: number;
   upAt: number;
+  /** With latency: the data time at which the order reaches the book; undefined once it has (or without). */
+  arrivesAt?: number;
 }
 
 /** One fill, exact. The backtester can read these directly (MatchingEngine.fills) for exact metrics. */

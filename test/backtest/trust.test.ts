@@ -1,0 +1,179 @@
+/**
+ * Issue 21: results that do not flatter and outputs that do not overwrite one another. Real candles (six
+ * hours, test/fixtures/README.md) imported as a pair of their own.
+ */
+import {
+  rmSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  truncateSync,
+  statSync,
+  copyFileSync,
+  mkdirSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { run as importCandles } from '../../src/cli/import-candles.js';
+import type { BacktestSummary } from '../../src/backtest/summary.js';
+import { bot, capture, tempDir } from './fixtures.js';
+
+const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
+let dir: string;
+let data: string;
+let downTick: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  data = join(dir, 'rec');
+  const r = await capture(importCandles, [
+    '--symbol',
+    'BTCUSD',
+    '--tick-size',
+    '0.01',
+    '--base-precision',
+    '6',
+    '--out',
+    data,
+    CANDLES,
+  ]);
+  expect(r.code, r.err.join('\n')).toBe(0);
+  downTick = join(dir, 'down-tick.json');
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(
+    downTick,
+    JSON.stringify({
+      name: 'down-tick',
+      strategy: 'down-tick',
+      symbol: 'BTCUSD',
+      schedule: '*/5 * * * * *',
+      params: { quantity: '0.01' },
+      risk: { maxOrderNotional: '1000', maxOpenOrders: 2, maxPosition: '0.05', dailyLossLimit: '100000' },
+    }),
+  );
+});
+
+const run = (out: string, ...extra: string[]) =>
+  bot([
+    '--config',
+    downTick,
+    '--strategies',
+    'bench/strategies',
+    '--data',
+    data,
+    '--balance',
+    'USD=10000',
+    '--out',
+    out,
+    ...extra,
+  ]);
+
+function csvRows(file: string): Record<string, string>[] {
+  const [header, ...rows] = readFileSync(file, 'utf8').trim().split('\n');
+  const keys = header!.split(',');
+  return rows.map(
+    (r) => Object.fromEntries(r.split(',').map((v, i) => [keys[i] as string, v])) as Record<string, string>,
+  );
+}
+
+describe('fills that do not flatter', () => {
+  it('fills a MARKET order decided on a tick at a later tick, never at the price the strategy saw', async () => {
+    const out = join(dir, 'latency');
+    const r = await run(out, '--fee', '0');
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const orders = csvRows(join(out, 'orders.csv'));
+    const fills = csvRows(join(out, 'fills.csv'));
+    expect(fills.length).toBeGreaterThan(50);
+    const decided = new Map(orders.map((o) => [o.exchange_id, o.time]));
+    for (const f of fills)
+      expect(Date.parse(f.time!)).toBeGreaterThanOrEqual(Date.parse(decided.get(f.order_id)!) + 15_000);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(summary.fillModel).toMatchObject({ latencyMs: 15_000, dataStepMs: 15_000, slippageBps: '0', makerFee: '0' });
+    expect(summary.fillModel.candlePath).toMatch(/^open, then the extreme nearer the open/);
+    expect(summary.fillModel.statements.join(' ')).toMatch(/moves inside a candle are modelled, not seen/);
+    const report = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(report).toContain('<h2>Fill model</h2>');
+    expect(report).toContain('moves inside a candle are modelled, not seen');
+    // The zero-latency model of before: the buy fills at the very tick that went down, the sell at the next.
+    const flattering = join(dir, 'zero-latency');
+    expect((await run(flattering, '--fee', '0', '--latency-ms', '0')).code).toBe(0);
+    const before = JSON.parse(readFileSync(join(flattering, 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(Number(before.metrics.totalReturnPct)).toBeGreaterThan(0);
+    expect(Number(summary.metrics.totalReturnPct)).toBeLessThan(Number(before.metrics.totalReturnPct));
+  });
+
+  it('charges --slippage-bps to takers', async () => {
+    const out = join(dir, 'slip');
+    expect((await run(out, '--fee', '0', '--slippage-bps', '10')).code).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+    const plain = JSON.parse(readFileSync(join(dir, 'latency', 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(summary.fillModel.slippageBps).toBe('10');
+    expect(Number(summary.metrics.finalEquity)).toBeLessThan(Number(plain.metrics.finalEquity));
+  });
+});
+
+describe('outputs that never overwrite another run silently', () => {
+  it('refuses a folder holding other inputs outputs without --force, and a sweep in a single run folder always', async () => {
+    const out = join(dir, 'shared');
+    expect((await run(out)).code).toBe(0);
+    expect((await run(out)).code).toBe(0); // the same inputs: the same outputs, rewritten
+    const other = await run(out, '--fee', '0.002');
+    expect(other.code).toBe(1);
+    expect(other.err.join('\n')).toMatch(/shared holds the outputs of other inputs .*--force to replace them/);
+    expect((await run(out, '--fee', '0.002', '--force')).code).toBe(0);
+    const sweep = await run(out, '--sweep', 'quantity=0.01,0.02');
+    expect(sweep.code).toBe(1);
+    expect(sweep.err.join('\n')).toMatch(/holds a run's outputs: a sweep never writes into it/);
+    const foreign = join(dir, 'foreign');
+    mkdirSync(foreign);
+    copyFileSync(CANDLES, join(foreign, 'mine.csv'));
+    const refused = await run(foreign);
+    expect(refused.code).toBe(1);
+    expect(readdirSync(foreign)).toEqual(['mine.csv']);
+  });
+
+  it('names default folders with a hash of the inputs, so different inputs get different folders', async () => {
+    const args = ['--config', downTick, '--strategies', 'bench/strategies', '--data', data, '--balance', 'USD=10000'];
+    const made: string[] = [];
+    try {
+      for (const fee of ['0.001', '0']) {
+        const r = await bot([...args, '--fee', fee]);
+        expect(r.code, r.err.join('\n')).toBe(0);
+        made.push(/report in (\S+)/.exec(r.err.join('\n'))![1]!);
+      }
+      for (const name of made) expect(name).toMatch(/^backtests\/down-tick-BTCUSD-2023-03-10-[0-9a-f]{10}$/);
+      expect(made[0]).not.toBe(made[1]);
+    } finally {
+      for (const name of made) rmSync(name, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('data you can trust', () => {
+  it('stops at a truncated recording naming the file, line and byte, unless --allow-partial, then says how much', async () => {
+    const cut = join(dir, 'cut');
+    mkdirSync(cut);
+    const file = join(cut, 'BTCUSD-2023-03-10.jsonl.gz');
+    copyFileSync(join(data, 'BTCUSD-2023-03-10.jsonl.gz'), file);
+    const size = statSync(file).size;
+    truncateSync(file, Math.floor(size / 2));
+    const args = ['--config', downTick, '--strategies', 'bench/strategies', '--data', file, '--balance', 'USD=10000'];
+    const refused = await bot([...args, '--out', join(dir, 'p1')]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toHaveLength(1);
+    expect(refused.err[0]).toMatch(
+      new RegExp(
+        `${file}:\\d+ \\(compressed byte ${Math.floor(size / 2)}\\): the gzip data ends early \\(truncated\\)`,
+      ),
+    );
+    expect(existsSync(join(dir, 'p1', 'summary.json'))).toBe(false);
+    const partial = await bot([...args, '--out', join(dir, 'p2'), '--allow-partial']);
+    expect(partial.code, partial.err.join('\n')).toBe(0);
+    const summary = JSON.parse(readFileSync(join(dir, 'p2', 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(summary.inputs.data[0]?.partial).toMatchObject({
+      byte: Math.floor(size / 2),
+      reason: 'the gzip data ends early (truncated)',
+    });
+    expect(summary.fillModel.statements.join(' ')).toMatch(/was read only up to line \d+/);
+  });
+});
