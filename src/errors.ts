@@ -35,6 +35,8 @@ export const ERROR_CODES = [
   // Another daemon holds the journal's lock (store/journal-lock.ts).
   'E_DB_LOCKED',
   'E_POLL_INCOMPLETE',
+  // A live start on an empty journal found open orders on the account (--adopt-open-orders, or cancel them).
+  'E_FOREIGN_ORDERS',
   // The simulated exchange, recordings, backtests.
   'E_SIM_CONFIG',
   'E_SIM_LISTEN',

@@ -27,6 +27,7 @@ export function readinessNow(deps: PublicRouteDeps) {
       jobs: read.jobs,
       checkWritable: read.checkWritable,
       halted: () => read.brakes().halted,
+      journal: read.journalProblem,
       running: read.running,
     },
     deps.readiness ?? DEFAULT_READINESS,

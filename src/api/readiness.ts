@@ -1,7 +1,8 @@
 /**
  * Whether the daemon is doing its job, for /readyz: the market polls and the orders poll each succeeded
  * lately (within a few times their schedule, so a hung request or a hook that never returns turns it
- * false as surely as an error does), the database takes a write, and no authentication failure halts
+ * false as surely as an error does), the database takes a write and is still the file at DB_PATH with no
+ * write refused since the last reconciliation, and no authentication failure halts
  * trading. Each failing condition is named.
  */
 import type { JobStats } from '../ports/scheduler.js';
@@ -13,6 +14,8 @@ export interface ReadinessInputs {
   checkWritable: () => void;
   /** Why trading is halted by an authentication failure, or undefined. */
   halted: () => string | undefined;
+  /** Why the journal cannot be trusted (its file gone or replaced, a write refused), or undefined. */
+  journal: () => string | undefined;
   /** The engine runs its jobs (not starting, not stopping). */
   running: () => boolean;
 }
@@ -77,6 +80,8 @@ export function readiness(inputs: ReadinessInputs, options: ReadinessOptions = D
       detail: `not writable: ${err instanceof Error ? err.message : String(err)}`,
     });
   }
+  const journal = inputs.journal();
+  checks.push({ name: 'journal', ok: journal === undefined, detail: journal ?? 'ok' });
   const halted = inputs.halted();
   checks.push({ name: 'authentication', ok: halted === undefined, detail: halted ?? 'ok' });
   return { ready: checks.every((c) => c.ok), checks };

@@ -56,7 +56,7 @@ export function isFatalStartError(err: unknown): boolean {
   for (let e: unknown = err; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
     if (e instanceof ConfigError || meaningOf(e) === 'authentication') return true;
     const code = errorCode(e);
-    if (code === 'E_SIM_CONFIG' || code === 'E_RECORDING') return true;
+    if (code === 'E_SIM_CONFIG' || code === 'E_RECORDING' || code === 'E_FOREIGN_ORDERS') return true;
     if (!(e instanceof Error)) break;
   }
   return false;
@@ -208,6 +208,7 @@ export class Daemon {
             measureHooks: true,
             startPaused,
             persistCandles: true,
+            adoptOpenOrders: plan.mode !== 'live' || env.ADOPT_OPEN_ORDERS,
           });
           await candidate.start();
           return candidate;

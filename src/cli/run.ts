@@ -13,7 +13,7 @@ import { JournalLockedError } from '../store/journal-lock.js';
 import { commandEnv } from './command-env.js';
 import { parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot run [--fresh]
+const HELP = `usage: bot run [--fresh] [--adopt-open-orders]
 
 Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM, SIGINT or SIGHUP
 (or until its parent process is gone).
@@ -23,14 +23,27 @@ orders, fills, where the replay stands) is kept in DB_PATH and resumed by the ne
 EXCHANGE_BASE_URL with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in README.md.
 
   --fresh  paper only: archive DB_PATH next to it and start a new paper account (as PAPER_FRESH=true);
-           the newest PAPER_ARCHIVES_KEPT archives (default 5) are kept`;
+           the newest PAPER_ARCHIVES_KEPT archives (default 5) are kept
+  --adopt-open-orders
+           live only: the journal is empty and the account has open orders (a journal deleted, another bot):
+           journal them as external orders and trade beside them (as ADOPT_OPEN_ORDERS=true); without it
+           such a start is refused, nothing sent`;
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags('run', argv, { fresh: { type: 'boolean' } }, HELP);
+  const flags = parseCommandFlags(
+    'run',
+    argv,
+    { fresh: { type: 'boolean' }, 'adopt-open-orders': { type: 'boolean' } },
+    HELP,
+  );
   if (typeof flags === 'number') return flags;
   const loaded = commandEnv({ fd: 1 });
   if (loaded === 1) return 1;
-  const env = flags.values.fresh === true ? { ...loaded, PAPER_FRESH: true } : loaded;
+  const env = {
+    ...loaded,
+    PAPER_FRESH: loaded.PAPER_FRESH || flags.values.fresh === true,
+    ADOPT_OPEN_ORDERS: loaded.ADOPT_OPEN_ORDERS || flags.values['adopt-open-orders'] === true,
+  };
   const logger = createLogger({
     level: env.LOG_LEVEL,
     pretty: env.LOG_FORMAT === undefined ? undefined : env.LOG_FORMAT === 'pretty',

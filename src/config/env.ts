@@ -115,6 +115,11 @@ const daemonEnv = {
   PAPER_BALANCES: optional(balanceList),
   /** Start a new paper account: the database is archived first (as `bot run --fresh`). */
   PAPER_FRESH: withDefault(flag, 'false'),
+  /**
+   * Live: on an empty journal, adopt the account's open orders as external and trade (as `bot run
+   * --adopt-open-orders`); without it such a start is refused. For one start only.
+   */
+  ADOPT_OPEN_ORDERS: withDefault(flag, 'false'),
   /** How many archived paper databases to keep next to DB_PATH (older ones are deleted when one is archived). */
   PAPER_ARCHIVES_KEPT: withDefault(
     z.coerce

@@ -67,6 +67,12 @@ export interface EngineOptions {
    * restarted daemon has its strategies' lookback at once. Off in backtests (they never restart).
    */
   persistCandles?: boolean;
+  /**
+   * On an empty journal, open orders the account already has are adopted as external (true, the default), or
+   * the start is refused until the operator decides (false: a live start without --adopt-open-orders), since
+   * a deleted journal or another bot may own them.
+   */
+  adoptOpenOrders?: boolean;
 }
 
 export interface InstanceSummary {
@@ -87,6 +93,10 @@ class Mutex {
     this.tail = result.catch(() => undefined);
     return result;
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function isPromise(x: unknown): x is Promise<unknown> {
@@ -118,6 +128,7 @@ export class Engine implements FillSink {
   private readonly sync: OrderSync;
   private readonly lock = new Mutex();
   private readonly stopTimeoutMs: number;
+  private readonly adoptOpenOrders: boolean;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private polledRevision: number | undefined;
   /** A fill was recorded since balances were read. */
@@ -134,13 +145,14 @@ export class Engine implements FillSink {
     const { venue, clock, store, logger } = options;
     const journal = new JournalCache(store);
     const market = new MarketState();
-    const guard = new TradingGuard(clock, logger, store.events, options.killSwitchFile, {
+    const guard = new TradingGuard(clock, logger, store, options.killSwitchFile, {
       ...DEFAULT_CIRCUIT_BREAKER,
       ...options.circuitBreaker,
     });
     this.parts = { venue, clock, store, logger, journal, market, guard, inFlight: new Set() };
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.startPaused = options.startPaused ?? new Map();
+    this.adoptOpenOrders = options.adoptOpenOrders ?? true;
     const canCancel = typeof venue.cancelOrder === 'function';
     const problems: string[] = [];
     this.persistCandles = options.persistCandles === true;
@@ -315,6 +327,11 @@ export class Engine implements FillSink {
     return this.parts.guard.checkKillSwitch();
   }
 
+  /** Why the journal cannot be trusted (its file gone or replaced, or a write it refused), or undefined. */
+  journalProblem(): string | undefined {
+    return this.parts.guard.journalProblem();
+  }
+
   /** The brakes as they stand, without recording anything. */
   brakes(): {
     killSwitch: boolean;
@@ -372,6 +389,7 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
+      if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
         if (reason) r.refuseStart(reason);
@@ -408,6 +426,23 @@ export class Engine implements FillSink {
       for (const r of this.runners) await this.deliverFills(r);
       logger.info({ instances: this.runners.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
+  }
+
+  /** An empty journal and open orders on the account: nothing is sent until the operator says how. */
+  private async refuseForeignOrders(): Promise<void> {
+    const { guard, venue } = this.parts;
+    const open = await guard.call('open orders', () => venue.openOrders());
+    if (open.length === 0) return;
+    const bySymbol = new Map<string, number>();
+    for (const o of open) bySymbol.set(o.symbol, (bySymbol.get(o.symbol) ?? 0) + 1);
+    const listed = [...bySymbol].map(([symbol, n]) => `${symbol} ${n}`).join(', ');
+    throw new BotError(
+      'E_FOREIGN_ORDERS',
+      `the journal is empty and the account has ${open.length} open order(s) (${listed}): another bot, or a ` +
+        'journal that was deleted, may own them. Nothing was sent. Cancel them on the exchange, or start with ' +
+        '--adopt-open-orders (ADOPT_OPEN_ORDERS=true) to journal them as external orders and trade beside them.',
+      { context: { openOrders: open.length } },
+    );
   }
 
   private startProblem(r: InstanceRunner): string | undefined {
@@ -569,10 +604,21 @@ export class Engine implements FillSink {
   }
 
   private async pollLocked(): Promise<void> {
-    const { venue, guard, journal, logger } = this.parts;
+    const { venue, guard, journal, logger, store } = this.parts;
     const revision = venue.revision;
     this.orders.placedSincePoll = false;
     guard.checkKillSwitch();
+    // After a write the journal refused, nothing is sent until a write succeeds and this poll has reconciled.
+    const recovering = guard.journalWritesFailing;
+    if (recovering) {
+      try {
+        store.probeWrite();
+      } catch (err) {
+        throw new BotError('E_POLL', `orders poll skipped: the journal still refuses writes (${errorText(err)})`, {
+          cause: err,
+        });
+      }
+    }
     // A failure is reported once by the job that runs this (the scheduler logs an incident, not each poll).
     let failure: { symbol: string; err: unknown } | undefined;
     for (const symbol of journal.symbols()) {
@@ -585,6 +631,7 @@ export class Engine implements FillSink {
     }
     const complete = failure === undefined;
     if (complete) this.polledRevision = revision;
+    if (recovering && complete) guard.journalRecovered();
     this.lastPollComplete = complete;
     if (this.balancesStale) {
       try {
@@ -596,14 +643,10 @@ export class Engine implements FillSink {
     for (const r of this.runners) await this.deliverFills(r);
     if (failure) {
       const { symbol, err } = failure;
-      throw new BotError(
-        'E_POLL',
-        `orders poll of ${symbol} failed: ${err instanceof Error ? err.message : String(err)}`,
-        {
-          cause: err,
-          context: { symbol },
-        },
-      );
+      throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
+        cause: err,
+        context: { symbol },
+      });
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * The engine's in-memory mirror of the journal rows that still matter: orders not final, final orders whose
  * fills are not all recorded yet, and orders with fills recorded but not yet delivered to their strategy's
- * onFill. Every change is written to the journal first, then mirrored, so the tick path reads memory and
+ * onFill. Every change is written to the journal first and mirrored once its transaction commits (the cache
+ * holds only what committed: a write the disk refused is not here either), so the tick path reads memory and
  * never SQLite.
  *
  * An instance's view (activeFor) keeps an order until its fills are delivered: a strategy must never see an
@@ -51,15 +52,22 @@ export class JournalCache {
     if (row) this.mirror(row);
   }
 
+  /** Writes a new row to the journal; mirrored once it is committed (a write that fails leaves no trace here). */
   insert(row: OrderRow): void {
-    this.store.orders.insert(row);
-    this.mirror(row);
+    const { store } = this;
+    store.transaction(() => {
+      store.orders.insert(row);
+      store.whenCommitted(() => this.mirror(row));
+    });
   }
 
-  /** Writes the row's outcome to the journal, then mirrors it. */
+  /** Writes the row's outcome to the journal; mirrored once it is committed. */
   save(row: OrderRow): void {
-    this.store.orders.update(row);
-    this.mirror(row);
+    const { store } = this;
+    store.transaction(() => {
+      store.orders.update(row);
+      store.whenCommitted(() => this.mirror(row));
+    });
   }
 
   get(localId: string): OrderRow | undefined {

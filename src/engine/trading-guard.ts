@@ -1,12 +1,15 @@
 /**
- * The engine-wide brakes, checked before every order: authentication failure (trading stops until the
- * operator acts), the kill switch, the circuit breaker fed by every venue call's outcome, and stop-buy (new
- * BUY orders only: exits and protective SELLs still go out). Each change of state is logged and recorded once;
- * stop-buy is read back from its last event, so it holds across a restart.
+ * The engine-wide brakes, checked before every order: the journal (its file gone or replaced: trading stops
+ * for good in this process; a write it refused: trading stops until a write succeeds and a poll has
+ * reconciled), authentication failure (trading stops until the operator acts), the kill switch, the circuit
+ * breaker fed by every venue call's outcome, and stop-buy (new BUY orders only: exits and protective SELLs
+ * still go out). Each change of state is logged and recorded once; stop-buy is read back from its last event,
+ * so it holds across a restart.
  */
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventLog } from '../store/events.js';
+import type { Store } from '../store/store.js';
 import { CircuitBreaker, type CircuitBreakerOptions, KillSwitch } from './risk.js';
 import { errorCode } from '../errors.js';
 import { failureMessage, meaningOf } from '../ports/venue-errors.js';
@@ -19,17 +22,25 @@ export class TradingGuard {
   venueErrors = 0;
   /** No new BUY orders (the operator's stop-buy); persisted as `stop-buy` events. */
   private stopBuyOn: boolean;
+  /** The journal's file was deleted or replaced: nothing it records survives, so nothing is sent again. */
+  journalLost: string | undefined;
+  /** A journal write failed: no order is sent until writes succeed and a complete poll has reconciled. */
+  private journalFailing: { reason: string; since: number } | undefined;
+  /** The store's write failures already seen. */
+  private writeFailuresSeen = 0;
+  private readonly events: EventLog;
 
   constructor(
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly events: EventLog,
+    private readonly store: Pick<Store, 'events' | 'fileProblem' | 'writeFailures' | 'writeFailure'>,
     killSwitchFile: string | undefined,
     breaker: CircuitBreakerOptions,
   ) {
+    this.events = store.events;
     this.killSwitch = new KillSwitch(killSwitchFile);
     this.breaker = new CircuitBreaker(breaker);
-    const [last] = events.list({ kinds: ['stop-buy'], limit: 1 });
+    const [last] = this.events.list({ kinds: ['stop-buy'], limit: 1 });
     this.stopBuyOn = last?.data.on === true;
   }
 
@@ -44,6 +55,62 @@ export class TradingGuard {
     this.logger.warn(`stop-buy ${on ? 'on: no new BUY orders (exits still go out)' : 'off: BUY orders allowed again'}`);
     this.events.record(this.clock.now(), undefined, 'stop-buy', { on, source });
     return true;
+  }
+
+  /**
+   * Why the journal cannot be trusted now, or undefined: its file gone or replaced (checked now, recorded and
+   * notified once), or a write it refused since the last reconciliation.
+   */
+  journalProblem(): string | undefined {
+    if (this.journalLost === undefined) {
+      const lost = this.store.fileProblem();
+      if (lost !== undefined) {
+        this.journalLost = `trading stopped: ${lost}; nothing recorded from now on would survive a restart`;
+        this.logger.error(
+          `${this.journalLost}. Stop the bot, restore the database (or start it afresh knowing the orders it ` +
+            'placed are not in the new one), then start it again.',
+        );
+        this.events.record(this.clock.now(), undefined, 'journal-lost', { reason: lost });
+      }
+    }
+    if (this.journalLost !== undefined) return this.journalLost;
+    const failures = this.store.writeFailures;
+    if (failures !== this.writeFailuresSeen) {
+      this.writeFailuresSeen = failures;
+      if (this.journalFailing === undefined) {
+        const cause = this.store.writeFailure?.message ?? 'unknown error';
+        this.journalFailing = {
+          reason: `journal write failed (${cause}): no order is sent until a write succeeds and orders are reconciled`,
+          since: this.clock.now(),
+        };
+        this.logger.error(
+          { code: (this.store.writeFailure as { code?: string } | undefined)?.code },
+          this.journalFailing.reason,
+        );
+      }
+    }
+    return this.journalFailing?.reason;
+  }
+
+  /** A write failure is being waited out (the orders poll probes and reconciles before clearing it). */
+  get journalWritesFailing(): boolean {
+    this.journalProblem();
+    return this.journalFailing !== undefined;
+  }
+
+  /**
+   * The orders poll saw writes succeed and reconciled every symbol with no write refused meanwhile: orders
+   * may go again. Logged and recorded once per incident.
+   */
+  journalRecovered(): void {
+    const failing = this.journalFailing;
+    if (failing === undefined || this.store.writeFailures !== this.writeFailuresSeen) return;
+    this.journalFailing = undefined;
+    const now = this.clock.now();
+    this.logger.warn(
+      `journal writes succeed again after ${Math.round((now - failing.since) / 1000)} s; orders reconciled, trading resumes`,
+    );
+    this.events.record(now, undefined, 'journal-recovered', { since: failing.since, reason: failing.reason });
   }
 
   /** Runs one venue call and feeds its outcome to the breaker; errors are rethrown for the caller to classify. */
@@ -61,6 +128,8 @@ export class TradingGuard {
 
   /** Why no new order of this side may be sent now, or undefined when it may go. */
   orderBlock(side: 'BUY' | 'SELL'): string | undefined {
+    const journal = this.journalProblem();
+    if (journal !== undefined) return journal;
     const kill = this.checkKillSwitch();
     if (this.halted) return this.halted;
     if (kill) return `${this.killSwitch.describe()}: no new orders`;

@@ -155,6 +155,14 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: 'error',
     line: (d) => `AUTHENTICATION FAILED on ${str(d.call)}: ${str(d.message)}. Trading stopped.`,
   },
+  'journal-lost': {
+    level: 'error',
+    line: (d) => `JOURNAL LOST: ${str(d.reason)}. Trading stopped: restore the database and restart.`,
+  },
+  'journal-recovered': {
+    level: 'warn',
+    line: (d) => `journal writes work again (failing since ${clockTime(d.since)}): orders reconciled, trading resumes`,
+  },
   'daemon-started': { level: 'info', line: (d) => `daemon started (${joined(str(d.mode), str(d.venue))})` },
   'daemon-stopped': {
     level: (d) => (str(d.reason).startsWith('start failed') ? 'error' : 'warn'),

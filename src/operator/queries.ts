@@ -35,7 +35,7 @@ export interface DaemonInfo {
 
 export interface QueryDeps {
   store: Store;
-  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances'>;
+  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem'>;
   now: () => number;
   killSwitchFile: string;
   jobs: () => JobStats[];
@@ -158,5 +158,7 @@ export function createQueries(deps: QueryDeps) {
     fillTotals: (): FillTotal[] => store.fills.totals(),
     /** Throws when the database cannot take a write (readiness). */
     checkWritable: () => store.checkWritable(),
+    /** Why the journal cannot be trusted (its file gone or replaced, a write refused), or undefined (readiness). */
+    journalProblem: () => engine.journalProblem(),
   };
 }

@@ -30,6 +30,15 @@ export interface OpenDatabaseOptions {
 
 export class DatabaseError extends BotError {}
 
+/** SQLite result codes that mean the file refused a write (disk full, I/O error, read-only, …), not a bug. */
+const WRITE_FAILURES = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB|PERM|BUSY|LOCKED)/;
+
+/** The database refused a write (better-sqlite3's SqliteError carries SQLite's extended result code). */
+export function isWriteFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Database.SqliteError && typeof code === 'string' && WRITE_FAILURES.test(code);
+}
+
 function appliedVersion(db: Db): number {
   const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
   return row.v ?? 0;

@@ -35,6 +35,9 @@ export const EVENT_KINDS = [
   'stop-buy',
   // A manual exit asked for (engine.ts): pending until the operator's `exit` action is recorded after it.
   'exit-requested',
+  // The journal itself (trading-guard.ts): its file deleted or replaced; writes refused, then accepted again.
+  'journal-lost',
+  'journal-recovered',
   // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.

@@ -148,7 +148,7 @@ export class OrderJournal {
   private readonly instancesStmt;
   private readonly countsStmt;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.insertStmt = db.prepare<[DbOrder]>(`INSERT INTO orders (${COLUMNS}) VALUES (${ORDER.params})`);
     // Identity (local id, instance, what was asked) never changes after insert; only the outcome does.
     this.updateStmt = db.prepare<[DbOrder]>(
@@ -182,6 +182,11 @@ export class OrderJournal {
   /** Rows counted by instance, symbol, side, type, status and whether the venue took them (metrics): one scan. */
   counts(): OrderCount[] {
     return this.countsStmt.all();
+  }
+
+  /** No order was ever journaled here (a new database, or one deleted and created again). */
+  isEmpty(): boolean {
+    return this.db.prepare('SELECT 1 FROM orders LIMIT 1').get() === undefined;
   }
 
   insert(row: OrderRow): void {

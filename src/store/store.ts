@@ -1,5 +1,6 @@
 /** The bot's store: one database connection and the table families on it. */
-import { openDatabase, type Db, type OpenDatabaseOptions } from './database.js';
+import { statSync } from 'node:fs';
+import { DEFAULT_DB_PATH, isWriteFailure, openDatabase, type Db, type OpenDatabaseOptions } from './database.js';
 import { CandleStore } from './candles.js';
 import { EventLog } from './events.js';
 import { FillStore } from './fills.js';
@@ -20,9 +21,19 @@ export class Store {
   /** The embedded simulated exchange's own tables (paper trading). */
   readonly paper: PaperExchangeStore;
   private readonly runInTransaction;
+  /** Writes the database refused since it was opened, and the last one while no commit has succeeded since. */
+  writeFailures = 0;
+  writeFailure: Error | undefined;
+  private onCommit: (() => void)[] | undefined;
+  /** The database file's identity when it was opened (none in memory). */
+  private readonly file: { path: string; dev: number; ino: number } | undefined;
 
-  constructor(db: Db) {
+  constructor(db: Db, path?: string) {
     this.db = db;
+    if (path !== undefined && path !== ':memory:') {
+      const { dev, ino } = statSync(path);
+      this.file = { path, dev, ino };
+    }
     this.orders = new OrderJournal(db);
     this.fills = new FillStore(db);
     this.state = new StrategyStateStore(db);
@@ -34,9 +45,75 @@ export class Store {
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }
 
-  /** Runs fn in one transaction: every change in it is committed together or not at all. fn must be synchronous. */
+  /**
+   * Runs fn in one transaction: every change in it is committed together or not at all. fn must be synchronous.
+   * A write the database refuses (disk full, I/O error, read-only) is counted in `writeFailures` and kept in
+   * `writeFailure` until a transaction commits again.
+   */
   transaction<T>(fn: () => T): T {
-    return this.runInTransaction(fn) as T;
+    if (this.db.inTransaction) {
+      // A savepoint: what it asked to run on commit is dropped with it when it rolls back.
+      const mark = this.onCommit?.length ?? 0;
+      try {
+        return this.runInTransaction(fn) as T;
+      } catch (err) {
+        this.onCommit?.splice(mark);
+        throw err;
+      }
+    }
+    const onCommit: (() => void)[] = [];
+    this.onCommit = onCommit;
+    let result: T;
+    try {
+      result = this.runInTransaction(fn) as T;
+    } catch (err) {
+      if (isWriteFailure(err)) {
+        this.writeFailures++;
+        this.writeFailure = err as Error;
+      }
+      throw err;
+    } finally {
+      this.onCommit = undefined;
+    }
+    this.writeFailure = undefined;
+    for (const run of onCommit) run();
+    return result;
+  }
+
+  /** Runs `fn` once the transaction in progress commits (never when it rolls back); at once outside one. */
+  whenCommitted(fn: () => void): void {
+    if (this.onCommit) this.onCommit.push(fn);
+    else fn();
+  }
+
+  /** A real write to the file (its header's user_version), committed: throws while the database refuses writes. */
+  probeWrite(): void {
+    this.transaction(() => {
+      const version = this.db.pragma('user_version', { simple: true }) as number;
+      this.db.pragma(`user_version = ${(version + 1) % 1_000_000}`);
+    });
+  }
+
+  /**
+   * Why the database file at the path opened is no longer this store's (deleted, or replaced by another
+   * file), or undefined while it is. The connection would go on writing to the unlinked file, which no
+   * restart ever reads: whatever it writes from then on is lost.
+   */
+  fileProblem(): string | undefined {
+    const file = this.file;
+    if (file === undefined) return undefined;
+    let now: { dev: number; ino: number };
+    try {
+      now = statSync(file.path);
+    } catch (err) {
+      // Another failure (EIO, EACCES) says nothing about which file is there: the next check asks again.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined;
+      return `database file ${file.path} was deleted while the bot was running`;
+    }
+    if (now.dev !== file.dev || now.ino !== file.ino)
+      return `database file ${file.path} was replaced while the bot was running (another file is at that path)`;
+    return undefined;
   }
 
   /**
@@ -60,5 +137,5 @@ export class Store {
 }
 
 export function openStore(options: OpenDatabaseOptions): Store {
-  return new Store(openDatabase(options));
+  return new Store(openDatabase(options), options.path ?? DEFAULT_DB_PATH);
 }

@@ -60,6 +60,7 @@ async function listener(token: string | undefined, options: { failingMetrics?: b
           brakes: () => ({ killSwitch: false, stopBuy: false, breakerOpenUntil: undefined, halted: undefined }),
           running: true,
           balances: () => [],
+          journalProblem: () => undefined,
         },
         jobs: () => [],
         prices: () => new Map(),

@@ -3,6 +3,7 @@
  * a virtual clock, and a venue wrapper that delegates everything and injects one fault at a time.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -184,6 +185,24 @@ export async function tickWhilePollDelivers(h: Harness, price: number): Promise<
   release();
   await poll;
   if (tick) await tick;
+}
+
+/**
+ * While `on`, every commit of the store fails as SQLite fails on a full disk (SQLITE_FULL), after the
+ * transaction's statements ran: what a full disk does to a commit, deterministically.
+ */
+export function diskFull(store: Store): { on: boolean } {
+  const fault = { on: false };
+  const real = store.transaction.bind(store);
+  store.transaction = <T>(fn: () => T): T => {
+    if (!fault.on || store.db.inTransaction) return real(fn);
+    return real(() => {
+      const result = fn();
+      throw new Database.SqliteError('database or disk is full', 'SQLITE_FULL');
+      return result;
+    });
+  };
+  return fault;
 }
 
 export class Harness {

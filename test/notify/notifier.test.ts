@@ -47,6 +47,8 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   stopped: {},
   resumed: {},
   'auth-cleared': {},
+  'journal-lost': { reason: 'database file data/bot.db was deleted while the bot was running' },
+  'journal-recovered': { since: Date.UTC(2024, 0, 1, 12), reason: 'journal write failed' },
   operator: { action: 'pause', instance: 'grid', outcome: 'paused', source: 'api 127.0.0.1' },
   'kill-switch': { on: true },
   'stop-buy': { on: true, source: 'api 127.0.0.1' },
@@ -56,7 +58,15 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'daemon-stopped': { reason: 'SIGTERM' },
   'daily-summary': { at: 1, day: '2024-01-01', instances: [{ instance: 'grid', realisedToday: '1.5', fills: 2 }] },
 };
-const ERROR_KINDS = ['paused', 'start-refused', 'engine-error', 'daily-loss-halt', 'circuit-breaker', 'auth-failed'];
+const ERROR_KINDS = [
+  'paused',
+  'start-refused',
+  'engine-error',
+  'daily-loss-halt',
+  'circuit-breaker',
+  'auth-failed',
+  'journal-lost',
+];
 
 let store: Store;
 let hook: Receiver;

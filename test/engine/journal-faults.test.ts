@@ -1,0 +1,91 @@
+/**
+ * Issue 28: the journal under the engine's feet. A database file deleted or replaced while the bot runs stops
+ * trading for good (the connection would go on writing to a file no restart reads); a write the disk refuses
+ * leaves nothing in the journal cache, stops sending, and trading resumes by itself once writes succeed again,
+ * reconciled first.
+ */
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { diskFull, Harness, instance, matching, strategy } from './harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+/** One resting BUY far below the price on every tick. */
+const buyEveryTick = strategy({
+  onTick(ctx) {
+    ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
+  },
+});
+
+const dbFile = () => join(h.dir, 'bot.db');
+
+const changes = {
+  deleted: () => rmSync(dbFile()),
+  replaced: () => {
+    writeFileSync(`${dbFile()}.new`, '');
+    renameSync(`${dbFile()}.new`, dbFile());
+  },
+};
+
+for (const [what, change] of Object.entries(changes)) {
+  it(`a database file ${what} while running: no order is sent again, the loss recorded once`, async () => {
+    h = new Harness();
+    h.price(100);
+    const engine = await h.start([instance('a', buyEveryTick)]);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(1);
+    expect(engine.journalProblem()).toBeUndefined();
+
+    change();
+    await h.tick(100);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(1);
+    expect(engine.journalProblem()).toMatch(new RegExp(`trading stopped: database file .*bot\\.db was ${what}`));
+    expect(h.events('journal-lost')).toEqual([
+      expect.objectContaining({ data: { reason: matching(new RegExp(`was ${what} while the bot was running`)) } }),
+    ]);
+    expect(h.events('refused').at(-1)?.data.reason).toMatch(/trading stopped: database file/);
+  });
+}
+
+it('a commit the full disk refuses: nothing cached, nothing sent; trading resumes by itself once writes succeed', async () => {
+  h = new Harness();
+  h.price(100);
+  const engine = await h.start([instance('a', buyEveryTick)]);
+  const disk = diskFull(h.store);
+  disk.on = true;
+  /** One market tick, without the orders poll that follows it in h.tick. */
+  const marketTick = async () => {
+    h.clock.advance(5000);
+    const tick = engine.observe(await h.venue.inner.marketWatch('BTCUSDT'));
+    if (tick) await tick;
+  };
+  await marketTick(); // a-1's journal row: its commit fails, so it is never sent
+  expect(h.venue.creates).toBe(0);
+  expect(h.store.orders.active()).toEqual([]);
+  expect(engine.journalProblem()).toMatch(/^journal write failed \(database or disk is full\): no order is sent/);
+
+  // Still full: the poll's probe write fails, so it reads nothing and says why; the next tick sends nothing.
+  await expect(engine.pollOrders()).rejects.toThrow(/journal still refuses writes/);
+  await marketTick();
+  expect(h.venue.creates).toBe(0);
+
+  // Space comes back: the poll's probe succeeds, it reconciles every symbol, and orders may go again.
+  disk.on = false;
+  await engine.pollOrders();
+  expect(engine.journalProblem()).toBeUndefined();
+  expect(h.events('journal-recovered')).toHaveLength(1);
+  await h.tick(100);
+  expect(h.venue.creates).toBe(1);
+  const [placed] = h.store.orders.active();
+  expect(placed).toMatchObject({ instance: 'a', status: 'OPEN' });
+  // The polls after recovery find every journaled order (the failed one never reached the cache): its fill
+  // is recorded.
+  await h.tick(89);
+  expect(h.store.orders.get(placed!.localId)?.status).toBe('FILLED');
+  expect(h.store.fills.forOrder(placed!.localId)).toHaveLength(1);
+});
