@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
 import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
+import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
 import { trackChild } from '../support/child-processes.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -58,6 +59,23 @@ export function daemonEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
       env[k] = v;
   // The HTTP listener is off unless a test asks for it (tests run in parallel: no fixed port).
   return { ...env, LOG_LEVEL: 'info', ORDERS_POLL: '* * * * * *', API_PORT: '0', ...vars };
+}
+
+/**
+ * A live daemon's environment against the simulated exchange at `simUrl` with its demo keys: the strategy
+ * files in dir/config, the test strategies, the kill switch at dir/KILL; `vars` adds the rest (DB_PATH…).
+ */
+export function liveEnv(simUrl: string, dir: string, vars: Record<string, string>): NodeJS.ProcessEnv {
+  return daemonEnv({
+    MODE: 'live',
+    EXCHANGE_BASE_URL: simUrl,
+    EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
+    EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
+    CONFIG_DIR: join(dir, 'config'),
+    STRATEGIES_DIR: TEST_STRATEGIES,
+    KILL_SWITCH_FILE: join(dir, 'KILL'),
+    ...vars,
+  });
 }
 
 export class DaemonProcess {

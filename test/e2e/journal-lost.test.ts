@@ -8,9 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
 import { Receiver } from '../notify/stand-ins.js';
-import { DaemonProcess, daemonEnv, freePort, http, journal, TEST_STRATEGIES, waitFor } from './daemon-process.js';
+import { DaemonProcess, daemonEnv, freePort, http, journal, liveEnv, waitFor } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-journal-lost-'));
 const processes: DaemonProcess[] = [];
@@ -48,15 +47,8 @@ it('stops trading when its database file is deleted, and a restart on an empty j
   const db = join(dir, 'live.db');
   const apiPort = await freePort();
   const url = `http://127.0.0.1:${apiPort}`;
-  const env = daemonEnv({
-    MODE: 'live',
-    EXCHANGE_BASE_URL: simUrl,
-    EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
-    EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
+  const env = liveEnv(simUrl, dir, {
     DB_PATH: db,
-    CONFIG_DIR: config,
-    STRATEGIES_DIR: TEST_STRATEGIES,
-    KILL_SWITCH_FILE: join(dir, 'KILL'),
     API_PORT: String(apiPort),
     NOTIFY_WEBHOOK_URL: receiver.url,
     NOTIFY_WEBHOOK_SECRET: 'webhook-secret-for-the-test',

@@ -12,15 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
-import {
-  DaemonProcess,
-  daemonEnv,
-  everyOrderFile,
-  fillKeys,
-  journal,
-  TEST_STRATEGIES,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, fillKeys, journal, liveEnv, waitFor } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-restart-'));
 const db = join(dir, 'bot.db');
@@ -74,16 +66,7 @@ describe('restarts against an exchange that outlives the daemon (MODE=live on a 
     const config = join(dir, 'config');
     mkdirSync(config);
     writeFileSync(join(config, 'churn.json'), everyOrderFile('churn', { churn: 1000, near: 20_000 }));
-    const env = daemonEnv({
-      MODE: 'live',
-      EXCHANGE_BASE_URL: sim.url,
-      EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
-      DB_PATH: db,
-      CONFIG_DIR: config,
-      STRATEGIES_DIR: TEST_STRATEGIES,
-      KILL_SWITCH_FILE: join(dir, 'KILL'),
-    });
+    const env = liveEnv(sim.url, dir, { DB_PATH: db });
     const rowsAtLeast = (daemon: DaemonProcess, n: number) =>
       waitFor(`${n} journal rows`, () => journal(db).length >= n && journal(db).length, { daemon });
 
