@@ -608,6 +608,15 @@ export class Engine implements FillSink {
     const revision = venue.revision;
     this.orders.placedSincePoll = false;
     guard.checkKillSwitch();
+    if (guard.haltedByClock) {
+      // A halt put down to the clock: once a signed read succeeds (the clock, or the server-time offset, is
+      // right again) it clears itself; while it fails, the next poll asks again.
+      try {
+        await this.clearAuthHalt();
+      } catch (err) {
+        logger.debug({ err }, 'authentication still failing');
+      }
+    }
     // After a write the journal refused, nothing is sent until a write succeeds and this poll has reconciled.
     const recovering = guard.journalWritesFailing;
     if (recovering) {

@@ -12,13 +12,15 @@ import type { EventLog } from '../store/events.js';
 import type { Store } from '../store/store.js';
 import { CircuitBreaker, type CircuitBreakerOptions, KillSwitch } from './risk.js';
 import { errorCode } from '../errors.js';
-import { failureMessage, meaningOf } from '../ports/venue-errors.js';
+import { failureMessage, meaningOf, VenueError } from '../ports/venue-errors.js';
 
 export class TradingGuard {
   readonly killSwitch: KillSwitch;
   private readonly breaker: CircuitBreaker;
-  /** Set on an authentication failure: no order is sent again in this process. */
+  /** Set on an authentication failure: no order is sent until it is cleared. */
   halted: string | undefined;
+  /** The halt was put down to the clock (the venue said how far off): a signed read that succeeds clears it. */
+  haltedByClock = false;
   venueErrors = 0;
   /** No new BUY orders (the operator's stop-buy); persisted as `stop-buy` events. */
   private stopBuyOn: boolean;
@@ -149,6 +151,7 @@ export class TradingGuard {
   clearHalt(): boolean {
     if (this.halted === undefined) return false;
     this.halted = undefined;
+    this.haltedByClock = false;
     this.logger.warn('authentication halt cleared: a signed read succeeded, orders allowed again');
     this.events.record(this.clock.now(), undefined, 'auth-cleared', {});
     return true;
@@ -180,11 +183,11 @@ export class TradingGuard {
     if (meaningOf(err) === 'authentication') {
       if (!this.halted) {
         this.halted = `trading stopped: authentication failed on ${what} (${info.message})`;
-        this.logger.error(
-          { code: info.code },
-          `${this.halted}. Fix the API key, secret or clock, then clear the halt (kill -USR2 <pid>, or ` +
-            'POST /api/v1/halt/clear) or restart the bot.',
-        );
+        this.haltedByClock = err instanceof VenueError && err.clockSkewMs !== undefined;
+        const remedy = this.haltedByClock
+          ? 'It clears itself once a signed read succeeds (each orders poll tries one).'
+          : 'Fix the API key, secret or clock, then clear the halt (kill -USR2 <pid>, or POST /api/v1/halt/clear) or restart the bot.';
+        this.logger.error({ code: info.code }, `${this.halted}. ${remedy}`);
         this.events.record(now, undefined, 'auth-failed', { call: what, code: info.code, message: info.message });
       }
       return;

@@ -15,6 +15,7 @@ import { wallClock } from '../clocks/wall-clock.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import {
   type ExchangeClientError,
+  AuthError,
   HttpStatusError,
   MissingCredentialsError,
   NetworkError,
@@ -78,8 +79,9 @@ export interface ExchangeClientOptions {
   rateLimit?: RateLimitOptions | RateLimiter | false;
   /**
    * Correct timestamps by the server's clock, estimated from each answer's HTTP Date header (default false).
-   * The header has one-second resolution, so an estimated offset within ±1 s is treated as zero; the first
-   * request of a client goes out uncorrected.
+   * The header has one-second resolution, so an estimated offset within ±1 s is treated as zero. A signed
+   * read answered 401 whose Date header moved the offset (the first request of a client, or one after this
+   * machine's clock stepped) is signed again once with the corrected timestamp; a create or cancel is not.
    */
   serverTimeOffset?: boolean;
   /** Debug lines per request: endpoint, status, duration, attempt. Never parameters or secrets. */
@@ -315,11 +317,16 @@ export class ExchangeClient implements Venue {
   private async read<T>(call: Call<T>): Promise<T> {
     const endpoint = `${call.method} ${call.path}`;
     if (call.signed) this.credentials(endpoint);
+    let resigned = false;
     for (let attempt = 1; ; attempt++) {
+      const offset = this.offsetMs;
       try {
         return await this.send(call, attempt);
       } catch (err) {
-        const delay = this.retryDelay(err, attempt);
+        // A 401 whose answer moved the server-time offset: the timestamp was the problem, sign again once.
+        const resign = err instanceof AuthError && !resigned && this.offsetMs !== offset;
+        if (resign) resigned = true;
+        const delay = resign ? 0 : this.retryDelay(err, attempt);
         if (delay === undefined) throw err;
         this.observer?.retried(endpoint, errorCodeOf(err));
         this.logger?.debug(
@@ -421,13 +428,20 @@ export class ExchangeClient implements Venue {
     }
     this.logger?.debug({ endpoint, status, durationMs: elapsed(started), attempt }, 'exchange request');
     const receivedAt = this.clock.now();
-    if (this.useServerTime && dateHeader !== undefined) this.updateOffset(dateHeader, sentAt, receivedAt);
+    const signedWith = this.offsetMs;
+    const serverOffset = dateHeader === undefined ? undefined : serverOffsetOf(dateHeader, sentAt, receivedAt);
+    if (this.useServerTime && serverOffset !== undefined) this.offsetMs = serverOffset;
+    // A 401 on a timestamp off the exchange's time by more than the header's noise is put down to the clock.
+    const clockSkewMs =
+      status === 401 && call.signed && serverOffset !== undefined && serverOffset !== signedWith
+        ? signedWith - serverOffset
+        : undefined;
     const scrub = (s: string) => scrubSecrets(s, [signature, this.apiSecret]);
     if (this.observer === undefined)
-      return readResponse({ endpoint, status, retryAfter, text }, call.schema, scrub, receivedAt);
+      return readResponse({ endpoint, status, retryAfter, text, clockSkewMs }, call.schema, scrub, receivedAt);
     const seconds = elapsed(started) / 1000;
     try {
-      const data = readResponse({ endpoint, status, retryAfter, text }, call.schema, scrub, receivedAt);
+      const data = readResponse({ endpoint, status, retryAfter, text, clockSkewMs }, call.schema, scrub, receivedAt);
       this.observer.requested(endpoint, true, seconds, undefined);
       return data;
     } catch (err) {
@@ -444,14 +458,15 @@ export class ExchangeClient implements Venue {
     const reason = code ?? (err instanceof Error ? err.message : String(err));
     return new NetworkError({ endpoint, sent: code === undefined || !NOT_SENT.has(code), reason, cause: err });
   }
+}
 
-  private updateOffset(dateHeader: string, sentAt: number, receivedAt: number): void {
-    const server = Date.parse(dateHeader);
-    if (Number.isNaN(server)) return;
-    // The header truncates to the second: the server's time was, on average, half a second later.
-    const estimate = server + 500 - (sentAt + receivedAt) / 2;
-    this.offsetMs = Math.abs(estimate) <= OFFSET_DEADBAND_MS ? 0 : Math.round(estimate);
-  }
+/** The server's clock minus ours, estimated from an answer's Date header (0 within the header's noise). */
+function serverOffsetOf(dateHeader: string, sentAt: number, receivedAt: number): number | undefined {
+  const server = Date.parse(dateHeader);
+  if (Number.isNaN(server)) return undefined;
+  // The header truncates to the second: the server's time was, on average, half a second later.
+  const estimate = server + 500 - (sentAt + receivedAt) / 2;
+  return Math.abs(estimate) <= OFFSET_DEADBAND_MS ? 0 : Math.round(estimate);
 }
 
 /**

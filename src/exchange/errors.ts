@@ -36,12 +36,19 @@ export class ExchangeClientError extends VenueError {
   readonly requestId: string | undefined;
   readonly exchangeMessage: string | undefined;
 
-  constructor(code: ErrorCode, meaning: VenueErrorMeaning, what: string, d: ExchangeErrorDetails) {
+  constructor(
+    code: ErrorCode,
+    meaning: VenueErrorMeaning,
+    what: string,
+    d: ExchangeErrorDetails,
+    clockSkewMs?: number,
+  ) {
     const said = d.exchangeMessage ? `: ${d.exchangeMessage}` : '';
     super(code, meaning, `${d.endpoint}: ${what}${said}${detailText(d)}`, {
       cause: d.cause,
       context: { endpoint: d.endpoint, status: d.status, exchangeCode: d.exchangeCode, requestId: d.requestId },
       venueCode: d.exchangeCode,
+      clockSkewMs,
     });
     this.endpoint = d.endpoint;
     this.status = d.status;
@@ -95,15 +102,21 @@ export class ExchangeRejectedError extends ExchangeClientError {
   }
 }
 
-/** HTTP 401. Never retried: it does not heal by itself. */
+/**
+ * HTTP 401. Not retried, unless the answer's Date header corrected the server-time offset the request was
+ * signed with (EXCHANGE_SERVER_TIME): then once, signed again. `clockSkewMs`: the request's timestamp was that
+ * far from the exchange's clock (by its Date header), so the clock is the likely cause.
+ */
 export class AuthError extends ExchangeClientError {
-  constructor(d: ExchangeErrorDetails) {
-    super(
-      'E_AUTH',
-      'authentication',
-      'authentication failed (check EXCHANGE_API_KEY, EXCHANGE_API_SECRET and that this machine’s clock is right)',
-      d,
-    );
+  constructor(d: ExchangeErrorDetails, clockSkewMs?: number) {
+    const clock =
+      clockSkewMs === undefined
+        ? 'that this machine’s clock is right'
+        : `this machine’s clock: the request’s timestamp was ${Math.abs(Math.round(clockSkewMs / 1000))} s ` +
+          `${clockSkewMs > 0 ? 'ahead of' : 'behind'} the exchange’s clock (its Date header); ` +
+          'EXCHANGE_SERVER_TIME=true follows the exchange’s clock';
+    const why = `authentication failed (check EXCHANGE_API_KEY, EXCHANGE_API_SECRET and ${clock})`;
+    super('E_AUTH', 'authentication', why, d, clockSkewMs);
   }
 }
 

@@ -19,6 +19,8 @@ export interface RawResponse {
   status: number;
   retryAfter: string | undefined;
   text: string;
+  /** For a 401: how far the request's timestamp was from the exchange's clock, when that is the likely cause. */
+  clockSkewMs?: number;
 }
 
 type Issue = z.core.$ZodIssue;
@@ -123,7 +125,7 @@ export function readResponse<T>(
     requestId: fields?.requestId,
     exchangeMessage: fields?.exchangeMessage,
   };
-  if (status === 401) throw new AuthError(details);
+  if (status === 401) throw new AuthError(details, raw.clockSkewMs);
   if (status === 429) throw new RateLimitError({ ...details, retryAfterMs: parseRetryAfter(raw.retryAfter, now) });
   if (status >= 500) throw new HttpStatusError({ ...details, reason: 'server error' });
   if (!json.ok) throw new HttpStatusError({ endpoint, status, reason: 'answer is not JSON' });

@@ -10,7 +10,9 @@
  * | outcome-unknown | an order create/cancel may have taken effect         | reconcile from open orders and history      |
  * | temporary       | a read failed for now (network, timeout, 5xx, 429,   | reads are retried by the adapter; feeds the |
  * |                 | an answer that cannot be read)                       | circuit breaker; a create is reconciled     |
- * | authentication  | credentials or the clock were refused                | trading halts until an operator clears it   |
+ * | authentication  | credentials or the clock were refused                | trading halts until an operator clears it;  |
+ * |                 |                                                      | put down to the clock: until a signed read  |
+ * |                 |                                                      | succeeds                                    |
  */
 import { BotError, type ErrorCode, errorCode } from '../errors.js';
 
@@ -20,16 +22,27 @@ export class VenueError extends BotError {
   readonly meaning: VenueErrorMeaning;
   /** The venue's own code for a refusal (the exchange's BROKER_ERROR code), when it gave one. */
   readonly venueCode: number | string | undefined;
+  /**
+   * An authentication failure the adapter puts down to the clock: how far the request's timestamp was from
+   * the venue's time (ms, positive when ours was ahead). Such a halt clears itself once a signed read succeeds.
+   */
+  readonly clockSkewMs: number | undefined;
 
   constructor(
     code: ErrorCode,
     meaning: VenueErrorMeaning,
     message: string,
-    options: { cause?: unknown; context?: Record<string, unknown>; venueCode?: number | string } = {},
+    options: {
+      cause?: unknown;
+      context?: Record<string, unknown>;
+      venueCode?: number | string;
+      clockSkewMs?: number;
+    } = {},
   ) {
     super(code, message, options);
     this.meaning = meaning;
     this.venueCode = options.venueCode;
+    this.clockSkewMs = options.clockSkewMs;
   }
 }
 

@@ -241,12 +241,16 @@ export class Harness {
 
   /** Moves time and price (the venue matches), then runs one market cycle and one orders poll. */
   async tick(price: number, stepMs = 5_000, symbol = 'BTCUSDT'): Promise<void> {
+    await this.marketTick(price, stepMs, symbol);
+    await this.engine!.pollOrders();
+  }
+
+  /** h.tick without the orders poll: moves time and price, then one market cycle only. */
+  async marketTick(price: number, stepMs = 5_000, symbol = 'BTCUSDT'): Promise<void> {
     this.clock.advance(stepMs);
     this.sim.onPrice(symbol, price, this.clock.now());
-    const engine = this.engine!;
-    const p = engine.observe(await this.venue.inner.marketWatch(symbol));
+    const p = this.engine!.observe(await this.venue.inner.marketWatch(symbol));
     if (p) await p;
-    await engine.pollOrders();
   }
 
   /** Sets the first price without running the engine (the venue needs one for MARKET/stop orders). */

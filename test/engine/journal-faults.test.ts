@@ -58,20 +58,14 @@ it('a commit the full disk refuses: nothing cached, nothing sent; trading resume
   const engine = await h.start([instance('a', buyEveryTick)]);
   const disk = diskFull(h.store);
   disk.on = true;
-  /** One market tick, without the orders poll that follows it in h.tick. */
-  const marketTick = async () => {
-    h.clock.advance(5000);
-    const tick = engine.observe(await h.venue.inner.marketWatch('BTCUSDT'));
-    if (tick) await tick;
-  };
-  await marketTick(); // a-1's journal row: its commit fails, so it is never sent
+  await h.marketTick(100); // a-1's journal row: its commit fails, so it is never sent
   expect(h.venue.creates).toBe(0);
   expect(h.store.orders.active()).toEqual([]);
   expect(engine.journalProblem()).toMatch(/^journal write failed \(database or disk is full\): no order is sent/);
 
   // Still full: the poll's probe write fails, so it reads nothing and says why; the next tick sends nothing.
   await expect(engine.pollOrders()).rejects.toThrow(/journal still refuses writes/);
-  await marketTick();
+  await h.marketTick(100);
   expect(h.venue.creates).toBe(0);
 
   // Space comes back: the poll's probe succeeds, it reconciles every symbol, and orders may go again.

@@ -1,0 +1,43 @@
+/**
+ * Issue 28: an authentication halt the venue's adapter put down to the clock (a timestamp outside the
+ * exchange's window) clears itself once a signed read succeeds; one for the keys waits for the operator.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { VenueError } from '../../src/ports/venue-errors.js';
+import { Harness, instance, strategy } from './harness.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+/** One resting BUY far below the price on every tick. */
+const buyEveryTick = strategy({
+  onTick(ctx) {
+    ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
+  },
+});
+
+for (const [cause, clockSkewMs, clears] of [
+  ['the clock', 120_000, true],
+  ['the keys', undefined, false],
+] as const) {
+  it(`an authentication halt caused by ${cause} ${clears ? 'clears itself at the next poll' : 'stays'}`, async () => {
+    h = new Harness();
+    h.price(100);
+    const engine = await h.start([instance('a', buyEveryTick)]);
+    h.venue.createFault = {
+      when: 'before-place',
+      error: new VenueError('E_AUTH', 'authentication', 'timestamp outside the window', { clockSkewMs }),
+    };
+    await h.marketTick(100); // the create is refused (401): trading halts
+    expect(h.store.orders.get('a-1')?.status).toBe('REJECTED');
+    expect(engine.brakes().halted).toMatch(/authentication failed/);
+
+    await h.tick(100); // this poll's signed read succeeds
+    expect(engine.brakes().halted === undefined).toBe(clears);
+    expect(h.events('auth-cleared')).toHaveLength(clears ? 1 : 0);
+    await h.tick(100);
+    expect(h.venue.creates).toBe(clears ? 1 : 0);
+  });
+}
