@@ -4,18 +4,11 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import { VenueError } from '../../src/ports/venue-errors.js';
-import { Harness, instance, strategy } from './harness.js';
+import { buyEveryTick, Harness, instance } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
-});
-
-/** One resting BUY far below the price on every tick. */
-const buyEveryTick = strategy({
-  onTick(ctx) {
-    ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
-  },
 });
 
 for (const [cause, clockSkewMs, clears] of [

@@ -135,6 +135,13 @@ export function strategy(
   return defineStrategy({ name, params: z.object({}), onTick: () => undefined, ...hooks });
 }
 
+/** One resting BUY far below the price (90) on every tick. */
+export const buyEveryTick: StrategyDefinition = strategy({
+  onTick(ctx) {
+    ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
+  },
+});
+
 /** A strategy that runs `fn` on its first tick only. */
 export function firstTick(fn: (ctx: StrategyContext) => void): StrategyDefinition {
   let done = false;

@@ -7,18 +7,11 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { diskFull, Harness, instance, matching, strategy } from './harness.js';
+import { buyEveryTick, diskFull, Harness, instance, matching } from './harness.js';
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
-});
-
-/** One resting BUY far below the price on every tick. */
-const buyEveryTick = strategy({
-  onTick(ctx) {
-    ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
-  },
 });
 
 const dbFile = () => join(h.dir, 'bot.db');
