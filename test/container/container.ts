@@ -4,7 +4,9 @@
  * - the image: non-root user, volume, health check, stop signal, labels, `bot --version` naming the commit,
  *   no compiler or better-sqlite3 build leftovers; its size and the build time are printed;
  * - paper with an empty host folder on /app/data: owned by root it fails with one line saying what to do,
- *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes;
+ *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes; the probes and the
+ *   metrics answer on the metrics port from outside the container, and nothing else does there;
+ * - a second container on the same volume is refused at once, naming the holder, while the first trades on;
  * - live against a `bot sim` container, keys from secret files, a TypeScript strategy mounted into the image:
  *   orders and fills land in the volume's database and survive `podman stop` + `podman start`;
  * - every `podman stop` exits 0 within the grace period (node, PID 1, stops on SIGTERM itself).
@@ -150,7 +152,7 @@ async function main(): Promise<void> {
     const inspect = (format: string, image = IMAGE) =>
       podman.run(['image', 'inspect', '--format', format, image]).stdout.trim();
     const sizeMb = (image: string) => Number(inspect('{{.Size}}', image)) / 1e6;
-    check(inspect('{{.Config.User}}') === 'node', 'runs as the user node');
+    check(inspect('{{.Config.User}}') === '1000:1000', 'runs as USER 1000:1000 (numeric, for runAsNonRoot)');
     check(inspect('{{json .Config.Volumes}}').includes('"/app/data"'), 'VOLUME /app/data');
     check(inspect('{{.Config.StopSignal}}') === 'SIGTERM', 'STOPSIGNAL SIGTERM');
     check(inspect('{{json .Config.Healthcheck.Test}}').includes('healthcheck'), 'HEALTHCHECK runs `bot healthcheck`');
@@ -198,8 +200,20 @@ async function main(): Promise<void> {
     phase('paper, empty host folder owned by the image user');
     const paperData = hostFolder(work, 'data-paper', 1000);
     const apiPort = await freePort();
+    // Host networking: each container gets a metrics port of its own (the image's 9464 would be shared).
+    const metricsPort = await freePort();
     const paper = `${PREFIX}paper`;
-    start(paper, ['-v', `${paperData}:/app/data`, '-e', `API_PORT=${apiPort}`, '-e', 'ORDERS_POLL=* * * * * *', IMAGE]);
+    start(paper, [
+      '-v',
+      `${paperData}:/app/data`,
+      '-e',
+      `API_PORT=${apiPort}`,
+      '-e',
+      `METRICS_PORT=${metricsPort}`,
+      '-e',
+      'ORDERS_POLL=* * * * * *',
+      IMAGE,
+    ]);
     await waitForLog(paper, 'the paper daemon to run', (m) => m.includes('daemon running'));
     const status = podman.run(['exec', paper, 'cat', '/proc/1/status']).stdout;
     check(/^Uid:\s+1000\s/m.test(status), 'PID 1 runs as uid 1000 (not root)');
@@ -209,7 +223,67 @@ async function main(): Promise<void> {
       () => podman.run(['healthcheck', 'run', paper], { allowFail: true }).code === 0,
       { ms: 60_000 },
     );
-    check(true, 'podman healthcheck run: healthy (bot healthcheck: /readyz on loopback)');
+    check(true, 'podman healthcheck run: healthy (bot healthcheck: /healthz of the metrics listener on loopback)');
+    // From outside the container: the image's METRICS_HOST=0.0.0.0 listener, probes and metrics only.
+    const outside = `http://127.0.0.1:${metricsPort}`;
+    const healthz = await fetch(`${outside}/healthz`);
+    const alive = (await healthz.json()) as { live?: boolean; phase?: string };
+    check(healthz.status === 200 && alive.live === true && alive.phase === 'running', `${outside}/healthz: 200, alive`);
+    let readyStatus = 0;
+    for (const deadline = Date.now() + 30_000; readyStatus !== 200 && Date.now() < deadline;) {
+      readyStatus = (await fetch(`${outside}/readyz`)).status;
+      if (readyStatus !== 200) await new Promise((r) => setTimeout(r, 500));
+    }
+    check(readyStatus === 200, `${outside}/readyz: 200`);
+    const scrape = await (await fetch(`${outside}/metrics`)).text();
+    check(/^spot_bot_orders_placed_total\{/m.test(scrape), `${outside}/metrics: the bot's metrics`);
+    check(
+      (await fetch(`${outside}/api/v1/status`)).status === 404,
+      `${outside}/api/v1/status: 404 (no control API on the metrics port)`,
+    );
+
+    // One daemon per journal: a second container on the same volume is refused at once, naming the holder.
+    const paperOrdersNow = readDb(join(paperData, 'bot.db'), (d) =>
+      d.prepare('SELECT count(*) FROM paper_orders').pluck().get(),
+    ) as number;
+    const second = `${PREFIX}paper-second`;
+    start(second, [
+      '-v',
+      `${paperData}:/app/data`,
+      '-e',
+      `API_PORT=${await freePort()}`,
+      '-e',
+      `METRICS_PORT=${await freePort()}`,
+      IMAGE,
+    ]);
+    await waitFor(
+      'the second container to exit',
+      () => podman.run(['inspect', second, '--format', '{{.State.Status}}']).stdout.trim() === 'exited',
+      { ms: 30_000 },
+    );
+    const secondCode = podman.run(['inspect', second, '--format', '{{.State.ExitCode}}']).stdout.trim();
+    const said = messages(logs(second));
+    check(
+      secondCode === '1' &&
+        said.length === 1 &&
+        /^not started: (\/app\/)?data\/bot\.db is in use by another bot: pid 1 on host \S+ since \S+; one daemon per journal/.test(
+          said[0]!,
+        ),
+      `a second container on the volume: refused, exit 1, one line: ${said[0]}`,
+      logs(second),
+    );
+    await waitFor(
+      'the first container to trade on',
+      () =>
+        (readDb(join(paperData, 'bot.db'), (d) =>
+          d.prepare('SELECT count(*) FROM paper_orders').pluck().get(),
+        ) as number) > paperOrdersNow,
+      { ms: 60_000 },
+    );
+    check(
+      podman.run(['inspect', paper, '--format', '{{.State.Status}}']).stdout.trim() === 'running',
+      'the first trades on',
+    );
     // The paper account lives in the volume and survives a container restart (issue 17): same account, its
     // orders and fills kept, the replay going on, nothing moved aside.
     const paperDb = join(paperData, 'bot.db');
