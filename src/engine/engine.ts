@@ -22,7 +22,8 @@ import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
-import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
+import { type ExitOrder, type ExitResult, exitPosition, isExitOrder } from './position-exit.js';
+import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch } from './exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill } from '../market/position.js';
@@ -511,11 +512,62 @@ export class Engine implements FillSink {
 
   private tick(r: InstanceRunner): Promise<void> | undefined {
     if (r.status !== 'running' || r.busy) return undefined;
+    if (r.watch?.active === true) {
+      const exiting = this.declaredExit(r, r.watch);
+      if (exiting) return exiting;
+    }
     r.counters.ticks++;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
     return this.afterAsyncTick(r, ok);
+  }
+
+  /**
+   * The declared exits (exit-rules.ts) on this tick: when one triggers, the position less dust is sold through
+   * the exit path, under the lock, and the tick's onTick is skipped. Nothing while an exit order is working.
+   */
+  private declaredExit(r: InstanceRunner, watch: PositionWatch): Promise<void> | undefined {
+    const rules = this.parts.market.rules.get(r.symbol);
+    const ticker = this.parts.market.tickers.get(r.symbol);
+    const { quantity, averagePrice } = r.position.position;
+    if (rules === undefined || ticker === undefined || quantity.lt(rules.stepSize) || quantity.lt(rules.minQty))
+      return undefined;
+    const now = this.parts.clock.now();
+    const trigger = watch.check(now, ticker.last, averagePrice.toNumber());
+    if (trigger === undefined) return undefined;
+    if (this.parts.journal.activeFor(r.name).some((row) => isActive(row.status) && isExitOrder(row))) return undefined;
+    return this.lock.run(async () => {
+      if (r.status !== 'running') return;
+      // Decided again under the lock: a poll meanwhile may have filled an exit or closed the position.
+      if (this.parts.journal.activeFor(r.name).some((row) => isActive(row.status) && isExitOrder(row))) return;
+      if (r.position.position.quantity.lt(rules.stepSize)) return;
+      watch.triggered(now, trigger.reason);
+      const data = {
+        reason: trigger.reason,
+        price: ticker.last,
+        level: trigger.level,
+        entry: averagePrice.toFixed(),
+        quantity: r.position.position.quantity.toFixed(),
+      };
+      r.logger.warn(data, `declared exit: ${trigger.reason}`);
+      this.parts.store.transaction(() => {
+        this.parts.store.events.record(now, r.name, 'exit-triggered', data);
+        r.saveWatch();
+      });
+      const tag = `${ENGINE_EXIT_TAG_PREFIX}${trigger.reason}`;
+      const result = await exitPosition(
+        this.parts,
+        this.orders,
+        this.sync,
+        () => this.refreshBalances(),
+        r,
+        { type: 'MARKET' },
+        trigger.reason,
+        { tag },
+      );
+      if (result.refused !== undefined) r.logger.warn({ reason: result.refused }, 'declared exit: nothing sold');
+    });
   }
 
   private async afterAsyncTick(r: InstanceRunner, ok: Promise<boolean>): Promise<void> {
@@ -665,6 +717,7 @@ export class Engine implements FillSink {
     return this.lock.run(async () => {
       await this.refreshLocked();
       for (const r of this.runners) if (r.status === 'running') r.saveState();
+      for (const r of this.runners) r.saveWatch();
       this.saveCandles();
     });
   }
@@ -751,7 +804,16 @@ export class Engine implements FillSink {
     if (row.instance === undefined) return;
     const r = this.byName.get(row.instance);
     if (!r) return;
+    const before = r.position.position.quantity;
     r.position.apply(positionFill(fill));
+    const watch = r.watch;
+    const step = this.parts.market.rules.get(r.symbol)?.stepSize;
+    if (watch !== undefined && step !== undefined) {
+      const after = r.position.position.quantity;
+      if (before.lt(step) && after.gte(step)) watch.opened(fill.time, Number(fill.price));
+      else if (before.gte(step) && after.lt(step)) watch.closed();
+      r.saveWatch();
+    }
     r.counters.fills++;
     r.pendingDelivery = true;
     this.parts.journal.fillRecorded(row.localId);

@@ -37,6 +37,7 @@ import { positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
+import { PositionWatch, type WatchState } from './exit-rules.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {
@@ -226,6 +227,8 @@ export class InstanceRunner {
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   candleLimits: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
+  /** The exits and protections the strategy declares (undefined: none). */
+  readonly watch: PositionWatch | undefined;
 
   constructor(
     spec: InstanceSpec,
@@ -242,6 +245,20 @@ export class InstanceRunner {
     this.position = positionFromFills([]);
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
+    const { exits, protections } = spec.definition;
+    this.watch =
+      exits !== undefined || protections !== undefined ? new PositionWatch(exits ?? {}, protections ?? {}) : undefined;
+  }
+
+  /** The watch's state is kept in the store beside the strategy's (never in it: the strategy owns that). */
+  private get watchKey(): string {
+    return `${this.name}/exits`;
+  }
+
+  /** Saves the exits' watch (the position's open time, its high, a cooldown) when there is one. */
+  saveWatch(): void {
+    if (this.watch === undefined) return;
+    this.deps.store.state.put(this.watchKey, JSON.stringify(this.watch.state), this.deps.clock.now());
   }
 
   /** A fresh set of the definition's indicators for these params (fed from the kept candles at the next hook). */
@@ -281,6 +298,10 @@ export class InstanceRunner {
     });
     this.seq = store.orders.maxSeq(this.name);
     this.position = positionFromFills(store.fills.forInstance(this.name));
+    if (this.watch !== undefined) {
+      const watched = store.state.get(this.watchKey);
+      this.watch.state = watched === undefined ? {} : (JSON.parse(watched) as WatchState);
+    }
   }
 
   get state(): State {

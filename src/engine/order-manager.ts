@@ -123,6 +123,10 @@ export class OrderManager {
     const refuse = (reason: string) => this.refused(r, summary, reason);
     const block = guard.orderBlock(intent.side);
     if (block) return refuse(block);
+    if (!exit && intent.side === 'BUY') {
+      const protection = r.watch?.entryBlock(clock.now());
+      if (protection) return refuse(protection);
+    }
     if (this.unresolvedRows(r).length > 0) {
       try {
         await this.sync.poll(r.symbol, false);

@@ -35,7 +35,9 @@ export interface ExitResult {
   waiting: boolean;
 }
 
-const isExitOrder = (row: OrderRow) => row.tag === EXIT_TAG && row.side === 'SELL';
+/** A manual exit (`exit`) or one the engine made for a declared exit (`exit:stop-loss`…). */
+export const isExitOrder = (row: OrderRow) =>
+  row.side === 'SELL' && (row.tag === EXIT_TAG || row.tag?.startsWith(`${EXIT_TAG}:`) === true);
 /** The instance's rows still live on the venue (the cache also keeps final rows whose fills await delivery). */
 const live = (p: EngineParts, r: InstanceRunner) => p.journal.activeFor(r.name).filter((row) => isActive(row.status));
 
@@ -48,8 +50,11 @@ export async function exitPosition(
   r: InstanceRunner,
   order: ExitOrder,
   reason: string,
+  /** A declared exit (exit-rules.ts): the instance goes on running, and the order is tagged `exit:<reason>`. */
+  declared?: { tag: string },
 ): Promise<ExitResult> {
-  r.pauseByOperator(reason);
+  if (declared === undefined) r.pauseByOperator(reason);
+  const tag = declared?.tag ?? EXIT_TAG;
   const result: ExitResult = {
     sent: undefined,
     working: [],
@@ -111,8 +116,8 @@ export async function exitPosition(
   result.dust = held.minus(quantity);
   const intent: OrderIntent =
     order.type === 'MARKET'
-      ? { kind: 'MARKET', side: 'SELL', quantity, tag: EXIT_TAG }
-      : { kind: 'LIMIT', side: 'SELL', price: roundPrice(rules, order.price, 'SELL'), quantity, tag: EXIT_TAG };
+      ? { kind: 'MARKET', side: 'SELL', quantity, tag }
+      : { kind: 'LIMIT', side: 'SELL', price: roundPrice(rules, order.price, 'SELL'), quantity, tag };
   const outcome = await orders.submitExit(r, intent);
   if (outcome.ok) result.sent = outcome.row;
   else {

@@ -138,6 +138,10 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     line: (d) =>
       d.on === true ? 'STOP-BUY ON: no new BUY orders (exits still go out)' : 'stop-buy off: BUY orders allowed again',
   },
+  'exit-triggered': {
+    level: (d) => (d.reason === 'roi' ? 'info' : 'warn'),
+    line: (d) => joined('EXIT', str(d.reason), `at ${str(d.price)}`, `(level ${str(d.level)}, entry ${str(d.entry)})`),
+  },
   'exit-requested': {
     level: 'warn',
     line: (d) =>

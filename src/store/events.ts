@@ -38,6 +38,8 @@ export const EVENT_KINDS = [
   // The journal itself (trading-guard.ts): its file deleted or replaced; writes refused, then accepted again.
   'journal-lost',
   'journal-recovered',
+  // An exit the strategy file declares triggered (exit-rules.ts): stop-loss, trailing-stop or roi.
+  'exit-triggered',
   // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.

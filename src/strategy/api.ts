@@ -225,6 +225,27 @@ export interface StrategyContext<
   readonly indicators: IndicatorViews<I>;
 }
 
+/**
+ * Exits the engine applies to the instance's position whatever the strategy does, checked on every tick from
+ * the position's average entry: a MARKET SELL of the position less dust, tagged `exit:<reason>`.
+ */
+export interface ExitRulesDecl {
+  /** Sell when the price is this many percent under the average entry. */
+  stopLossPct?: number;
+  /** Sell when the price falls this many percent from its highest since the entry… */
+  trailingStopPct?: number;
+  /** …once that high was this many percent above the entry (default 0: at once). */
+  trailingActivationPct?: number;
+  /** Minutes held -> minimum profit % (`{ "0": 4, "60": 2, "240": 0 }`): sell once the profit reaches it. */
+  roi?: Readonly<Record<string, number>>;
+}
+
+/** Protections the engine enforces. */
+export interface ProtectionsDecl {
+  /** After a stop-loss or trailing-stop exit, no new BUY of the instance for this many minutes. */
+  cooldownMinutes?: number;
+}
+
 export interface StrategyDefinition<
   Schema extends z.ZodType = z.ZodType,
   S extends object = Record<string, unknown>,
@@ -239,6 +260,10 @@ export interface StrategyDefinition<
    * `ctx.candles` reads them. A function gets the params (a lookback that depends on a period).
    */
   candles?: CandleNeeds | ((params: z.infer<Schema>) => CandleNeeds);
+  /** Exits the engine enforces on the instance's position (see ExitRulesDecl). */
+  exits?: ExitRulesDecl;
+  /** Protections the engine enforces (see ProtectionsDecl). */
+  protections?: ProtectionsDecl;
   /** Indicators by name, from the params (e.g. `(p) => ({ fast: ema('5m', p.fast) })`): `ctx.indicators`. */
   indicators?: (params: z.infer<Schema>) => I;
   /** Order types this strategy may send; checked against the pair at start. */

@@ -20,6 +20,11 @@ beforeAll(() => {
       `  candles: { '5m': 0, '2h': 10 }, indicators: (p) => ({ fast: ema('5m', p.n) }), onTick() {} };\n`,
   );
   project.strategy(
+    'badexits.ts',
+    `import { z } from 'zod';\nexport default { name: 'badexits', params: z.object({}), onTick() {},\n` +
+      `  exits: { stopLossPct: -1, trail: 2, roi: { soon: 1 } }, protections: { cooldownMinutes: '5' } };\n`,
+  );
+  project.strategy(
     'badtypes.ts',
     `import { z } from 'zod';\nexport default { name: 'badtypes', params: z.object({}), orderTypes: ['LIMIT', 'ICEBERG'], onTick() {} };\n`,
   );
@@ -152,6 +157,17 @@ describe('loadStrategyFiles', () => {
       `${file}: strategy badcandles: candles.5m: expected a whole number from 1 to 100000, found 0`,
       `${file}: strategy badcandles: candles: expected a timeframe of 1m, 5m, 15m, 1h, 4h, 1d, found '2h'`,
       `${file}: strategy badcandles: indicators: threw ema period: expected a positive integer, found 0`,
+    ]);
+  });
+
+  it('reports declared exits and protections that make no sense, naming the key', async () => {
+    const file = project.config('exits.json', { ...valid, name: 'e', strategy: 'badexits', params: {} });
+    const module = join(project.strategiesDir, 'badexits.ts');
+    expect(await problemsOf(file)).toEqual([
+      `${file}: strategy: ${module}: default export: exits.stopLossPct: expected a positive number (a percentage below 100), found -1`,
+      `${file}: strategy: ${module}: default export: exits.trail: unknown (expected stopLossPct, trailingStopPct, trailingActivationPct)`,
+      `${file}: strategy: ${module}: default export: protections.cooldownMinutes: expected a positive number (a percentage below 100), found "5"`,
+      `${file}: strategy: ${module}: default export: exits.roi: expected minutes held -> minimum profit % ({ "0": 4, "60": 2 }), found {"soon":1}`,
     ]);
   });
 

@@ -53,6 +53,7 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'kill-switch': { on: true },
   'stop-buy': { on: true, source: 'api 127.0.0.1' },
   'exit-requested': { type: 'MARKET', source: 'telegram:1' },
+  'exit-triggered': { reason: 'stop-loss', price: 19800, level: 19800.5, entry: '20000', quantity: '0.01' },
   'circuit-breaker': { state: 'open', until: Date.UTC(2024, 0, 1, 12), lastError: { message: 'HTTP 502' } },
   'auth-failed': { call: 'balance', code: 'E_AUTH', message: `signature for ${API_SECRET} rejected` },
   'daemon-stopped': { reason: 'SIGTERM' },
