@@ -18,6 +18,7 @@ import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
 import { type Clock } from '../ports/clock.js';
+import { ReplayClock } from '../clocks/replay-clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
@@ -46,6 +47,16 @@ export interface DaemonOptions {
    * recorded tick at a time through this port instead of waiting for the clock.
    */
   scheduler?: Scheduler;
+  /**
+   * The daemon's clock (default: a replay clock at PAPER_SPEED on paper on recordings, else the wall clock).
+   * The parity test gives a virtual clock and moves it itself.
+   */
+  clock?: Clock;
+}
+
+/** The venue's time: the recording's on paper on recordings (PAPER_SPEED times the wall clock), else the wall's. */
+function clockFor(plan: VenuePlan): Clock {
+  return plan.mode === 'paper' && plan.data === 'recording' && !plan.lockstep ? new ReplayClock(plan.speed) : wallClock;
 }
 
 /** How long a stop waits for queued notifications (the daemon's own stop among them) to go out. */
@@ -106,8 +117,8 @@ export class Daemon {
   /** Starts everything; on failure closes what was opened and rethrows. */
   static async start(options: DaemonOptions): Promise<Daemon> {
     const { env, logger } = options;
-    const clock = wallClock;
     const plan = planVenue(env);
+    const clock = options.clock ?? clockFor(plan);
     if (plan.mode === 'live' && env.PAPER_FRESH)
       throw new ConfigError([
         'PAPER_FRESH (or --fresh): starts a new paper account, and this is MODE=live; a live database is never archived',
@@ -123,7 +134,8 @@ export class Daemon {
       opened = openRunStore(
         env.DB_PATH,
         { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
-        clock,
+        // When the daemon started is the wall clock's (told beside the venue's time where shown).
+        wallClock,
         { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
       );
     } catch (err) {
@@ -148,12 +160,12 @@ export class Daemon {
         `deleted ${deleted.length} old archive(s) (PAPER_ARCHIVES_KEPT=${env.PAPER_ARCHIVES_KEPT})`,
       );
     // Started before the venue, so that a start that keeps failing is told as well.
-    const notifications = notificationsFromEnv(env, { store, logger, mode: plan.mode });
+    const notifications = notificationsFromEnv(env, { store, logger, mode: plan.mode, venueClock: clock });
     const cleanup: (() => Promise<void> | void)[] = [];
     const undo = async (err: unknown) => {
       for (const step of cleanup.reverse()) await step();
       const reason = `start failed: ${err instanceof Error ? err.message : String(err)}`;
-      store.events.record(clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
+      store.events.record(wallClock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
       await notifications?.stop(NOTIFY_STOP_MS);
       store.close();
       lock.release();
@@ -174,7 +186,7 @@ export class Daemon {
       };
       const setup = await retryWithBackoff(
         'set up the venue',
-        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver),
+        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver, clock),
         retry,
       );
       cleanup.push(() => setup.close());
@@ -261,7 +273,9 @@ export class Daemon {
         await scheduler.stop(options.stopTimeoutMs ?? 10_000);
       });
       notifications?.attachCommands(operator);
-      const now = () => clock.now();
+      // Readiness, the metrics and log budgets are about the machine: wall-clock time (the venue's time is
+      // the operator layer's, above).
+      const now = () => wallClock.now();
       listeners.serveApi({
         operator,
         now,
@@ -311,7 +325,7 @@ export class Daemon {
         await this.scheduling.stop(this.stopTimeoutMs);
         this.venue.flush();
         await atMost(this.setup.close(), this.stopTimeoutMs);
-        this.store.events.record(this.clock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
+        this.store.events.record(wallClock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
         await this.notifications?.stop(Math.min(NOTIFY_STOP_MS, this.stopTimeoutMs));
       } finally {
         this.store.close();

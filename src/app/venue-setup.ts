@@ -17,7 +17,14 @@ import { wallClock } from '../clocks/wall-clock.js';
 import { marketFrom, replayMarket } from '../sim/pair-market.js';
 import { recordedStepMs } from '../sim/data-step.js';
 import { recordedPairs } from '../record/recording-reader.js';
-import { lockstepFeed, type PriceFeed, proxyFeed, replayFeed, type ReplayPosition } from '../sim/feeds.js';
+import {
+  lockstepFeed,
+  type PriceFeed,
+  proxyFeed,
+  replayFeed,
+  type ReplayPosition,
+  type ReplayTime,
+} from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
 import type { Store } from '../store/store.js';
@@ -98,6 +105,8 @@ export async function setUpVenue(
   store: Store,
   /** Sees the trading client's requests (the daemon's metrics). */
   observer?: RequestObserver,
+  /** The venue's time: on paper on recordings the replay clock the feed anchors and paces (default: wall). */
+  clock: ReplayTime = wallClock,
 ): Promise<VenueSetup> {
   if (plan.mode === 'live') {
     const client = new ExchangeClient({
@@ -141,10 +150,11 @@ export async function setUpVenue(
     files = await paperDataFiles(env.PAPER_DATA, symbols);
     // The recordings' pairs (their rules as recorded), the built-in ones where a recording carries none.
     const market = replayMarket(symbols, await recordedPairs(files), `PAPER_DATA (${files.join(', ')})`);
-    // Records carry wall-clock times like the bot's own (today's fills, daily limits), not the recording's.
-    // Orders reach the book a data step after the price they were decided on, as in a backtest (parity).
+    // Records carry the venue's time like the bot's own (today's fills, daily limits): the recording's time on
+    // the replay clock, the wall clock's in lockstep. Orders reach the book a data step after the price they
+    // were decided on, as in a backtest (parity).
     const latencyMs = env.PAPER_LATENCY_MS ?? (await recordedStepMs(files[0] as string));
-    engine = new MatchingEngine({ ...market, clock: wallClock, latencyMs });
+    engine = new MatchingEngine({ ...market, clock, latencyMs });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {
@@ -156,7 +166,7 @@ export async function setUpVenue(
       logger.info({ component: 'sim', tickers: resume.taken }, 'the replay resumes where the previous run stopped');
     feed = plan.lockstep
       ? lockstepFeed({ files, warn, resume })
-      : replayFeed({ files, speed: plan.speed, loop: true, warn, resume });
+      : replayFeed({ files, clock, loop: true, warn, resume });
     const position = feed.position?.bind(feed);
     if (position) paper.ledger.trackReplay(position);
   }

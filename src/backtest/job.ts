@@ -6,6 +6,8 @@ import type { InstanceSpec } from '../engine/instance-runner.js';
 import { TIMEFRAME_MS, type Timeframe } from '../market/candles.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
 import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from './runner.js';
+import type { DaemonJobs } from './scheduled-replay.js';
+import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { TickData } from './tick-data.js';
@@ -21,6 +23,10 @@ export interface JobSettings {
   /** Taker slippage in basis points. */
   slippageBps: string;
   cancel: boolean;
+  /** Every instance sees every tick (the loop before schedules applied); default false. */
+  everyTick: boolean;
+  /** The daemon's orders poll and refresh schedules the replay applies (the daemon's defaults by default). */
+  jobs: DaemonJobs;
   refreshMs: number;
   sampleMs: number;
   /** As given on the command line (the data were loaded within them). */
@@ -37,6 +43,8 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
   latencyMs: undefined,
   slippageBps: '0',
   cancel: true,
+  everyTick: false,
+  jobs: { ...DEFAULT_DAEMON_SCHEDULE },
   refreshMs: 60_000,
   sampleMs: 3_600_000,
   from: undefined,

@@ -62,27 +62,109 @@ export interface ReplayParts {
   symbols: readonly SymbolInfo[];
 }
 
+const PROGRESS_MASK = (1 << 16) - 1;
+
+/**
+ * A fresh ticker of tick `i`, as the daemon parses one per poll (a strategy may keep the previous one); `infos`
+ * per symbol of the data, the assets its tickers name.
+ */
+export function tickerAt(data: TickData, infos: readonly SymbolInfo[], i: number): Ticker {
+  const { sym, time, price, high, low, vb, vq } = data.columns;
+  const info = infos[sym[i] as number] as SymbolInfo;
+  const h = high[i] as number;
+  const l = low[i] as number;
+  const b = vb[i] as number;
+  const q = vq[i] as number;
+  return {
+    symbol: info.symbol,
+    last: price[i] as number,
+    time: time[i] as number,
+    high: h === h ? h : undefined,
+    low: l === l ? l : undefined,
+    baseVolume: b === b ? b : undefined,
+    quoteVolume: q === q ? q : undefined,
+    baseAsset: info.b,
+    quoteAsset: info.q,
+    baseAssetId: info.bi,
+    quoteAssetId: info.qi,
+  };
+}
+
+/** What each replayed tick leaves in the results: equity samples, balances when the venue moved, the chart. */
+export class TickAccount {
+  /** Ticks of the unit's symbols replayed so far. */
+  done = 0;
+  onProgress: ((done: number) => void) | undefined;
+  private nextSample: number;
+  private fillCount: number;
+  private readonly fills: readonly unknown[];
+
+  constructor(
+    private readonly p: ReplayParts,
+    private readonly sampleMs: number,
+    apiKey: string,
+  ) {
+    this.nextSample = (Math.floor(p.clock.time / sampleMs) + 1) * sampleMs;
+    this.fills = p.sim.fills(apiKey);
+    this.fillCount = this.fills.length;
+  }
+
+  /** The equity samples due by `t` (before the tick at `t` moves anything). */
+  sampleUpTo(t: number): void {
+    while (t >= this.nextSample) {
+      this.p.equity.sample(this.nextSample);
+      this.nextSample += this.sampleMs;
+    }
+  }
+
+  /** After the tick of unit symbol `k` at `t`, price `price`, has been handled. */
+  settle(t: number, k: number, price: number): void {
+    const { sim, balances, equity, charts } = this.p;
+    let filled = false;
+    if (sim.revision !== balances.revision) {
+      balances.read();
+      filled = this.fills.length !== this.fillCount;
+      this.fillCount = this.fills.length;
+    }
+    const e = equity.update(t);
+    (charts[k] as ChartSeries).add(t, price, e, filled);
+    if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
+  }
+}
+
+/**
+ * A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its revision)
+ * and no intent processed since the last one, the venue's pair configs and balances are what the engine
+ * already holds. The daemon's refresh would read the same figures.
+ */
+export class RefreshGate {
+  private revision = -1;
+  private intents = -1;
+
+  constructor(private readonly p: Pick<ReplayParts, 'sim' | 'engine'>) {}
+
+  refresh(): Promise<void> | undefined {
+    const { sim, engine } = this.p;
+    const intents = engine.intentsProcessed();
+    if (sim.revision === this.revision && intents === this.intents) return undefined;
+    this.revision = sim.revision;
+    this.intents = intents;
+    return engine.refresh();
+  }
+}
+
 /** Steps of one tick at which the loop may stop for a promise and resume. */
 const REFRESH = 0;
 const MARKET = 1;
 const POLL = 2;
 const SETTLE = 3;
 
-const PROGRESS_MASK = (1 << 16) - 1;
-
 export class Replay {
-  /** Ticks of the unit's symbols replayed so far. */
-  done = 0;
-  onProgress: ((done: number) => void) | undefined;
+  readonly account: TickAccount;
   private i: number;
   private step = REFRESH;
   private nextRefresh: number;
-  private nextSample: number;
-  /** The venue's revision and the intents processed at the last refresh (see refresh()). */
-  private refreshedRevision = -1;
-  private refreshedIntents = -1;
-  private fillCount: number;
-  private readonly fills: readonly unknown[];
+  private readonly gate: RefreshGate;
   private readonly batch: Ticker[] = [];
 
   constructor(
@@ -92,21 +174,19 @@ export class Replay {
     private readonly first: number,
     private readonly p: ReplayParts,
     private readonly refreshMs: number,
-    private readonly sampleMs: number,
+    sampleMs: number,
     apiKey: string,
   ) {
     this.i = first;
-    const now = p.clock.time;
-    this.nextRefresh = (Math.floor(now / refreshMs) + 1) * refreshMs;
-    this.nextSample = (Math.floor(now / sampleMs) + 1) * sampleMs;
-    this.fills = p.sim.fills(apiKey);
-    this.fillCount = this.fills.length;
+    this.nextRefresh = (Math.floor(p.clock.time / refreshMs) + 1) * refreshMs;
+    this.account = new TickAccount(p, sampleMs, apiKey);
+    this.gate = new RefreshGate(p);
   }
 
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
   run(): Promise<void> | undefined {
-    const { sym, time, price, high, low, vb, vq } = this.data.columns;
-    const { clock, sim, engine, equity, charts, balances } = this.p;
+    const { sym, time, price } = this.data.columns;
+    const { clock, sim, engine, equity } = this.p;
     const infos = this.p.symbols;
     const prices = equity.prices;
     const n = this.data.length;
@@ -118,40 +198,19 @@ export class Replay {
       const t = time[i] as number;
       const p = price[i] as number;
       if (this.step === REFRESH) {
-        while (t >= this.nextSample) {
-          equity.sample(this.nextSample);
-          this.nextSample += this.sampleMs;
-        }
+        this.account.sampleUpTo(t);
         clock.time = t;
         if (t >= this.nextRefresh) {
           this.nextRefresh = (Math.floor(t / this.refreshMs) + 1) * this.refreshMs;
-          const refreshed = this.refresh();
+          const refreshed = this.gate.refresh();
           if (refreshed) return this.resumeAt(MARKET, refreshed);
         }
         this.step = MARKET;
       }
       if (this.step === MARKET) {
-        const info = infos[s] as SymbolInfo;
-        if (i !== this.first) sim.onPrice(info.symbol, p, t);
+        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t);
         prices[k] = p;
-        // A fresh ticker per tick, as the daemon parses one per poll: a strategy may keep the previous one.
-        const h = high[i] as number;
-        const l = low[i] as number;
-        const b = vb[i] as number;
-        const q = vq[i] as number;
-        this.batch[0] = {
-          symbol: info.symbol,
-          last: p,
-          time: t,
-          high: h === h ? h : undefined,
-          low: l === l ? l : undefined,
-          baseVolume: b === b ? b : undefined,
-          quoteVolume: q === q ? q : undefined,
-          baseAsset: info.b,
-          quoteAsset: info.q,
-          baseAssetId: info.bi,
-          quoteAssetId: info.qi,
-        };
+        this.batch[0] = tickerAt(this.data, infos, i);
         const observed = engine.observe(this.batch);
         if (observed) return this.resumeAt(POLL, observed);
         this.step = POLL;
@@ -160,15 +219,7 @@ export class Replay {
         const polled = engine.pollOrders();
         if (polled) return this.resumeAt(SETTLE, polled);
       }
-      let filled = false;
-      if (sim.revision !== balances.revision) {
-        balances.read();
-        filled = this.fills.length !== this.fillCount;
-        this.fillCount = this.fills.length;
-      }
-      const e = equity.update(t);
-      (charts[k] as ChartSeries).add(t, p, e, filled);
-      if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
+      this.account.settle(t, k, p);
     }
     return undefined;
   }
@@ -176,19 +227,5 @@ export class Replay {
   private resumeAt(step: number, pending: Promise<void>): Promise<void> {
     this.step = step;
     return pending;
-  }
-
-  /**
-   * A refresh that cannot learn anything is skipped: with no order, fill or cancel on the venue (its
-   * revision) and no intent processed since the last one, the venue's pair configs and balances are what the
-   * engine already holds. The daemon's refresh would read the same figures.
-   */
-  private refresh(): Promise<void> | undefined {
-    const { sim, engine } = this.p;
-    const intents = engine.intentsProcessed();
-    if (sim.revision === this.refreshedRevision && intents === this.refreshedIntents) return undefined;
-    this.refreshedRevision = sim.revision;
-    this.refreshedIntents = intents;
-    return engine.refresh();
   }
 }

@@ -24,6 +24,8 @@ import { assetTotals, BalanceReader, Replay } from './replay.js';
 import { RunLog } from './run-log.js';
 import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
+import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
+import { type DaemonJobs, ScheduledReplay } from './scheduled-replay.js';
 
 const API_KEY = 'backtest';
 
@@ -41,8 +43,15 @@ export interface BacktestSettings {
   slippageBps?: string;
   /** false: the venue has no cancel (strategies that require it are refused). Default true. */
   cancel?: boolean;
-  /** Pair configs and balances are re-read at every multiple of this (default 60 s, as the daemon). */
+  /**
+   * Every instance sees every tick, and pair configs and balances are re-read at every multiple of refreshMs
+   * (the loop before schedules were applied). Default false: each instance's schedule applies, as on paper.
+   */
+  everyTick?: boolean;
+  /** Pair configs and balances are re-read at every multiple of this in the every-tick loop (default 60 s). */
   refreshMs?: number;
+  /** The daemon's orders poll and refresh schedules (default its defaults: ORDERS_POLL, REFRESH). */
+  jobs?: DaemonJobs;
   /** The equity curve is sampled at every multiple of this (default one hour). */
   sampleMs?: number;
   /**
@@ -96,6 +105,8 @@ export interface BacktestRun {
   trace: Trace;
   /** The run's log (data-time stamped), its refusals by reason and its hook errors. */
   log: RunLog;
+  /** The same per instance, by name. */
+  traces: Map<string, Trace>;
 }
 
 export interface RunOptions {
@@ -271,7 +282,8 @@ export async function runBacktest(
 
     // The market has its first price before the engine starts, as a paper venue has when the daemon starts.
     const firstSym = sym[first] as number;
-    sim.onPrice(data.symbols[firstSym]!.symbol, price[first] as number, clock.time);
+    if (settings.everyTick === true) sim.onPrice(data.symbols[firstSym]!.symbol, price[first] as number, clock.time);
+    else sim.onTicker(ScheduledReplay.ticker(data, first));
     equity.prices[slot[firstSym] as number] = price[first] as number;
     balances.read();
     equity.sample(clock.time);
@@ -286,11 +298,14 @@ export async function runBacktest(
       return { symbol: info.symbol, b, q, bi: baseAssetId ?? undefined, qi: quoteAssetId ?? undefined };
     });
     const parts = { clock, sim, engine, equity, charts, balances, symbols: infos };
-    const replay = new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY);
-    replay.onProgress = (done: number) => options.onProgress?.(done, total);
+    const replay =
+      settings.everyTick === true
+        ? new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY)
+        : new ScheduledReplay(data, slot, first, parts, settings.jobs ?? DEFAULT_DAEMON_SCHEDULE, sampleMs, API_KEY);
+    replay.account.onProgress = (done: number) => options.onProgress?.(done, total);
     for (let pending = replay.run(); pending; pending = replay.run()) await pending;
     const fills = sim.fills(API_KEY);
-    const done = replay.done;
+    const done = replay.account.done;
     const lastTime = clock.time;
     await engine.stop();
     balances.read();
@@ -341,6 +356,7 @@ export async function runBacktest(
       instances: engine.instances(),
       trace,
       log,
+      traces: new Map(instances.map((i) => [i.config.name, storeTrace(store, [i.config.name])])),
     };
   } finally {
     store.close();

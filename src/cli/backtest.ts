@@ -55,6 +55,9 @@ virtual clock, no network). Each --config is its own backtest unless --together.
                              fills at a later tick's price, never at the one the strategy saw
   --slippage-bps N           taker slippage in basis points (default 0)
   --no-cancel                a venue without cancel (strategies that require it are refused)
+  --every-tick               every instance sees every recorded tick (default: each instance's schedule, as
+                             on paper, in the data's time, with the orders poll every 5 s and the refresh
+                             every minute as the daemon's defaults)
   --together                 all configs in one engine on one account (one quote asset)
   --out DIR                  output folder (default backtests/<config>-<data>-<inputs hash>/; a sweep's
                              backtests/<config>-<data>-sweep-<hash>/)
@@ -169,6 +172,7 @@ async function backtest(argv: string[]): Promise<number> {
     'rank-by': { type: 'string' },
     'min-trades': { type: 'string' },
     'no-cancel': { type: 'boolean' },
+    'every-tick': { type: 'boolean' },
     together: { type: 'boolean' },
   });
   if (values.help) {
@@ -194,6 +198,7 @@ async function backtest(argv: string[]): Promise<number> {
     latencyMs: intFlag('latency-ms', values['latency-ms'], 0) ?? DEFAULT_JOB_SETTINGS.latencyMs,
     slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
     cancel: values['no-cancel'] !== true,
+    everyTick: values['every-tick'] === true,
     from: values.from,
     to: values.to,
   };

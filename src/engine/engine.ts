@@ -617,8 +617,23 @@ export class Engine implements FillSink {
       only !== undefined
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
         : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => group.has(t.symbol));
-    const pending = this.observe(tickers, schedule);
+    const pending = this.observeCycle(tickers, schedule);
     if (pending) await pending;
+  }
+
+  /**
+   * A market job's work once its tickers are in: observe them for the instances on `schedule`, then poll
+   * orders at once when orders were placed. The backtest calls it with the tickers it holds (no fetch);
+   * undefined when nothing needed to wait.
+   */
+  observeCycle(tickers: readonly Ticker[], schedule: string): Promise<void> | undefined {
+    const pending = this.observe(tickers, schedule);
+    if (pending) return this.pollAfter(pending);
+    return this.orders.placedSincePoll ? this.pollOrders() : undefined;
+  }
+
+  private async pollAfter(observed: Promise<void>): Promise<void> {
+    await observed;
     if (this.orders.placedSincePoll) await this.pollOrders();
   }
 

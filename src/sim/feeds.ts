@@ -3,9 +3,9 @@
  * on close; every feed gives the engine tickers through `onTicker`, so the market watch serves whatever keys
  * the feed's tickers carry.
  *
- * - replayFeed: recordings at their recorded pace divided by `speed`, all symbols merged in time order. Each
- *   ticker is due at start + (t - t0) / speed on the feed's clock, so timers never drift cumulatively; every
- *   ticker due within BATCH_MS is fed in one go. With `loop`, the recording starts over with its times shifted
+ * - replayFeed: recordings on a clock in the recording's time (a replay clock at `speed` times the wall
+ *   clock, or the daemon's), all symbols merged in time order: each ticker goes in once the clock reaches its
+ *   time, so timers never drift cumulatively, and every ticker due at a wake-up goes in at once. With `loop`, the recording starts over with its times shifted
  *   past the end (one recorded step later), so times keep increasing; the price jumps back to the start.
  * - lockstepFeed: one recorded ticker per market-watch request, whatever `symbol` the request asks for, so a
  *   daemon polling the market moves it one tick per poll. Exhausted, it keeps serving the last tickers.
@@ -21,7 +21,8 @@ import { describeError } from '../exchange/errors.js';
 import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
 import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
-import type { ClockReading } from '../ports/clock.js';
+import type { Clock, ClockReading, Timer } from '../ports/clock.js';
+import { ReplayClock } from '../clocks/replay-clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import type { Warn } from '../record/recording-reader.js';
 import { SimRejectError } from './error-codes.js';
@@ -52,10 +53,6 @@ export interface PriceFeed {
   position?(): ReplayPosition | undefined;
 }
 
-/** Tickers due within this many ms of now are fed together rather than each after its own timer. */
-const BATCH_MS = 2;
-/** Longest single wait, so a jump of an injected clock is noticed soon. */
-const MAX_WAIT_MS = 100;
 /** Tickers fed between two turns of the event loop, so requests are served during a fast replay. */
 const YIELD_EVERY = 2000;
 
@@ -63,23 +60,6 @@ const defaultWarn: Warn = (message) => process.emitWarning(message, 'SimFeedWarn
 
 function feedError(message: string): BotError {
   return new BotError('E_SIM_CONFIG', message);
-}
-
-/** A setTimeout that stop() can cut short. */
-function sleeper() {
-  let timer: NodeJS.Timeout | undefined;
-  let wake: (() => void) | undefined;
-  return {
-    sleep: (ms: number) =>
-      new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, ms);
-      }),
-    cancel: () => {
-      clearTimeout(timer);
-      wake?.();
-    },
-  };
 }
 
 /** Feeds one ticker, skipping (with a warning) one the engine refuses; counts it in `progress`. */
@@ -232,45 +212,61 @@ async function openReplay(
   return replay;
 }
 
+/** A clock in the recording's time; a replay clock is anchored by the feed at the first ticker it feeds. */
+export type ReplayTime = Clock & { anchor?(time: number): void };
+
 export function replayFeed(options: {
   files: string[];
+  /** Recorded time per wall time, for a replay clock of the feed's own (when `clock` is not given). */
   speed?: number;
+  /** The recording's time (paper on recordings: the daemon's replay clock; tests: a virtual clock). */
+  clock?: ReplayTime;
   loop?: boolean;
-  clock?: ClockReading;
   warn?: (m: string) => void;
   /** Where a previous run stopped: the replay goes on from there. */
   resume?: ReplayPosition;
 }): PriceFeed {
   const speed = options.speed ?? 1;
   if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
-  const clock = options.clock ?? wallClock;
+  const clock: ReplayTime = options.clock ?? new ReplayClock(speed);
   const warn = options.warn ?? defaultWarn;
   const progress: FeedProgress = { fed: 0, done: false };
   const feed = feeder(progress, warn);
-  const timer = sleeper();
   let stopped = false;
+  let timer: Timer | undefined;
   let pumping: Promise<void> = Promise.resolve();
   let replay: ReplayCursor | undefined;
 
-  /** Feeds the rest of the recording on schedule: the ticker at (shifted) time t0 was fed at wall time w0. */
-  async function pump(engine: MatchingEngine, r: ReplayCursor, t0: number, w0: number): Promise<void> {
+  /**
+   * Feeds every ticker due on the clock, then sets a timer for the next one (the timer's firing returns the
+   * next pump, so a virtual clock moves on only once the ticker is in the market).
+   */
+  async function pump(engine: MatchingEngine, r: ReplayCursor, paused?: () => void): Promise<void> {
     let sinceYield = 0;
     while (!stopped) {
-      if (!(await r.ready())) break;
-      const wait = w0 + (r.peekTime() - t0) / speed - clock.now();
-      if (wait > BATCH_MS) {
-        await timer.sleep(Math.min(wait, MAX_WAIT_MS));
-        sinceYield = 0;
-        continue;
+      if (!(await r.ready())) {
+        progress.done = true;
+        return;
+      }
+      const wait = r.peekTime() - clock.now();
+      if (wait > 0) {
+        timer = clock.setTimer(() => (pumping = guarded(engine, r)), wait);
+        return;
       }
       feed(engine, r.take());
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
+        paused?.();
         await yieldToEventLoop();
       }
     }
-    progress.done = !stopped;
   }
+
+  const guarded = (engine: MatchingEngine, r: ReplayCursor, paused?: () => void): Promise<void> =>
+    pump(engine, r, paused).catch((err: unknown) => {
+      warn(`replay stopped: ${describeError(err)}`);
+      progress.done = true;
+    });
 
   return {
     progress,
@@ -286,17 +282,21 @@ export function replayFeed(options: {
         progress.done = true;
         return;
       }
-      // The first ticker goes in now, so the market has a price before the server answers anything.
+      // The first ticker goes in now, so the market has a price before the server answers anything; the
+      // replay's time starts there.
       const first = r.take();
+      clock.anchor?.(first.t);
       feed(engine, first);
-      pumping = pump(engine, r, first.t, clock.now()).catch((err: unknown) => {
-        warn(`replay stopped: ${describeError(err)}`);
-        progress.done = true;
-      });
+      // What is due already goes in, and the timer for the next ticker is set, before the server starts (a
+      // virtual clock must not move before that timer exists); a long backlog goes on in the background.
+      let paused: () => void = () => undefined;
+      const yielded = new Promise<void>((resolve) => (paused = resolve));
+      pumping = guarded(engine, r, paused);
+      await Promise.race([pumping, yielded]);
     },
     async stop() {
       stopped = true;
-      timer.cancel();
+      timer?.cancel();
       await pumping;
       await replay?.close();
     },

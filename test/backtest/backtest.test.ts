@@ -13,6 +13,7 @@ import { equityCsv } from '../../src/backtest/report-files.js';
 import { reportHtml } from '../../src/backtest/report-html.js';
 import { checkAccounting } from '../../src/backtest/runner.js';
 import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-configs.js';
+import { CronSchedule } from '../../src/clocks/cron-schedule.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
 import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
@@ -90,8 +91,10 @@ describe('accounting', () => {
     const { trace, fills, orders } = result.run;
     expect(trace.orders).toHaveLength(orders.length);
     expect(trace.fills).toHaveLength(fills.length);
+    // At the first firing of the instance's schedule after the first tick, as on paper.
+    const schedule = new CronSchedule(String(sources[0]!.raw.schedule));
     expect(trace.orders[0]).toEqual({
-      time: Date.parse(FROM),
+      time: schedule.next(Date.parse(FROM)),
       type: 'LIMIT',
       side: orders[0]!.side,
       price: orders[0]!.price,

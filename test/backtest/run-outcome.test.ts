@@ -92,8 +92,9 @@ describe('a strategy whose every intent is refused', () => {
     const r = await bot(flags);
     expect(r.code).toBe(0);
     const summary = JSON.parse(read(out, 'summary.json')) as BacktestSummary;
-    const ticks = summary.period.ticks;
-    expect(ticks).toBeGreaterThan(100);
+    // onTick runs at each match of the schedule (every 5 recorded seconds), as on paper: one refusal each.
+    const ticks = summary.instances[0]!.counters.ticks;
+    expect(ticks).toBeGreaterThan(summary.period.ticks);
     const reason = 'insufficient BTC: order needs 1, free 0';
     expect(summary.refusals).toEqual([{ instance: 'refused-test', side: 'SELL', reason, count: ticks }]);
     expect(summary.instances[0]!.counters.refused).toBe(ticks);
@@ -105,7 +106,7 @@ describe('a strategy whose every intent is refused', () => {
     expect(refusals).toHaveLength(ticks);
     expect(refusals[0]).toMatchObject({ instance: 'refused-test', reason, intent: { side: 'SELL', tag: 'never' } });
     const times = refusals.map((l) => Date.parse(l.time as string));
-    expect(times[0]).toBe(Date.parse(FROM));
+    expect(times[0]).toBe(Date.parse(FROM) + 5_000);
     expect(Math.max(...times)).toBeLessThan(Date.parse(TO));
     expect(times).toEqual([...times].sort((a, b) => a - b));
   });
@@ -125,8 +126,8 @@ describe('a strategy whose hook throws', () => {
       expect(existsSync(join(out, f))).toBe(true);
     const summary = JSON.parse(read(out, 'summary.json')) as BacktestSummary;
     expect(summary.endedEarly).toEqual([failure!.replace('backtest: FAILED: ', '')]);
-    // The 5th tick: 4 ticks of 15 s after the first.
-    const when = new Date(Date.parse(FROM) + 4 * 15_000).toISOString();
+    // The 5th onTick: the schedule's 5th match (every 5 recorded seconds) after the first ticker.
+    const when = new Date(Date.parse(FROM) + 5 * 5_000).toISOString();
     expect(summary.errors).toEqual([
       { instance: 'throws-test', time: when, message: 'onTick threw: Error: bad tick', at: `${file}:9:13` },
     ]);

@@ -1,133 +1,147 @@
 /**
- * Backtest and paper trading agree (issue: fidelity). The same strategy file over the same recording must
- * give the same orders (type, side, price, quantity) and the same fills in the backtester (matching engine in
- * process, virtual clock) and in the daemon on paper: the real composition root, the simulated exchange's
- * HTTP server with its lockstep feed (one recorded tick per market-watch request), the signed client and a
- * SQLite file. Ids and wall-clock times aside. The daemon's jobs are fired through the Scheduler port, one
- * recorded tick at a time (market cycle, then orders poll, and the refresh once a recorded minute), instead of
- * by node-cron on the wall clock: the only difference from `npm start`.
+ * Backtest and paper trading agree (issue 20: one clock). Every shipped strategy, with its shipped parameters
+ * and risk limits, and a strategy that decides by the clock alone, run together over 26 recorded hours of real
+ * data (the BTCUSDT sample, 9-10 March 2023), in the backtester (matching engine in process, virtual clock
+ * stepped by the replay loop, each instance's schedule applied) and in the daemon on paper on recordings (the
+ * real composition root, the simulated exchange's HTTP server fed by the replay feed, the signed client, a
+ * SQLite file): the same orders and fills, order for order, type, side, price, quantity and time in the data's
+ * time. The daemon runs on a virtual clock the test moves through the recording (the only difference from
+ * `npm start`, whose replay clock moves at PAPER_SPEED): every recorded ticker and every job fires at its
+ * recorded time, each awaited before the next, so the comparison is exact rather than subject to timing.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/app/daemon.js';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
-import { storeTrace, type Trace } from '../../src/backtest/runner.js';
+import { storeTrace } from '../../src/backtest/runner.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { parseEnv } from '../../src/config/env.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
-import { wallClock } from '../../src/clocks/wall-clock.js';
-import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
 import type { RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
 import { DEFAULT_PAPER_BALANCES } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/store.js';
+import { ROOT } from './daemon-process.js';
 
-const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
+const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
+const FROM = Date.parse('2023-03-09T00:00:00Z');
+const HOURS = 26;
 const dir = mkdtempSync(join(tmpdir(), 'parity-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Jobs as the daemon schedules them, fired only when the test says so. */
-class SteppedScheduler implements Scheduler {
-  readonly jobs = new Map<string, () => Promise<void>>();
-  schedule(name: string, _cron: string, run: () => Promise<void>): void {
-    this.jobs.set(name, run);
-  }
-  async run(prefix: string): Promise<void> {
-    const matching = [...this.jobs].filter(([name]) => name.startsWith(prefix));
-    if (matching.length !== 1) throw new Error(`expected one job named ${prefix}…, found ${matching.length}`);
-    await matching[0]![1]();
-  }
-  stats(): JobStats[] {
-    return [];
-  }
-  stop(): Promise<boolean> {
-    return Promise.resolve(true);
-  }
-}
+/** The daemon's jobs other than the market jobs, the same on both sides. */
+const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
 
-/** Three hours of the sample in which a tight grid trades both ways. */
-async function slice(file: string): Promise<number> {
+/**
+ * The instances: the shipped files' strategies, parameters and risk, on schedules of their own (market jobs
+ * between the recorded minutes as well as on them, five distinct schedules), and the clock-reading one.
+ */
+const INSTANCES: { file: string; schedule: string }[] = [
+  { file: 'grid-btcusdt', schedule: '*/30 * * * * *' },
+  { file: 'breakout-btcusdt', schedule: '0 * * * * *' },
+  { file: 'mean-reversion-btcusdt', schedule: '15 */2 * * * *' },
+  { file: 'dca-btcusdt', schedule: '45 */3 * * * *' },
+  { file: 'on-the-clock', schedule: '0 * * * * *' },
+];
+
+/** The sample's stretch, written as a recording of its own. Returns its first and last ticker times. */
+async function slice(file: string): Promise<{ first: number; last: number }> {
   let header: RecordingHeader | undefined;
   const ticks: WireTicker[] = [];
-  const from = Date.parse('2023-03-09T00:00:00Z');
-  for await (const t of readRecording(SAMPLE, { from, to: from + 3 * 3_600_000, onHeader: (h) => (header = h) }))
-    ticks.push(t);
+  const to = FROM + HOURS * 3_600_000;
+  for await (const t of readRecording(SAMPLE, { from: FROM, to, onHeader: (h) => (header = h) })) ticks.push(t);
   const writer = await RecordingWriter.open(file, { header: header! });
   await writer.writeTickers(ticks);
   await writer.close();
-  return ticks.length;
+  return { first: ticks[0]!.t, last: ticks[ticks.length - 1]!.t };
 }
 
-const withoutTime = (trace: Trace) => ({
-  orders: trace.orders.map(({ time: _, ...rest }) => rest),
-  fills: trace.fills.map(({ time: _, ...rest }) => rest),
-});
+/** Strategy files in a folder of their own, and a strategies folder with the shipped ones and the test's. */
+function configs(): { configDir: string; strategiesDir: string; files: string[] } {
+  const configDir = join(dir, 'config');
+  const strategiesDir = join(dir, 'strategies');
+  mkdirSync(configDir);
+  mkdirSync(strategiesDir);
+  const module = (name: string, file: string) =>
+    writeFileSync(join(strategiesDir, `${name}.ts`), `export { default } from '${pathToFileURL(file).href}';\n`);
+  for (const name of ['grid', 'breakout', 'mean-reversion', 'dca'])
+    module(name, join(ROOT, 'strategies', `${name}.ts`));
+  module('on-the-clock', join(ROOT, 'test/e2e/strategies/on-the-clock.ts'));
+  const shipped = (name: string) =>
+    JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
+  const files: string[] = [];
+  for (const { file, schedule } of INSTANCES) {
+    const config =
+      file === 'on-the-clock'
+        ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
+        : shipped(file);
+    const path = join(configDir, `${file}.json`);
+    writeFileSync(path, JSON.stringify({ ...config, schedule }));
+    files.push(path);
+  }
+  return { configDir, strategiesDir, files };
+}
 
 describe('backtest / paper parity', () => {
   it(
-    'places the same orders and gets the same fills in the backtester and in the daemon on paper',
-    { timeout: 120_000 },
+    'every shipped strategy and a clock-reading one place the same orders and get the same fills, at the same recorded times',
+    { timeout: 300_000 },
     async () => {
       const recording = join(dir, 'BTCUSDT-slice.jsonl.gz');
-      const ticks = await slice(recording);
-      const configDir = join(dir, 'config');
-      const configFile = join(configDir, 'grid-parity.json');
-      rmSync(configDir, { recursive: true, force: true });
-      await import('node:fs/promises').then((fs) => fs.mkdir(configDir));
-      writeFileSync(
-        configFile,
-        JSON.stringify({
-          name: 'grid-parity',
-          strategy: 'grid',
-          symbol: 'BTCUSDT',
-          schedule: '* * * * * *',
-          params: { levels: 4, spacingPct: '0.1', quantity: '0.001', initialBase: '0.002' },
-        }),
-      );
+      const { first, last } = await slice(recording);
+      expect(last - first).toBeGreaterThanOrEqual(24 * 3_600_000);
+      const { configDir, strategiesDir, files } = configs();
 
       const data = await loadTicks([recording]);
-      const { sources } = await readConfigs([configFile]);
+      const { sources } = await readConfigs(files, strategiesDir);
       const backtest = await runJob(sources, data, {
         ...DEFAULT_JOB_SETTINGS,
         balances: { ...DEFAULT_PAPER_BALANCES },
+        jobs: JOBS,
       });
 
       const db = join(dir, 'paper.db');
       const env = parseEnv({
         MODE: 'paper',
-        PAPER_LOCKSTEP: 'true',
         PAPER_DATA: recording,
         DB_PATH: db,
         CONFIG_DIR: configDir,
+        STRATEGIES_DIR: strategiesDir,
         KILL_SWITCH_FILE: join(dir, 'KILL'),
-        // No HTTP listener: a fixed port would collide with whatever else holds it (8080 by default).
+        ORDERS_POLL: JOBS.ordersPoll,
+        REFRESH: JOBS.refresh,
         API_PORT: '0',
-        // The token bucket paces requests for the real exchange (10/s by default); stepping ticks needs none.
+        // The token bucket paces requests for the real exchange (10/s by default); a virtual clock needs none.
         EXCHANGE_RATE_LIMIT: '100000',
       });
-      const scheduler = new SteppedScheduler();
-      const daemon = await Daemon.start({ env, logger: silentLogger, scheduler });
+      const clock = new VirtualClock(first);
+      const daemon = await Daemon.start({ env, logger: silentLogger, clock });
       try {
-        for (let i = 0; i < ticks; i++) {
-          await scheduler.run('market');
-          await scheduler.run('orders poll');
-          if (i % 4 === 3) await scheduler.run('refresh');
-        }
+        await clock.advanceTo(last);
       } finally {
         await daemon.stop('parity test done');
       }
       const store = openStore({ path: db, clock: wallClock });
-      const paper = storeTrace(store, ['grid-parity']);
-      store.close();
-
-      expect(backtest.run.trace.fills.length).toBeGreaterThan(10);
-      expect(new Set(backtest.run.trace.fills.map((f) => f.side))).toEqual(new Set(['BUY', 'SELL']));
-      expect(withoutTime(paper)).toEqual(withoutTime(backtest.run.trace));
+      try {
+        for (const { file } of INSTANCES) {
+          const name = sources.find((s) => s.file.endsWith(`${file}.json`))!.raw.name as string;
+          const paper = storeTrace(store, [name]);
+          const expected = backtest.run.traces.get(name)!;
+          expect(expected.orders.length, `${name} orders`).toBeGreaterThan(0);
+          expect(expected.fills.length, `${name} fills`).toBeGreaterThan(0);
+          expect({ name, ...paper }).toEqual({ name, ...expected });
+        }
+      } finally {
+        store.close();
+      }
     },
   );
 });

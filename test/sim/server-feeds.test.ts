@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { dec } from '../../src/market/decimal.js';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { lockstepFeed, proxyFeed, randomWalkFeed, replayFeed, type PriceFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
 import { type SimServer, startSimServer } from '../../src/sim/server.js';
@@ -115,21 +116,20 @@ describe('replay feed', () => {
     await vi.waitFor(() => expect(feed.progress.total).toBe(6));
   });
 
-  it('paces by the injected clock: a ticker goes in once its recorded offset / speed has passed', async () => {
-    const clock = { t: 1_000_000 };
-    const feed = replayFeed({ files: twoSymbols(), speed: 2, clock: { now: () => clock.t } });
+  it('paces by the injected clock in the recording’s time: a ticker goes in once the clock reaches its time', async () => {
+    const clock = new VirtualClock(T0);
+    const feed = replayFeed({ files: twoSymbols(), clock });
     const engine = new RecordingEngine();
     await feed.start(engine);
     cleanups.push(() => feed.stop());
     expect(order(engine.fed)).toEqual(MERGED.slice(0, 1));
-    clock.t += 500; // recorded +1 s at speed 2: the BTCUSDC ticker at +2 s is due
-    await vi.waitFor(() => expect(engine.fed).toHaveLength(2));
-    clock.t += 499; // +2.998 s recorded: +3 s not yet due (the two at +3 s share one batch)
-    for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+    await clock.advanceTo(T0 + 2000); // the BTCUSDC ticker at +2 s is due
     expect(engine.fed).toHaveLength(2);
-    clock.t += 1;
-    await vi.waitFor(() => expect(engine.fed).toHaveLength(4));
-    clock.t += 10_000;
+    await clock.advanceTo(T0 + 2999); // +3 s not yet due (the two at +3 s go in together)
+    expect(engine.fed).toHaveLength(2);
+    await clock.advanceTo(T0 + 3000);
+    expect(engine.fed).toHaveLength(4);
+    await clock.advanceTo(T0 + 20_000);
     await vi.waitFor(() => expect(feed.progress.done).toBe(true));
     expect(order(engine.fed)).toEqual(MERGED);
   });
