@@ -1,5 +1,6 @@
 /**
- * Backtest and paper trading agree (issue 20: one clock). Every shipped strategy, with its shipped parameters
+ * Backtest and paper trading agree (issue 20: one clock). Every shipped strategy (grid, breakout, mean reversion,
+ * DCA, EMA trend), with its shipped parameters
  * and risk limits, and a strategy that decides by the clock alone, run together over 26 recorded hours of real
  * data (the BTCUSDT sample, 9-10 March 2023), in the backtester (matching engine in process, virtual clock
  * stepped by the replay loop, each instance's schedule applied) and in the daemon on paper on recordings (the
@@ -44,11 +45,13 @@ const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
  * The instances: the shipped files' strategies, parameters and risk, on schedules of their own (market jobs
  * between the recorded minutes as well as on them, five distinct schedules), and the clock-reading one.
  */
-const INSTANCES: { file: string; schedule: string }[] = [
+const INSTANCES: { file: string; schedule: string; params?: Record<string, unknown> }[] = [
   { file: 'grid-btcusdt', schedule: '*/30 * * * * *' },
   { file: 'breakout-btcusdt', schedule: '0 * * * * *' },
   { file: 'mean-reversion-btcusdt', schedule: '15 */2 * * * *' },
   { file: 'dca-btcusdt', schedule: '45 */3 * * * *' },
+  // Its shipped hourly candles would need 26 recorded hours before the slow EMA is ready: 15-minute ones here.
+  { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *', params: { timeframe: '15m' } },
   { file: 'on-the-clock', schedule: '0 * * * * *' },
 ];
 
@@ -72,19 +75,20 @@ function configs(): { configDir: string; strategiesDir: string; files: string[] 
   mkdirSync(strategiesDir);
   const module = (name: string, file: string) =>
     writeFileSync(join(strategiesDir, `${name}.ts`), `export { default } from '${pathToFileURL(file).href}';\n`);
-  for (const name of ['grid', 'breakout', 'mean-reversion', 'dca'])
+  for (const name of ['grid', 'breakout', 'mean-reversion', 'dca', 'ema-trend'])
     module(name, join(ROOT, 'strategies', `${name}.ts`));
   module('on-the-clock', join(ROOT, 'test/e2e/strategies/on-the-clock.ts'));
   const shipped = (name: string) =>
     JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
   const files: string[] = [];
-  for (const { file, schedule } of INSTANCES) {
+  for (const { file, schedule, params } of INSTANCES) {
     const config =
       file === 'on-the-clock'
         ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
         : shipped(file);
     const path = join(configDir, `${file}.json`);
-    writeFileSync(path, JSON.stringify({ ...config, schedule }));
+    const merged = { ...config, schedule, params: { ...(config.params as object), ...params } };
+    writeFileSync(path, JSON.stringify(merged));
     files.push(path);
   }
   return { configDir, strategiesDir, files };
