@@ -73,8 +73,9 @@ describe('backtest warm-up', () => {
     const [atStart, firstTick] = seen;
     // onStart: the hour 23:00 is still forming (its last tick is the warm-up's last).
     expect(atStart!.hours.map((c) => c.time).at(-1)).toBe(START - 2 * HOUR);
-    // The first traded tick (00:00) closes 23:00: twelve whole hours, as the data says.
-    expect(firstTick!.time).toBe(START);
+    // The first onTick (the schedule's first match after the 00:00 tick, five seconds later) sees 23:00 closed
+    // by that tick: twelve whole hours, as the data says.
+    expect(firstTick!.time).toBe(START + 5_000);
     const want = hoursFrom(data, START).slice(-12);
     expect(firstTick!.hours).toEqual(want);
     // The EMA was fed every hour kept at start (its warm-up) and the one that closed since.
