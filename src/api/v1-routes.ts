@@ -52,6 +52,11 @@ const EventsQuery = z.strictObject({
   limit: limit(500, 50),
 });
 const PnlQuery = z.strictObject({ instance: name.optional() });
+const TradesQuery = z.strictObject({ instance: name.optional(), before: cursor.optional(), limit: limit(500, 50) });
+const ProfitQuery = z.strictObject({
+  period: z.enum(['day', 'week', 'month'], { error: 'expected day, week or month' }).default('day'),
+  limit: limit(366, 30),
+});
 const PauseBody = z.strictObject({ cancelOrders: z.boolean().optional() });
 const OnOffBody = z.strictObject({ on: z.boolean({ error: 'expected true or false' }) });
 const ExitBody = z.union(
@@ -139,6 +144,22 @@ export function v1Routes(operator: Operator): Hono {
     if (!q.success) return badRequest(c, 'query', q.error);
     if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
     return c.json({ instances: read.pnl(q.data.instance) });
+  });
+  v1.get('/trades', (c) => {
+    const q = query(c, TradesQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const page = read.trades(q.data);
+    return c.json({ trades: page.items, next: page.next });
+  });
+  v1.get('/profit', (c) => {
+    const q = query(c, ProfitQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    return c.json({
+      period: q.data.period,
+      periods: read.profit(q.data.period, q.data.limit),
+      totals: read.profitTotals(),
+    });
   });
   v1.get('/prices', (c) => c.json(read.prices()));
   v1.get('/balances', (c) => c.json({ balances: read.balances() }));

@@ -7,6 +7,7 @@
 import { BotError, ConfigError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type DecimalLike, dec } from '../market/decimal.js';
+import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
@@ -360,6 +361,11 @@ export class Engine implements FillSink {
   /** New params and risk limits for instances, from strategy files reloaded and validated by the caller. */
   reconfigure(specs: readonly InstanceSpec[]): void {
     for (const spec of specs) this.byName.get(spec.config.name)?.reconfigure(spec);
+  }
+
+  /** A pair's rules as the venue last gave them (undefined before they are loaded, or for another symbol). */
+  pairRules(symbol: string): PairRules | undefined {
+    return this.parts.market.rules.get(symbol);
   }
 
   /** The account's balances as last read. */

@@ -18,6 +18,9 @@ export const HELP = [
   '/status: daemon, guards and instances',
   '/balance: the account balances',
   '/pnl: PnL per instance (today, total, open)',
+  '/trades [N]: the last N closed trades (10)',
+  '/profit: closed trades per quote asset (count, won, PnL)',
+  '/daily [N], /weekly [N], /monthly [N]: profit per period (UTC), the last N (7, 4, 3)',
   '/pause NAME: pause an instance (its open orders stay)',
   '/resume NAME: resume a paused instance',
   '/exit NAME [PRICE]: pause, cancel its orders, sell its position (MARKET, or LIMIT at PRICE)',
@@ -31,11 +34,29 @@ export const HELP = [
 
 /** What the chat commands use of the operator layer. */
 export type ChatOperator = Pick<Operator, 'act' | 'build'> & {
-  read: Pick<Operator['read'], 'status' | 'balances' | 'invalidate'>;
+  read: Pick<Operator['read'], 'status' | 'balances' | 'invalidate' | 'trades' | 'profit' | 'profitTotals'>;
 };
 
 /** Distinct unknown chats remembered (to log each once) at most. */
 const MAX_STRANGERS = 1000;
+
+/** The optional count argument of a command: `fallback` when absent, undefined when not 1..max. */
+function count(arg: string | undefined, fallback: number, max: number): number | undefined {
+  if (arg === undefined) return fallback;
+  const n = Number(arg);
+  return Number.isInteger(n) && n >= 1 && n <= max ? n : undefined;
+}
+
+/** A duration for a phone: `45s`, `12m`, `3h 5m`, `2d 4h`. */
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${m % 60}m`;
+  return `${Math.floor(h / 24)}d ${h % 24}h`;
+}
 
 const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
 const signed = (d: Dec): string => `${d.isNeg() ? '' : '+'}${brief(d)}`;
@@ -165,6 +186,21 @@ export class ChatCommands {
     switch (command) {
       case 'status':
         return this.tagged('status', this.statusText());
+      case 'trades': {
+        const n = count(args[0], 10, 50);
+        if (n === undefined) return this.tagged('/trades [N]', 'N: expected a whole number from 1 to 50');
+        return this.tagged(`last ${n} closed trades`, this.tradesText(n));
+      }
+      case 'profit':
+        return this.tagged('profit of closed trades', this.profitText());
+      case 'daily':
+      case 'weekly':
+      case 'monthly': {
+        const period = ({ daily: 'day', weekly: 'week', monthly: 'month' } as const)[command];
+        const n = count(args[0], { day: 7, week: 4, month: 3 }[period], 60);
+        if (n === undefined) return this.tagged(`/${command} [N]`, 'N: expected a whole number from 1 to 60');
+        return this.tagged(`${command} profit (UTC)`, this.periodText(period, n));
+      }
       case 'pnl':
         return this.tagged('PnL (today · total · open)', this.pnlText());
       case 'balance':
@@ -236,6 +272,48 @@ export class ChatCommands {
       .status()
       .view.report.instances.map((i) => i.instance)
       .join(', ');
+  }
+
+  private tradesText(n: number): string {
+    const { items } = this.deps.operator.read.trades({ limit: n });
+    if (items.length === 0) return 'no closed trades yet';
+    return items
+      .map((t) =>
+        [
+          `#${t.id} ${t.instance} ${t.symbol} ${t.direction} ${t.quantity}`,
+          `${t.entryPrice} → ${t.exitPrice}`,
+          `${t.pnl.startsWith('-') ? '' : '+'}${t.pnl} ${t.quoteAsset ?? ''}`.trim() +
+            (t.pnlPct === null ? '' : ` (${t.pnlPct.startsWith('-') ? '' : '+'}${t.pnlPct}%)`),
+          duration(t.durationMs),
+          t.entryTag !== null || t.exitTag !== null ? `[${t.entryTag ?? '-'} → ${t.exitTag ?? '-'}]` : '',
+        ]
+          .filter((p) => p !== '')
+          .join(' · '),
+      )
+      .join('\n');
+  }
+
+  private profitText(): string {
+    const totals = this.deps.operator.read.profitTotals();
+    if (totals.length === 0) return 'no closed trades yet';
+    return totals
+      .map(
+        (t) =>
+          `${t.quoteAsset}: ${t.pnl.startsWith('-') ? '' : '+'}${t.pnl} · ${t.trades} trades · ${t.winRatePct ?? '-'}% won` +
+          (t.profitFactor === null ? '' : ` · profit factor ${t.profitFactor}`),
+      )
+      .join('\n');
+  }
+
+  private periodText(period: 'day' | 'week' | 'month', n: number): string {
+    const rows = this.deps.operator.read.profit(period, n);
+    if (rows.length === 0) return 'no closed trades yet';
+    return rows
+      .map(
+        (r) =>
+          `${r.period} ${r.quoteAsset} ${r.pnl.startsWith('-') ? '' : '+'}${r.pnl} · ${r.trades} trades · ${r.winRatePct ?? '-'}% won · fees ${r.fees}`,
+      )
+      .join('\n');
   }
 
   private statusText(): string {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
-import { plain } from '../market/decimal.js';
+import { type Dec, plain } from '../market/decimal.js';
 import type { JobStats } from '../ports/scheduler.js';
 import {
   buildStatusView,
@@ -21,6 +21,8 @@ import type { FillTotal } from '../store/fills.js';
 import type { OrderCount } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { pnlSeries } from './pnl-series.js';
+import { allTrades, type Period, profitByPeriod, profitJson, tradeJson } from './trades.js';
+import { tradeStats } from '../market/round-trips.js';
 
 /** How long a status view is reused: the page polls, Prometheus scrapes, the database is read once a second. */
 const STATUS_CACHE_MS = 1_000;
@@ -35,7 +37,7 @@ export interface DaemonInfo {
 
 export interface QueryDeps {
   store: Store;
-  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem'>;
+  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem' | 'pairRules'>;
   now: () => number;
   killSwitchFile: string;
   jobs: () => JobStats[];
@@ -66,8 +68,76 @@ export function createQueries(deps: QueryDeps) {
     return cached;
   };
 
+  /** Every closed trade and fee, from the journal (the instances the status knows, and the engine's). */
+  const trades = () => {
+    const names = new Set([
+      ...status().view.report.instances.map((i) => i.instance),
+      ...engine.instances().map((i) => i.name),
+    ]);
+    return allTrades({
+      instances: [...names].sort(),
+      fills: (i) => store.fills.forInstance(i),
+      order: (id) => store.orders.get(id),
+      rules: (symbol) => engine.pairRules(symbol),
+    });
+  };
+  /** Decimal places of each quote asset, from the pairs the trades are in. */
+  const quotePlaces = (list: readonly { symbol: string }[]) => {
+    const places = new Map<string, number>();
+    for (const symbol of new Set(list.map((t) => t.symbol))) {
+      const rules = engine.pairRules(symbol);
+      if (rules !== undefined) places.set(rules.quoteAsset, rules.quotePrecision);
+    }
+    return (quote: string) => places.get(quote);
+  };
+
   return {
     status,
+    /** Closed trades, newest first, `limit` of them before trade id `before`. */
+    trades(q: { instance?: string; before?: number; limit: number }) {
+      const list = trades().trades.filter(
+        (t) => (q.instance === undefined || t.instance === q.instance) && (q.before === undefined || t.id < q.before),
+      );
+      const page = list.slice(-q.limit).reverse();
+      const more = list.length > q.limit;
+      return {
+        items: page.map((t) => tradeJson(t, engine.pairRules(t.symbol))),
+        next: more ? (page[page.length - 1]?.id ?? null) : null,
+      };
+    },
+    /** Realised PnL, trades, win rate and fees per period and quote asset, the newest `limit` periods. */
+    profit(period: Period, limit: number) {
+      const all = trades();
+      const places = quotePlaces(all.trades);
+      const rows = profitByPeriod(all.trades, all.fees, period);
+      const starts = [...new Set(rows.map((r) => r.start))].slice(0, limit);
+      return rows.filter((r) => starts.includes(r.start)).map((r) => profitJson(r, places(r.quoteAsset)));
+    },
+    /** All closed trades' figures per quote asset (never summed across quotes). */
+    profitTotals() {
+      const all = trades().trades;
+      const places = quotePlaces(all);
+      const byQuote = new Map<string, typeof all>();
+      for (const t of all) {
+        const q = t.quoteAsset ?? '?';
+        byQuote.set(q, [...(byQuote.get(q) ?? []), t]);
+      }
+      return [...byQuote.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([quoteAsset, list]) => {
+          const s = tradeStats(list);
+          const q = (d: Dec) => plain(d.toDecimalPlaces(places(quoteAsset) ?? 8));
+          return {
+            quoteAsset,
+            trades: s.trades,
+            wins: s.wins,
+            winRatePct: s.winRate === undefined ? null : plain(s.winRate.mul(100).toDecimalPlaces(1)),
+            pnl: q(s.pnl),
+            profitFactor: s.profitFactor === undefined ? null : plain(s.profitFactor.toDecimalPlaces(2)),
+            expectancy: s.expectancy === undefined ? null : q(s.expectancy),
+          };
+        });
+    },
     /** Forget the cached view (an action changed something). */
     invalidate(): void {
       cached = undefined;

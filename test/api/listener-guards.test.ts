@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ProbeState, startMetricsListener } from '../../src/api/probes.js';
 import type { OperatorActions } from '../../src/operator/actions.js';
-import { createQueries } from '../../src/operator/queries.js';
+import { storeQueries } from '../support/store-queries.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { captureLogger } from '../notify/stand-ins.js';
@@ -51,21 +51,7 @@ async function listener(token: string | undefined, options: { failingMetrics?: b
     host: '127.0.0.1',
     port: 0,
     operator: {
-      read: createQueries({
-        store,
-        now: () => Date.now(),
-        killSwitchFile: join(dir, 'KILL'),
-        engine: {
-          instances: () => [],
-          brakes: () => ({ killSwitch: false, stopBuy: false, breakerOpenUntil: undefined, halted: undefined }),
-          running: true,
-          balances: () => [],
-          journalProblem: () => undefined,
-        },
-        jobs: () => [],
-        prices: () => new Map(),
-        daemon: { mode: 'paper', venue: 'test', banner: 'test' },
-      }),
+      read: storeQueries(store, dir),
       // Nothing here acts: the guards are under test, not the actions.
       act: {} as OperatorActions,
       build: { version: '0.0.0', revision: undefined },

@@ -243,6 +243,63 @@ describe('the control API of a daemon on paper', () => {
     expect((await api('/api/v1/nothing-here')).status).toBe(404);
   });
 
+  it('lists closed trades newest first, paged, and profit per period in the quote asset, rounded to the pair', async () => {
+    const closed = async () => ((await api('/api/v1/trades')).body as { trades: unknown[] }).trades.length;
+    for (let i = 0; i < 300 && (await closed()) < 3; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await closed()).toBeGreaterThanOrEqual(3);
+    const Trade = z.object({
+      id: z.number(),
+      instance: z.literal('churn'),
+      symbol: z.literal('BTCUSDT'),
+      quoteAsset: z.literal('USDT'),
+      direction: z.enum(['long', 'short']),
+      // BTCUSDT: quantity step 0.000001, tick 0.01, quote precision 2 (no float tails).
+      quantity: z.string().regex(/^\d+(\.\d{1,6})?$/),
+      entryPrice: z.string().regex(/^\d+(\.\d{1,2})?$/),
+      exitPrice: z.string().regex(/^\d+(\.\d{1,2})?$/),
+      pnl: z.string().regex(/^-?\d+(\.\d{1,2})?$/),
+      pnlPct: z.string().nullable(),
+      entryTime: z.string(),
+      exitTime: z.string(),
+      durationMs: z.number(),
+      entryTag: z.string().nullable(),
+      exitTag: z.string().nullable(),
+    });
+    const Page = z.object({ trades: z.array(Trade), next: z.number().nullable() });
+    const first = Page.parse((await api('/api/v1/trades?instance=churn&limit=2')).body);
+    expect(first.trades).toHaveLength(2);
+    expect(first.next).toBe(first.trades[1]?.id);
+    const second = Page.parse((await api(`/api/v1/trades?limit=2&before=${first.next}`)).body);
+    const ids = [...first.trades, ...second.trades].map((t) => t.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(first.trades[0]?.entryTag).toMatch(/^churn:\d+$|^market$|^limit$|^stop$|^oco$/);
+
+    const profit = z
+      .object({
+        period: z.literal('day'),
+        periods: z.array(
+          z.object({
+            period: z.string().regex(/^\d{4}-\d\d-\d\d$/),
+            quoteAsset: z.literal('USDT'),
+            trades: z.number(),
+            winRatePct: z.string().nullable(),
+            pnl: z.string().regex(/^-?\d+(\.\d{1,2})?$/),
+            fees: z.string().regex(/^\d+(\.\d{1,2})?$/),
+          }),
+        ),
+        totals: z.array(z.object({ quoteAsset: z.literal('USDT'), trades: z.number(), pnl: z.string() })),
+      })
+      .parse((await api('/api/v1/profit?period=day')).body);
+    expect(profit.periods.reduce((n, p) => n + p.trades, 0)).toBe(profit.totals[0]?.trades);
+    for (const period of ['week', 'month']) expect((await api(`/api/v1/profit?period=${period}`)).status).toBe(200);
+    const bad = await api('/api/v1/profit?period=year');
+    expect(bad.status).toBe(400);
+    expect(ErrorBody.parse(bad.body).error.message).toMatch(/^query\.period: expected day, week or month/);
+    expect((await api('/api/v1/trades?instance=nobody')).status).toBe(404);
+    expect((await api('/api/v1/trades?limit=0')).status).toBe(400);
+  });
+
   it('pauses an instance (nothing reaches the simulated exchange while paused) and resumes it, idempotently', async () => {
     const paused = await api('/api/v1/instances/churn/pause', { method: 'POST' });
     expect(paused.status).toBe(200);

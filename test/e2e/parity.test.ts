@@ -18,6 +18,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/app/daemon.js';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { storeTrace } from '../../src/backtest/runner.js';
+import { tradeFills } from '../../src/backtest/summary.js';
+import { pairRulesFrom } from '../../src/market/pair-rules.js';
+import { type ClosedTrade, closedTrades } from '../../src/market/round-trips.js';
+import { allTrades } from '../../src/operator/trades.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
@@ -134,15 +139,40 @@ describe('backtest / paper parity', () => {
         await daemon.stop('parity test done');
       }
       const store = openStore({ path: db, clock: wallClock });
+      const rules = pairRulesFrom(DEFAULT_PAIRS[0]!);
       try {
+        const names: string[] = [];
         for (const { file } of INSTANCES) {
           const name = sources.find((s) => s.file.endsWith(`${file}.json`))!.raw.name as string;
+          names.push(name);
           const paper = storeTrace(store, [name]);
           const expected = backtest.run.traces.get(name)!;
           expect(expected.orders.length, `${name} orders`).toBeGreaterThan(0);
           expect(expected.fills.length, `${name} fills`).toBeGreaterThan(0);
           expect({ name, ...paper }).toEqual({ name, ...expected });
         }
+
+        // Closed trades: the backtest report's table and the daemon's /api/v1/trades, one definition.
+        const daemonTrades = allTrades({
+          instances: names,
+          fills: (i) => store.fills.forInstance(i),
+          order: (id) => store.orders.get(id),
+          rules: (symbol) => (symbol === 'BTCUSDT' ? rules : undefined),
+        }).trades;
+        expect(backtest.run.quantitySteps.get('BTCUSDT')?.toFixed()).toBe(rules.stepSize.toFixed());
+        const comparable = (t: ClosedTrade) => ({
+          quantity: t.quantity.toFixed(),
+          entryPrice: t.entryPrice.toFixed(),
+          exitPrice: t.exitPrice.toFixed(),
+          pnl: t.pnl.toFixed(),
+          entryTag: t.entryTag,
+          exitTag: t.exitTag,
+        });
+        const byEntry = (a: ReturnType<typeof comparable>, b: ReturnType<typeof comparable>) =>
+          JSON.stringify(a).localeCompare(JSON.stringify(b));
+        const backtestTrades = closedTrades(tradeFills(backtest.run));
+        expect(backtestTrades.length).toBeGreaterThan(3);
+        expect(daemonTrades.map(comparable).sort(byEntry)).toEqual(backtestTrades.map(comparable).sort(byEntry));
       } finally {
         store.close();
       }

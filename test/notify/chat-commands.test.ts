@@ -12,14 +12,18 @@ import { type ChatOperator, ChatCommands } from '../../src/notify/chat-commands.
 import { type ActionResult, type OperatorActions, OperatorError } from '../../src/operator/actions.js';
 import { TelegramApi } from '../../src/notify/telegram.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { buildStatusView } from '../../src/status/status-view.js';
+import { D } from '../../src/market/decimal.js';
+import { pairRulesFrom } from '../../src/market/pair-rules.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
+import { storeQueries } from '../support/store-queries.js';
 import { BotApi, captureLogger, until } from './stand-ins.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const TOKEN = '987:chat-token-secret';
+const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!);
 
 let bot: BotApi;
 let store: Store;
@@ -29,6 +33,32 @@ beforeEach(async () => {
   store.events.record(Date.now(), undefined, 'daemon-started', { mode: 'live', venue: 'x', pid: process.pid });
   store.events.record(Date.now(), 'grid', 'started', { symbol: 'BTCUSDT', strategy: 'grid' });
   store.orders.insert(orderRow({ localId: 'g-1', instance: 'grid', status: 'OPEN' }));
+  // One closed trade, days ago (today's PnL stays 0): bought 0.001 at 20000, sold at 20100, fees in USDT.
+  const day = Date.UTC(2024, 0, 2, 10);
+  for (const [id, seq, side, price, fee, time, tag] of [
+    ['g-0', 2, 'BUY', '20000', '0.02', day, 'dip'],
+    ['g-00', 3, 'SELL', '20100', '0.0201', day + 125_000, 'take-profit'],
+  ] as const) {
+    store.orders.insert(
+      orderRow({ localId: id, instance: 'grid', seq, side, price, quantity: '0.001', status: 'FILLED', tag }),
+    );
+    store.fills.insert({
+      fillKey: `t-${id}`,
+      orderLocalId: id,
+      instance: 'grid',
+      symbol: 'BTCUSDT',
+      side,
+      price,
+      qty: '0.001',
+      fee,
+      feeAsset: 'USDT',
+      feeIn: 'quote',
+      time,
+      recordedAt: time,
+      source: 'trade',
+      delivered: true,
+    });
+  }
 });
 afterEach(async () => {
   store.close();
@@ -91,15 +121,12 @@ function operator() {
     clearAuthHalt: () => Promise.reject(new Error('not a chat command')),
     finishInterruptedExits: () => Promise.resolve(),
   };
+  const read = storeQueries(store, dir, {
+    balances: [{ asset: 'USDT', free: new D('900'), locked: new D('100') }],
+    rules: { BTCUSDT },
+  });
   const op: ChatOperator = {
-    read: {
-      status: () => {
-        const view = buildStatusView(store, { now: Date.now(), killSwitchFile: join(dir, 'KILL') });
-        return { at: Date.now(), view, json: '', etag: '' };
-      },
-      balances: () => [{ asset: 'USDT', free: '900', locked: '100' }],
-      invalidate: () => undefined,
-    },
+    read,
     act,
     build: { version: '1.2.3', revision: '0123456789abcdef' },
   };
@@ -134,7 +161,13 @@ describe('telegram chat commands', () => {
     bot.say(111, '/killswitch');
     bot.say(111, '/reload');
     bot.say(111, '/version');
-    await until('the last answers', () => bot.sent.length === 20);
+    bot.say(111, '/trades');
+    bot.say(111, '/trades many');
+    bot.say(111, '/profit');
+    bot.say(111, '/daily');
+    bot.say(111, '/weekly 2');
+    bot.say(111, '/monthly');
+    await until('the last answers', () => bot.sent.length === 26);
     await commands.stop();
 
     expect(calls).toEqual([
@@ -155,7 +188,7 @@ describe('telegram chat commands', () => {
       /^LIVE · status\nkill switch: off\nstop-buy: off\ncircuit breaker: closed\nauthentication: ok\ngrid running · flat · 1 open · today \+0$/,
     );
     expect(balance).toBe('LIVE · balances\nUSDT 900 (locked 100)');
-    expect(pnl).toBe('LIVE · PnL (today · total · open)\ngrid: +0 · +0 · -');
+    expect(pnl).toBe('LIVE · PnL (today · total · open)\ngrid: +0 · +0.0599 · -');
     expect(pause).toBe('LIVE · grid paused');
     expect(badPause).toBe('LIVE · refused: no instance nosuch');
     expect(resume).toBe('LIVE · grid resumed');
@@ -176,6 +209,12 @@ describe('telegram chat commands', () => {
       'LIVE · /killswitch on|off',
       'LIVE · refused: strategy files invalid\na.json: x',
       'LIVE · version\n1.2.3 (commit 0123456789ab)',
+      'LIVE · last 10 closed trades\n#1 grid BTCUSDT long 0.001 · 20000 → 20100 · +0.06 USDT (+0.3%) · 2m · [dip → take-profit]',
+      'LIVE · /trades [N]\nN: expected a whole number from 1 to 50',
+      'LIVE · profit of closed trades\nUSDT: +0.06 · 1 trades · 100% won',
+      'LIVE · daily profit (UTC)\n2024-01-02 USDT +0.06 · 1 trades · 100% won · fees 0.04',
+      'LIVE · weekly profit (UTC)\n2024-01-01 USDT +0.06 · 1 trades · 100% won · fees 0.04',
+      'LIVE · monthly profit (UTC)\n2024-01 USDT +0.06 · 1 trades · 100% won · fees 0.04',
     ]);
 
     expect(log.messages(/ignoring messages from chat 999/)).toHaveLength(1);
