@@ -53,8 +53,10 @@ beforeAll(async () => {
   );
 });
 
+// The down-tick probe decides on every recorded ticker (--every-tick): what is under test is the fill model.
 const run = (out: string, ...extra: string[]) =>
   bot([
+    '--every-tick',
     '--config',
     downTick,
     '--strategies',
