@@ -144,7 +144,7 @@ function metricsTable(summary: BacktestSummary): string {
     rows.push(
       `<tr><th>Longest drawdown</th><td>${escapeHtml(`${ld.days} days, ${day(ld.start)} to ${ld.end === null ? 'the end (not recovered)' : day(ld.end)}`)}</td></tr>`,
     );
-  return `<table class="metrics">${rows.join('')}</table>`;
+  return `<div class="scroll"><table class="metrics">${rows.join('')}</table></div>`;
 }
 
 /** An ISO time as "2023-03-10 14:05" (UTC). */
@@ -275,7 +275,7 @@ const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{
 li{overflow-wrap:anywhere}
 table.metrics,table.grid{border-collapse:collapse;margin:12px 0}table.metrics th,table.metrics td,table.grid th,table.grid td{padding:3px 10px;border-bottom:1px solid #e3e6ee;text-align:left;white-space:nowrap}
 table.metrics td,table.grid td.n{font-variant-numeric:tabular-nums;text-align:right}table.grid th{background:#f4f5f9}
-.scroll{overflow-x:auto;max-width:100%}.scroll table.grid{margin:4px 0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
+.scroll{overflow-x:auto;max-width:100%}.pair>div{min-width:0;max-width:100%}table.metrics td{white-space:normal}.scroll table.grid{margin:4px 0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
 .alert{border:2px solid #f23645;background:#fff0f1;padding:8px 12px;margin:12px 0}.warn{border:1px solid #ff9800;background:#fff8ec;padding:8px 12px;margin:12px 0}
 #chart{margin-top:16px}.note{color:#6b7385;font-size:12px}
 @media (max-width:640px){body{margin:10px;font-size:13px}table.metrics th,table.metrics td{padding:3px 6px}}`;

@@ -1,5 +1,6 @@
 /** The tables printed on stdout: metrics side by side for the runs of one call, and a sweep's ranking. */
 import type { RefusalGroup } from './run-log.js';
+import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
 import type { Metrics, ScalarMetric } from './summary.js';
 import { overrideText } from './strategy-configs.js';
 import { objective, type Ranking, type SweepResult } from './sweep.js';
@@ -76,6 +77,50 @@ export function sweepTable(results: readonly SweepResult[], keys: readonly strin
     r.ended.length > 0 ? String(r.ended.length) : '',
   );
   return textTable(early ? [[...head!, 'ended early'], ...rows] : [head!, ...rows.map((r) => r.slice(0, -1))]);
+}
+
+/** Holdout: the in-sample ranking's best ten beside their results on the held-out part. */
+export function holdoutTable(h: HoldoutRecord, keys: readonly string[], ranking: Ranking): string {
+  const rows = h.results.filter((r) => r.inSample.rank !== null).slice(0, 10);
+  return `holdout: ranked on ${h.inSample.from} to ${h.inSample.to}, held out ${h.outOfSample.from} to ${h.outOfSample.to}\n${textTable(
+    [
+      [
+        'in-sample rank',
+        ...keys,
+        `${ranking.rankBy} in`,
+        `${ranking.rankBy} out`,
+        'return % in',
+        'return % out',
+        'out rank',
+      ],
+      ...rows.map((r) => [
+        String(r.inSample.rank),
+        ...keys.map((k) => overrideText(r.overrides[k])),
+        text(objective(r.inSample.metrics, ranking.rankBy)),
+        text(objective(r.outOfSample.metrics, ranking.rankBy)),
+        r.inSample.metrics.totalReturnPct,
+        r.outOfSample.metrics.totalReturnPct,
+        r.outOfSample.rank === null ? r.outOfSample.status : String(r.outOfSample.rank),
+      ]),
+    ],
+  )}`;
+}
+
+/** Walk-forward: each window's pick, its in-sample and out-of-sample results, then the stitched figures. */
+export function walkForwardTable(w: WalkForwardRecord, keys: readonly string[], ranking: Ranking): string {
+  const table = textTable([
+    ['window', 'test from', 'test to', ...keys, `${ranking.rankBy} in`, `${ranking.rankBy} out`, 'return % out'],
+    ...w.windows.map((x, i) => [
+      String(i + 1),
+      x.test.from,
+      x.test.to,
+      ...keys.map((k) => (x.chosen ? overrideText(x.chosen.overrides[k]) : '-')),
+      x.chosen ? text(objective(x.chosen.inSample, ranking.rankBy)) : 'none ranked',
+      x.outOfSample ? text(objective(x.outOfSample, ranking.rankBy)) : '-',
+      x.outOfSample ? x.outOfSample.totalReturnPct : '-',
+    ]),
+  ]);
+  return `walk-forward:\n${table}\nstitched out-of-sample: return ${w.stitched.returnPct} %, max drawdown ${w.stitched.maxDrawdownPct} %, walk-forward efficiency ${w.efficiency ?? 'n/a'}`;
 }
 
 /** How many refusal groups the printed table and the report list before summing up the rest. */

@@ -8,6 +8,7 @@ import { type ConfigSource, overrideText } from './strategy-configs.js';
 import type { Metrics } from './summary.js';
 import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 import { sweepHtml } from './sweep-html.js';
+import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
 import type { RecordingFile } from './tick-data.js';
 
 export interface SweepRecord {
@@ -20,8 +21,10 @@ export interface SweepRecord {
   /** Every combination run, --set keys included. */
   combos: readonly Record<string, unknown>[];
   ranking: Ranking;
-  /** Ranked. */
+  /** Ranked (with --holdout: on the in-sample part; with --walk-forward: on the last window's train part). */
   results: readonly SweepResult[];
+  holdout?: HoldoutRecord;
+  walkForward?: WalkForwardRecord;
 }
 
 export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {
@@ -78,6 +81,8 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
       metrics,
       ended,
     })),
+    ...(sweep.holdout ? { holdout: sweep.holdout } : {}),
+    ...(sweep.walkForward ? { walkForward: sweep.walkForward } : {}),
   };
   await writeFile(path.join(dir, 'sweep.json'), `${JSON.stringify(record, null, 2)}\n`);
   const inputs = [
@@ -95,6 +100,15 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
   const title = `Sweep ${sweep.name} on ${data.map((f) => f.name).join(', ')}`;
   await writeFile(
     path.join(dir, 'sweep.html'),
-    await sweepHtml({ title, inputs, axes, sampleMs: settings.sampleMs, ranking: sweep.ranking, results }),
+    await sweepHtml({
+      title,
+      inputs,
+      axes,
+      sampleMs: settings.sampleMs,
+      ranking: sweep.ranking,
+      results,
+      holdout: sweep.holdout,
+      walkForward: sweep.walkForward,
+    }),
   );
 }

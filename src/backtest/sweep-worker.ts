@@ -4,7 +4,7 @@ import { equityCurve } from './equity-tracker.js';
 import { type JobSettings, runJob } from './job.js';
 import type { ConfigSource } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
-import type { TickData } from './tick-data.js';
+import { sliceTicks, type TickData } from './tick-data.js';
 
 const { sources, data, settings } = workerData as { sources: ConfigSource[]; data: TickData; settings: JobSettings };
 const port = parentPort;
@@ -19,7 +19,8 @@ port.on('message', (request: WorkerRequest) => {
   const onProgress = request.progress
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
-  runJob(sources, data, settings, request.overrides, { onProgress, keepLog: false })
+  const ticks = request.window ? sliceTicks(data, request.window.from, request.window.to) : data;
+  runJob(sources, ticks, settings, request.overrides, { onProgress, keepLog: false })
     // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
     // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
     .then((result) => new Promise<typeof result>((resolve) => setTimeout(() => resolve(result), 0)))

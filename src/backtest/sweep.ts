@@ -119,9 +119,13 @@ export interface SweepJob {
   combos: Record<string, unknown>[];
   /** How to rank the results (default: DEFAULT_RANKING). */
   ranking?: Ranking;
+  /** Run every combination on the ticks with from <= time < to only (holdout and walk-forward parts). */
+  window?: { from: number; to: number };
 }
 
-export type WorkerRequest = { index: number; overrides: Record<string, unknown>; progress: boolean } | { stop: true };
+export type WorkerRequest =
+  | { index: number; overrides: Record<string, unknown>; progress: boolean; window?: { from: number; to: number } }
+  | { stop: true };
 export type WorkerReply =
   | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][] }
   | { index: number; error: string }
@@ -242,7 +246,12 @@ export async function runSweep(
         const index = next++;
         current.set(w, index);
         const overrides = job.combos[index] as Record<string, unknown>;
-        w.postMessage({ index, overrides, progress: onProgress !== undefined } satisfies WorkerRequest);
+        w.postMessage({
+          index,
+          overrides,
+          progress: onProgress !== undefined,
+          window: job.window,
+        } satisfies WorkerRequest);
       };
       const count = Math.max(1, Math.min(workers, total));
       for (let i = 0; i < count; i++) {

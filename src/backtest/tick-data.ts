@@ -236,3 +236,34 @@ function mergeOrder(b: ColumnBuilder, starts: number[], files: readonly string[]
   });
   return Int32Array.from(kept);
 }
+
+/** The ticks with from <= time < to, as views on the same (shared) columns: nothing is copied. */
+export function sliceTicks(data: TickData, from: number, to: number): TickData {
+  const time = data.columns.time;
+  const first = (t: number) => {
+    let lo = 0;
+    let hi = data.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((time[mid] as number) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const a = first(from);
+  const b = Math.max(a, first(to));
+  const c = data.columns;
+  return {
+    ...data,
+    length: b - a,
+    columns: {
+      sym: c.sym.subarray(a, b),
+      time: c.time.subarray(a, b),
+      price: c.price.subarray(a, b),
+      high: c.high.subarray(a, b),
+      low: c.low.subarray(a, b),
+      vb: c.vb.subarray(a, b),
+      vq: c.vq.subarray(a, b),
+    },
+  };
+}

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob, warmUpMs } from '../backtest/job.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
-import { metricsTable, refusalLines, sweepTable } from '../backtest/results-table.js';
+import { holdoutTable, metricsTable, refusalLines, sweepTable, walkForwardTable } from '../backtest/results-table.js';
 import { claimOutputFolder, inputsHash, type OutputKind } from '../backtest/output-folder.js';
 import {
   checkCombinations,
@@ -27,8 +27,12 @@ import {
   type Ranking,
   runSweep,
   sweepGrid,
+  type SweepProgress,
+  type SweepResult,
 } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
+import { type HoldoutRecord, runHoldout, runWalkForward, type WalkForwardRecord } from '../backtest/validation-runs.js';
+import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWindows } from '../backtest/validation.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
@@ -70,6 +74,11 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --rank-by OBJECTIVE        how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy
                              (default sharpe)
   --min-trades N             sweep combinations with fewer closed trades are listed, not ranked (default 0)
+  --holdout P%               a sweep ranks on the first (100 - P) % of the data and reports its best on the rest
+  --walk-forward N           a sweep in N windows: each picks the best on its train part, runs it on its test
+                             part; the test parts are stitched (out-of-sample equity, walk-forward efficiency)
+  --train LEN, --test LEN    the walk-forward's part lengths (7d, 36h, 90m, 2w); default: the data in N + 3
+                             equal test lengths, train three of them
   --export trades            also write trades.csv (the closed trades, as in summary.json)
 
 Writes summary.json, orders.csv, fills.csv, equity.csv, log.jsonl and report.html (a sweep: sweep.csv,
@@ -171,6 +180,10 @@ async function backtest(argv: string[]): Promise<number> {
     export: { type: 'string', multiple: true },
     'rank-by': { type: 'string' },
     'min-trades': { type: 'string' },
+    holdout: { type: 'string' },
+    'walk-forward': { type: 'string' },
+    train: { type: 'string' },
+    test: { type: 'string' },
     'no-cancel': { type: 'boolean' },
     'every-tick': { type: 'boolean' },
     together: { type: 'boolean' },
@@ -258,6 +271,8 @@ async function backtest(argv: string[]): Promise<number> {
       settings,
       fixed,
       axes: kind === 'sweep' ? axes : [],
+      // What a sweep ranks by and where it splits the data change its results.
+      ...(kind === 'sweep' ? { ranking, validation: validation ?? null } : {}),
     });
   const outDir = (unit: Unit, hash: string) =>
     values.out === undefined
@@ -273,8 +288,21 @@ async function backtest(argv: string[]): Promise<number> {
     return dir;
   };
 
+  const validation = validationFlags(values, data);
+  if (validation && axes.length === 0)
+    throw usage(`--${validation.kind} takes a --sweep: it chooses among combinations`);
   if (axes.length > 0)
-    return sweep(units[0]!, data, settings, axes, combos, workers, ranking, await claimed(units[0]!, 'sweep'));
+    return sweep(
+      units[0]!,
+      data,
+      settings,
+      axes,
+      combos,
+      workers,
+      ranking,
+      validation,
+      await claimed(units[0]!, 'sweep'),
+    );
 
   const dirs: string[] = [];
   for (const unit of units) dirs.push(await claimed(unit, 'run'));
@@ -318,14 +346,35 @@ async function sweep(
   combos: Record<string, unknown>[],
   workers: number,
   ranking: Ranking,
+  validation: Validation | undefined,
   dir: string,
 ): Promise<number> {
-  const progress = progressLine(`sweep ${unit.name}`, 'ticks');
-  const results = await runSweep(
-    { sources: unit.sources, data, settings, combos, ranking },
-    workers,
-    progress && ((p) => progress.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`)),
-  ).finally(() => progress?.end());
+  let line: ReturnType<typeof progressLine> | undefined;
+  const phase = (name: string) => {
+    line?.end();
+    line = progressLine(`sweep ${unit.name}${name === '' ? '' : ` (${name})`}`, 'ticks');
+    const shown = line;
+    return shown && ((p: SweepProgress) => shown.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`));
+  };
+  const job = { sources: unit.sources, data, settings, combos, ranking };
+  let results: SweepResult[];
+  let holdout: HoldoutRecord | undefined;
+  let walkForward: WalkForwardRecord | undefined;
+  try {
+    if (validation?.kind === 'holdout') {
+      ({ inSample: results, record: holdout } = await runHoldout(
+        job,
+        workers,
+        spanOf(data),
+        validation.percent,
+        phase,
+      ));
+    } else if (validation?.kind === 'walk-forward') {
+      ({ lastTrain: results, record: walkForward } = await runWalkForward(job, workers, validation.windows, phase));
+    } else results = await runSweep(job, workers, phase(''));
+  } finally {
+    line?.end();
+  }
   const keys = axes.map((a) => a.key);
   await writeSweepReport(dir, {
     name: unit.name,
@@ -336,10 +385,14 @@ async function sweep(
     combos,
     ranking,
     results,
+    holdout,
+    walkForward,
   });
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
   const failed = results.filter((r) => r.status === 'failed');
   console.log(sweepTable(results, keys, ranking));
+  if (holdout) console.log(`\n${holdoutTable(holdout, keys, ranking)}`);
+  if (walkForward) console.log(`\n${walkForwardTable(walkForward, keys, ranking)}`);
   const best = results.find((r) => r.rank === 1);
   if (best) {
     const sets = overrideAssignments(best.overrides).map((a) => `--set ${a}`);
@@ -353,6 +406,34 @@ async function sweep(
       `column 'ended' of sweep.csv); the first, ${where}: ${first.ended[0]}`,
   );
   return 1;
+}
+
+type Validation = { kind: 'holdout'; percent: number } | { kind: 'walk-forward'; windows: WalkWindow[] };
+
+/** The data's span: its first tick to one ms past its last. */
+function spanOf(data: TickData): Span {
+  const time = data.columns.time;
+  return { from: time[0] as number, to: (time[data.length - 1] as number) + 1 };
+}
+
+function validationFlags(
+  values: { holdout?: string; 'walk-forward'?: string; train?: string; test?: string },
+  data: TickData,
+): Validation | undefined {
+  const { holdout, train, test } = values;
+  const walk = values['walk-forward'];
+  if (holdout !== undefined && walk !== undefined) throw usage('--holdout and --walk-forward: one or the other');
+  if ((train !== undefined || test !== undefined) && walk === undefined)
+    throw usage('--train and --test go with --walk-forward N');
+  if ((train === undefined) !== (test === undefined)) throw usage('--train and --test: both, or neither');
+  if (holdout !== undefined) return { kind: 'holdout', percent: parseHoldout(holdout) };
+  if (walk === undefined) return undefined;
+  const n = intFlag('walk-forward', walk, 1)!;
+  const lengths =
+    train === undefined || test === undefined
+      ? undefined
+      : { train: parseDuration(train, '--train'), test: parseDuration(test, '--test') };
+  return { kind: 'walk-forward', windows: walkForwardWindows(spanOf(data), n, lengths) };
 }
 
 /** `--set key=value` flags as [key, value] (typed as --sweep types them; one value each). */

@@ -7,11 +7,11 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, launchChromium } from './chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, everyOrderFile, freePort, readDb, ROOT, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const TOKEN = 'dashboard-token-8c41e07f';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-'));
 const db = join(dir, 'bot.db');
@@ -42,19 +42,7 @@ beforeAll(async () => {
       ms: 60_000,
     },
   );
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
