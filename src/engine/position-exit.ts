@@ -8,7 +8,7 @@ import { D, type Dec, plain, ZERO } from '../market/decimal.js';
 import { roundPrice, roundQuantity } from '../market/pair-rules.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { OrderIntent } from '../strategy/api.js';
-import { isActive, type OrderRow } from '../store/order-journal.js';
+import { isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
 import { type OrderManager, remainingBase } from './order-manager.js';
@@ -98,6 +98,9 @@ export async function exitPosition(
   }
   const last = p.market.lastPrice(r.symbol);
   result.working = live(p, r).filter(isExitOrder);
+  // An exit whose own order's outcome is not known yet (journaled, then a crash) may never have reached the
+  // venue: wait for the reconciler's answer rather than count it as selling (it may turn out NOT_PLACED).
+  result.waiting = result.working.some(isUnresolved);
   let selling = ZERO;
   for (const row of result.working) selling = selling.plus(remainingBase(row, last));
   const held = D.max(r.position.position.quantity.minus(selling), ZERO);
