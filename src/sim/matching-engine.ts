@@ -4,8 +4,9 @@
  *
  * Fill model (the market watch has no book, so everything is modelled on the last price):
  * - Latency (`latencyMs`, default 0): an order placed takes effect only at the first price whose time is at
- *   least `latencyMs` after the last price's time when it was placed (the data's time, not the wall clock's),
- *   so an order decided on a tick never fills at that tick's price. Until then it is open (NEW), locks its
+ *   least `latencyMs` after it was placed: the engine's time then (the injected clock's, else the latest
+ *   price's), never earlier than its pair's last price (the data's time, not the wall clock's), so an order
+ *   decided on a tick never fills at that tick's price. Until then it is open (NEW), locks its
  *   funds and can be cancelled. On arrival a MARKET order fills at the arrival price (a quote amount buys what
  *   it buys at that price; a BUY whose funds no longer cover it is CANCELED), a marketable LIMIT fills as a
  *   taker, anything else rests. With 0 an order arrives as it is placed, at the last price.
@@ -563,8 +564,9 @@ export class MatchingEngine {
     this.ledger?.orderChanged(o);
 
     if (this.latencyMs > 0) {
-      // Before its first price a book's time is 0: the order arrives with the first price.
-      const arrivesAt = book.lastTime + this.latencyMs;
+      // Counted from when the order was decided (the clock's time, at least the last price's): a decision the
+      // schedule took after the last price must not arrive earlier than one taken on it.
+      const arrivesAt = Math.max(book.lastTime, now) + this.latencyMs;
       o.arrivesAt = arrivesAt;
       book.arriving.push(o);
       if (arrivesAt < book.nextArrival) book.nextArrival = arrivesAt;

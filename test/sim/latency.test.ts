@@ -1,5 +1,6 @@
 /** The simulated exchange's latency (issue 21): an order decided on a price never fills at that price. */
 import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { bal, engineAt, KEY, place, T0 } from './engine-fixture.js';
 
 const STEP = 15_000;
@@ -18,6 +19,19 @@ describe('latency', () => {
     // The dearer price is paid from free funds; nothing stays locked.
     expect(bal(e, 'USDT')).toEqual(['93900', '0']);
     expect(e.openOrders(KEY)).toHaveLength(0);
+  });
+
+  it('counts the delay from the decision (the clock), not from the last price when the schedule decides later', () => {
+    const clock = new VirtualClock(T0);
+    const e = engineAt(60000, { latencyMs: STEP, clock });
+    clock.time = T0 + 10_000; // the strategy decides 10 s after the last price
+    place(e, { side: 'BUY', type: 'MARKET', quantity: '0.1' });
+    clock.time = T0 + STEP; // a data step after the last price, before the decision's latency has passed
+    e.onPrice('BTCUSDT', 59000, clock.time);
+    expect(e.fills(KEY)).toHaveLength(0);
+    clock.time = T0 + 10_000 + STEP;
+    e.onPrice('BTCUSDT', 61000, clock.time);
+    expect(e.fills(KEY).map((f) => [f.price.toFixed(), f.time])).toEqual([['61000', T0 + 10_000 + STEP]]);
   });
 
   it('without latency fills at the price it was decided on (the old model, still the engine default)', () => {
