@@ -1,55 +1,130 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = dirname(fileURLToPath(import.meta.url));
 
 /**
- * The dependency rules of design.md, one entry per ring: which folders a folder's files may not import.
- * A violation fails `npm run lint` (and so CI). Imports are relative, so each rule names the sibling
- * folders as `../name/*`.
+ * The dependency rules of design.md: for every folder of src/ (and strategies/), the folders its files may
+ * import, whatever the depth of either file and whether the import is static, a re-export, an `import()` or an
+ * `import('…')` type. A folder without a line here is an error too, so a new folder gets its rule when it is
+ * made. A violation fails `npm run lint` (and so CI); test/lint/dependency-rules.test.ts feeds it forbidden
+ * imports to prove it. `errors` is src/errors.ts, the error base every ring may use.
  */
-const folders = (...names) => names.flatMap((n) => [`../${n}/*`, `../${n}`]);
-const forbid = (files, groups, message) => ({
-  files,
-  rules: { 'no-restricted-imports': ['error', { patterns: [{ group: groups, message }] }] },
-});
-const ADAPTERS = ['clocks', 'exchange', 'sim', 'venues', 'store', 'record'];
-const COMPOSITION = ['app', 'cli', 'backtest', 'api', 'notify'];
-const dependencyRules = [
-  forbid(
-    ['src/market/**/*.ts'],
-    ['../*', '../**'],
-    'market/ is the innermost ring: it imports nothing of the project.',
-  ),
-  forbid(
-    ['src/ports/**/*.ts'],
-    ['../*', '../**', '!../market/*', '!../errors.js'],
-    'ports/ imports only market/ (and the error base in src/errors.ts).',
-  ),
-  forbid(
-    ['src/engine/**/*.ts'],
-    folders('exchange', 'sim', 'venues', 'record', 'status', ...COMPOSITION),
-    'engine/ knows the ports, never an adapter or the composition root (design.md).',
-  ),
-  forbid(
-    ADAPTERS.map((a) => `src/${a}/**/*.ts`),
-    folders('engine', 'status', ...COMPOSITION),
-    'adapters never import the engine or the composition root (design.md).',
-  ),
-  forbid(
-    ['src/status/**/*.ts'],
-    folders('engine', 'exchange', 'sim', 'venues', 'record', ...COMPOSITION),
-    'status/ is the read model over the store: the CLI, the API and the page read it without the engine.',
-  ),
-  forbid(
-    ['src/strategy/**/*.ts'],
-    folders('engine', ...ADAPTERS, 'status', ...COMPOSITION),
-    'the strategy API depends on nothing that runs strategies.',
-  ),
-  forbid(
-    ['strategies/**/*.ts'],
-    ['../*', '../**', '!../src', '!../src/strategy', '!../src/strategy/api.js'],
-    'a strategy imports only the strategy API (src/strategy/api.ts) and zod.',
-  ),
-];
+const BASE = ['market', 'ports', 'errors'];
+const ADAPTER_BASE = [...BASE, 'ops', 'config'];
+export const ALLOWED = {
+  market: [],
+  ports: ['market', 'errors'],
+  errors: [],
+  ops: BASE,
+  strategy: BASE,
+  config: [...BASE, 'ops', 'strategy', 'clocks'],
+  // Adapters: never the engine, the read model, the operator layer or a composition root.
+  clocks: ADAPTER_BASE,
+  store: ADAPTER_BASE,
+  exchange: [...ADAPTER_BASE, 'clocks'],
+  sim: [...ADAPTER_BASE, 'clocks', 'exchange', 'record'],
+  record: [...ADAPTER_BASE, 'clocks', 'exchange', 'sim'],
+  venues: [...ADAPTER_BASE, 'exchange', 'sim', 'store'],
+  // The engine knows the ports, the store (journal before send is SQLite by design) and the strategy API.
+  engine: [...BASE, 'ops', 'config', 'store', 'strategy'],
+  status: [...BASE, 'ops', 'store'],
+  operator: [...BASE, 'ops', 'config', 'store', 'strategy', 'engine', 'status'],
+  // Composition: the HTTP face and the notifier reach the bot through the operator layer, never app/ or cli/.
+  notify: [...BASE, 'ops', 'config', 'clocks', 'store', 'status', 'operator'],
+  api: [...BASE, 'ops', 'config', 'exchange', 'store', 'status', 'operator', 'backtest'],
+  backtest: [
+    ...BASE,
+    'ops',
+    'config',
+    'clocks',
+    'exchange',
+    'sim',
+    'venues',
+    'store',
+    'record',
+    'strategy',
+    'engine',
+    'app',
+  ],
+  app: '*',
+  cli: '*',
+};
+
+/**
+ * The area of a file: a folder of src/ (any depth below it), a file directly in src/ (src/errors.ts is `errors`,
+ * src/cli.ts belongs with cli/), or strategies/.
+ */
+function areaOf(file) {
+  const rel = relative(ROOT, file).split(sep);
+  if (rel[0] === 'strategies') return 'strategies';
+  if (rel[0] !== 'src' || rel.length < 2) return undefined;
+  if (rel.length === 2) return rel[1].replace(/\.[cm]?[jt]s$/, '');
+  return rel[1];
+}
+const areaName = (area) => (area === 'errors' ? 'src/errors.ts' : `${area}/`);
+
+const dependencyDirection = {
+  meta: { type: 'problem', schema: [], messages: { forbidden: '{{message}}' } },
+  create(context) {
+    const file = context.filename;
+    const from = areaOf(file);
+    if (from === undefined) return {};
+    const check = (node, source) => {
+      if (source === undefined || !source.startsWith('.')) return;
+      const target = resolve(dirname(file), source);
+      const report = (message) => context.report({ node, messageId: 'forbidden', data: { message } });
+      if (from === 'strategies') {
+        const rel = relative(ROOT, target);
+        if (
+          !rel.startsWith(`strategies${sep}`) &&
+          rel !== join('src', 'strategy', 'api.js') &&
+          rel !== join('src', 'strategy', 'api.ts')
+        )
+          report(
+            `a strategy imports only the strategy API (src/strategy/api.ts, or 'spot-bot/strategy') and zod, not ${source}`,
+          );
+        return;
+      }
+      const to = areaOf(target);
+      if (to === undefined || to === from) return;
+      const allowed = ALLOWED[from];
+      if (allowed === undefined) {
+        report(
+          `${areaName(from)} has no dependency rule: add its line to ALLOWED in eslint.config.js (design.md's rings)`,
+        );
+        return;
+      }
+      if (allowed !== '*' && !allowed.includes(to))
+        report(
+          `${areaName(from)} may not import ${areaName(to)} (${source}): dependencies point inward (design.md); ${areaName(from)} may import ${allowed.length === 0 ? 'nothing of the project' : allowed.map(areaName).join(', ')}`,
+        );
+    };
+    const literal = (node) =>
+      node?.type === 'Literal' && typeof node.value === 'string'
+        ? node.value
+        : node?.type === 'TemplateLiteral' && node.expressions.length === 0
+          ? node.quasis[0].value.cooked
+          : undefined;
+    return {
+      ImportDeclaration: (node) => check(node, literal(node.source)),
+      ExportNamedDeclaration: (node) => check(node, literal(node.source)),
+      ExportAllDeclaration: (node) => check(node, literal(node.source)),
+      ImportExpression: (node) => check(node, literal(node.source)),
+      TSImportType: (node) =>
+        check(node, literal((node.source ?? node.argument)?.literal ?? node.source ?? node.argument)),
+    };
+  },
+};
+
+/** The dependency rules as a config block (the lint probes use this one too). */
+export const dependencyRules = {
+  files: ['src/**/*.ts', 'strategies/**/*.ts'],
+  plugins: { house: { rules: { 'dependency-direction': dependencyDirection } } },
+  rules: { 'house/dependency-direction': 'error' },
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/', 'data/', 'out/', 'backtests/', 'src/backtest/vendor/'] },
@@ -68,7 +143,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
-  ...dependencyRules,
+  dependencyRules,
   {
     files: ['eslint.config.js', 'bin/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseEnv } from '../src/config/env.js';
+import { parseEnv } from '../src/app/env.js';
 import { Notifier } from '../src/notify/notifier.js';
 import { notificationsFromEnv } from '../src/notify/setup.js';
 import { wallClock } from '../src/clocks/wall-clock.js';

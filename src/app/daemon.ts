@@ -7,7 +7,7 @@
 import { createMetrics } from '../api/metrics.js';
 import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
-import type { Env } from '../config/env.js';
+import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';

@@ -3,7 +3,7 @@
  * to leave no doubt: only MODE=live trades on the exchange; anything else is paper, even with a base URL and
  * keys set (then the exchange's public market watch feeds the local simulated exchange, and the keys are unused).
  */
-import type { Env } from '../config/env.js';
+import type { Env } from './env.js';
 
 export type VenuePlan =
   | { mode: 'live'; baseUrl: string }

@@ -10,7 +10,8 @@
  * the first live price then fills or triggers whatever it crosses. Prices of the time the daemon was down
  * were seen by nobody: an order only they would have filled stays open.
  */
-import { clientOptionsFromEnv, type Env } from '../config/env.js';
+import { clientOptionsFromEnv } from '../exchange/client-options.js';
+import type { Env } from './env.js';
 import { ExchangeClient, type RequestObserver } from '../exchange/client.js';
 import type { Logger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';

@@ -1,4 +1,4 @@
-import { type Env, loadEnv } from '../config/env.js';
+import { type Env, loadEnv } from '../app/env.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../ops/logger.js';
 

@@ -3,7 +3,8 @@
  * uses. Prints the parsed `data` as JSON on stdout; on failure one line on stderr and exit 2 (usage) or 1.
  */
 import { BotError } from '../errors.js';
-import { clientOptionsFromEnv, loadEnv } from '../config/env.js';
+import { loadEnv } from '../app/env.js';
+import { clientOptionsFromEnv } from '../exchange/client-options.js';
 import { ExchangeClient } from '../exchange/client.js';
 import { describeError } from '../exchange/errors.js';
 import { OrderTypeSchema, SideSchema } from '../exchange/wire-schemas.js';

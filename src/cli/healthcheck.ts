@@ -5,7 +5,7 @@
  * wildcard host is probed on loopback. Exit 0 when the answer is 200, 1 otherwise, with one line saying why.
  * It is the image's HEALTHCHECK, so it is quick and bounded, and needs no token.
  */
-import { loadEnv } from '../config/env.js';
+import { loadEnv } from '../app/env.js';
 import { ConfigError } from '../errors.js';
 import { parseCommandFlags } from './flags.js';
 

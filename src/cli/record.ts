@@ -2,7 +2,8 @@
  * `bot record --symbols A,B [--every 5s] [--out DIR]`: polls the exchange's market watch and appends every new
  * ticker to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz until SIGINT/SIGTERM, which flush and close the files.
  */
-import { clientOptionsFromEnv, loadEnv, parseEnv } from '../config/env.js';
+import { loadEnv, parseEnv } from '../app/env.js';
+import { clientOptionsFromEnv } from '../exchange/client-options.js';
 import { BotError } from '../errors.js';
 import { ExchangeClient } from '../exchange/client.js';
 import { describeError } from '../exchange/errors.js';

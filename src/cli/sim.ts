@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { loadEnv } from '../config/env.js';
+import { loadEnv } from '../app/env.js';
 import { BotError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { isPlainDecimal } from '../market/decimal.js';

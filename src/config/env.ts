@@ -1,15 +1,14 @@
 /**
- * The process environment (and .env), validated once with one zod schema. Each area contributes a shape
- * (EXCHANGE_* below); later areas add theirs to `envShape` so that `Env` stays the one type of the
- * environment. Errors name the variable and, except for secrets, what it held.
+ * The process environment (and .env): the variables of the exchange, the daemon and the listeners, the field
+ * types every area's variables are made of, and the parsing (errors name the variable and, except for secrets,
+ * what it held). Each area owns its variables (notify/env.ts); app/env.ts puts them together in one schema, so
+ * that `Env` stays the one type of the environment.
  */
 import { statSync } from 'node:fs';
 import { config as loadDotenv } from 'dotenv';
 import { cronProblem } from '../clocks/cron-schedule.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { ExchangeClientOptions } from '../exchange/client.js';
-import { isNoticeKind, LEVELS, NOTICE_KINDS, type NoticeKind } from '../notify/event-kinds.js';
 import { readSecretFiles } from './secret-files.js';
 
 /**
@@ -26,20 +25,22 @@ export const SECRET_VARIABLES: readonly string[] = [
 ];
 
 /** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
-function optional<T extends z.ZodType>(schema: T) {
+export function optional<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 }
 
-function withDefault<T extends z.ZodType>(schema: T, fallback: z.input<T>) {
+export function withDefault<T extends z.ZodType>(schema: T, fallback: z.input<T>) {
   return z.preprocess((v) => (v === undefined || v === '' ? fallback : v), schema);
 }
 
-const positiveInt = z.coerce
+export const positiveInt = z.coerce
   .number({ error: 'expected a positive integer' })
   .int('expected a positive integer')
   .positive('expected a positive integer');
-const positiveNumber = z.coerce.number({ error: 'expected a positive number' }).positive('expected a positive number');
-const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+export const positiveNumber = z.coerce
+  .number({ error: 'expected a positive number' })
+  .positive('expected a positive number');
+export const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const exchangeEnv = {
   /** Exchange (or simulated exchange) origin, e.g. https://api.example.com or http://127.0.0.1:8080. */
@@ -175,93 +176,20 @@ const apiEnv = {
   METRICS_PORT: withDefault(port, '0'),
 };
 
+export const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+
 /** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });
+/** The variables config/ owns (the exchange's, the daemon's, the listeners'); notify/ owns its own (notify/env.ts). */
+export const coreEnvShape = { ...exchangeEnv, ...daemonEnv, ...apiEnv };
+export type CoreEnv = z.infer<z.ZodObject<typeof coreEnvShape>>;
 
-/** `all` (default) or a comma-separated list of the kinds the notifier knows. */
-const kindList = withDefault(
-  z.string().transform((text, ctx): 'all' | NoticeKind[] => {
-    const items = text
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-    if (items.length === 1 && items[0] === 'all') return 'all';
-    const kinds = items.filter(isNoticeKind);
-    const unknown = items.filter((k) => !isNoticeKind(k));
-    if (kinds.length === 0 || unknown.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `expected 'all' or kinds from: ${NOTICE_KINDS.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}`,
-      });
-      return z.NEVER;
-    }
-    return kinds;
-  }),
-  'all',
-);
-const level = withDefault(z.enum(LEVELS, { error: `expected one of ${LEVELS.join(', ')}` }), 'info');
-/** `HH:MM` in UTC, or `off`. */
-const utcTime = z.string().transform((text, ctx): number | undefined => {
-  if (text === 'off') return undefined;
-  const m = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(text);
-  if (!m) {
-    ctx.addIssue({ code: 'custom', message: "expected HH:MM (UTC, e.g. 00:00) or 'off'" });
-    return z.NEVER;
-  }
-  return Number(m[1]) * 60 + Number(m[2]);
-});
-const chatIds = z.string().transform((text, ctx): string[] => {
-  const ids = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  if (ids.length === 0 || ids.some((id) => !/^-?\d+$/.test(id))) {
-    ctx.addIssue({ code: 'custom', message: 'expected chat ids (integers), comma-separated' });
-    return z.NEVER;
-  }
-  return ids;
-});
-
-const notifyEnv = {
-  /** Generic webhook: JSON POSTed here, signed with NOTIFY_WEBHOOK_SECRET. */
-  NOTIFY_WEBHOOK_URL: optional(httpUrl),
-  NOTIFY_WEBHOOK_SECRET: optional(z.string()),
-  NOTIFY_WEBHOOK_EVENTS: kindList,
-  NOTIFY_WEBHOOK_LEVEL: level,
-  TELEGRAM_BOT_TOKEN: optional(z.string()),
-  /** Chats that get notifications and whose commands are answered. */
-  TELEGRAM_CHAT_ID: optional(chatIds),
-  TELEGRAM_API_URL: withDefault(httpUrl, 'https://api.telegram.org'),
-  TELEGRAM_EVENTS: kindList,
-  TELEGRAM_LEVEL: level,
-  /** Answer chat commands (long polling getUpdates). */
-  TELEGRAM_COMMANDS: withDefault(flag, 'true'),
-  /** Discord incoming webhook (its URL holds its token: a secret). */
-  DISCORD_WEBHOOK_URL: optional(httpUrl),
-  DISCORD_EVENTS: kindList,
-  DISCORD_LEVEL: level,
-  /** UTC time of the daily summary, or off. */
-  NOTIFY_DAILY_SUMMARY: withDefault(utcTime, '00:00'),
-  /** How long the first notification of a burst waits for others to join it in one message. */
-  NOTIFY_GROUP_MS: withDefault(z.coerce.number().int().nonnegative('expected milliseconds (0 or more)'), '3000'),
-  /** Notifications waiting per channel at most; beyond it the oldest are dropped. */
-  NOTIFY_QUEUE_SIZE: withDefault(positiveInt, '200'),
-  /** How long a message is retried (with a growing backoff, 1 s to 30 s apart) before it is dropped. */
-  NOTIFY_RETRY_FOR_MS: withDefault(
-    z.coerce.number().int().nonnegative('expected milliseconds (0 or more)'),
-    String(60 * 60 * 1000),
-  ),
-};
-
-/** Every area's variables; extend here (`...storeEnv`) rather than writing a second schema. */
-export const envShape = { ...exchangeEnv, ...daemonEnv, ...apiEnv, ...notifyEnv };
-
-export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
+/** What no single variable can say: pairs that go together, and what MODE=live requires. */
+export function checkCoreEnv(env: CoreEnv, ctx: z.RefinementCtx): void {
   const missing = new Set<string>();
   const hasKey = env.EXCHANGE_API_KEY !== undefined;
   if (hasKey !== (env.EXCHANGE_API_SECRET !== undefined)) {
@@ -277,36 +205,23 @@ export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
       path: ['API_TOKEN'],
       message: `required when API_HOST is not a loopback address (API_HOST=${env.API_HOST}): anyone who can reach it could steer the bot`,
     });
-  if (env.NOTIFY_WEBHOOK_URL !== undefined && env.NOTIFY_WEBHOOK_SECRET === undefined)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['NOTIFY_WEBHOOK_SECRET'],
-      message: 'required when NOTIFY_WEBHOOK_URL is set (receivers verify the signature with it)',
-    });
-  if ((env.TELEGRAM_BOT_TOKEN === undefined) !== (env.TELEGRAM_CHAT_ID === undefined)) {
-    const [absent, present] =
-      env.TELEGRAM_BOT_TOKEN === undefined
-        ? ['TELEGRAM_BOT_TOKEN', 'TELEGRAM_CHAT_ID']
-        : ['TELEGRAM_CHAT_ID', 'TELEGRAM_BOT_TOKEN'];
-    ctx.addIssue({ code: 'custom', path: [absent], message: `required when ${present} is set` });
-  }
   if (env.MODE === 'live') {
     for (const name of ['EXCHANGE_BASE_URL', 'EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'] as const) {
       if (env[name] === undefined && !missing.has(name))
         ctx.addIssue({ code: 'custom', path: [name], message: 'required when MODE=live' });
     }
   }
-});
-export type Env = z.infer<typeof EnvSchema>;
+}
 
 /**
- * Validates a set of variables (no .env, no process.env), secrets read from their NAME_FILE where given: each
- * problem names the variable (and the file).
+ * Validates a set of variables against `schema` (no .env, no process.env), secrets read from their NAME_FILE
+ * where given: each problem names the variable (and the file). The composition root (app/env.ts) gives the
+ * schema of every area's variables.
  */
-export function parseEnv(source: Readonly<Record<string, string | undefined>>): Env {
+export function parseEnvWith<T>(schema: z.ZodType<T>, source: Readonly<Record<string, string | undefined>>): T {
   const secrets = readSecretFiles(source, SECRET_VARIABLES);
   const merged = { ...source, ...secrets.values };
-  const result = EnvSchema.safeParse(merged);
+  const result = schema.safeParse(merged);
   if (result.success && secrets.problems.length === 0) return result.data;
   const problems = [...secrets.problems];
   for (const issue of result.error?.issues ?? []) {
@@ -319,15 +234,10 @@ export function parseEnv(source: Readonly<Record<string, string | undefined>>): 
   throw new ConfigError(problems);
 }
 
-/**
- * Loads `.env` (from the working directory unless `path` is given) into process.env without overriding what
- * is already set, then validates process.env.
- */
-export function loadEnv(options: { path?: string } = {}): Env {
-  loadDotenv({ quiet: true, ...(options.path === undefined ? {} : { path: options.path }) });
-  return parseEnv(process.env);
+/** Loads `.env` (from the working directory unless `path` is given) into process.env without overriding what is set. */
+export function loadDotenvFile(path?: string): void {
+  loadDotenv({ quiet: true, ...(path === undefined ? {} : { path }) });
 }
-
 /**
  * A warning when the `.env` file (which may hold the API secret) can be read by other users of the machine:
  * its group or others have the read bit. Undefined when it is private or absent (or on a system without modes).
@@ -344,32 +254,8 @@ export function dotenvExposure(path = '.env'): string | undefined {
   return `${path} is readable by other users (mode ${octal}) and may hold the API secret: run chmod 600 ${path}`;
 }
 
-/** The exchange client's options from the environment; the base URL is required here. */
-export function clientOptionsFromEnv(env: Env): ExchangeClientOptions {
-  if (env.EXCHANGE_BASE_URL === undefined) {
-    throw new ConfigError(['EXCHANGE_BASE_URL: required to talk to an exchange (e.g. http://127.0.0.1:8080)']);
-  }
-  return {
-    baseUrl: env.EXCHANGE_BASE_URL,
-    apiKey: env.EXCHANGE_API_KEY,
-    apiSecret: env.EXCHANGE_API_SECRET,
-    timeoutMs: env.EXCHANGE_TIMEOUT_MS,
-    rateLimit: {
-      requestsPerSecond: env.EXCHANGE_RATE_LIMIT,
-      burst: env.EXCHANGE_RATE_BURST ?? Math.max(1, Math.ceil(env.EXCHANGE_RATE_LIMIT)),
-    },
-    retry: {
-      maxAttempts: env.EXCHANGE_RETRY_ATTEMPTS,
-      baseDelayMs: env.EXCHANGE_RETRY_BASE_MS,
-      maxDelayMs: env.EXCHANGE_RETRY_MAX_MS,
-    },
-    serverTimeOffset: env.EXCHANGE_SERVER_TIME,
-    cancel: env.EXCHANGE_CANCEL,
-  };
-}
-
 /** The values of every secret variable that is set: what no message, log line or record may contain. */
-export function secretValues(env: Env): string[] {
+export function secretValues(env: object): string[] {
   const values: string[] = [];
   for (const name of SECRET_VARIABLES) {
     const value: unknown = (env as Record<string, unknown>)[name];

@@ -4,8 +4,8 @@
  * channel is configured. The daemon starts it right after its store opens and stops it just before the
  * store closes, so its own start and stop are told too.
  */
-import type { Env } from '../config/env.js';
-import { secretValues } from '../config/env.js';
+import { type CoreEnv, secretValues } from '../config/env.js';
+import type { NotifyEnv } from './env.js';
 import type { Logger } from '../ops/logger.js';
 import type { Store } from '../store/store.js';
 import type { ChannelOptions } from './channel-queue.js';
@@ -40,7 +40,7 @@ export interface Notifications {
 }
 
 export function notificationsFromEnv(
-  env: Env,
+  env: NotifyEnv & CoreEnv,
   deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers; venueClock?: Timers },
 ): Notifications | undefined {
   const timers = deps.timers ?? wallClock;

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { envShape, parseEnv } from '../../src/config/env.js';
+import { envShape, parseEnv } from '../../src/app/env.js';
 import { loadStrategyFiles } from '../../src/config/loader.js';
 import { Engine } from '../../src/engine/engine.js';
 import { BotError, ConfigError } from '../../src/errors.js';

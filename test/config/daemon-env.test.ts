@@ -3,7 +3,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dotenvExposure, parseEnv } from '../../src/config/env.js';
+import { parseEnv } from '../../src/app/env.js';
+import { dotenvExposure } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { planVenue } from '../../src/app/venue-plan.js';
 

@@ -2,7 +2,9 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { clientOptionsFromEnv, envShape, loadEnv, parseEnv, SECRET_VARIABLES } from '../../src/config/env.js';
+import { envShape, loadEnv, parseEnv } from '../../src/app/env.js';
+import { SECRET_VARIABLES } from '../../src/config/env.js';
+import { clientOptionsFromEnv } from '../../src/exchange/client-options.js';
 import { ConfigError } from '../../src/errors.js';
 import { ROOT } from '../e2e/daemon-process.js';
 

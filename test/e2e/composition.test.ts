@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../../src/app/daemon.js';
-import { parseEnv } from '../../src/config/env.js';
+import { parseEnv } from '../../src/app/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';

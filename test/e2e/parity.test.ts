@@ -27,7 +27,7 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { parseEnv } from '../../src/config/env.js';
+import { parseEnv } from '../../src/app/env.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { RecordingHeader } from '../../src/record/recording-format.js';

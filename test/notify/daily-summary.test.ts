@@ -3,7 +3,7 @@
  * read model (PnL, fills, fees, open orders, position of the UTC day) and sent like any other notification.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseEnv } from '../../src/config/env.js';
+import { parseEnv } from '../../src/app/env.js';
 import { nextSummaryTime } from '../../src/notify/daily-summary.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { openStore, type Store } from '../../src/store/store.js';

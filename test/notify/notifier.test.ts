@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseEnv } from '../../src/config/env.js';
+import { parseEnv } from '../../src/app/env.js';
 import { NOTICE_KINDS, type NoticeKind } from '../../src/notify/event-kinds.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';

@@ -1,0 +1,68 @@
+/**
+ * Probes of the lint's dependency rules (eslint.config.js): forbidden imports fed to ESLint must fail, at any
+ * depth, static, re-exported, as a dynamic import() or an import type; the allowed ones beside them must pass,
+ * so a rule that reports everything fails here too. The rules are the ones `npm run lint` runs.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ESLint, type Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+const { dependencyRules } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as {
+  dependencyRules: Linter.Config;
+};
+const eslint = new ESLint({
+  cwd: ROOT,
+  overrideConfigFile: true,
+  overrideConfig: [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, dependencyRules],
+});
+
+/** The dependency messages ESLint gives `code` as if it were the file at `path` (relative to the project). */
+async function problems(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(ROOT, path) });
+  return result!.messages.map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`);
+}
+
+describe('the dependency rules', () => {
+  it.each([
+    ['a nested folder', 'src/engine/deep/probe.ts', "import { ExchangeClient } from '../../exchange/client.js';"],
+    ['a dynamic import()', 'src/engine/probe.ts', "export const c = () => import('../exchange/client.js');"],
+    ['a re-export', 'src/engine/probe.ts', "export { ExchangeClient } from '../exchange/client.js';"],
+    ['an import type', 'src/engine/probe.ts', "export type C = import('../exchange/client.js').ExchangeClient;"],
+    ['config importing the engine', 'src/config/probe.ts', "import { Engine } from '../engine/engine.js';"],
+    ['config importing notify', 'src/config/probe.ts', "import { NOTICE_KINDS } from '../notify/event-kinds.js';"],
+    ['config importing the HTTP adapter', 'src/config/probe.ts', "import type { X } from '../exchange/client.js';"],
+    ['ops importing the store', 'src/ops/probe.ts', "import { Store } from '../store/store.js';"],
+    ['market importing anything', 'src/market/deep/probe.ts', "import { BotError } from '../../errors.js';"],
+    ['the error base importing the store', 'src/errors.ts', "import { Store } from './store/store.js';"],
+    ['the API importing the daemon', 'src/api/probe.ts', "import { Daemon } from '../app/daemon.js';"],
+    ['an adapter importing the operator layer', 'src/store/probe.ts', "import '../operator/operator.js';"],
+    ['a strategy importing the engine', 'strategies/nested/probe.ts', "import '../../src/engine/engine.js';"],
+    ['a strategy importing the loader', 'strategies/probe.ts', "const m = import('../src/strategy/loader.js');"],
+  ])('fails on %s', async (_what, path, code) => {
+    const found = await problems(path, code);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^house\/dependency-direction: .*(may not import|imports only)/);
+  });
+
+  it('names the rule a new folder lacks', async () => {
+    expect(await problems('src/newfolder/probe.ts', "import '../market/decimal.js';")).toEqual([
+      "house/dependency-direction: newfolder/ has no dependency rule: add its line to ALLOWED in eslint.config.js (design.md's rings)",
+    ]);
+  });
+
+  it.each([
+    ['the engine importing the ports, deep', 'src/engine/deep/probe.ts', "import '../../ports/venue.js';"],
+    ['a dynamic import inside its folder', 'src/engine/probe.ts', "const m = import('./engine.js');"],
+    ['config importing the strategy loader', 'src/config/probe.ts', "import '../strategy/loader.js';"],
+    ['the app importing anything', 'src/app/probe.ts', "import '../exchange/client.js';"],
+    ['a strategy importing the API', 'strategies/probe.ts', "import { z } from '../src/strategy/api.js';"],
+    ['a strategy importing the package export', 'strategies/probe.ts', "import { z } from 'spot-bot/strategy';"],
+    ['a computed import() (not resolvable)', 'src/strategy/probe.ts', 'export const load = (u: string) => import(u);'],
+  ])('passes %s', async (_what, path, code) => {
+    expect(await problems(path, code)).toEqual([]);
+  });
+});
