@@ -99,7 +99,10 @@ export interface OperatorDeps {
   strategiesDir: string | undefined;
   /** The strategy files the engine runs now (replaced by each successful reload). */
   instances: readonly StrategyInstance[];
-  /** How long an interrupted exit waits at start for an earlier order's outcome (the reconcile window and a margin). */
+  /**
+   * How long an interrupted exit waits at start for an earlier order's outcome (the reconcile window and a
+   * margin), in the clock's time (the venue's: the data's time on paper on recordings).
+   */
   exitWaitMs?: number;
 }
 
@@ -127,8 +130,6 @@ const exitOrderOf = (data: Record<string, unknown>): ExitOrder =>
 function exitText(order: ExitOrder): string {
   return order.type === 'MARKET' ? 'MARKET' : `LIMIT at ${plain(order.price)}`;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -236,7 +237,8 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           return instanceNamed(name) && { action: EXIT_ACTION, changed: false, outcome: 'no such instance' };
         const details = exitResultJson(result);
         if (result.waiting && clock.now() < deadline) {
-          await sleep(2_000);
+          // Waited on the venue's clock, as the deadline and the reconciler's window are (a 60x replay: 60x shorter).
+          await clock.sleep(2_000);
           continue;
         }
         if (result.refused !== undefined)
