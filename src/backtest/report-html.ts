@@ -48,6 +48,14 @@ export function attribution(lib: ChartLibrary): string {
   return `Charts by TradingView Lightweight Charts™ v${escapeHtml(lib.version)}, Copyright (c) TradingView, Inc., Apache License 2.0 (licence header kept in the inlined script).`;
 }
 
+/**
+ * The options every report chart shares (a fragment of an object literal in the pages' scripts): both edges of
+ * the time axis fixed, which is what makes the library shift the first and last time labels inside the chart
+ * rather than cut them at its edge, and no logo over the data (the credit is the text under the charts).
+ */
+export const CHART_OPTIONS_JS =
+  'timeScale:{timeVisible:true,secondsVisible:false,fixLeftEdge:true,fixRightEdge:true},layout:{attributionLogo:false}';
+
 /** The end of a chart page: its data as JSON under `id`, the library inlined, the page's script. */
 export function chartScripts(lib: ChartLibrary, id: string, data: unknown, script: string): string {
   return `<script type="application/json" id="${id}">${scriptJson(data)}</script>
@@ -287,7 +295,8 @@ const box=document.getElementById('chart');
 const narrow=()=>box.clientWidth<640;
 // An explicit size (not autoSize) so that fitting the whole run and the pane heights apply at once.
 const height=()=>(narrow()?260:400)+(narrow()?200:280)*d.symbols.length;
-const chart=L.createChart(box,{width:box.clientWidth||1100,height:height(),timeScale:{timeVisible:true,secondsVisible:false,minBarSpacing:0.01},rightPriceScale:{minimumWidth:64},layout:{panes:{separatorColor:'#e3e6ee'}}});
+const chart=L.createChart(box,{width:box.clientWidth||1100,height:height(),${CHART_OPTIONS_JS},rightPriceScale:{minimumWidth:64}});
+chart.applyOptions({timeScale:{minBarSpacing:0.01},layout:{panes:{separatorColor:'#e3e6ee'}}});
 addEventListener('resize',()=>chart.applyOptions({width:box.clientWidth,height:height()}));
 const colors=['#2962ff','#ff9800','#00897b','#6d4c41','#c2185b'];
 const marked=[];

@@ -4,7 +4,7 @@
  * combination with those two values), the equity curves of the best combinations on one chart, and the
  * ranking. The charting library is the report's (report-html.ts), inlined the same way.
  */
-import { attribution, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
+import { attribution, CHART_OPTIONS_JS, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
 import { holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
 import { type HoldoutRecord, objectiveNumber, type WalkForwardRecord } from './validation-runs.js';
@@ -200,7 +200,7 @@ const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('sweep-data').textContent);
 const L=LightweightCharts;
 const box=document.getElementById('chart');
-const chart=L.createChart(box,{width:box.clientWidth||1100,height:420,timeScale:{timeVisible:true,secondsVisible:false}});
+const chart=L.createChart(box,{width:box.clientWidth||1100,height:420,${CHART_OPTIONS_JS}});
 addEventListener('resize',()=>chart.applyOptions({width:box.clientWidth}));
 d.curves.slice().reverse().forEach(c=>{
 const s=chart.addSeries(L.LineSeries,{color:c.color,lineWidth:c.rank===1?3:1,title:'#'+c.rank,lastValueVisible:false,priceLineVisible:false});
@@ -208,7 +208,7 @@ s.setData(c.equity.map(p=>({time:p[0],value:p[1]})));
 });
 chart.timeScale().fitContent();
 const ob=document.getElementById('oos');
-if(d.oos&&ob){const c2=L.createChart(ob,{width:ob.clientWidth||1100,height:300,timeScale:{timeVisible:true,secondsVisible:false}});
+if(d.oos&&ob){const c2=L.createChart(ob,{width:ob.clientWidth||1100,height:300,${CHART_OPTIONS_JS}});
 addEventListener('resize',()=>c2.applyOptions({width:ob.clientWidth}));
 const s2=c2.addSeries(L.LineSeries,{color:'#2962ff',lineWidth:2,title:'out-of-sample'});s2.setData(d.oos.map(p=>({time:p[0],value:p[1]})));c2.timeScale().fitContent();}
 })();`;

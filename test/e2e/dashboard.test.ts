@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { CHROMIUM, launchChromium } from './chromium.js';
+import { CHROMIUM, launchChromium, recordCanvasText, timeAxisLabelsCut } from './chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, everyOrderFile, freePort, readDb, ROOT, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
@@ -56,6 +56,7 @@ describe('the dashboard', () => {
     'loads with no console error, shows the instances and a chart, and pauses an instance from its button',
     async () => {
       const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, deviceScaleFactor: 1 });
+      await recordCanvasText(context);
       const page = await context.newPage();
       const problems: string[] = [];
       page.on('console', (m) => {
@@ -73,6 +74,8 @@ describe('the dashboard', () => {
       await page.locator('#equity canvas').first().waitFor();
       await page.locator('#fills tbody tr td.num').first().waitFor();
       await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
+      for (const chart of ['.symbol-chart[data-symbol="BTCUSDT"]', '#equity'])
+        expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
       expect(await page.locator('#mode').textContent()).toBe('PAPER');
       // The paper account's history across restarts: this is its first daemon run.
       expect(await page.locator('#paper dd[data-fact="daemon runs"]').textContent()).toBe('1');

@@ -312,10 +312,18 @@
 
   const chartOptions = () => ({
     autoSize: true,
-    layout: { background: { color: '#ffffff' }, textColor: '#394150', fontSize: 11, attributionLogo: true },
+    // No logo over the data: the library's credit is in the footer.
+    layout: { background: { color: '#ffffff' }, textColor: '#394150', fontSize: 11, attributionLogo: false },
     grid: { vertLines: { color: '#f0f2f6' }, horzLines: { color: '#f0f2f6' } },
     rightPriceScale: { borderColor: '#e3e7ef' },
-    timeScale: { borderColor: '#e3e7ef', timeVisible: true, secondsVisible: true },
+    // Fixed edges make the library shift the first and last time labels inside the chart instead of cutting them.
+    timeScale: {
+      borderColor: '#e3e7ef',
+      timeVisible: true,
+      secondsVisible: true,
+      fixLeftEdge: true,
+      fixRightEdge: true,
+    },
   });
 
   /** Points with strictly increasing whole-second times (the last value of each second). */
