@@ -155,7 +155,8 @@ export async function setUpVenue(
     // the replay clock, the wall clock's in lockstep. Orders reach the book a data step after the price they
     // were decided on, as in a backtest (parity).
     const latencyMs = env.PAPER_LATENCY_MS ?? (await recordedStepMs(files[0] as string));
-    engine = new MatchingEngine({ ...market, clock, latencyMs });
+    // In lockstep the clock is the wall's while the data move a ticker per request: latency counts in the data.
+    engine = new MatchingEngine({ ...market, clock, latencyMs, clockIsDataTime: !plan.lockstep });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {

@@ -4,8 +4,8 @@
  *
  * Fill model (the market watch has no book, so everything is modelled on the last price):
  * - Latency (`latencyMs`, default 0): an order placed takes effect only at the first price whose time is at
- *   least `latencyMs` after it was placed: the engine's time then (the injected clock's, else the latest
- *   price's), never earlier than its pair's last price (the data's time, not the wall clock's), so an order
+ *   least `latencyMs` after it was placed: the engine's time then (the injected clock's when it tells the
+ *   data's time, else the latest price's), never earlier than its pair's last price (the data's time, not the wall clock's), so an order
  *   decided on a tick never fills at that tick's price. Until then it is open (NEW), locks its
  *   funds and can be cancelled. On arrival a MARKET order fills at the arrival price (a quote amount buys what
  *   it buys at that price; a BUY whose funds no longer cover it is CANCELED), a marketable LIMIT fills as a
@@ -77,6 +77,12 @@ export interface MatchingEngineOptions {
   seed?: number;
   /** Record times come from this clock when given, else from the last price's time. */
   clock?: ClockReading;
+  /**
+   * Whether `clock` tells the data's time (default true), so that latency counts from when an order was
+   * decided. False where it does not (a lockstep replay: one recorded ticker per request while the clock is the
+   * wall's): latency then counts from the latest price's time.
+   */
+  clockIsDataTime?: boolean;
 }
 
 export interface AccountOptions {
@@ -176,6 +182,7 @@ export class MatchingEngine {
   private readonly random: () => number;
   private readonly clock: ClockReading | undefined;
   private readonly latencyMs: number;
+  private readonly clockIsDataTime: boolean;
   private tickTime = 0;
   private orderSeq = 0;
   private fillSeq = 0;
@@ -237,6 +244,7 @@ export class MatchingEngine {
     this.random = mulberry32(options.seed ?? 1);
     this.clock = options.clock;
     this.latencyMs = options.latencyMs ?? 0;
+    this.clockIsDataTime = options.clockIsDataTime ?? true;
     if (!(this.latencyMs >= 0 && Number.isFinite(this.latencyMs)))
       throw configError(`latencyMs must be a finite number >= 0, got ${this.latencyMs}`);
   }
@@ -566,7 +574,8 @@ export class MatchingEngine {
     if (this.latencyMs > 0) {
       // Counted from when the order was decided (the clock's time, at least the last price's): a decision the
       // schedule took after the last price must not arrive earlier than one taken on it.
-      const arrivesAt = Math.max(book.lastTime, now) + this.latencyMs;
+      const decided = this.clockIsDataTime ? now : this.tickTime;
+      const arrivesAt = Math.max(book.lastTime, decided) + this.latencyMs;
       o.arrivesAt = arrivesAt;
       book.arriving.push(o);
       if (arrivesAt < book.nextArrival) book.nextArrival = arrivesAt;

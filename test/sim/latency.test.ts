@@ -34,6 +34,14 @@ describe('latency', () => {
     expect(e.fills(KEY).map((f) => [f.price.toFixed(), f.time])).toEqual([['61000', T0 + 10_000 + STEP]]);
   });
 
+  it("counts from the last price where the clock is not the data's time (a lockstep replay on the wall clock)", () => {
+    const wall = { now: () => T0 + 3 * 365 * 86_400_000 };
+    const e = engineAt(60000, { latencyMs: STEP, clock: wall, clockIsDataTime: false });
+    place(e, { side: 'BUY', type: 'MARKET', quantity: '0.1' });
+    e.onPrice('BTCUSDT', 61000, T0 + STEP);
+    expect(e.fills(KEY).map((f) => f.price.toFixed())).toEqual(['61000']);
+  });
+
   it('without latency fills at the price it was decided on (the old model, still the engine default)', () => {
     const e = engineAt(60000);
     place(e, { side: 'BUY', type: 'MARKET', quantity: '0.1' });
