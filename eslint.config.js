@@ -49,6 +49,8 @@ export const ALLOWED = {
     'engine',
     'app',
   ],
+  // A stand-in for the engine that strategies' own tests run on (the package's `spot-bot/testing`).
+  testing: [...BASE, 'engine', 'exchange', 'sim', 'strategy'],
   app: '*',
   cli: '*',
 };

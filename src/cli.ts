@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     load: () => import('./cli/import-candles.js'),
   },
   record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./cli/record.js') },
+  'new-strategy': {
+    summary: 'write a strategy of your own (module, tests, strategy file) into a folder outside the checkout',
+    load: () => import('./cli/new-strategy.js'),
+  },
   'check-config': {
     summary: 'validate strategy files offline (schema, schedule, module, params)',
     load: () => import('./cli/check-config.js'),

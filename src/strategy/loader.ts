@@ -3,6 +3,7 @@
  * defineStrategy returns, so that a broken plugin is a config error at start, not a crash on the first tick.
  */
 import { access } from 'node:fs/promises';
+import { register } from 'node:module';
 import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
@@ -17,6 +18,45 @@ const COMPILED = !import.meta.url.endsWith('.ts');
 const EXTENSIONS = COMPILED ? ['.js', '.ts'] : ['.ts', '.js'];
 
 let typeScriptHooks: Promise<void> | undefined;
+let packageHooks: boolean = false;
+
+/** The installation's root: two levels up from src/strategy/ and from a build's src/strategy/ alike. */
+const INSTALLATION = new URL('../../', import.meta.url).href;
+
+/**
+ * Resolves `spot-bot/strategy` (and any `spot-bot/…`) and `zod` (and `zod/…`) imported by a module outside this
+ * installation and outside any node_modules as this installation's own: a strategy folder anywhere
+ * (STRATEGIES_DIR, a Docker volume), with or without spot-bot installed beside it, gets the very strategy API and
+ * zod the bot checks it with, from the sources or a build alike. Strategy modules are ES modules: in a folder
+ * without a package.json saying `"type": "module"` a .ts module would be CommonJS, so outside .ts modules load as
+ * ES modules. Runs in Node's loader thread (module.register), so it is plain JavaScript.
+ */
+const PACKAGE_HOOKS = `
+let installation, anchor, api;
+export function initialize(data) { ({ installation, anchor, api } = data); }
+const outside = (url) => url !== undefined && url.startsWith('file:') && !url.startsWith(installation) && !url.includes('/node_modules/');
+export async function resolve(specifier, context, next) {
+  if (outside(context.parentURL)) {
+    if (specifier === 'spot-bot/strategy') return { url: api, shortCircuit: true };
+    if (/^(spot-bot|zod)(\\/|$)/.test(specifier)) return next(specifier, { ...context, parentURL: anchor });
+  }
+  const resolved = await next(specifier, context);
+  if (outside(resolved.url) && /\\.ts$/.test(resolved.url) && resolved.format !== 'module') return { ...resolved, format: 'module' };
+  return resolved;
+}`;
+
+/** Registers PACKAGE_HOOKS once in this process, before the first strategy module from outside the installation. */
+function packageResolutionFor(file: string): void {
+  if (packageHooks || pathToFileURL(file).href.startsWith(INSTALLATION)) return;
+  packageHooks = true;
+  register(`data:text/javascript,${encodeURIComponent(PACKAGE_HOOKS)}`, {
+    data: {
+      installation: INSTALLATION,
+      anchor: import.meta.url,
+      api: new URL(`./api${COMPILED ? '.js' : '.ts'}`, import.meta.url).href,
+    },
+  });
+}
 
 /**
  * Lets a compiled build (plain node, no loader) import a TypeScript strategy module: tsx's hooks are
@@ -165,6 +205,7 @@ export async function loadStrategy(name: string, dir: string = defaultStrategies
   let module: Record<string, unknown>;
   try {
     await readyFor(file);
+    packageResolutionFor(file);
     module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { D, dec } from '../../src/market/decimal.js';
 import type { Intent, OrderView } from '../../src/strategy/api.js';
 import dca from '../../strategies/dca.js';
-import { Harness, type HarnessOptions } from '../strategy/harness.js';
+import { Harness, type HarnessOptions } from '../../src/testing/strategy-harness.js';
 
 type DcaState = Parameters<typeof dca.onTick>[0]['state'];
 

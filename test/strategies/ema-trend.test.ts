@@ -2,7 +2,7 @@ import { ATR, EMA, RSI } from 'trading-signals';
 import { describe, expect, it } from 'vitest';
 import type { Intent } from '../../src/strategy/api.js';
 import emaTrend from '../../strategies/ema-trend.js';
-import { Harness } from '../strategy/harness.js';
+import { Harness } from '../../src/testing/strategy-harness.js';
 
 const MINUTE = 60_000;
 /** One tick a minute on '1m' candles: each tick closes the candle of the tick before. */

@@ -4,7 +4,7 @@ import { dec } from '../../src/market/decimal.js';
 import { priceProblem, quantityProblem } from '../../src/market/pair-rules.js';
 import type { Intent } from '../../src/strategy/api.js';
 import grid from '../../strategies/grid.js';
-import { Harness, type HarnessOptions } from '../strategy/harness.js';
+import { Harness, type HarnessOptions } from '../../src/testing/strategy-harness.js';
 
 type GridState = Parameters<typeof grid.onTick>[0]['state'];
 

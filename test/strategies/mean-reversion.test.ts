@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/market/decimal.js';
 import type { Intent } from '../../src/strategy/api.js';
 import meanReversion from '../../strategies/mean-reversion.js';
-import { Harness, type HarnessOptions } from '../strategy/harness.js';
+import { Harness, type HarnessOptions } from '../../src/testing/strategy-harness.js';
 
 type MrState = Parameters<typeof meanReversion.onTick>[0]['state'];
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStrategyFiles } from '../../src/config/loader.js';
 import type { Intent } from '../../src/strategy/api.js';
 import { REPO, tempProject, type TempProject } from '../config/temp-project.js';
-import { Harness } from './harness.js';
+import { Harness } from '../../src/testing/strategy-harness.js';
 
 const guide = readFileSync(join(REPO, 'docs/strategies.md'), 'utf8');
 const examples = new Map(

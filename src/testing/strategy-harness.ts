@@ -7,17 +7,17 @@
  * round-trips through JSON after each hook. Risk limits are not modelled: that is the engine's business.
  */
 import type { z } from 'zod';
-import { intentBuilders } from '../../src/engine/intent-builders.js';
-import { checkOrder } from '../../src/engine/order-checks.js';
-import { PositionTracker } from '../../src/market/position.js';
-import type { PairConfig } from '../../src/ports/venue-records.js';
-import { tickerFromWire, TickerSchema } from '../../src/exchange/wire-schemas.js';
-import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
-import { D, dec, type Dec, type DecimalLike } from '../../src/market/decimal.js';
-import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../../src/market/pair-rules.js';
-import { CandleBuilder } from '../../src/market/candles.js';
-import { candleNeeds } from '../../src/strategy/candle-needs.js';
-import { IndicatorSet } from '../../src/strategy/indicators.js';
+import { intentBuilders } from '../engine/intent-builders.js';
+import { checkOrder } from '../engine/order-checks.js';
+import { PositionTracker } from '../market/position.js';
+import type { PairConfig } from '../ports/venue-records.js';
+import { tickerFromWire, TickerSchema } from '../exchange/wire-schemas.js';
+import { DEFAULT_PAIRS } from '../sim/default-market.js';
+import { D, dec, type Dec, type DecimalLike } from '../market/decimal.js';
+import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../market/pair-rules.js';
+import { CandleBuilder } from '../market/candles.js';
+import { candleNeeds } from '../strategy/candle-needs.js';
+import { IndicatorSet } from '../strategy/indicators.js';
 import type {
   Balance,
   FillView,
@@ -27,7 +27,7 @@ import type {
   Position,
   StrategyContext,
   StrategyDefinition,
-} from '../../src/strategy/api.js';
+} from '../strategy/api.js';
 
 /** The simulated exchange's BTCUSDT: tick 0.01, base precision 6, every order type. */
 export const BTCUSDT: PairConfig = DEFAULT_PAIRS.find((p) => p.symbol === 'BTCUSDT')!;

@@ -1,0 +1,113 @@
+/**
+ * A strategy of one's own, outside the checkout, as a trader makes it: a clean clone (the files git would hand
+ * out, beside the repository's node_modules as `npm ci` would install them), a folder elsewhere with its own
+ * package.json that installs the clone as a dependency, `bot new-strategy` in it, its tests (`npm test`), then
+ * check-config and a backtest loading it through STRATEGIES_DIR's flag. And the same module in a bare folder
+ * (no package.json, no node_modules: a Docker volume), importing `zod` itself: the bot resolves
+ * `spot-bot/strategy` and zod to its own. The container test does the same inside the image.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { daemonEnv, ROOT } from './daemon-process.js';
+
+const work = mkdtempSync(join(tmpdir(), 'e2e-outside-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const clone = join(work, 'spot-bot');
+const mine = join(work, 'my-strategies');
+const bare = join(work, 'volume');
+
+/** The tracked files (and new ones not ignored) of the working tree: what a clone of it, committed, holds. */
+function cleanClone(): void {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter((f) => f !== '' && existsSync(join(ROOT, f)));
+  for (const file of files) {
+    mkdirSync(dirname(join(clone, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(clone, file));
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'), 'dir');
+}
+
+function run(cwd: string, command: string, args: string[]) {
+  const result = spawnSync(command, args, { cwd, env: daemonEnv({}), encoding: 'utf8' });
+  return { status: result.status, out: `${result.stdout}${result.stderr}` };
+}
+
+describe('a strategy outside the checkout', () => {
+  it('is scaffolded, tested, checked and backtested from its own folder in a clean clone', () => {
+    cleanClone();
+    mkdirSync(mine);
+    writeFileSync(join(mine, 'package.json'), '{ "name": "my-strategies", "private": true, "type": "module" }\n');
+    const install = run(mine, 'npm', ['install', '--save-dev', '--offline', '--no-audit', '--no-fund', clone]);
+    expect(install.status, install.out).toBe(0);
+
+    const made = run(mine, 'npx', ['--no-install', 'bot', 'new-strategy', 'my-trend']);
+    expect(made.status, made.out).toBe(0);
+    for (const file of ['my-trend.ts', 'my-trend.test.ts', 'config/my-trend-btcusdt.json', 'tsconfig.json'])
+      expect(existsSync(join(mine, file)), file).toBe(true);
+    expect(readFileSync(join(mine, 'my-trend.ts'), 'utf8')).toContain("from 'spot-bot/strategy'");
+    const pkg = JSON.parse(readFileSync(join(mine, 'package.json'), 'utf8')) as { scripts: { test: string } };
+    expect(pkg.scripts.test).toBe('node --import spot-bot/register --test *.test.ts');
+    const again = run(mine, 'npx', ['--no-install', 'bot', 'new-strategy', 'my-trend']);
+    expect(again.status).toBe(1);
+    expect(again.out).toContain('not overwriting');
+
+    const tests = run(mine, 'npm', ['test']);
+    expect(tests.status, tests.out).toBe(0);
+    expect(tests.out).toMatch(/# pass 3\n# fail 0/);
+
+    const checked = run(mine, 'npx', ['--no-install', 'bot', 'check-config', '--strategies', '.', 'config']);
+    expect(checked.out).toBe('ok: config/my-trend-btcusdt.json (my-trend-btcusdt → my-trend on BTCUSDT)\n');
+    expect(checked.status).toBe(0);
+
+    const out = join(work, 'backtest');
+    const sample = join(clone, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
+    const flags = ['--strategies', '.', '--config', 'config/my-trend-btcusdt.json', '--data', sample];
+    const window = ['--from', '2023-03-08', '--to', '2023-03-11', '--out', out];
+    const backtest = run(mine, 'npx', ['--no-install', 'bot', 'backtest', ...flags, ...window]);
+    expect(backtest.status, backtest.out).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
+      instances: { name: string; status: string; counters: { fills: number } }[];
+    };
+    expect(summary.instances.map((i) => i.name)).toEqual(['my-trend-btcusdt']);
+    expect(summary.instances[0]!.status).toBe('stopped');
+    expect(summary.instances[0]!.counters.fills).toBeGreaterThan(0);
+  });
+
+  it('loads from a bare folder (no package.json, no node_modules), its own zod import included', () => {
+    mkdirSync(bare);
+    const source = readFileSync(join(mine, 'my-trend.ts'), 'utf8');
+    const own = source.replace(/ z, type StrategyContext \}/, ' type StrategyContext }');
+    expect(own).not.toBe(source);
+    writeFileSync(join(bare, 'my-trend.ts'), `import { z } from 'zod';\n${own}`);
+    const bot = join(clone, 'bin', 'bot.js');
+    const checked = run(work, process.execPath, [bot, 'check-config', '--strategies', bare, join(mine, 'config')]);
+    expect(checked.out).toMatch(/^ok: .*my-trend-btcusdt\.json \(my-trend-btcusdt → my-trend on BTCUSDT\)\n$/);
+    expect(checked.status).toBe(0);
+    // A param the strategy's own schema refuses is reported: the bot validated it with that schema.
+    const wrong = join(work, 'wrong.json');
+    const file = JSON.parse(readFileSync(join(mine, 'config/my-trend-btcusdt.json'), 'utf8')) as {
+      params: Record<string, unknown>;
+    };
+    writeFileSync(wrong, JSON.stringify({ ...file, params: { ...file.params, fast: 40 } }));
+    const refused = run(work, process.execPath, [bot, 'check-config', '--strategies', bare, wrong]);
+    expect(refused.status).toBe(1);
+    expect(refused.out).toContain('params.fast: expected below slow');
+  });
+});
