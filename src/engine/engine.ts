@@ -6,7 +6,7 @@
  */
 import { BotError, ConfigError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
-import { D, type DecimalLike, dec } from '../market/decimal.js';
+import { D, type Dec, type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -23,7 +23,9 @@ import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
-import { type ExitOrder, type ExitResult, exitPosition, isExitOrder } from './position-exit.js';
+import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
+import { isExitOrder, isHeldExit } from './exit-orders.js';
+import { HeldExits, heldStopLimit } from './held-exits.js';
 import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch } from './exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
@@ -128,6 +130,7 @@ export class Engine implements FillSink {
   private readonly symbols: ReadonlySet<string>;
   private readonly orders: OrderManager;
   private readonly sync: OrderSync;
+  private readonly held: HeldExits;
   private readonly lock = new Mutex();
   private readonly stopTimeoutMs: number;
   private readonly adoptOpenOrders: boolean;
@@ -202,6 +205,7 @@ export class Engine implements FillSink {
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
     this.orders = new OrderManager(this.parts, feeMargin, this.sync);
+    this.held = new HeldExits(this.parts, this.orders, this.sync, () => this.refreshBalances());
   }
 
   /**
@@ -431,6 +435,7 @@ export class Engine implements FillSink {
         await this.processIntents(r);
       }
       for (const r of this.runners) await this.deliverFills(r);
+      await this.held.syncAll(this.runners);
       logger.info({ instances: this.runners.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
   }
@@ -542,11 +547,11 @@ export class Engine implements FillSink {
     const now = this.parts.clock.now();
     const trigger = watch.check(now, ticker.last, averagePrice.toNumber());
     if (trigger === undefined) return undefined;
-    if (this.parts.journal.activeFor(r.name).some((row) => isActive(row.status) && isExitOrder(row))) return undefined;
+    if (this.exitWorking(r, trigger.reason, ticker.last)) return undefined;
     return this.lock.run(async () => {
       if (r.status !== 'running') return;
       // Decided again under the lock: a poll meanwhile may have filled an exit or closed the position.
-      if (this.parts.journal.activeFor(r.name).some((row) => isActive(row.status) && isExitOrder(row))) return;
+      if (this.exitWorking(r, trigger.reason, ticker.last)) return;
       if (r.position.position.quantity.lt(rules.stepSize)) return;
       watch.triggered(now, trigger.reason);
       const data = {
@@ -576,6 +581,24 @@ export class Engine implements FillSink {
     });
   }
 
+  /**
+   * Whether an exit already working answers this trigger: an exit at market, or an order the exchange holds
+   * (held-exits.ts) whose leg for it can fill at this price (a stop-loss: the stop leg's limit is at or under
+   * it; a roi: the OCO's take-profit is at or under it). Otherwise the held order is cancelled by the exit
+   * (position-exit.ts) before it sells: never both.
+   */
+  private exitWorking(r: InstanceRunner, reason: string, last: number): boolean {
+    let held = false;
+    for (const row of this.parts.journal.activeFor(r.name)) {
+      if (!isActive(row.status) || !isExitOrder(row)) continue;
+      if (!isHeldExit(row)) return true;
+      const leg =
+        reason === 'stop-loss' ? heldStopLimit(row) : reason === 'roi' && row.type === 'OCO' ? row.price : undefined;
+      if (leg !== undefined && Number(leg.toString()) <= last) held = true;
+    }
+    return held;
+  }
+
   private async afterAsyncTick(r: InstanceRunner, ok: Promise<boolean>): Promise<void> {
     if (await ok) await this.afterTick(r);
   }
@@ -600,6 +623,8 @@ export class Engine implements FillSink {
   /** Intents taken from a hook, then its state; the instance's next hook may run once this settles. */
   private async processTaken(r: InstanceRunner, intents: Intent[]): Promise<void> {
     try {
+      if (r.watch !== undefined && intents.some((i) => i.kind !== 'CANCEL' && i.side === 'SELL'))
+        await this.held.release(r);
       await this.orders.process(r, intents);
       r.saveState();
     } finally {
@@ -723,6 +748,7 @@ export class Engine implements FillSink {
       }
     }
     for (const r of this.runners) await this.deliverFills(r);
+    if (complete) await this.held.syncAll(this.runners);
     if (failure) {
       const { symbol, err } = failure;
       throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
@@ -826,18 +852,31 @@ export class Engine implements FillSink {
     const r = this.byName.get(row.instance);
     if (!r) return;
     const before = r.position.position.quantity;
+    const entry = r.position.position.averagePrice;
     r.position.apply(positionFill(fill));
     const watch = r.watch;
     const step = this.parts.market.rules.get(r.symbol)?.stepSize;
     if (watch !== undefined && step !== undefined) {
       const after = r.position.position.quantity;
       if (before.lt(step) && after.gte(step)) watch.opened(fill.time, Number(fill.price));
-      else if (before.gte(step) && after.lt(step)) watch.closed();
+      else if (before.gte(step) && after.lt(step)) {
+        watch.closed();
+        if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
+      }
       r.saveWatch();
     }
     r.counters.fills++;
     r.pendingDelivery = true;
     this.parts.journal.fillRecorded(row.localId);
+  }
+
+  /** A stop the exchange held closed the position: told, and a stop-out starts the cooldown. */
+  private heldExitFilled(r: InstanceRunner, watch: PositionWatch, row: OrderRow, fill: FillRow, entry: Dec): void {
+    const reason = row.type === 'OCO' && new D(fill.price).gte(entry) ? 'roi' : 'stop-loss';
+    watch.triggered(fill.time, reason);
+    const data = { reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
+    r.logger.warn(data, `declared exit filled on the exchange: ${reason}`);
+    this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */

@@ -38,6 +38,7 @@ import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/ca
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
 import { PositionWatch, type WatchState } from './exit-rules.js';
+import { isHeldExit } from './exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {
@@ -391,7 +392,11 @@ export class InstanceRunner {
   openOrderViews(): readonly OrderView[] {
     const version = this.deps.journal.version(this.name);
     if (version !== this.viewsVersion) {
-      this.views = this.deps.journal.activeFor(this.name).map(orderView);
+      // A stop the engine holds on the exchange for the declared exits is the engine's, not the strategy's.
+      this.views = this.deps.journal
+        .activeFor(this.name)
+        .filter((row) => !isHeldExit(row))
+        .map(orderView);
       this.viewsVersion = version;
     }
     return this.views;

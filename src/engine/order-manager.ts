@@ -18,6 +18,7 @@ import { checkOrder, type CheckedOrder } from './order-checks.js';
 import { journalStatus } from './outcome-matching.js';
 import { utcDay } from '../market/position.js';
 import { riskProblem } from './risk.js';
+import { isHeldExit } from './exit-orders.js';
 
 /** What a cancel sent to the venue came to: the order's journal status after it, or why it failed. */
 export type CancelResult = { ok: true; status: string } | { ok: false; outcome: string; code: string; message: string };
@@ -214,10 +215,13 @@ export class OrderManager {
     let openSell = ZERO;
     const active = this.p.journal.activeFor(r.name);
     const last = this.p.market.lastPrice(r.symbol);
+    let openCount = 0;
     for (const row of active) {
       const remaining = remainingBase(row, last);
       if (row.side === 'BUY') openBuy = openBuy.plus(remaining);
       else openSell = openSell.plus(remaining);
+      // A stop the engine holds for the declared exits is not one of the strategy's orders (maxOpenOrders).
+      if (!isHeldExit(row)) openCount++;
     }
     const day = utcDay(now);
     const reason = riskProblem({
@@ -228,7 +232,7 @@ export class OrderManager {
       position: r.position.position.quantity,
       openBuy,
       openSell,
-      openCount: active.length,
+      openCount,
       realisedToday: r.position.realisedOn(day),
     });
     if (reason?.startsWith('daily loss limit') && r.lossHaltReportedDay !== day) {

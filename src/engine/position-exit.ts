@@ -1,7 +1,8 @@
 /**
  * Getting out of an instance's position by hand: pause the instance, cancel its open orders (an exit order
- * already working stays), read what that left, and sell the position less dust through the order manager's
- * one path (brakes, rules, risk, balance, journal before send). Exactly once: the quantity sent is the position
+ * already working stays; a stop the exchange holds for the engine is cancelled), read what that left, and sell
+ * the position less dust through the order manager's one path (brakes, rules, risk, balance, journal before
+ * send). Exactly once: the quantity sent is the position
  * less what working exit orders still sell, so asking again (or finishing after a restart) never sells twice.
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
@@ -10,12 +11,10 @@ import { crashPoint } from '../ops/crash-points.js';
 import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
+import { EXIT_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
 import type { InstanceRunner } from './instance-runner.js';
 import { type OrderManager, remainingBase } from './order-manager.js';
 import type { OrderSync } from './order-sync.js';
-
-/** The tag of every manual exit order (the journal, the trades table, the page). */
-export const EXIT_TAG = 'exit';
 
 export type ExitOrder = { type: 'MARKET' } | { type: 'LIMIT'; price: Dec };
 
@@ -35,9 +34,6 @@ export interface ExitResult {
   waiting: boolean;
 }
 
-/** A manual exit (`exit`) or one the engine made for a declared exit (`exit:stop-loss`…). */
-export const isExitOrder = (row: OrderRow) =>
-  row.side === 'SELL' && (row.tag === EXIT_TAG || row.tag?.startsWith(`${EXIT_TAG}:`) === true);
 /** The instance's rows still live on the venue (the cache also keeps final rows whose fills await delivery). */
 const live = (p: EngineParts, r: InstanceRunner) => p.journal.activeFor(r.name).filter((row) => isActive(row.status));
 
@@ -64,8 +60,10 @@ export async function exitPosition(
     refused: undefined,
     waiting: false,
   };
+  // A stop the exchange holds for the engine (held-exits.ts) is cancelled like the strategy's orders: this exit
+  // sells now what it would have sold later (a cancel it refuses, e.g. already filled, stops the exit here).
   for (const row of live(p, r)) {
-    if (isExitOrder(row)) continue;
+    if (isExitOrder(row) && !isHeldExit(row)) continue;
     const cancel = await orders.cancelOnVenue(row, r.logger);
     if (cancel.ok) result.cancelled.push(row.localId);
     else result.cancelFailed.push({ order: row.localId, message: cancel.message });
@@ -97,7 +95,7 @@ export async function exitPosition(
     }
   }
   const last = p.market.lastPrice(r.symbol);
-  result.working = live(p, r).filter(isExitOrder);
+  result.working = live(p, r).filter((row) => isExitOrder(row) && !isHeldExit(row));
   // An exit whose own order's outcome is not known yet (journaled, then a crash) may never have reached the
   // venue: wait for the reconciler's answer rather than count it as selling (it may turn out NOT_PLACED).
   result.waiting = result.working.some(isUnresolved);

@@ -142,6 +142,31 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: (d) => (d.reason === 'roi' ? 'info' : 'warn'),
     line: (d) => joined('EXIT', str(d.reason), `at ${str(d.price)}`, `(level ${str(d.level)}, entry ${str(d.entry)})`),
   },
+  'exit-held': {
+    level: 'info',
+    line: (d) =>
+      joined(
+        'stop held on the exchange:',
+        str(d.type),
+        str(d.quantity),
+        `stop ${str(d.stopPrice)}`,
+        `limit ${str(d.limitPrice)}`,
+        d.takeProfit !== null && d.takeProfit !== undefined ? `take-profit ${str(d.takeProfit)}` : '',
+      ),
+  },
+  'held-exit-filled': {
+    level: (d) => (d.reason === 'roi' ? 'info' : 'warn'),
+    line: (d) =>
+      joined('EXIT', str(d.reason), 'filled on the exchange', `at ${str(d.price)}`, `(entry ${str(d.entry)})`),
+  },
+  'protection-tripped': {
+    level: 'warn',
+    line: (d) => `PROTECTION ${str(d.protection)}: ${str(d.reason)}; no new entries until ${clockTime(d.until)}`,
+  },
+  'protection-lifted': {
+    level: 'info',
+    line: (d) => `protection ${str(d.protection)} lifted: entries allowed again`,
+  },
   'exit-requested': {
     level: 'warn',
     line: (d) =>

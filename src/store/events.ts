@@ -40,6 +40,12 @@ export const EVENT_KINDS = [
   'journal-recovered',
   // An exit the strategy file declares triggered (exit-rules.ts): stop-loss, trailing-stop or roi.
   'exit-triggered',
+  // A declared stop placed on the exchange for the position (held-exits.ts), and one of those filling.
+  'exit-held',
+  'held-exit-filled',
+  // A protection the strategy file declares tripped (no new entries) or lifted (exit-rules.ts).
+  'protection-tripped',
+  'protection-lifted',
   // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.

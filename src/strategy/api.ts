@@ -230,8 +230,14 @@ export interface StrategyContext<
  * the position's average entry: a MARKET SELL of the position less dust, tagged `exit:<reason>`.
  */
 export interface ExitRulesDecl {
-  /** Sell when the price is this many percent under the average entry. */
+  /**
+   * Sell when the price is this many percent under the average entry. Where the pair allows STOP_LIMIT (and
+   * the venue can cancel), the engine holds it on the exchange once the entry fills (an OCO with the `roi`
+   * table's "0" target as its take-profit where declared and allowed), so it stands while the daemon is down.
+   */
   stopLossPct?: number;
+  /** How far under its stop the held stop's limit rests, in percent of the stop (default 0.5). */
+  stopLimitPct?: number;
   /** Sell when the price falls this many percent from its highest since the entry… */
   trailingStopPct?: number;
   /** …once that high was this many percent above the entry (default 0: at once). */

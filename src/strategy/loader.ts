@@ -150,7 +150,9 @@ export function strategyShapeProblems(value: unknown): string[] {
       "default export: candles: expected an object such as { '5m': 200 } (or a function of the params) when present",
     );
   }
-  problems.push(...numbersProblems('exits', def.exits, ['stopLossPct', 'trailingStopPct', 'trailingActivationPct']));
+  problems.push(
+    ...numbersProblems('exits', def.exits, ['stopLossPct', 'stopLimitPct', 'trailingStopPct', 'trailingActivationPct']),
+  );
   problems.push(...numbersProblems('protections', def.protections, ['cooldownMinutes']));
   if (def.exits !== null && typeof def.exits === 'object') {
     const roi = (def.exits as Record<string, unknown>).roi;

@@ -7,6 +7,7 @@
 import Database from 'better-sqlite3';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
+import { type DaemonProcess, waitFor } from '../e2e/daemon-process.js';
 import { auditJournal, type ExchangeBooks, type JournalFill, journalOf } from './audit.js';
 
 /** The trade id the simulated exchange shows for fill N (sim/records.ts), which the bot journals as fill_key. */
@@ -149,4 +150,18 @@ export function auditPaperDb(path: string): { problems: string[]; orders: number
   } finally {
     db.close();
   }
+}
+
+/** Waits until the journal in `db` agrees with its paper exchange's ledger (a timeout quotes what disagrees). */
+export function paperAuditSettled(what: string, db: string, daemon: DaemonProcess, ms = 60_000) {
+  return waitFor(
+    what,
+    () => {
+      const audit = auditPaperDb(db);
+      // Thrown, so that a timeout quotes what still disagrees.
+      if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
+      return audit;
+    },
+    { daemon, ms },
+  );
 }

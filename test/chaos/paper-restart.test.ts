@@ -23,7 +23,7 @@ import {
   waitFor,
   writeSwingRecording,
 } from '../e2e/daemon-process.js';
-import { auditPaperDb } from './paper-audit.js';
+import { auditPaperDb, paperAuditSettled } from './paper-audit.js';
 
 const KILLS = Number(process.env.PAPER_CHAOS_KILLS ?? 12);
 const SEED = Number(process.env.PAPER_CHAOS_SEED ?? Date.now() % 2 ** 31);
@@ -101,16 +101,12 @@ describe('paper trading under kill -9', () => {
         daemon: final,
         ms: 60_000,
       });
-      const settled = await waitFor(
+      // A row left PENDING by a kill is resolved once the engine's grace for late orders (about a minute) is over.
+      const settled = await paperAuditSettled(
         context('the journal to agree with the paper exchange'),
-        () => {
-          const audit = auditPaperDb(db);
-          // Thrown, so that a timeout quotes what still disagrees.
-          if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
-          return audit;
-        },
-        // A row left PENDING by a kill is resolved once the engine's grace for late orders (about a minute) is over.
-        { daemon: final, ms: 150_000 },
+        db,
+        final,
+        150_000,
       );
       expect(final.messages(/paper account resumed/)).toHaveLength(1);
       expect(await final.stop('SIGTERM')).toEqual({ code: 0, signal: null });

@@ -165,7 +165,7 @@ describe('loadStrategyFiles', () => {
     const module = join(project.strategiesDir, 'badexits.ts');
     expect(await problemsOf(file)).toEqual([
       `${file}: strategy: ${module}: default export: exits.stopLossPct: expected a positive number (a percentage below 100), found -1`,
-      `${file}: strategy: ${module}: default export: exits.trail: unknown (expected stopLossPct, trailingStopPct, trailingActivationPct)`,
+      `${file}: strategy: ${module}: default export: exits.trail: unknown (expected stopLossPct, stopLimitPct, trailingStopPct, trailingActivationPct)`,
       `${file}: strategy: ${module}: default export: protections.cooldownMinutes: expected a positive number (a percentage below 100), found "5"`,
       `${file}: strategy: ${module}: default export: exits.roi: expected minutes held -> minimum profit % ({ "0": 4, "60": 2 }), found {"soon":1}`,
     ]);

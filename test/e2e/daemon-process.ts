@@ -3,13 +3,17 @@
  * its SQLite file, a synthetic recording with a steady swing, and a bounded wait.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
 import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
-import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import { afterAll, beforeAll } from 'vitest';
+import { wallClock } from '../../src/clocks/wall-clock.js';
+import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
 import { trackChild } from '../support/child-processes.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -258,4 +262,45 @@ export async function http(
     body = text;
   }
   return { status: res.status, body, headers: res.headers };
+}
+
+/**
+ * Paper on live prices for a suite: an upstream simulated exchange (wall clock) started before it at BTCUSDT
+ * `start`, and a temp folder with the paper daemon's database path; both gone after the suite. `price` moves
+ * the upstream's BTCUSDT price now; `env` is a paper daemon's environment on it.
+ */
+export function paperLiveUpstream(prefix: string, start: number) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let server: SimServer | undefined;
+  const suite = {
+    dir,
+    db: join(dir, 'paper.db'),
+    get upstream(): SimServer {
+      if (server === undefined) throw new Error('the upstream starts before the suite');
+      return server;
+    },
+    price: (p: number) => suite.upstream.engine.onPrice('BTCUSDT', p, Date.now()),
+    /** A paper daemon's environment on the upstream: the strategy files (name to content) in dir/config. */
+    env(strategyFiles: Record<string, string>): NodeJS.ProcessEnv {
+      const config = join(dir, 'config');
+      mkdirSync(config, { recursive: true });
+      for (const [name, content] of Object.entries(strategyFiles)) writeFileSync(join(config, name), content);
+      return daemonEnv({
+        EXCHANGE_BASE_URL: suite.upstream.url,
+        DB_PATH: suite.db,
+        CONFIG_DIR: config,
+        STRATEGIES_DIR: TEST_STRATEGIES,
+        KILL_SWITCH_FILE: join(dir, 'KILL'),
+      });
+    },
+  };
+  beforeAll(async () => {
+    server = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
+    suite.price(start);
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return suite;
 }

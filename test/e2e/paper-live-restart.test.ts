@@ -6,30 +6,12 @@
  * journal agrees with the paper exchange's ledger. A price that gaps through a stop while the daemon is down
  * and stays there triggers it at the first live price after the restart.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wallClock } from '../../src/clocks/wall-clock.js';
-import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { type SimServer, startSimServer } from '../../src/sim/server.js';
-import { auditPaperDb } from '../chaos/paper-audit.js';
-import { DaemonProcess, daemonEnv, everyOrderFile, readDb, TEST_STRATEGIES, waitFor } from './daemon-process.js';
+import { describe, expect, it } from 'vitest';
+import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
+import { DaemonProcess, everyOrderFile, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-paper-live-'));
-const db = join(dir, 'paper.db');
-let upstream: SimServer;
-
-const price = (p: number) => upstream.engine.onPrice('BTCUSDT', p, Date.now());
-
-beforeAll(async () => {
-  upstream = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
-  price(20_000);
-});
-afterAll(async () => {
-  await upstream.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const suite = paperLiveUpstream('e2e-paper-live-', 20_000);
+const { db, price } = suite;
 
 interface PaperOrder {
   id: number;
@@ -55,16 +37,7 @@ function paperOrder(tag: string): { order: PaperOrder | undefined; fills: { pric
 
 describe('paper on live prices, restarted', () => {
   it('leaves open an order only the unseen downtime crossed, and fills it once when the live price does', async () => {
-    const config = join(dir, 'config');
-    mkdirSync(config);
-    writeFileSync(join(config, 'one.json'), everyOrderFile('one'));
-    const env = daemonEnv({
-      EXCHANGE_BASE_URL: upstream.url,
-      DB_PATH: db,
-      CONFIG_DIR: config,
-      STRATEGIES_DIR: TEST_STRATEGIES,
-      KILL_SWITCH_FILE: join(dir, 'KILL'),
-    });
+    const env = suite.env({ 'one.json': everyOrderFile('one') });
 
     // Run 1: the strategy's opening orders go in (the LIMIT BUY 0.5 % below 20 000, at 19 900); then kill -9.
     const first = new DaemonProcess(env);
@@ -88,16 +61,7 @@ describe('paper on live prices, restarted', () => {
     // The live price trades through it: it fills, once, at its own price, and the journal records that fill.
     price(19_850);
     await waitFor('the LIMIT BUY to fill', () => paperOrder('limit').order?.status === 'FILLED', { daemon: second });
-    const settled = await waitFor(
-      'the journal to agree with the paper exchange',
-      () => {
-        const audit = auditPaperDb(db);
-        // Thrown, so that a timeout quotes what still disagrees.
-        if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
-        return audit;
-      },
-      { daemon: second, ms: 60_000 },
-    );
+    const settled = await paperAuditSettled('the journal to agree with the paper exchange', db, second);
     expect(paperOrder('limit').fills).toEqual([{ price: '19900', base_qty: '0.001' }]);
     expect(paperOrder('stop').order).toMatchObject({ status: 'NEW' });
 
@@ -107,16 +71,7 @@ describe('paper on live prices, restarted', () => {
     price(20_150);
     const third = new DaemonProcess(env);
     await waitFor('the STOP_LIMIT BUY to fill', () => paperOrder('stop').order?.status === 'FILLED', { daemon: third });
-    const final = await waitFor(
-      'the journal to agree with the paper exchange again',
-      () => {
-        const audit = auditPaperDb(db);
-        // Thrown, so that a timeout quotes what still disagrees.
-        if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
-        return audit;
-      },
-      { daemon: third, ms: 60_000 },
-    );
+    const final = await paperAuditSettled('the journal to agree with the paper exchange again', db, third);
     expect(await third.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(paperOrder('stop').fills).toEqual([{ price: '20150', base_qty: '0.001' }]);
     expect(final.fills).toBeGreaterThan(settled.fills);

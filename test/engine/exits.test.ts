@@ -1,6 +1,6 @@
 /**
- * Exits and protections a strategy declares, enforced by the real engine on the real matching engine: each
- * triggers at the first tick that reaches its level, sells the position less dust once (tag `exit:<reason>`),
+ * Exits and protections a strategy declares, enforced on ticks by the real engine on the real matching engine
+ * (a venue without cancel: no stop held on the exchange): each triggers at the first tick that reaches its level, sells the position less dust once (tag `exit:<reason>`),
  * is recorded as an `exit-triggered` event, and is not sent again after a crash between trigger and fill.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -32,8 +32,17 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function started(exits: ExitRulesDecl, protections: ProtectionsDecl = {}, rebuy = false) {
-  h = new Harness({ balances: { USDT: '10000' } });
+/**
+ * One instance `b` that bought 0.01 at 20 000. The tick-based exits are tested on a venue without cancel: there
+ * the engine cannot hold a stop on the exchange (held-exits.test.ts tests the held ones).
+ */
+async function started(
+  exits: ExitRulesDecl,
+  protections: ProtectionsDecl = {},
+  rebuy = false,
+  options: { canCancel?: boolean } = { canCancel: false },
+) {
+  h = new Harness({ balances: { USDT: '10000' }, ...options });
   h.price(20_000);
   const spec = instance('b', buyer(exits, protections, rebuy));
   await h.start([spec]);

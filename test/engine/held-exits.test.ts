@@ -1,0 +1,212 @@
+/**
+ * Declared stops held on the exchange (held-exits.ts), by the real engine on the real matching engine: placed
+ * once the entry fills, filled by the exchange itself, kept in line with the position (a second entry, a
+ * strategy's own SELL, the operator's exit), cancelled when the position closes, and never sold twice with the
+ * tick-based exits.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
+import { Harness, instance } from './harness.js';
+
+/** Buys 0.01 at MARKET `buys` times (one a tick, tag `entry`); sells what it holds when the price is `sellAt`. */
+function buyer(exits: ExitRulesDecl, options: { buys?: number; sellAt?: number; protections?: ProtectionsDecl } = {}) {
+  return defineStrategy({
+    name: 'buyer',
+    params: z.object({}),
+    exits,
+    protections: options.protections ?? {},
+    onTick(ctx) {
+      const st = ctx.state as { bought?: number; seen?: number };
+      st.seen = Math.max(st.seen ?? 0, ctx.openOrders.length);
+      const price = ctx.price?.toNumber();
+      if (options.sellAt !== undefined && price !== undefined && price >= options.sellAt && ctx.position.quantity.gt(0))
+        return void ctx.market('SELL', { quantity: ctx.position.quantity }, { tag: 'own-exit' });
+      if ((st.bought ?? 0) >= (options.buys ?? 1) || ctx.openOrders.length > 0) return;
+      st.bought = (st.bought ?? 0) + 1;
+      ctx.market('BUY', { quantity: '0.01' }, { tag: 'entry' });
+    },
+  });
+}
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function started(exits: ExitRulesDecl, options: Parameters<typeof buyer>[1] = {}) {
+  h = new Harness({ balances: { USDT: '10000' } });
+  h.price(20_000);
+  const spec = instance('b', buyer(exits, options));
+  await h.start([spec]);
+  await h.tick(20_000);
+  return { h, spec };
+}
+
+interface Row {
+  localId: string;
+  type: string;
+  tag: string;
+  status: string;
+  quantity: string;
+  price: string | null;
+  stop_price: string | null;
+  limit_price: string | null;
+}
+
+const rows = (h: Harness, where = "side = 'SELL'") =>
+  h.store.db
+    .prepare(
+      `SELECT local_id AS localId, type, tag, status, quantity, price, stop_price, limit_price FROM orders WHERE ${where} ORDER BY seq`,
+    )
+    .all() as Row[];
+
+/** The SELL orders as [type, tag, status]. */
+const sellOrders = (h: Harness) => rows(h).map((r) => [r.type, r.tag, r.status]);
+
+const sells = (h: Harness) =>
+  h.store.fills
+    .forInstance('b')
+    .filter((f) => f.side === 'SELL')
+    .map((f) => ({ price: f.price, qty: f.qty, tag: h.store.orders.get(f.orderLocalId)?.tag }));
+
+describe('a declared stop held on the exchange', () => {
+  it('is placed as a STOP_LIMIT once the entry fills, and the exchange fills it: one sell, none on ticks', async () => {
+    const { h } = await started({ stopLossPct: 2 });
+    // 0.00999 held (fee in base) at an average of 20020.02…: stop 19619.62 (rounded up), limit 0.5 % under it.
+    expect(rows(h)).toEqual([
+      {
+        localId: 'b-2',
+        type: 'STOP_LIMIT',
+        tag: 'exit:stop-loss',
+        status: 'OPEN',
+        quantity: '0.00999',
+        price: '19521.52',
+        stop_price: '19619.62',
+        limit_price: null,
+      },
+    ]);
+    expect(h.events('exit-held')).toHaveLength(1);
+    // The strategy does not see the engine's order (it saw none at any tick).
+    await h.tick(19_900);
+    expect(JSON.parse(h.store.state.get('b') ?? '{}')).toMatchObject({ seen: 0 });
+    // The price falls through the stop, above its limit: the exchange fills it; the ticks sell nothing more.
+    await h.tick(19_600);
+    await h.tick(19_550);
+    await h.tick(19_400);
+    expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
+    expect(rows(h).map((r) => [r.type, r.status])).toEqual([['STOP_LIMIT', 'FILLED']]);
+    expect(h.events('held-exit-filled').map((e) => e.data)).toEqual([
+      { reason: 'stop-loss', price: '19600', entry: expect.stringMatching(/^20020\.02/) as string, localId: 'b-2' },
+    ]);
+    expect(h.events('exit-triggered')).toEqual([]);
+    expect(h.events('exit-held')).toHaveLength(1);
+  });
+
+  it('gapped under its limit, it is cancelled and the position sold at market, once', async () => {
+    const { h } = await started({ stopLossPct: 2 });
+    await h.tick(19_000);
+    await h.tick(18_900);
+    expect(sellOrders(h)).toEqual([
+      ['STOP_LIMIT', 'exit:stop-loss', 'CANCELED'],
+      ['MARKET', 'exit:stop-loss', 'FILLED'],
+    ]);
+    expect(sells(h)).toEqual([{ price: '19000', qty: '0.00999', tag: 'exit:stop-loss' }]);
+    expect(h.events('exit-triggered')).toHaveLength(1);
+  });
+
+  it('with a roi "0" target it is an OCO bracket whose take-profit leg can fill', async () => {
+    const { h } = await started({ stopLossPct: 2, roi: { '0': 3 } });
+    expect(rows(h)).toEqual([
+      {
+        localId: 'b-2',
+        type: 'OCO',
+        tag: 'exit:bracket',
+        status: 'OPEN',
+        quantity: '0.00999',
+        price: '20620.63',
+        stop_price: '19619.62',
+        limit_price: '19521.52',
+      },
+    ]);
+    await h.tick(20_700);
+    await h.tick(20_800);
+    expect(sells(h)).toEqual([{ price: '20620.63', qty: '0.00999', tag: 'exit:bracket' }]);
+    expect(h.events('held-exit-filled').map((e) => e.data.reason)).toEqual(['roi']);
+    expect(h.events('exit-triggered')).toEqual([]);
+  });
+
+  it('follows the position: a second entry replaces it with the whole position at the new average', async () => {
+    const { h } = await started({ stopLossPct: 2 }, { buys: 2 });
+    await h.tick(21_000);
+    expect(rows(h).map((r) => [r.localId, r.status, r.quantity, r.stop_price])).toEqual([
+      ['b-2', 'CANCELED', '0.00999', '19619.62'],
+      // 0.01998 at an average of (200 + 210) / 0.01998 = 20520.52…: stop 20110.12 (rounded up).
+      ['b-4', 'OPEN', '0.01998', '20110.12'],
+    ]);
+    // Nothing to change on the next polls: it stays.
+    await h.tick(21_050);
+    await h.tick(21_000);
+    expect(rows(h).filter((r) => r.status === 'OPEN')).toHaveLength(1);
+  });
+
+  it("is released for the strategy's own SELL and not placed again once flat", async () => {
+    const { h } = await started({ stopLossPct: 2 }, { sellAt: 20_500 });
+    await h.tick(20_600);
+    await h.tick(20_650);
+    expect(sellOrders(h)).toEqual([
+      ['STOP_LIMIT', 'exit:stop-loss', 'CANCELED'],
+      ['MARKET', 'own-exit', 'FILLED'],
+    ]);
+    expect(sells(h)).toEqual([{ price: '20600', qty: '0.00999', tag: 'own-exit' }]);
+  });
+
+  it("is cancelled by the operator's exit, which sells the position once", async () => {
+    const { h } = await started({ stopLossPct: 2 });
+    const exit = await h.engine!.exitPosition('b', { type: 'MARKET' }, 'operator exit');
+    expect(exit?.cancelled).toEqual(['b-2']);
+    expect(exit?.refused).toBeUndefined();
+    await h.tick(20_000);
+    await h.tick(19_000);
+    expect(sellOrders(h)).toEqual([
+      ['STOP_LIMIT', 'exit:stop-loss', 'CANCELED'],
+      ['MARKET', 'exit', 'FILLED'],
+    ]);
+    expect(sells(h)).toEqual([{ price: '20000', qty: '0.00999', tag: 'exit' }]);
+  });
+
+  it('a trailing stop that triggers cancels it first and sells once', async () => {
+    const { h } = await started({ stopLossPct: 5, trailingStopPct: 1 });
+    await h.tick(20_600);
+    await h.tick(20_390);
+    await h.tick(20_000);
+    expect(sellOrders(h)).toEqual([
+      ['STOP_LIMIT', 'exit:stop-loss', 'CANCELED'],
+      ['MARKET', 'exit:trailing-stop', 'FILLED'],
+    ]);
+    expect(sells(h)).toEqual([{ price: '20390', qty: '0.00999', tag: 'exit:trailing-stop' }]);
+  });
+
+  it('stays as it is across a restart (no second one), and fills while the engine is stopped', async () => {
+    const { h, spec } = await started({ stopLossPct: 2 });
+    await h.engine!.stop();
+    // The engine is down; the exchange goes on: the price falls through the stop.
+    h.clock.advance(5000);
+    h.sim.onPrice('BTCUSDT', 19_600, h.clock.now());
+    await h.restart([spec]);
+    await h.tick(19_500);
+    await h.tick(19_000);
+    expect(rows(h).map((r) => [r.type, r.status])).toEqual([['STOP_LIMIT', 'FILLED']]);
+    expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
+  });
+
+  it('is not held where the venue cannot cancel: the stop acts on ticks', async () => {
+    h = new Harness({ balances: { USDT: '10000' }, canCancel: false });
+    h.price(20_000);
+    await h.start([instance('b', buyer({ stopLossPct: 2 }))]);
+    await h.tick(20_000);
+    expect(rows(h)).toEqual([]);
+    await h.tick(19_600);
+    expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
+  });
+});
