@@ -1,7 +1,8 @@
 /**
  * The daemon's Prometheus metrics (prom-client). Nothing is counted inside the engine: each figure is read at
- * an existing seam when Prometheus scrapes. Orders and fills are counted from the journal (so they match the
- * database and survive restarts), instance state, position and PnL come from the status read model, jobs from
+ * an existing seam when Prometheus scrapes. Orders and fills are counted from the journal's counts, kept by
+ * triggers as its rows are written (so they match the database, survive restarts, and a scrape reads a few
+ * rows however long the journal), instance state, position and PnL come from the status read model, jobs from
  * the scheduler's stats, brakes and balances from the engine, and exchange requests are observed on the
  * client's request path (the one thing counted as it happens). Labels stay bounded: instances, symbols, sides,
  * order types, the seven endpoints, error codes; never an order id.
@@ -41,7 +42,7 @@ export interface DaemonMetrics {
   render(): Promise<{ text: string; contentType: string }>;
 }
 
-/** Database counts are read at most this often (a scrape storm costs one scan). */
+/** Database counts are read at most this often (a scrape storm costs one read). */
 const DB_CACHE_MS = 1_000;
 
 const ORDER_LABELS = ['instance', 'symbol', 'side', 'type'] as const;

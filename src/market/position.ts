@@ -41,6 +41,14 @@ export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 
+/** What a position's fold carries from one fill to the next (what a stored fold keeps). */
+export interface PositionBook {
+  quantity: Dec;
+  /** Quote value of the open quantity at its average price. */
+  cost: Dec;
+  realised: Dec;
+}
+
 export class PositionTracker {
   private quantity: Dec = ZERO;
   /** Quote value of the open quantity at its average price. */
@@ -48,6 +56,21 @@ export class PositionTracker {
   private realised: Dec = ZERO;
   private readonly realisedByDay = new Map<number, Dec>();
   private snapshot: Position = { quantity: ZERO, averagePrice: ZERO, realisedPnl: ZERO };
+
+  /** A tracker that goes on from a stored fold (its per-day figures start empty). */
+  static resume(book: PositionBook): PositionTracker {
+    const tracker = new PositionTracker();
+    tracker.quantity = book.quantity;
+    tracker.cost = book.cost;
+    tracker.realised = book.realised;
+    tracker.snapshot = snapshotOf(book);
+    return tracker;
+  }
+
+  /** The fold's state, to store and resume from. */
+  get book(): PositionBook {
+    return { quantity: this.quantity, cost: this.cost, realised: this.realised };
+  }
 
   /** Folds one fill in; returns the PnL it realised (negative for a loss, fees included). */
   apply(fill: PositionFill): Dec {
@@ -77,11 +100,7 @@ export class PositionTracker {
     this.realised = this.realised.plus(realised);
     const day = utcDay(fill.time);
     this.realisedByDay.set(day, (this.realisedByDay.get(day) ?? ZERO).plus(realised));
-    this.snapshot = {
-      quantity: this.quantity,
-      averagePrice: this.quantity.isZero() ? ZERO : this.cost.div(this.quantity.abs()),
-      realisedPnl: this.realised,
-    };
+    this.snapshot = snapshotOf(this.book);
     return realised;
   }
 
@@ -100,6 +119,11 @@ export class PositionTracker {
     const { quantity, averagePrice } = this.snapshot;
     return quantity.isZero() ? ZERO : price.minus(averagePrice).mul(quantity);
   }
+}
+
+function snapshotOf(book: PositionBook): Position {
+  const { quantity, cost, realised } = book;
+  return { quantity, averagePrice: quantity.isZero() ? ZERO : cost.div(quantity.abs()), realisedPnl: realised };
 }
 
 /** A position from stored fill rows (recording order), as at start or for `status`. */

@@ -3,12 +3,14 @@
  * state (from the last lifecycle event), open orders, today's fills and PnL; engine-wide, the last kill
  * switch, circuit breaker and authentication events.
  */
-import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
+import { D, type Dec, type DecimalLike, dec } from '../market/decimal.js';
 import type { EventKind, EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
-import { positionFromFills, utcDay } from '../market/position.js';
+import { utcDay } from '../market/position.js';
+
+const DAY_MS = 86_400_000;
 
 const LIFECYCLE = ['started', 'resumed', 'paused', 'stopped', 'start-refused'] as const;
 
@@ -58,7 +60,7 @@ function stateOf(event: EventRow | undefined): Pick<InstanceStatusReport, 'state
 }
 
 function latest(store: Store, kind: EventKind): EventRow | undefined {
-  return store.events.list({ kinds: [kind], limit: 1 })[0];
+  return store.events.latest([kind]);
 }
 
 /**
@@ -70,24 +72,24 @@ export function readStatus(
   options: { now: number; prices?: ReadonlyMap<string, DecimalLike> },
 ): StatusReport {
   const names = new Set([...store.orders.instances(), ...store.events.instances()]);
-  const dayStart = utcDay(options.now) * 86_400_000;
+  const today = utcDay(options.now);
   const active = store.orders.active();
   const instances = [...names].sort().map((instance): InstanceStatusReport => {
-    const fills = store.fills.forInstance(instance);
-    const tracker = positionFromFills(fills);
+    // The position as folded when each fill was recorded (store/positions.ts): one row, not every fill.
+    const tracker = store.fills.positions.tracker(instance);
     const openOrders = active.filter((o) => o.instance === instance && isActive(o.status));
-    const symbols = [...new Set([...openOrders.map((o) => o.symbol), ...fills.map((f) => f.symbol)])].sort();
+    const symbols = [...new Set([...openOrders.map((o) => o.symbol), ...store.fills.symbolsOf(instance)])].sort();
     const price = symbols.length === 1 ? options.prices?.get(symbols[0] as string) : undefined;
     const { quantity, averagePrice, realisedPnl } = tracker.position;
     return {
       instance,
-      ...stateOf(store.events.list({ instance, kinds: LIFECYCLE, limit: 1 })[0]),
+      ...stateOf(store.events.latest(LIFECYCLE, instance)),
       symbols,
       openOrders,
-      todaysFills: fills.filter((f) => f.time >= dayStart),
+      todaysFills: store.fills.forInstance(instance, today * DAY_MS),
       position: { quantity, averagePrice },
       realisedPnl,
-      realisedToday: tracker.realisedOn(utcDay(options.now)),
+      realisedToday: new D(store.fills.positions.realisedOn(instance, today)),
       unrealisedPnl: price === undefined ? undefined : tracker.unrealisedAt(dec(price)),
     };
   });

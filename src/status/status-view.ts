@@ -54,11 +54,11 @@ function text(event: EventRow | undefined, key: string): string | undefined {
 }
 
 function daemonState(store: Store, isAlive: (pid: number) => boolean): DaemonState {
-  const [started] = store.events.list({ kinds: ['daemon-started'], limit: 1 });
+  const started = store.events.latest(['daemon-started']);
   if (!started) return { state: 'never', pid: undefined, mode: undefined, venue: undefined, since: undefined };
   const pid = typeof started.data.pid === 'number' ? started.data.pid : undefined;
   const run = { pid, mode: text(started, 'mode'), venue: text(started, 'venue') };
-  const [last] = store.events.list({ kinds: ['daemon-started', 'daemon-stopped'], limit: 1 });
+  const last = store.events.latest(['daemon-started', 'daemon-stopped']);
   if (last && last.kind === 'daemon-stopped') return { ...run, state: 'stopped', since: last.time };
   return { ...run, state: pid !== undefined && isAlive(pid) ? 'running' : 'ended', since: started.time };
 }
@@ -86,7 +86,7 @@ export function buildStatusView(
     daemon,
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
-    paper: paperAccountView(store, store.events.list({ kinds: ['daemon-started'] }).length),
+    paper: paperAccountView(store, store.events.count('daemon-started')),
     authHalted: authHalted(store, report.authFailure, daemon),
     stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
@@ -94,7 +94,7 @@ export function buildStatusView(
 }
 
 function stopBuyState(store: Store): StatusView['stopBuy'] {
-  const [last] = store.events.list({ kinds: ['stop-buy'], limit: 1 });
+  const last = store.events.latest(['stop-buy']);
   return { on: last?.data.on === true, last };
 }
 
@@ -102,7 +102,7 @@ function stopBuyState(store: Store): StatusView['stopBuy'] {
 function authHalted(store: Store, failure: EventRow | undefined, daemon: DaemonState): boolean {
   if (failure === undefined || daemon.state !== 'running') return false;
   if (daemon.since !== undefined && failure.time < daemon.since) return false;
-  const [cleared] = store.events.list({ kinds: ['auth-cleared'], limit: 1 });
+  const cleared = store.events.latest(['auth-cleared']);
   return cleared === undefined || cleared.id < failure.id;
 }
 

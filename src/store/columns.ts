@@ -39,3 +39,15 @@ export function columnMapper<Row extends object>(
     },
   };
 }
+
+/**
+ * SQL for the distinct non-NULL values of an indexed column, sorted, in one index seek per value (a recursive
+ * skip over the index) rather than a scan of every row: `column` must lead an index of `table`.
+ */
+export function distinctThroughIndex(table: string, column: string): string {
+  return (
+    `WITH RECURSIVE v(${column}) AS (SELECT MIN(${column}) FROM ${table} WHERE ${column} IS NOT NULL ` +
+    `UNION ALL SELECT (SELECT MIN(${column}) FROM ${table} WHERE ${column} > v.${column}) FROM v WHERE v.${column} IS NOT NULL) ` +
+    `SELECT ${column} FROM v WHERE ${column} IS NOT NULL`
+  );
+}

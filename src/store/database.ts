@@ -47,6 +47,7 @@ function appliedVersion(db: Db): number {
 function apply(db: Db, migration: Migration, now: number): void {
   db.transaction(() => {
     db.exec(migration.sql);
+    migration.upgrade?.(db);
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
       migration.version,
       migration.name,

@@ -2,6 +2,7 @@
  * The operator's log in the database: refusals with their reason, pauses, circuit breaker, kill switch,
  * reconciliation results. What `status` shows; never read on a hot path.
  */
+import { distinctThroughIndex } from './columns.js';
 import type { Db } from './database.js';
 
 /** Every kind of event the bot records, once. Rows read back keep whatever kind they were written with. */
@@ -97,6 +98,10 @@ export class EventLog {
   private readonly db: Db;
   private readonly insertStmt;
   private readonly afterStmt;
+  private readonly latestStmt;
+  private readonly latestOfInstanceStmt;
+  private readonly countStmt;
+  private readonly instancesStmt;
 
   constructor(db: Db) {
     this.db = db;
@@ -106,6 +111,33 @@ export class EventLog {
     this.afterStmt = db.prepare<[number, number], DbEvent>(
       'SELECT id, time, instance, kind, data FROM events WHERE id > ? ORDER BY id LIMIT ?',
     );
+    // One seek each through events_kind and events_instance (migration 5 and 1).
+    this.latestStmt = db.prepare<[string], DbEvent>(
+      'SELECT id, time, instance, kind, data FROM events WHERE kind = ? ORDER BY id DESC LIMIT 1',
+    );
+    this.latestOfInstanceStmt = db.prepare<[string, string], DbEvent>(
+      'SELECT id, time, instance, kind, data FROM events WHERE instance = ? AND kind = ? ORDER BY id DESC LIMIT 1',
+    );
+    this.countStmt = db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM events WHERE kind = ?');
+    this.instancesStmt = db.prepare<[], { instance: string }>(distinctThroughIndex('events', 'instance'));
+  }
+
+  /**
+   * The newest event of any of the kinds (of the instance, when given): one index seek per kind, however long
+   * the log.
+   */
+  latest(kinds: readonly EventKind[], instance?: string): EventRow | undefined {
+    let newest: DbEvent | undefined;
+    for (const kind of kinds) {
+      const row = instance === undefined ? this.latestStmt.get(kind) : this.latestOfInstanceStmt.get(instance, kind);
+      if (row !== undefined && (newest === undefined || row.id > newest.id)) newest = row;
+    }
+    return newest === undefined ? undefined : fromDb(newest);
+  }
+
+  /** How many events of the kind were recorded (through the kind's index). */
+  count(kind: EventKind): number {
+    return this.countStmt.get(kind)?.n ?? 0;
   }
 
   record(time: number, instance: string | undefined, kind: EventKind, data: Record<string, unknown> = {}): void {
@@ -148,11 +180,6 @@ export class EventLog {
 
   /** Instances that ever recorded an event, sorted. */
   instances(): string[] {
-    return this.db
-      .prepare<[], { instance: string }>(
-        'SELECT DISTINCT instance FROM events WHERE instance IS NOT NULL ORDER BY instance',
-      )
-      .all()
-      .map((r) => r.instance);
+    return this.instancesStmt.all().map((r) => r.instance);
   }
 }

@@ -6,6 +6,7 @@
 import { columnMapper } from './columns.js';
 import type { Db } from './database.js';
 import type { Side } from './order-journal.js';
+import { PositionFolds } from './positions.js';
 
 export type FeeIn = 'base' | 'quote' | 'other';
 
@@ -59,6 +60,10 @@ export interface FillTotal {
 }
 
 export class FillStore {
+  /** Each instance's position folded from its fills, kept as they are inserted. */
+  readonly positions: PositionFolds;
+  private readonly insertFill: (fill: FillRow) => boolean;
+  private readonly symbolsStmt;
   private readonly insertStmt;
   private readonly deliveredStmt;
   private readonly undeliveredStmt;
@@ -76,7 +81,15 @@ export class FillStore {
 
   constructor(db: Db) {
     this.db = db;
+    this.positions = new PositionFolds(db);
     this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
+    // The fill and its instance's fold together or not at all (a savepoint inside the caller's transaction).
+    this.insertFill = db.transaction((fill: FillRow): boolean => {
+      const result = this.insertStmt.run(FILL.toDb(fill));
+      if (result.changes !== 1) return false;
+      if (fill.instance !== undefined) this.positions.apply(fill.instance, fill, Number(result.lastInsertRowid));
+      return true;
+    });
     this.deliveredStmt = db.prepare<[string]>('UPDATE fills SET delivered = 1 WHERE fill_key = ?');
     this.undeliveredStmt = db.prepare<[string], DbFill>(
       `SELECT ${COLUMNS} FROM fills WHERE instance = ? AND delivered = 0 ORDER BY rowid`,
@@ -101,19 +114,21 @@ export class FillStore {
       'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
     this.hasStmt = db.prepare<[string], { n: number }>('SELECT 1 AS n FROM fills WHERE fill_key = ?');
-    // A double is plenty for a metric (the exact figures stay in the rows).
+    this.symbolsStmt = db.prepare<[string], { symbol: string }>(
+      'SELECT DISTINCT symbol FROM fill_totals WHERE instance = ? ORDER BY symbol',
+    );
+    // Kept by a trigger as fills are inserted (migration 5): a scrape reads a few rows, not every fill.
     this.totalsStmt = db.prepare<[], FillTotal>(
-      'SELECT instance, symbol, side, COUNT(*) AS n, SUM(CAST(price AS REAL) * CAST(qty AS REAL)) AS notional ' +
-        'FROM fills GROUP BY instance, symbol, side',
+      "SELECT nullif(instance, '') AS instance, symbol, side, n, notional FROM fill_totals ORDER BY instance, symbol, side",
     );
     this.latestTimeStmt = db.prepare<[string], { t: number | null }>(
       "SELECT MAX(time) AS t FROM fills WHERE symbol = ? AND source = 'trade'",
     );
   }
 
-  /** Inserts the fill unless its key is already recorded; true when it was new. */
+  /** Inserts the fill unless its key is already recorded, folding it into its instance's position; true when it was new. */
   insert(fill: FillRow): boolean {
-    return this.insertStmt.run(FILL.toDb(fill)).changes === 1;
+    return this.insertFill(fill);
   }
 
   /** Whether a fill with this key is recorded. */
@@ -135,14 +150,19 @@ export class FillStore {
     return new Map(this.undeliveredOrdersStmt.all().map((r) => [r.id, r.n]));
   }
 
-  /** Every fill of the instance in recording order (the order positions are folded in). */
+  /** Every fill of the instance in recording order (the order positions are folded in); since a time through an index. */
   forInstance(instance: string, sinceTime?: number): FillRow[] {
     const rows =
       sinceTime === undefined ? this.forInstanceStmt.all(instance) : this.forInstanceSinceStmt.all(instance, sinceTime);
     return rows.map(fromDb);
   }
 
-  /** Fills counted, and their quote value summed, by instance, symbol and side (metrics): one scan. */
+  /** Symbols the instance has fills in, sorted. */
+  symbolsOf(instance: string): string[] {
+    return this.symbolsStmt.all(instance).map((r) => r.symbol);
+  }
+
+  /** Fills counted, and their quote value summed, by instance, symbol and side (metrics), as kept on insert. */
   totals(): FillTotal[] {
     return this.totalsStmt.all();
   }

@@ -2,11 +2,31 @@
  * The schema, as an append-only list of migrations: a released migration is never edited, a change is a new
  * entry. Decimals are TEXT (exact, as the bot wrote them); times are epoch ms from the engine's Clock.
  */
+import type { Db } from './database.js';
+import { refoldPositions } from './positions.js';
+
 export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Data the SQL cannot derive (exact decimal folds), filled in after it, in the same transaction. */
+  upgrade?: (db: Db) => void;
 }
+
+/** An order's metric labels, from its row as OLD or NEW in a trigger ('' for an external order's instance). */
+const orderKey = (row: 'OLD' | 'NEW') =>
+  `ifnull(${row}.instance, ''), ${row}.symbol, ${row}.side, ${row}.type, ${row}.status, ${row}.exchange_id IS NOT NULL`;
+const countOrder = (row: 'OLD' | 'NEW') =>
+  `INSERT INTO order_counts (instance, symbol, side, type, status, placed, n) VALUES (${orderKey(row)}, 1) ` +
+  'ON CONFLICT DO UPDATE SET n = n + 1;';
+/** A paper order (its row or alias) is open on the simulated exchange: 1, else 0. */
+const PAPER_OPEN = (row: string) => `${row}.status IN ('NEW', 'PARTIALLY_FILLED')`;
+/** A paper order (OLD or NEW) counted in (+) or out (-) of its account's counts. */
+const paperOrder = (row: 'OLD' | 'NEW', sign: '+' | '-') =>
+  `UPDATE paper_counts SET orders = orders ${sign} 1, open_orders = open_orders ${sign} (${PAPER_OPEN(row)}) ` +
+  `WHERE user_id = ${row}.user_id;`;
+const uncountOrder = (row: 'OLD' | 'NEW') =>
+  `UPDATE order_counts SET n = n - 1 WHERE (instance, symbol, side, type, status, placed) = (${orderKey(row)});`;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -194,6 +214,108 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at  INTEGER NOT NULL
       );
     `,
+  },
+  {
+    version: 5,
+    name: 'reads that stay fast as the journal grows',
+    sql: `
+      -- Status asks for the latest event of a kind (the last daemon start, kill switch, operator actions):
+      -- found through this index at once rather than by scanning back through every event.
+      CREATE INDEX events_kind ON events (kind, id);
+      -- Today's fills of an instance.
+      CREATE INDEX fills_instance_time ON fills (instance, time);
+
+      -- Orders counted by the metrics' labels and fills totalled per instance, symbol and side, kept by
+      -- triggers in the statement that writes the row (so they cannot disagree with the rows, even after a
+      -- crash): a scrape reads these few rows instead of counting every order and fill. '' is no instance.
+      CREATE TABLE order_counts (
+        instance TEXT NOT NULL,
+        symbol   TEXT NOT NULL,
+        side     TEXT NOT NULL,
+        type     TEXT NOT NULL,
+        status   TEXT NOT NULL,
+        placed   INTEGER NOT NULL,
+        n        INTEGER NOT NULL,
+        PRIMARY KEY (instance, symbol, side, type, status, placed)
+      ) WITHOUT ROWID;
+      INSERT INTO order_counts (instance, symbol, side, type, status, placed, n)
+        SELECT ifnull(instance, ''), symbol, side, type, status, exchange_id IS NOT NULL, COUNT(*)
+        FROM orders GROUP BY 1, 2, 3, 4, 5, 6;
+      CREATE TRIGGER order_counts_insert AFTER INSERT ON orders BEGIN ${countOrder('NEW')} END;
+      CREATE TRIGGER order_counts_update AFTER UPDATE ON orders
+        WHEN (${orderKey('OLD')}) IS NOT (${orderKey('NEW')})
+        BEGIN ${uncountOrder('OLD')} ${countOrder('NEW')} END;
+      CREATE TRIGGER order_counts_delete AFTER DELETE ON orders BEGIN ${uncountOrder('OLD')} END;
+
+      CREATE TABLE fill_totals (
+        instance TEXT NOT NULL,
+        symbol   TEXT NOT NULL,
+        side     TEXT NOT NULL,
+        n        INTEGER NOT NULL,
+        -- Sum of price x quantity in the quote currency, as a double: a metric (the exact figures are the rows).
+        notional REAL NOT NULL,
+        PRIMARY KEY (instance, symbol, side)
+      ) WITHOUT ROWID;
+      INSERT INTO fill_totals (instance, symbol, side, n, notional)
+        SELECT ifnull(instance, ''), symbol, side, COUNT(*), SUM(CAST(price AS REAL) * CAST(qty AS REAL))
+        FROM fills GROUP BY 1, 2, 3;
+      CREATE TRIGGER fill_totals_insert AFTER INSERT ON fills BEGIN
+        INSERT INTO fill_totals (instance, symbol, side, n, notional)
+          VALUES (ifnull(NEW.instance, ''), NEW.symbol, NEW.side, 1, CAST(NEW.price AS REAL) * CAST(NEW.qty AS REAL))
+          ON CONFLICT DO UPDATE SET n = n + 1, notional = notional + excluded.notional;
+      END;
+      -- Fills are a ledger: the folds below cannot be unwound, so a fill row is never deleted or changed
+      -- (only its delivery flag).
+      CREATE TRIGGER fills_append_only_delete BEFORE DELETE ON fills
+        BEGIN SELECT RAISE(ABORT, 'fills are append-only'); END;
+      CREATE TRIGGER fills_append_only_update BEFORE UPDATE OF fill_key, instance, symbol, side, price, qty, fee, fee_in, time ON fills
+        BEGIN SELECT RAISE(ABORT, 'fills are append-only'); END;
+
+      -- Each instance's position folded from its fills in recording order (store/positions.ts), exact decimal
+      -- text, written in the fill's own transaction; fill_seq is the row number of the last fill folded in.
+      CREATE TABLE positions (
+        instance  TEXT PRIMARY KEY,
+        fill_seq  INTEGER NOT NULL,
+        quantity  TEXT NOT NULL,
+        cost      TEXT NOT NULL,
+        realised  TEXT NOT NULL
+      );
+      -- Realised PnL per instance and UTC day (days since the epoch), from the same fold.
+      CREATE TABLE realised_days (
+        instance  TEXT NOT NULL,
+        day       INTEGER NOT NULL,
+        realised  TEXT NOT NULL,
+        PRIMARY KEY (instance, day)
+      ) WITHOUT ROWID;
+
+      -- The paper account's orders, open orders and fills counted as the simulated exchange writes them.
+      CREATE TABLE paper_counts (
+        user_id      INTEGER PRIMARY KEY REFERENCES paper_accounts (user_id),
+        orders       INTEGER NOT NULL,
+        open_orders  INTEGER NOT NULL,
+        fills        INTEGER NOT NULL
+      );
+      INSERT INTO paper_counts (user_id, orders, open_orders, fills)
+        SELECT user_id,
+          (SELECT COUNT(*) FROM paper_orders o WHERE o.user_id = a.user_id),
+          (SELECT COUNT(*) FROM paper_orders o WHERE o.user_id = a.user_id AND ${PAPER_OPEN('o')}),
+          (SELECT COUNT(*) FROM paper_fills f WHERE f.user_id = a.user_id)
+        FROM paper_accounts a;
+      CREATE TRIGGER paper_counts_account AFTER INSERT ON paper_accounts BEGIN
+        INSERT INTO paper_counts (user_id, orders, open_orders, fills) VALUES (NEW.user_id, 0, 0, 0) ON CONFLICT DO NOTHING;
+      END;
+      CREATE TRIGGER paper_counts_order_insert AFTER INSERT ON paper_orders BEGIN ${paperOrder('NEW', '+')} END;
+      CREATE TRIGGER paper_counts_order_update AFTER UPDATE ON paper_orders
+        BEGIN ${paperOrder('OLD', '-')} ${paperOrder('NEW', '+')} END;
+      CREATE TRIGGER paper_counts_order_delete AFTER DELETE ON paper_orders BEGIN ${paperOrder('OLD', '-')} END;
+      CREATE TRIGGER paper_counts_fill_insert AFTER INSERT ON paper_fills BEGIN
+        UPDATE paper_counts SET fills = fills + 1 WHERE user_id = NEW.user_id;
+      END;
+      CREATE TRIGGER paper_counts_fill_delete AFTER DELETE ON paper_fills BEGIN
+        UPDATE paper_counts SET fills = fills - 1 WHERE user_id = OLD.user_id;
+      END;
+    `,
+    upgrade: refoldPositions,
   },
 ];
 

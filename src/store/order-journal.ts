@@ -5,6 +5,7 @@
 import { D } from '../market/decimal.js';
 import { columnMapper } from './columns.js';
 import type { Db } from './database.js';
+import { distinctThroughIndex } from './columns.js';
 
 export type Side = 'BUY' | 'SELL';
 
@@ -170,16 +171,15 @@ export class OrderJournal {
       `SELECT ${COLUMNS} FROM orders WHERE status NOT IN (${ACTIVE_LIST}) AND exec_qty <> filled_qty ORDER BY created_at, rowid`,
     );
     this.maxSeqStmt = db.prepare<[string], { s: number | null }>('SELECT MAX(seq) AS s FROM orders WHERE instance = ?');
-    this.instancesStmt = db.prepare<[], { instance: string }>(
-      'SELECT DISTINCT instance FROM orders WHERE instance IS NOT NULL ORDER BY instance',
-    );
+    this.instancesStmt = db.prepare<[], { instance: string }>(distinctThroughIndex('orders', 'instance'));
+    // Kept by triggers as rows are written (migration 5): a scrape reads a few rows, not every order.
     this.countsStmt = db.prepare<[], OrderCount>(
-      'SELECT instance, symbol, side, type, status, exchange_id IS NOT NULL AS placed, COUNT(*) AS n FROM orders ' +
-        'GROUP BY instance, symbol, side, type, status, placed',
+      "SELECT nullif(instance, '') AS instance, symbol, side, type, status, placed, n FROM order_counts WHERE n > 0 " +
+        'ORDER BY instance, symbol, side, type, status, placed',
     );
   }
 
-  /** Rows counted by instance, symbol, side, type, status and whether the venue took them (metrics): one scan. */
+  /** Rows counted by instance, symbol, side, type, status and whether the venue took them (metrics), as kept on write. */
   counts(): OrderCount[] {
     return this.countsStmt.all();
   }

@@ -251,17 +251,20 @@ export class PaperExchangeStore {
       )
       .get();
     if (!exchange || !account) return undefined;
-    const count = (sql: string) => this.db.prepare<[number], { n: number }>(sql).get(account.user_id)?.n ?? 0;
+    // Kept by triggers as the simulated exchange writes (migration 5): no count over every order and fill.
+    const counts = this.db
+      .prepare<[number], { orders: number; open_orders: number; fills: number }>(
+        'SELECT orders, open_orders, fills FROM paper_counts WHERE user_id = ?',
+      )
+      .get(account.user_id);
     return {
       data: exchange.data,
       since: account.created_at,
       funding: JSON.parse(account.funding) as Record<string, string>,
       balances: this.balances().filter((b) => b.userId === account.user_id),
-      orders: count('SELECT COUNT(*) AS n FROM paper_orders WHERE user_id = ?'),
-      openOrders: count(
-        "SELECT COUNT(*) AS n FROM paper_orders WHERE user_id = ? AND status IN ('NEW', 'PARTIALLY_FILLED')",
-      ),
-      fills: count('SELECT COUNT(*) AS n FROM paper_fills WHERE user_id = ?'),
+      orders: counts?.orders ?? 0,
+      openOrders: counts?.open_orders ?? 0,
+      fills: counts?.fills ?? 0,
       replay: exchange.replay,
     };
   }
