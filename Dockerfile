@@ -16,15 +16,17 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY strategies ./strategies
-# The compiled layout mirrors the sources (src/, strategies/), so strategy modules mounted into the image import
-# '../src/strategy/api.js' as they do in a checkout. Of better-sqlite3's build only the addon is kept.
+# The compiled layout mirrors the sources (src/, strategies/); the package's exports (spot-bot/strategy, …) are
+# pointed at the compiled files. A strategy folder mounted anywhere imports 'spot-bot/strategy' and zod, and the
+# loader hands it the image's own. Of better-sqlite3's build only the addon is kept.
 RUN npm run build \
   && npm prune --omit=dev --no-audit --no-fund \
   && cd node_modules/better-sqlite3 \
   && mv build/Release/better_sqlite3.node /tmp/ \
   && rm -rf build deps src \
   && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
-  && cd /app && chmod +x dist/src/cli.js && mkdir -p /out/data
+  && cd /app && chmod +x dist/src/cli.js && mkdir -p /out/data \
+  && node -e "const p = require('./package.json'); for (const k of Object.keys(p.exports)) p.exports[k] = p.exports[k].replace(/^\.\/src\/(.*)\.ts$/, './src/\$1.js'); require('fs').writeFileSync('/out/package.json', JSON.stringify(p, null, 2))"
 ARG REVISION=
 RUN if [ -n "$REVISION" ]; then printf '{"revision":"%s"}\n' "$REVISION"; else echo '{}'; fi > /out/build-info.json
 
@@ -49,7 +51,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./src
 COPY --from=build /app/dist/strategies ./strategies
 COPY --from=build /out/build-info.json ./
-COPY package.json ./
+COPY --from=build /out/package.json ./
 COPY config ./config
 # The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
 COPY data/samples ./samples

@@ -348,16 +348,17 @@ async function main(): Promise<void> {
       'BTCUSDT=20000',
     ]);
     await waitFor('the simulated exchange', () => logs(sim).includes('simulated exchange at'), { ms: 30_000 });
-    // A TypeScript strategy mounted into the image, importing the bot's API as strategies do in a checkout.
+    // A TypeScript strategy of one's own in a bare folder (no package.json, no node_modules) mounted outside /app,
+    // importing the API as the package export and zod itself: the image resolves both to its own.
     const strategies = join(work, 'strategies');
     mkdirSync(strategies);
-    writeFileSync(
-      join(strategies, 'every-order.ts'),
-      readFileSync(join(ROOT, 'test/e2e/strategies/every-order.ts'), 'utf8').replace(
-        '../../../src/strategy/api.js',
-        '../src/strategy/api.js',
-      ),
+    const source = readFileSync(join(ROOT, 'test/e2e/strategies/every-order.ts'), 'utf8');
+    const ownModule = source.replace("'../../../src/strategy/api.js'", "'spot-bot/strategy'");
+    check(
+      ownModule !== source && ownModule.includes("from 'zod'"),
+      'the mounted strategy imports spot-bot/strategy and zod',
     );
+    writeFileSync(join(strategies, 'every-order.ts'), ownModule);
     const config = join(work, 'config');
     mkdirSync(config);
     writeFileSync(
@@ -380,7 +381,7 @@ async function main(): Promise<void> {
       '-v',
       `${config}:/app/config:ro`,
       '-v',
-      `${strategies}:/app/my-strategies:ro`,
+      `${strategies}:/strategies:ro`,
       '-e',
       'MODE=live',
       '-e',
@@ -390,7 +391,7 @@ async function main(): Promise<void> {
       '-e',
       'EXCHANGE_API_SECRET_FILE=/run/secrets/secret',
       '-e',
-      'STRATEGIES_DIR=/app/my-strategies',
+      'STRATEGIES_DIR=/strategies',
       '-e',
       'ORDERS_POLL=* * * * * *',
       '-e',
