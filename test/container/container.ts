@@ -7,7 +7,8 @@
  *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes; the probes and the
  *   metrics answer on the metrics port from outside the container, and nothing else does there;
  * - a second container on the same volume is refused at once, naming the holder, while the first trades on;
- * - live against a `bot sim` container, keys from secret files, a TypeScript strategy mounted into the image:
+ * - live against a `bot sim` container, keys from secret files, a TypeScript strategy of one's own mounted on
+ *   /strategies (a bare folder importing spot-bot/strategy and zod, which the image resolves to its own):
  *   orders and fills land in the volume's database and survive `podman stop` + `podman start`;
  * - every `podman stop` exits 0 within the grace period (node, PID 1, stops on SIGTERM itself).
  * Needs root, podman, debootstrap and runc (.ci/run installs them). Exit 0 when every check passed.
