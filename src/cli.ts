@@ -32,6 +32,10 @@ const commands: Record<string, Command> = {
     summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
     load: () => import('./cli/backtest.js'),
   },
+  worker: {
+    summary: 'take sweep and walk-forward combinations from a Redis queue and run them (bot backtest --queue)',
+    load: () => import('./cli/worker.js'),
+  },
   run: { summary: 'run the daemon (paper unless MODE=live)', load: () => import('./cli/run.js') },
   status: {
     summary: 'instances, open orders, fills and PnL, from the database',

@@ -139,7 +139,24 @@ export interface SweepProgress {
   ticks: number;
   /** 0 until the first combination reported its size (every combination replays the same ticks). */
   ticksTotal: number;
+  /** On a queue (queue/coordinator.ts), which counts combinations only: those running now, and those failed. */
+  running?: number;
+  failed?: number;
 }
+
+/** A combination's outcome before ranking. */
+export type SweepRun = Omit<SweepResult, 'rank' | 'status'>;
+
+/**
+ * Runs a sweep's combinations elsewhere than on this process's threads (the Redis queue, queue/coordinator.ts),
+ * each with the same one-combination code (job.ts through sweep-worker.ts); runSweep ranks what it returns.
+ */
+export interface SweepExecutor {
+  run(job: SweepJob, onProgress?: (progress: SweepProgress) => void): Promise<SweepRun[]>;
+}
+
+/** Where a sweep runs: this many local worker threads, or an executor. */
+export type SweepWorkers = number | SweepExecutor;
 
 function byValue(a: string | null, b: string | null): number {
   if (a === b) return 0;
@@ -149,11 +166,8 @@ function byValue(a: string | null, b: string | null): number {
 }
 
 /** Ranked first (best first), then failed, then too few trades, each in grid order. */
-export function rank(
-  results: Omit<SweepResult, 'rank' | 'status'>[],
-  ranking: Ranking = DEFAULT_RANKING,
-): SweepResult[] {
-  const status = (r: Omit<SweepResult, 'rank' | 'status'>): SweepStatus =>
+export function rank(results: SweepRun[], ranking: Ranking = DEFAULT_RANKING): SweepResult[] {
+  const status = (r: SweepRun): SweepStatus =>
     r.ended.length > 0 ? 'failed' : r.metrics.roundTrips < ranking.minTrades ? 'too few trades' : 'ranked';
   const all = results.map((r) => ({ ...r, rank: null as number | null, status: status(r) }));
   const ranked = all
@@ -176,7 +190,7 @@ export function rank(
  * the ESM one and the CommonJS one, as `--import tsx` does (a user's strategy module outside this package is
  * CommonJS by scope and needs the latter).
  */
-function workerEntry(): URL {
+export function workerEntry(): URL {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new URL('./sweep-worker.js', here);
   const manifest = createRequire(here).resolve('tsx/package.json');
@@ -200,17 +214,18 @@ export function defaultWorkers(): number {
 }
 
 /**
- * Runs every combination on `workers` threads; `onProgress`, when given, as the workers replay (every 65,536
- * ticks of each) and after each combination. Rejects on the first failure.
+ * Runs every combination on `workers` threads (or the executor given instead); `onProgress`, when given, as the
+ * workers replay (every 65,536 ticks of each) and after each combination. Rejects on the first failure.
  */
 export async function runSweep(
   job: SweepJob,
-  workers: number,
+  workers: SweepWorkers,
   onProgress?: (progress: SweepProgress) => void,
 ): Promise<SweepResult[]> {
+  if (typeof workers !== 'number') return rank(await workers.run(job, onProgress), job.ranking);
   const url = workerEntry();
   const total = job.combos.length;
-  const results: Omit<SweepResult, 'rank' | 'status'>[] = [];
+  const results: SweepRun[] = [];
   /** Ticks replayed by the combinations still running, by index; and each combination's tick count. */
   const running = new Map<number, number>();
   let perRun = 0;

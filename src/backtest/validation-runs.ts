@@ -5,7 +5,15 @@
 import { D } from '../market/decimal.js';
 import type { Metrics } from './summary.js';
 import { iso } from './summary.js';
-import { objective, type Ranking, runSweep, type SweepJob, type SweepProgress, type SweepResult } from './sweep.js';
+import {
+  objective,
+  type Ranking,
+  runSweep,
+  type SweepJob,
+  type SweepProgress,
+  type SweepResult,
+  type SweepWorkers,
+} from './sweep.js';
 import { holdoutSplit, maxDrawdown, perYear, type Span, stitch, type WalkWindow } from './validation.js';
 
 export interface SpanText {
@@ -46,7 +54,7 @@ type Progress = (phase: string) => ((p: SweepProgress) => void) | undefined;
 /** Every combination on the in-sample part (ranked: the sweep's result) and on the held-out part. */
 export async function runHoldout(
   job: SweepJob,
-  workers: number,
+  workers: SweepWorkers,
   span: Span,
   percent: number,
   progress: Progress,
@@ -79,7 +87,7 @@ const ratio = (pct: string) => Number(pct) / 100;
 /** Per window: every combination on the train part, the best of them on the test part; then the stitch. */
 export async function runWalkForward(
   job: SweepJob,
-  workers: number,
+  workers: SweepWorkers,
   windows: readonly WalkWindow[],
   progress: Progress,
 ): Promise<{ lastTrain: SweepResult[]; record: WalkForwardRecord }> {
@@ -97,7 +105,7 @@ export async function runWalkForward(
     }
     const [test] = await runSweep(
       { ...job, combos: [best.overrides], window: w.test },
-      1,
+      typeof workers === 'number' ? 1 : workers,
       progress(`window ${i + 1} test`),
     );
     curves.push((test as SweepResult).equity);

@@ -29,7 +29,10 @@ import {
   sweepGrid,
   type SweepProgress,
   type SweepResult,
+  type SweepWorkers,
 } from '../backtest/sweep.js';
+import { openQueueExecutor } from '../backtest/queue/coordinator.js';
+import { queueUrlFrom } from '../backtest/queue/queue-url.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { type HoldoutRecord, runHoldout, runWalkForward, type WalkForwardRecord } from '../backtest/validation-runs.js';
 import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWindows } from '../backtest/validation.js';
@@ -71,6 +74,11 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --set key=value            run with a params path set to value (repeatable; the file is not changed)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
   --workers N                sweep worker threads (default: available cores)
+  --queue redis://HOST:PORT  run the combinations as jobs on this Redis instead (SWEEP_QUEUE does the same;
+                             rediss:// for TLS, redis://:PASSWORD@HOST:PORT with a password): 'bot worker'
+                             processes on any machine run them; same outputs as a local run
+  --serve-data HOST:PORT     with --queue: serve the recordings to the workers over HTTP on this address
+                             (default: workers read them at the same path, e.g. a shared mount)
   --rank-by OBJECTIVE        how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy
                              (default sharpe)
   --min-trades N             sweep combinations with fewer closed trades are listed, not ranked (default 0)
@@ -95,6 +103,15 @@ function intFlag(name: string, value: string | undefined, min: number): number |
   if (value.trim() === '' || !Number.isInteger(n) || n < min)
     throw usage(`--${name} must be an integer >= ${min}, got '${value}'`);
   return n;
+}
+
+/** `HOST:PORT` (an IPv6 host in brackets); port 0 takes a free one. */
+function hostPortFlag(name: string, value: string | undefined): { host: string; port: number } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw usage(`--${name} must be HOST:PORT (e.g. 0.0.0.0:8700), got '${value}'`);
+  return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port };
 }
 
 function timeFlag(name: string, value: string | undefined): number | undefined {
@@ -177,6 +194,8 @@ async function backtest(argv: string[]): Promise<number> {
     set: { type: 'string', multiple: true },
     sweep: { type: 'string', multiple: true },
     workers: { type: 'string' },
+    queue: { type: 'string' },
+    'serve-data': { type: 'string' },
     export: { type: 'string', multiple: true },
     'rank-by': { type: 'string' },
     'min-trades': { type: 'string' },
@@ -215,7 +234,11 @@ async function backtest(argv: string[]): Promise<number> {
     from: values.from,
     to: values.to,
   };
-  const workers = intFlag('workers', values.workers, 1) ?? defaultWorkers();
+  const threads = intFlag('workers', values.workers, 1);
+  const queue = queueUrlFrom(values.queue);
+  if (queue && threads !== undefined) throw usage('--workers and --queue: one or the other');
+  const serve = hostPortFlag('serve-data', values['serve-data']);
+  if (serve && !queue) throw usage('--serve-data goes with --queue (or SWEEP_QUEUE)');
   const exports = exportFlags(values.export ?? []);
   const rankBy = values['rank-by'] ?? DEFAULT_RANKING.rankBy;
   if (!(RANK_BY as readonly string[]).includes(rankBy))
@@ -291,18 +314,31 @@ async function backtest(argv: string[]): Promise<number> {
   const validation = validationFlags(values, data);
   if (validation && axes.length === 0)
     throw usage(`--${validation.kind} takes a --sweep: it chooses among combinations`);
-  if (axes.length > 0)
-    return sweep(
-      units[0]!,
-      data,
-      settings,
-      axes,
-      combos,
-      workers,
-      ranking,
-      validation,
-      await claimed(units[0]!, 'sweep'),
-    );
+  if (axes.length > 0) {
+    const dir = await claimed(units[0]!, 'sweep');
+    const executor = queue
+      ? await openQueueExecutor({
+          url: queue,
+          load: { from: loadFrom, to, allowPartial: settings.allowPartial },
+          serve,
+        })
+      : undefined;
+    try {
+      return await sweep(
+        units[0]!,
+        data,
+        settings,
+        axes,
+        combos,
+        executor ?? threads ?? defaultWorkers(),
+        ranking,
+        validation,
+        dir,
+      );
+    } finally {
+      await executor?.close();
+    }
+  }
 
   const dirs: string[] = [];
   for (const unit of units) dirs.push(await claimed(unit, 'run'));
@@ -344,17 +380,25 @@ async function sweep(
   settings: JobSettings,
   axes: ReturnType<typeof parseSweep>[],
   combos: Record<string, unknown>[],
-  workers: number,
+  workers: SweepWorkers,
   ranking: Ranking,
   validation: Validation | undefined,
   dir: string,
 ): Promise<number> {
   let line: ReturnType<typeof progressLine> | undefined;
+  // Threads report ticks as they replay; a queue reports combinations done, running and failed.
+  const queued = typeof workers !== 'number';
   const phase = (name: string) => {
     line?.end();
-    line = progressLine(`sweep ${unit.name}${name === '' ? '' : ` (${name})`}`, 'ticks');
+    line = progressLine(`sweep ${unit.name}${name === '' ? '' : ` (${name})`}`, queued ? 'runs' : 'ticks');
     const shown = line;
-    return shown && ((p: SweepProgress) => shown.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`));
+    return (
+      shown &&
+      ((p: SweepProgress) =>
+        queued
+          ? shown.update(p.runs, p.runsTotal, `${p.running ?? 0} running, ${p.failed ?? 0} failed`)
+          : shown.update(p.ticks, p.ticksTotal, `${p.runs}/${p.runsTotal} runs`))
+    );
   };
   const job = { sources: unit.sources, data, settings, combos, ranking };
   let results: SweepResult[];
