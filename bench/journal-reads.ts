@@ -12,7 +12,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -224,6 +224,11 @@ async function main(): Promise<void> {
   );
   console.log("the issue's figures (before): building the status view 20 ms at 100k events, 694 ms at 100k fills");
   console.log('target: p99 under 20 ms for both routes at 1M events and 100k fills');
+  console.log(
+    `load average at the end (1, 5, 15 min): ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')} on ${cpus().length} cores`,
+  );
 }
 
 main()

@@ -6,6 +6,11 @@
  * the scheduler's stats, brakes and balances from the engine, and exchange requests are observed on the
  * client's request path (the one thing counted as it happens). Labels stay bounded: instances, symbols, sides,
  * order types, the seven endpoints, error codes; never an order id.
+ *
+ * Prometheus attaches `instance` (the scraped address) and `job` (the scrape job) to every series, so the bot's
+ * own are `bot_instance` and `bot_job` (a job by name: market, orders poll, refresh; its cron in `schedule`).
+ * Values in a quote currency carry it in `quote`. Points in time are Unix timestamps in seconds (`_timestamp_seconds`),
+ * so a dashboard computes ages with `time() - …` and a stalled scrape does not freeze them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestObserver } from '../exchange/client.js';
@@ -22,7 +27,7 @@ export interface MetricSources {
   /** The operator layer's queries: the status read model (the one the API and `bot status` show), the journal's counts, the engine's brakes and balances, the jobs. */
   read: Pick<
     Operator['read'],
-    'status' | 'orderCounts' | 'fillTotals' | 'engineInstances' | 'brakes' | 'balanceFigures' | 'jobs'
+    'status' | 'orderCounts' | 'fillTotals' | 'engineInstances' | 'brakes' | 'balanceFigures' | 'jobs' | 'quoteAsset'
   >;
   now: () => number;
   /** Export balances (METRICS_BALANCES). */
@@ -45,11 +50,17 @@ export interface DaemonMetrics {
 /** Database counts are read at most this often (a scrape storm costs one read). */
 const DB_CACHE_MS = 1_000;
 
-const ORDER_LABELS = ['instance', 'symbol', 'side', 'type'] as const;
+const ORDER_LABELS = ['bot_instance', 'symbol', 'side', 'type'] as const;
 type OrderLabel = (typeof ORDER_LABELS)[number];
 /** Label values and the value of one sample. */
 type Sample<L extends string> = [Partial<Record<L, string>>, number];
 const FINAL_CANCELLED = new Set(['CANCELED', 'CANCELLED', 'EXPIRED']);
+
+/** A job by its name, without the cron some names carry to be unique ('market * * * * * *' is 'market'). */
+function jobName(job: JobStats): string {
+  const suffix = ` ${job.cron}`;
+  return job.name.endsWith(suffix) ? job.name.slice(0, -suffix.length) : job.name;
+}
 
 export function createMetrics(): DaemonMetrics {
   const registry = new Registry();
@@ -66,13 +77,10 @@ export function createMetrics(): DaemonMetrics {
   };
   const fromOrders = (pick: (c: OrderCount) => boolean) => () =>
     db()?.orders.flatMap((c): Sample<OrderLabel>[] =>
-      pick(c) ? [[{ instance: c.instance ?? 'external', symbol: c.symbol, side: c.side, type: c.type }, c.n]] : [],
+      pick(c) ? [[{ bot_instance: c.instance ?? 'external', symbol: c.symbol, side: c.side, type: c.type }, c.n]] : [],
     );
-  const fromFills = (value: (f: FillTotal) => number) => () =>
-    db()?.fills.map((f): Sample<'instance' | 'symbol' | 'side'> => [
-      { instance: f.instance ?? 'external', symbol: f.symbol, side: f.side },
-      value(f),
-    ]);
+  /** The quote asset a symbol's values are in ('' when the daemon does not know the pair). */
+  const quote = (symbol: string) => sources?.read.quoteAsset(symbol) ?? '';
 
   /**
    * A metric read from a source at each scrape: reset, then refilled. A counter's source is monotonic (the
@@ -140,11 +148,11 @@ export function createMetrics(): DaemonMetrics {
     'gauge',
     'orders_unknown_outcome',
     'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
-    ['instance', 'symbol'],
+    ['bot_instance', 'symbol'],
     () =>
-      db()?.orders.flatMap((c): Sample<'instance' | 'symbol'>[] =>
+      db()?.orders.flatMap((c): Sample<'bot_instance' | 'symbol'>[] =>
         c.status === 'UNKNOWN' || c.status === 'PENDING'
-          ? [[{ instance: c.instance ?? 'external', symbol: c.symbol }, c.n]]
+          ? [[{ bot_instance: c.instance ?? 'external', symbol: c.symbol }, c.n]]
           : [],
       ),
   );
@@ -152,25 +160,31 @@ export function createMetrics(): DaemonMetrics {
     'counter',
     'orders_refused_total',
     'Order intents refused by the bot before sending (pair rules, risk, balance, brakes), since the start.',
-    ['instance', 'symbol'],
+    ['bot_instance', 'symbol'],
     () =>
       sources?.read
         .engineInstances()
-        .map((i): Sample<'instance' | 'symbol'> => [{ instance: i.name, symbol: i.symbol }, i.counters.refused]),
+        .map((i): Sample<'bot_instance' | 'symbol'> => [
+          { bot_instance: i.name, symbol: i.symbol },
+          i.counters.refused,
+        ]),
   );
-  fromSource(
-    'counter',
-    'fills_total',
-    'Fills recorded.',
-    ['instance', 'symbol', 'side'],
-    fromFills((f) => f.n),
+  fromSource('counter', 'fills_total', 'Fills recorded.', ['bot_instance', 'symbol', 'side'], () =>
+    db()?.fills.map((f): Sample<'bot_instance' | 'symbol' | 'side'> => [
+      { bot_instance: f.instance ?? 'external', symbol: f.symbol, side: f.side },
+      f.n,
+    ]),
   );
   fromSource(
     'counter',
     'traded_notional_total',
-    'Value of the fills recorded (price times quantity), in the quote currency of the symbol.',
-    ['instance', 'symbol', 'side'],
-    fromFills((f) => f.notional),
+    'Value of the fills recorded (price times quantity), in the quote currency (label quote).',
+    ['bot_instance', 'symbol', 'side', 'quote'],
+    () =>
+      db()?.fills.map((f): Sample<'bot_instance' | 'symbol' | 'side' | 'quote'> => [
+        { bot_instance: f.instance ?? 'external', symbol: f.symbol, side: f.side, quote: quote(f.symbol) },
+        f.notional,
+      ]),
   );
 
   // The exchange client's request path: counted as it happens.
@@ -214,45 +228,53 @@ export function createMetrics(): DaemonMetrics {
   const perJob = (value: (j: JobStats, now: number) => number | undefined) => () => {
     if (sources === undefined) return undefined;
     const now = sources.now();
-    return sources.read.jobs().flatMap((j): Sample<'job'>[] => {
+    return sources.read.jobs().flatMap((j): Sample<'bot_job' | 'schedule'>[] => {
       const v = value(j, now);
-      return v === undefined ? [] : [[{ job: j.name }, v]];
+      return v === undefined ? [] : [[{ bot_job: jobName(j), schedule: j.cron }, v]];
     });
   };
+  const JOB_LABELS = ['bot_job', 'schedule'] as const;
   fromSource(
     'counter',
     'job_runs_total',
     'Runs of each scheduled job (market polls, orders poll, refresh).',
-    ['job'],
+    JOB_LABELS,
     perJob((j) => j.runs),
   );
   fromSource(
     'counter',
     'job_failures_total',
     'Runs that ended with an error.',
-    ['job'],
+    JOB_LABELS,
     perJob((j) => j.failures),
   );
   fromSource(
     'counter',
     'job_missed_total',
     'Firings the timer woke up too late for, or skipped while the job still ran.',
-    ['job'],
+    JOB_LABELS,
     perJob((j) => j.missed + j.overlapsSkipped),
   );
   fromSource(
     'gauge',
     'job_tick_lag_seconds',
     'How late the last run started after the time it was scheduled for.',
-    ['job'],
+    JOB_LABELS,
     perJob((j) => (j.lastLagMs === undefined ? undefined : j.lastLagMs / 1000)),
   );
   fromSource(
     'gauge',
-    'job_last_success_age_seconds',
-    'Time since the last run that succeeded (since the job was scheduled, before a first success).',
-    ['job'],
-    perJob((j, now) => (now - (j.lastSucceededAt ?? j.scheduledAt)) / 1000),
+    'job_scheduled_timestamp_seconds',
+    'When the job was scheduled (Unix time): what its age counts from before a first success.',
+    JOB_LABELS,
+    perJob((j) => j.scheduledAt / 1000),
+  );
+  fromSource(
+    'gauge',
+    'job_last_success_timestamp_seconds',
+    'When the last run that succeeded ended (Unix time); absent before a first success.',
+    JOB_LABELS,
+    perJob((j) => (j.lastSucceededAt === undefined ? undefined : j.lastSucceededAt / 1000)),
   );
 
   // The read model: instance state, position and PnL.
@@ -261,39 +283,45 @@ export function createMetrics(): DaemonMetrics {
     'gauge',
     'instance_state',
     'Each instance has 1 on its current state (running, paused, refused, stopped) and 0 on the others.',
-    ['instance', 'state'],
+    ['bot_instance', 'state'],
     () =>
       sources?.read
         .status()
         .view.report.instances.flatMap((i) =>
-          STATES.map((s): Sample<'instance' | 'state'> => [{ instance: i.instance, state: s }, i.state === s ? 1 : 0]),
+          STATES.map((s): Sample<'bot_instance' | 'state'> => [
+            { bot_instance: i.instance, state: s },
+            i.state === s ? 1 : 0,
+          ]),
         ),
   );
-  const perInstance = (value: (i: InstanceStatusReport) => number | undefined) => () =>
-    sources?.read.status().view.report.instances.flatMap((i): Sample<'instance' | 'symbol'>[] => {
+  /** One sample per instance; with `inQuote`, labelled with the quote asset its value is in. */
+  const perInstance = (value: (i: InstanceStatusReport) => number | undefined, inQuote: boolean) => () =>
+    sources?.read.status().view.report.instances.flatMap((i): Sample<'bot_instance' | 'symbol' | 'quote'>[] => {
       const v = value(i);
-      return v === undefined ? [] : [[{ instance: i.instance, symbol: i.symbols.join(',') }, v]];
+      const labels = { bot_instance: i.instance, symbol: i.symbols.join(',') };
+      const quotes = inQuote ? { quote: [...new Set(i.symbols.map(quote))].join(',') } : {};
+      return v === undefined ? [] : [[{ ...labels, ...quotes }, v]];
     });
   fromSource(
     'gauge',
     'position',
     'Net position of the instance from its fills, in the base currency.',
-    ['instance', 'symbol'],
-    perInstance((i) => i.position.quantity.toNumber()),
+    ['bot_instance', 'symbol'],
+    perInstance((i) => i.position.quantity.toNumber(), false),
   );
   fromSource(
     'gauge',
     'realised_pnl',
-    'Realised PnL of the instance, in the quote currency.',
-    ['instance', 'symbol'],
-    perInstance((i) => i.realisedPnl.toNumber()),
+    'Realised PnL of the instance, in the quote currency (label quote).',
+    ['bot_instance', 'symbol', 'quote'],
+    perInstance((i) => i.realisedPnl.toNumber(), true),
   );
   fromSource(
     'gauge',
     'unrealised_pnl',
-    'Unrealised PnL of the position at the last price, in the quote currency.',
-    ['instance', 'symbol'],
-    perInstance((i) => i.unrealisedPnl?.toNumber()),
+    'Unrealised PnL of the position at the last price, in the quote currency (label quote).',
+    ['bot_instance', 'symbol', 'quote'],
+    perInstance((i) => i.unrealisedPnl?.toNumber(), true),
   );
 
   // The brakes, and the balances when asked for.
@@ -339,6 +367,25 @@ export function createMetrics(): DaemonMetrics {
             [{ asset: b.asset, kind: 'locked' }, b.locked],
           ])
         : undefined,
+  );
+
+  // What runs, and whether it does its job.
+  fromSource(
+    'gauge',
+    'build_info',
+    'Always 1: the version and git revision of the running bot in its labels.',
+    ['version', 'revision'],
+    () =>
+      sources === undefined
+        ? undefined
+        : [[{ version: sources.build.version, revision: sources.build.revision ?? 'unknown' }, 1]],
+  );
+  fromSource(
+    'gauge',
+    'ready',
+    '1 while /readyz answers ready (the polls succeed, the journal takes writes, trading is not halted), else 0.',
+    [],
+    brake((s) => s.ready()),
   );
 
   return {

@@ -220,6 +220,8 @@ export function createQueries(deps: QueryDeps) {
     balanceFigures() {
       return engine.balances().map((b) => ({ asset: b.asset, free: b.free.toNumber(), locked: b.locked.toNumber() }));
     },
+    /** The quote asset of a pair the daemon knows (the metrics' quote label). */
+    quoteAsset: (symbol: string): string | undefined => engine.pairRules(symbol)?.quoteAsset,
     brakes: () => engine.brakes(),
     running: () => engine.running,
     engineInstances: () => engine.instances(),

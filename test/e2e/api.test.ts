@@ -4,13 +4,14 @@
  * simulated exchange's own order list, the kill switch file, a reload with a broken file, and metrics that
  * match the database. /readyz against a venue that goes away is in readiness.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import { familyOf, parseExposition, sampleSum } from '../support/prometheus-text.js';
 import { DaemonProcess, everyOrderFile, freePort, http, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
 
 const TOKEN = 'e2e-token-5f1c2a9b7d3e';
@@ -36,19 +37,13 @@ async function simOrderIds(): Promise<Set<string>> {
   return ids;
 }
 
-/** The value of one sample of the exposition text (summed over samples whose labels include `labels`). */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+const metric = sampleSum;
 
 const marketRuns = async () =>
-  metric((await http(`${base}/metrics`)).body as string, 'spot_bot_job_runs_total', { job: 'market * * * * * *' });
+  metric((await http(`${base}/metrics`)).body as string, 'spot_bot_job_runs_total', {
+    bot_job: 'market',
+    schedule: '* * * * * *',
+  });
 
 const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 const ActionBody = z.object({ ok: z.literal(true), action: z.string(), changed: z.boolean(), outcome: z.string() });
@@ -418,25 +413,71 @@ describe('the control API of a daemon on paper', () => {
         buys: d.prepare("SELECT COUNT(*) FROM fills WHERE side = 'BUY'").pluck().get() as number,
       }));
       const seen = {
-        placed: metric(text, 'spot_bot_orders_placed_total', { instance: 'churn' }),
-        filled: metric(text, 'spot_bot_orders_filled_total', { instance: 'churn' }),
-        fills: metric(text, 'spot_bot_fills_total', { instance: 'churn' }),
-        buys: metric(text, 'spot_bot_fills_total', { instance: 'churn', side: 'BUY' }),
+        placed: metric(text, 'spot_bot_orders_placed_total', { bot_instance: 'churn' }),
+        filled: metric(text, 'spot_bot_orders_filled_total', { bot_instance: 'churn' }),
+        fills: metric(text, 'spot_bot_fills_total', { bot_instance: 'churn' }),
+        buys: metric(text, 'spot_bot_fills_total', { bot_instance: 'churn', side: 'BUY' }),
       };
       return counts.placed > 0 && JSON.stringify(seen) === JSON.stringify(counts);
     });
     const text = (await http(`${base}/metrics`)).body as string;
-    expect(metric(text, 'spot_bot_instance_state', { instance: 'churn', state: 'paused' })).toBe(1);
-    expect(metric(text, 'spot_bot_instance_state', { instance: 'churn', state: 'running' })).toBe(0);
+    expect(metric(text, 'spot_bot_instance_state', { bot_instance: 'churn', state: 'paused' })).toBe(1);
+    expect(metric(text, 'spot_bot_instance_state', { bot_instance: 'churn', state: 'running' })).toBe(0);
     expect(
       metric(text, 'spot_bot_exchange_requests_total', { endpoint: 'POST /api/v4/spot/order', outcome: 'ok' }),
     ).toBeGreaterThan(0);
-    expect(metric(text, 'spot_bot_job_last_success_age_seconds', { job: 'orders poll' })).toBeLessThan(60);
-    expect(text).toMatch(/^spot_bot_traded_notional_total\{instance="churn",symbol="BTCUSDT",side="BUY"\} \d/m);
-    expect(text).toMatch(/^spot_bot_position\{instance="churn",symbol="BTCUSDT"\} /m);
+    const lastPoll = metric(text, 'spot_bot_job_last_success_timestamp_seconds', { bot_job: 'orders poll' });
+    expect(Date.now() / 1000 - lastPoll).toBeLessThan(60);
+    expect(text).toMatch(
+      /^spot_bot_traded_notional_total\{bot_instance="churn",symbol="BTCUSDT",side="BUY",quote="USDT"\} \d/m,
+    );
+    expect(text).toMatch(/^spot_bot_position\{bot_instance="churn",symbol="BTCUSDT"\} /m);
+    expect(text).toMatch(/^spot_bot_realised_pnl\{bot_instance="churn",symbol="BTCUSDT",quote="USDT"\} /m);
+    expect(text).toMatch(/^spot_bot_build_info\{version="\d+\.\d+\.\d+",revision="[^"]+"\} 1$/m);
+    expect(metric(text, 'spot_bot_ready')).toBe(1);
+    // Prometheus's own target labels are never the bot's (they would become exported_instance, exported_job).
+    expect(text).not.toMatch(/[{,](instance|job)="/);
     expect(text).not.toMatch(/^spot_bot_balance\{/m);
     expect(text).not.toMatch(/churn-\d+/);
     expect((await http(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('serves every metric the Grafana dashboard in docs/ queries, with the labels it uses', async () => {
+    const dashboard = JSON.parse(readFileSync('docs/grafana-dashboard.json', 'utf8')) as {
+      panels: { title: string; targets?: { expr: string; legendFormat?: string }[] }[];
+    };
+    const exprs = dashboard.panels.flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr, legend: t.legendFormat ?? '' })),
+    );
+    expect(exprs.length).toBeGreaterThan(20);
+    const exposition = parseExposition((await http(`${base}/metrics`)).body as string);
+    // Labels Prometheus adds to every series (the scrape target), and a histogram's buckets.
+    const scrapeLabels = new Set(['job', 'instance', 'le']);
+    const queried = new Set<string>();
+    for (const { panel, expr, legend } of exprs) {
+      const names = [...expr.matchAll(/\b((?:spot_bot|process|nodejs)_[a-z0-9_]+)\b/g)].map((m) => m[1]!);
+      expect(names, `${panel}: ${expr}`).not.toEqual([]);
+      for (const name of names) {
+        const family = familyOf(exposition, name);
+        expect(family, `${panel}: ${name} is not on /metrics`).toBeDefined();
+        queried.add(family!);
+      }
+      const samples = exposition.samples.filter((s) => names.includes(s.name));
+      if (samples.length === 0) continue; // served without samples yet (balances, retries): the name is checked
+      const used = [
+        ...[...expr.matchAll(/\b[a-z0-9_]+\{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/([a-z_]+)\s*[=!]~?/g)]),
+        ...[...expr.matchAll(/\bby \(([^)]*)\)/g)].flatMap((m) => [...m[1]!.matchAll(/([a-z_]+)/g)]),
+        ...[...legend.matchAll(/{{\s*([a-z_]+)\s*}}/g)],
+      ].map((m) => m[1]!);
+      for (const label of used.filter((l) => !scrapeLabels.has(l)))
+        expect(
+          samples.some((s) => label in s.labels),
+          `${panel}: label ${label} on ${names.join(', ')}`,
+        ).toBe(true);
+    }
+    // Every metric of the bot's own is on the dashboard.
+    const own = [...exposition.types.keys()].filter((n) => n.startsWith('spot_bot_'));
+    expect(own.filter((n) => !queried.has(n))).toEqual([]);
   });
 });
 

@@ -163,7 +163,7 @@ describe('readiness', () => {
     expect(live.body).toMatchObject({ status: 'ok', phase: 'running' });
     expect((live.body as { checks: { name: string }[] }).checks.map((c) => c.name)).toContain('orders poll');
     const scrape = await fetch(`${metrics}/metrics`);
-    expect(await scrape.text()).toMatch(/^spot_bot_job_runs_total\{job="orders poll"\} \d+$/m);
+    expect(await scrape.text()).toMatch(/^spot_bot_job_runs_total\{bot_job="orders poll",schedule="[^"]+"\} \d+$/m);
     expect((await http(`${api}/api/v1/status`)).status).toBe(200);
     expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
