@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
 import { run as cli } from '../../src/cli/backtest.js';
+import type { TempProject } from '../config/temp-project.js';
 
 export const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 export const FROM = '2023-03-09T00:00:00Z';
@@ -59,3 +60,28 @@ export async function capture(
 export function bot(args: string[]): Promise<{ code: number; out: string[]; err: string[] }> {
   return capture(cli, args);
 }
+
+/** Writes strategies/NAME.js and a strategy file for it (instance NAME-test on BTCUSDT); returns the file. */
+export function userStrategy(
+  project: TempProject,
+  name: string,
+  source: string,
+  params: Record<string, unknown>,
+): string {
+  project.strategy(`${name}.js`, source);
+  const file = { name: `${name}-test`, strategy: name, symbol: 'BTCUSDT', schedule: '*/5 * * * * *', params };
+  return project.config(`${name}.json`, file);
+}
+
+/** A strategy that takes its worker down, by process.exit or by an exception no hook can catch. */
+export const WRECK_STRATEGY = `
+import { z } from 'zod';
+export default {
+  name: 'wreck',
+  params: z.object({ how: z.enum(['none', 'exit', 'throw']) }),
+  onTick(ctx) {
+    if (ctx.params.how === 'exit') process.exit(0);
+    if (ctx.params.how === 'throw') setTimeout(() => { throw new Error('thrown outside any hook'); }, 0);
+  },
+};
+`;

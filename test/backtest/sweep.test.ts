@@ -13,8 +13,8 @@ import { sweepHtml } from '../../src/backtest/sweep-html.js';
 import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
-import { type TempProject, tempProject } from '../config/temp-project.js';
-import { bot, FROM, gridConfig, SAMPLE, tempDir, TO } from './fixtures.js';
+import { tempProject } from '../config/temp-project.js';
+import { bot, FROM, gridConfig, SAMPLE, tempDir, TO, userStrategy, WRECK_STRATEGY } from './fixtures.js';
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -122,13 +122,6 @@ it('refuses a sweep value that does not fit the key', async () => {
   expect(existsSync(out)).toBe(false);
 });
 
-/** Writes strategies/NAME.js and a strategy file for it (instance NAME-test on BTCUSDT); returns the file. */
-function userStrategy(project: TempProject, name: string, source: string, params: Record<string, unknown>): string {
-  project.strategy(`${name}.js`, source);
-  const file = { name: `${name}-test`, strategy: name, symbol: 'BTCUSDT', schedule: '*/5 * * * * *', params };
-  return project.config(`${name}.json`, file);
-}
-
 /** A strategy of the user's own, outside the project: it throws once it has seen `fuse` ticks. */
 const FUSE_STRATEGY = `
 import { z } from 'zod';
@@ -193,19 +186,6 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     project.remove();
   }
 });
-
-/** A strategy that takes its worker down, by process.exit or by an exception no hook can catch. */
-const WRECK_STRATEGY = `
-import { z } from 'zod';
-export default {
-  name: 'wreck',
-  params: z.object({ how: z.enum(['none', 'exit', 'throw']) }),
-  onTick(ctx) {
-    if (ctx.params.how === 'exit') process.exit(0);
-    if (ctx.params.how === 'throw') setTimeout(() => { throw new Error('thrown outside any hook'); }, 0);
-  },
-};
-`;
 
 it('names the combination whose worker died, however it died', async () => {
   const project = tempProject();

@@ -137,12 +137,18 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<{ s
     }
     const started = performance.now();
     const thread = await threadFor(job);
-    const reply = await thread.run({
-      index: job.index,
-      overrides: job.overrides,
-      progress: false,
-      ...(job.window ? { window: job.window } : {}),
-    });
+    // The run itself failing (its module, a throw outside any hook, a process.exit) is the combination's own
+    // fault: it would fail again anywhere, so it is not attempted again. (Its thread is replaced for the next.)
+    const reply = await thread
+      .run({
+        index: job.index,
+        overrides: job.overrides,
+        progress: false,
+        ...(job.window ? { window: job.window } : {}),
+      })
+      .catch((err: Error) => {
+        throw new UnrecoverableError(err.message);
+      });
     if ('error' in reply) throw new UnrecoverableError(reply.error);
     if (!('metrics' in reply)) throw new UnrecoverableError('the worker thread answered no result');
     options.log(
