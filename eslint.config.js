@@ -158,10 +158,9 @@ export default tseslint.config(
       parserOptions: { projectService: false, project: null },
       sourceType: 'script',
       globals: Object.fromEntries(
-        ['window', 'document', 'sessionStorage', 'fetch', 'setTimeout', 'clearTimeout', 'console'].map((g) => [
-          g,
-          'readonly',
-        ]),
+        ['window', 'document', 'sessionStorage', 'fetch', 'setTimeout', 'clearTimeout', 'console', 'TextDecoder'].map(
+          (g) => [g, 'readonly'],
+        ),
       ),
     },
   },

@@ -14,6 +14,7 @@ import type { OperatorActions } from '../src/operator/actions.js';
 import type * as QueriesModule from '../src/operator/queries.js';
 import type * as LoggerModule from '../src/ops/logger.js';
 import type * as StoreModule from '../src/store/store.js';
+import { wallClock } from '../src/clocks/wall-clock.js';
 
 const { values } = parseArgs({
   options: { root: { type: 'string' }, db: { type: 'string' }, requests: { type: 'string' }, now: { type: 'string' } },
@@ -54,6 +55,7 @@ const server = await startApiServer({
   // Nothing here acts: only the reads are timed.
   operator: { read, act: {} as OperatorActions, build: { version: 'bench', revision: undefined } },
   now: () => now,
+  wall: wallClock,
   logger: silentLogger,
   token: undefined,
   metrics: createMetrics(),

@@ -9,8 +9,10 @@ import { bodyLimit } from 'hono/body-limit';
 import { LogBudget } from '../ops/log-budget.js';
 import type { Logger } from '../ops/logger.js';
 import type { Operator } from '../operator/operator.js';
+import type { Timers } from '../ports/clock.js';
 import { AuthFailures, localOnlyWithoutToken, operatorAuth, type Refuse } from './auth.js';
 import { dashboardRoutes } from './dashboard-routes.js';
+import { liveStream } from './live-stream.js';
 import type { DaemonMetrics } from './metrics.js';
 import { type ProbeState, startListener } from './probes.js';
 import { publicRoutes, readinessNow } from './public-routes.js';
@@ -21,6 +23,8 @@ import { v1Routes } from './v1-routes.js';
 export interface ApiDeps {
   operator: Operator;
   now: () => number;
+  /** The wall clock's timers (the live stream's pace). */
+  wall: Timers;
   logger: Logger;
   /** Bearer token of /api/v1; undefined: loopback clients only, no other web origin (see auth.ts). */
   token: string | undefined;
@@ -91,6 +95,7 @@ export function createApi(deps: ApiDeps): Hono {
     '/api/v1/*',
     bodyLimit({ maxSize: 16 * 1024, onError: (c) => fail(c, 413, 'E_TOO_LARGE', 'body over 16 KiB') }),
   );
+  app.get('/api/v1/stream', liveStream({ read, wall: deps.wall, ready: () => readinessNow(pub) }));
   app.route('/api/v1', v1Routes(deps.operator));
   return app;
 }

@@ -161,6 +161,7 @@ export function v1Routes(operator: Operator): Hono {
       totals: read.profitTotals(),
     });
   });
+  v1.get('/equity', (c) => c.json({ quotes: read.equity() }));
   v1.get('/prices', (c) => c.json(read.prices()));
   v1.get('/balances', (c) => c.json({ balances: read.balances() }));
 

@@ -279,6 +279,7 @@ export class Daemon {
       listeners.serveApi({
         operator,
         now,
+        wall: wallClock,
         logger,
         token: env.API_TOKEN,
         metrics,

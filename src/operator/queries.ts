@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
-import { type Dec, plain } from '../market/decimal.js';
+import { D, type Dec, dec, plain } from '../market/decimal.js';
 import type { JobStats } from '../ports/scheduler.js';
 import {
   buildStatusView,
@@ -135,6 +135,62 @@ export function createQueries(deps: QueryDeps) {
             pnl: q(s.pnl),
             profitFactor: s.profitFactor === undefined ? null : plain(s.profitFactor.toDecimalPlaces(2)),
             expectancy: s.expectancy === undefined ? null : q(s.expectancy),
+          };
+        });
+    },
+    /**
+     * Equity and return per quote asset, never summed across quotes: the account's balance of the quote plus
+     * what the instances trading in it hold, at the last price; PnL is theirs (realised + unrealised, fees
+     * in), and the return is that PnL over the equity less it (the equity before the instances traded, when
+     * nothing was paid in or out since).
+     */
+    equity() {
+      const { view } = status();
+      const prices = new Map(view.prices.map((p) => [p.symbol, dec(p.price)]));
+      const balances = new Map(engine.balances().map((b) => [b.asset, b.free.plus(b.locked)]));
+      const byQuote = new Map<
+        string,
+        { held: Dec; realised: Dec; unrealised: Dec; priced: boolean; names: string[] }
+      >();
+      for (const i of view.report.instances) {
+        const symbol = i.symbols.length === 1 ? (i.symbols[0] as string) : undefined;
+        const rules = symbol === undefined ? undefined : engine.pairRules(symbol);
+        if (rules === undefined || symbol === undefined) continue;
+        const q = byQuote.get(rules.quoteAsset) ?? {
+          held: D(0),
+          realised: D(0),
+          unrealised: D(0),
+          priced: true,
+          names: [],
+        };
+        const price = prices.get(symbol);
+        if (price === undefined) q.priced = false;
+        else q.held = q.held.plus(i.position.quantity.mul(price));
+        q.realised = q.realised.plus(i.realisedPnl);
+        q.unrealised = q.unrealised.plus(i.unrealisedPnl ?? D(0));
+        q.names.push(i.instance);
+        byQuote.set(rules.quoteAsset, q);
+      }
+      const places = quotePlaces(view.report.instances.flatMap((i) => i.symbols.map((symbol) => ({ symbol }))));
+      return [...byQuote.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([quoteAsset, q]) => {
+          const round = (d: Dec) => plain(d.toDecimalPlaces(places(quoteAsset) ?? 8));
+          const balance = balances.get(quoteAsset);
+          const equity = balance === undefined || !q.priced ? undefined : balance.plus(q.held);
+          const pnl = q.realised.plus(q.unrealised);
+          const before = equity?.minus(pnl);
+          return {
+            quoteAsset,
+            instances: q.names,
+            balance: balance === undefined ? null : round(balance),
+            inPositions: q.priced ? round(q.held) : null,
+            equity: equity === undefined ? null : round(equity),
+            realisedPnl: round(q.realised),
+            unrealisedPnl: round(q.unrealised),
+            pnl: round(pnl),
+            returnPct:
+              before === undefined || !before.gt(0) ? null : plain(pnl.div(before).mul(100).toDecimalPlaces(2)),
           };
         });
     },

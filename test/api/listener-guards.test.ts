@@ -9,12 +9,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_STREAMS } from '../../src/api/live-stream.js';
 import { createMetrics } from '../../src/api/metrics.js';
 import { ProbeState, startMetricsListener } from '../../src/api/probes.js';
 import type { OperatorActions } from '../../src/operator/actions.js';
 import { storeQueries } from '../support/store-queries.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { wallClock } from '../../src/clocks/wall-clock.js';
 import { captureLogger } from '../notify/stand-ins.js';
 
 interface Answer {
@@ -57,6 +59,7 @@ async function listener(token: string | undefined, options: { failingMetrics?: b
       build: { version: '0.0.0', revision: undefined },
     },
     now: () => Date.now(),
+    wall: wallClock,
     logger: log.logger,
     token,
     metrics,
@@ -180,5 +183,67 @@ describe('the listener', () => {
     expect(warnOrWorse.length).toBeGreaterThan(0);
     expect(warnOrWorse.length).toBeLessThanOrEqual(21);
     expect(log.lines.length).toBeLessThanOrEqual(25);
+  });
+});
+
+describe('the live stream (/api/v1/stream)', () => {
+  /** Opens a stream; its first event, and a way to close it. */
+  async function openStream(url: string, token: string | undefined) {
+    const stop = new AbortController();
+    const res = await fetch(`${url}/api/v1/stream`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      signal: stop.signal,
+    });
+    const first = async () => {
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!text.includes('\n\n')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      reader.releaseLock();
+      return text.slice(0, text.indexOf('\n\n'));
+    };
+    return { res, first, close: () => stop.abort() };
+  }
+
+  it('needs the token, starts with the status /status serves, and holds at most MAX_STREAMS at once', async () => {
+    const { url } = await listener(TOKEN);
+    const refused = await openStream(url, 'not-the-token');
+    expect(refused.res.status).toBe(401);
+    const streams = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS; i++) {
+        const s = await openStream(url, TOKEN);
+        streams.push(s);
+        expect(s.res.status).toBe(200);
+        expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      }
+      const event = await (streams[0] as { first: () => Promise<string> }).first();
+      const status = await get(url, '/api/v1/status', { authorization: `Bearer ${TOKEN}` });
+      expect(event.startsWith('event: status\ndata: ')).toBe(true);
+      // The same read model (its time aside: the status is read again after a second).
+      const pushed = JSON.parse(event.slice('event: status\ndata: '.length)) as Record<string, unknown>;
+      expect({ ...pushed, time: null }).toEqual({ ...(JSON.parse(status.body) as object), time: null });
+      const extra = await openStream(url, TOKEN);
+      expect(extra.res.status).toBe(503);
+      expect(await extra.res.text()).toContain('E_TOO_MANY_STREAMS');
+      // A stream whose client went frees its place.
+      (streams.pop() as { close: () => void }).close();
+      await expect
+        .poll(async () => {
+          const again = await openStream(url, TOKEN);
+          if (again.res.status === 200) streams.push(again);
+          return again.res.status;
+        })
+        .toBe(200);
+    } finally {
+      for (const s of streams) s.close();
+    }
+    // The listener closes with streams open (closed by it), as the daemon stops.
+    await server?.close();
+    server = undefined;
   });
 });

@@ -31,7 +31,8 @@ export async function recordCanvasText(context: BrowserContext): Promise<void> {
     CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
       const width = this.measureText(text).width;
       const left = this.textAlign === 'center' ? x - width / 2 : this.textAlign === 'right' || this.textAlign === 'end' ? x - width : x;
-      drawn.push({ canvas: this.canvas, text: String(text), left, right: left + width });
+      const t = this.getTransform();
+      drawn.push({ canvas: this.canvas, text: String(text), left, right: left + width, y: (t.d * y + t.f) / (window.devicePixelRatio || 1) });
       return fillText.call(this, text, x, y, ...rest);
     };
   })()`);
@@ -54,5 +55,20 @@ export function timeAxisLabelsCut(page: Page, selector: string): Promise<string[
     return labels
       .filter((t) => t.left < -0.5 || t.right > width + 0.5)
       .map((t) => t.text + ' at ' + t.left.toFixed(1) + '..' + t.right.toFixed(1) + ' of 0..' + width);
+  })()`);
+}
+
+/**
+ * The labels a Lightweight Charts chart inside `selector` shows on its (first pane's) right price scale now: the
+ * texts drawn on that scale's canvases inside its height (the page opened in a context given to
+ * `recordCanvasText`). A price line's label outside the scale's range is not among them.
+ */
+export function priceAxisLabels(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const cell = document.querySelector(${JSON.stringify(`${selector} table > tr:first-child > td:nth-child(3)`)});
+    if (!cell) throw new Error('no price scale in ' + ${JSON.stringify(selector)});
+    const canvases = [...cell.querySelectorAll('canvas')];
+    const height = cell.clientHeight;
+    return [...new Set(window.__canvasText.filter((t) => canvases.includes(t.canvas) && t.y >= 0 && t.y <= height).map((t) => t.text))];
   })()`);
 }

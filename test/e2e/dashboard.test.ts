@@ -1,16 +1,30 @@
 /**
  * The dashboard in real headless Chromium (Debian's package, driven by playwright-core): a daemon on paper
- * serves it; the page asks for the token once, loads with no console error, shows the instance and a price
- * chart, and its pause button (after the confirmation) pauses the instance, as the database records. Writes
- * docs/dashboard.png for the README when SCREENSHOT=1.
+ * serves it. The page asks for the token once and loads with no console error; it shows every leg of an OCO on
+ * the card and on the chart, whose price scale takes in orders resting far outside the swing; its buttons
+ * (after a confirmation) pause an instance, cancel one order, turn stop-buy on and off, and exit a position
+ * through the control API, as the journal records, saying what was sent or why not; it follows the live stream
+ * (no polling) and polls when the stream cannot be had; its closed trades and profit tables and equity per
+ * quote asset are the API's; no time label is cut at a chart's edge; nothing is wider than a phone. With
+ * SCREENSHOT=1 it writes docs/dashboard.png and docs/dashboard-phone.png (with the orders still open).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
-import { CHROMIUM, launchChromium, recordCanvasText, timeAxisLabelsCut } from './chromium.js';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DaemonProcess, everyOrderFile, freePort, readDb, ROOT, waitFor, lockstepPaperEnv } from './daemon-process.js';
+import { CHROMIUM, launchChromium, priceAxisLabels, recordCanvasText, timeAxisLabelsCut } from './chromium.js';
+import {
+  DaemonProcess,
+  everyOrderFile,
+  freePort,
+  http,
+  journal,
+  lockstepPaperEnv,
+  readDb,
+  ROOT,
+  waitFor,
+} from './daemon-process.js';
 
 const TOKEN = 'dashboard-token-8c41e07f';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-'));
@@ -18,6 +32,8 @@ const db = join(dir, 'bot.db');
 let daemon: DaemonProcess;
 let browser: Browser;
 let url: string;
+const api = (path: string, options: Parameters<typeof http>[1] = {}) =>
+  http(`${url}${path}`, { token: TOKEN, ...options });
 
 beforeAll(async () => {
   const port = await freePort();
@@ -28,6 +44,14 @@ beforeAll(async () => {
       {
         'grid.json': everyOrderFile('swing-trader', { churn: 100_000 }),
         'brackets.json': everyOrderFile('brackets', { near: 20_000 }),
+        // A position to exit, an OCO bracket 5 % either side and a LIMIT BUY 5 % below: far outside the swing.
+        'exiter.json': JSON.stringify({
+          name: 'exiter',
+          strategy: 'exit-target',
+          symbol: 'BTCUSDT',
+          schedule: '* * * * * *',
+          params: { dips: false },
+        }),
       },
       { period: 23, count: 3_000 },
       { API_PORT: String(port), API_TOKEN: TOKEN },
@@ -35,12 +59,11 @@ beforeAll(async () => {
   );
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   await waitFor(
-    'some fills',
-    () => readDb(db, (d) => d.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number) >= 8,
-    {
-      daemon,
-      ms: 60_000,
-    },
+    'some fills and closed trades',
+    () =>
+      readDb(db, (d) => d.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number) >= 12 &&
+      journal(db).some((r) => r.tag === 'bracket' && r.status === 'OPEN'),
+    { daemon, ms: 60_000 },
   );
   browser = await launchChromium();
 }, 120_000);
@@ -51,69 +74,246 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the dashboard', () => {
-  it.skipIf(!existsSync(CHROMIUM))(
-    'loads with no console error, shows the instances and a chart, and pauses an instance from its button',
-    async () => {
-      const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, deviceScaleFactor: 1 });
-      await recordCanvasText(context);
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text());
+interface Opened {
+  context: BrowserContext;
+  page: Page;
+  problems: string[];
+  /** Every control API path the page asked for, in order. */
+  requests: string[];
+}
+
+async function open(width: number, options: { noStream?: boolean; scale?: number } = {}): Promise<Opened> {
+  const context = await browser.newContext({
+    viewport: { width, height: 900 },
+    deviceScaleFactor: options.scale ?? 1,
+  });
+  await recordCanvasText(context);
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('request', (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith('/api/')) requests.push(path);
+  });
+  if (options.noStream === true) await page.route('**/api/v1/stream', (route) => route.abort());
+  else
+    page.on('requestfailed', (r) => {
+      // The stream is cut when the page closes: not a problem.
+      if (!r.url().endsWith('/api/v1/stream'))
+        problems.push(
+          `${new Date().toISOString()} ${r.method()} ${r.url()}: ${r.failure()?.errorText ?? 'failed'} ${JSON.stringify(r.headers())}`,
+        );
+    });
+  await page.goto(url);
+  // Asked once for the token, kept in the tab's session.
+  await page.locator('#token-input').fill(TOKEN);
+  await page.locator('#token-form button[type=submit]').click();
+  await page.locator('article.instance[data-instance="exiter"]').waitFor();
+  return { context, page, problems, requests };
+}
+
+const card = (page: Page, instance: string) => page.locator(`article.instance[data-instance="${instance}"]`);
+
+async function confirm(page: Page): Promise<void> {
+  await page.locator('#confirm-dialog[open]').waitFor();
+  await page.locator('#confirm-ok').click();
+}
+
+/** The latest operator action the journal holds. */
+const lastAction = () =>
+  JSON.parse(
+    readDb(db, (d) =>
+      d.prepare("SELECT data FROM events WHERE kind = 'operator' ORDER BY id DESC LIMIT 1").pluck().get(),
+    ) as string,
+  ) as Record<string, unknown>;
+
+/** How far the document is wider than the window (0: nothing to scroll sideways). */
+/** The value of an attribute on every element the locator finds. */
+const attributes = async (locator: Locator, name: string) =>
+  Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
+
+const overflow = (page: Page) =>
+  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+
+describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
+  let main: Opened;
+
+  it('loads with no console error: instances, charts with no cut label, equity per quote, trades, profit', async () => {
+    main = await open(1366);
+    const { page } = main;
+    await card(page, 'swing-trader').locator('.badge[data-state="running"]').waitFor();
+    await page.locator('.symbol-chart[data-symbol="BTCUSDT"] canvas').first().waitFor();
+    await page.locator('#equity canvas').first().waitFor();
+    await page.locator('#fills tbody tr td.num').first().waitFor();
+    await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
+    expect(await page.locator('#mode').textContent()).toBe('PAPER');
+    expect(await page.locator('#venue').textContent()).toBe('simulated exchange (paper)');
+    // The paper account's history across restarts: this is its first daemon run.
+    expect(await page.locator('#paper dd[data-fact="daemon runs"]').textContent()).toBe('1');
+    expect(await page.evaluate('sessionStorage.length')).toBe(1);
+    for (const chart of ['.symbol-chart[data-symbol="BTCUSDT"]', '#equity'])
+      expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
+
+    // Equity per quote asset: the three instances trade BTCUSDT, so one row, in USDT.
+    await page.locator('#quotes tr[data-quote="USDT"] td[data-figure="equity"]').waitFor();
+    expect(await page.locator('#quotes tbody tr').count()).toBe(1);
+    const equity = await page.locator('#quotes tr[data-quote="USDT"] td[data-figure="equity"]').textContent();
+    expect(Number(equity?.replace(/,/g, ''))).toBeGreaterThan(9_000);
+
+    // The closed trades are the API's (the newest 50), and the profit table has today's row in USDT.
+    await page.locator('#trades tbody tr[data-trade]').first().waitFor();
+    const shown = (await attributes(page.locator('#trades tbody tr[data-trade]'), 'data-trade')).map(Number);
+    const trades = (await api('/api/v1/trades?limit=500')).body as { trades: { id: number }[] };
+    const known = new Set(trades.trades.map((t) => t.id));
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown.filter((id) => !known.has(id))).toEqual([]);
+    await page.locator('#profit tbody tr[data-period]').first().waitFor();
+    expect(await page.locator('#profit tbody tr[data-period] td:nth-child(2)').first().textContent()).toBe('USDT');
+    await page.locator('#periods button[data-period="month"]').click();
+    await expect
+      .poll(() => page.locator('#profit tbody tr[data-period] td:first-child').first().textContent())
+      .toMatch(/^\d{4}-\d{2}$/);
+    expect(main.problems).toEqual([]);
+  }, 60_000);
+
+  it('shows every leg of an OCO on the card and on the chart, whose scale takes in orders far outside the swing', async () => {
+    const { page } = main;
+    const oco = card(page, 'exiter').locator('li[data-order-type="OCO"]');
+    await oco.waitFor();
+    expect(await attributes(oco.locator('[data-leg]'), 'data-leg')).toEqual(['limit', 'stop', 'stop-limit']);
+    const orders = (await api('/api/v1/orders?instance=exiter')).body as {
+      orders: { type: string; price: string | null; stopPrice: string | null; limitPrice: string | null }[];
+    };
+    const bracket = orders.orders.find((o) => o.type === 'OCO');
+    const dip = orders.orders.find((o) => o.type === 'LIMIT');
+    const prices = [bracket?.price, bracket?.stopPrice, bracket?.limitPrice, dip?.price].map(Number);
+    expect(prices.every((p) => p > 0)).toBe(true);
+    const chart = '.symbol-chart[data-symbol="BTCUSDT"]';
+    // Each leg named in the chart's legend and drawn as a line whose price label is on the scale: the legs rest
+    // 5 % and 6 % from a price that swings 1.5 %, so the scale was stretched to take them in.
+    for (const p of prices) {
+      await page.locator(`${chart} .legend [data-leg-price="${p}"]`).first().waitFor();
+      await expect.poll(async () => priceAxisLabels(page, chart)).toContain(p.toFixed(2));
+    }
+    if (process.env.SCREENSHOT === '1') {
+      // Half a minute of prices makes a chart worth looking at.
+      await page.waitForTimeout(30_000);
+      await page.evaluate('window.scrollTo(0, 0)');
+      await page.mouse.move(1, 1);
+      await page.screenshot({
+        path: join(ROOT, 'docs/dashboard.png'),
+        fullPage: true,
+        clip: { x: 0, y: 0, width: 1366, height: 1400 },
       });
-      page.on('pageerror', (e) => problems.push(e.message));
-      page.on('requestfailed', (r) => problems.push(`${r.url()}: ${r.failure()?.errorText ?? 'failed'}`));
-      await page.goto(url);
-      // Asked once for the token, kept in the tab's session.
-      await page.locator('#token-input').fill(TOKEN);
-      await page.locator('#token-form button[type=submit]').click();
-      await page.locator('article.instance[data-instance="swing-trader"] .badge[data-state="running"]').waitFor();
-      await page.locator('article.instance[data-instance="brackets"]').waitFor();
-      await page.locator('.symbol-chart[data-symbol="BTCUSDT"] canvas').first().waitFor();
-      await page.locator('#equity canvas').first().waitFor();
-      await page.locator('#fills tbody tr td.num').first().waitFor();
-      await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
-      for (const chart of ['.symbol-chart[data-symbol="BTCUSDT"]', '#equity'])
-        expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
-      expect(await page.locator('#mode').textContent()).toBe('PAPER');
-      // The paper account's history across restarts: this is its first daemon run.
-      expect(await page.locator('#paper dd[data-fact="daemon runs"]').textContent()).toBe('1');
-      expect(await page.evaluate('sessionStorage.length')).toBe(1);
+    }
+  }, 60_000);
 
-      if (process.env.SCREENSHOT === '1') {
-        // A minute of prices makes a chart worth looking at.
-        await page.waitForTimeout(60_000);
-        await page.mouse.move(1, 1);
-        await page.screenshot({ path: join(ROOT, 'docs/dashboard.png') });
-        const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
-        const small = await phone.newPage();
-        await small.goto(url);
-        await small.locator('#token-input').fill(TOKEN);
-        await small.locator('#token-form button[type=submit]').click();
-        await small.locator('article.instance').first().waitFor();
-        await small.waitForTimeout(2500);
-        await small.screenshot({ path: join(ROOT, '.tmp/dashboard-phone.png'), fullPage: true });
-        await phone.close();
-      }
+  it('fits a phone: nothing wider than the screen, the cards one under the other', async () => {
+    const phone = await open(390, { scale: 2 });
+    await phone.page.locator('#trades tbody tr').first().waitFor();
+    await phone.page.locator('.symbol-chart canvas').first().waitFor();
+    expect(await overflow(phone.page)).toBe(0);
+    if (process.env.SCREENSHOT === '1') {
+      await phone.page.waitForTimeout(2500);
+      await phone.page.screenshot({
+        path: join(ROOT, 'docs/dashboard-phone.png'),
+        fullPage: true,
+        clip: { x: 0, y: 0, width: 390, height: 1500 },
+      });
+    }
+    expect(phone.problems).toEqual([]);
+    await phone.context.close();
+  });
 
-      await page.locator('article.instance[data-instance="swing-trader"] button[data-action="pause"]').click();
-      await page.locator('#confirm-dialog[open]').waitFor();
-      await page.locator('#confirm-ok').click();
-      await waitFor('the pause in the database', () =>
-        readDb(db, (d) =>
-          d.prepare("SELECT 1 FROM events WHERE instance = 'swing-trader' AND kind = 'paused'").pluck().get(),
-        ),
-      );
-      await page.locator('article.instance[data-instance="swing-trader"] .badge[data-state="paused"]').waitFor();
-      await page.locator('article.instance[data-instance="swing-trader"] button[data-action="resume"]').waitFor();
-      const action = readDb(db, (d) =>
-        d.prepare("SELECT data FROM events WHERE kind = 'operator' ORDER BY id DESC LIMIT 1").pluck().get(),
-      ) as string;
-      expect(JSON.parse(action)).toMatchObject({ action: 'pause', instance: 'swing-trader', source: 'api 127.0.0.1' });
-      expect(problems).toEqual([]);
-      await context.close();
-    },
-    180_000,
-  );
+  it('pauses an instance and cancels one order from their buttons, after a confirmation', async () => {
+    const { page } = main;
+    await card(page, 'swing-trader').locator('button[data-action="pause"]').click();
+    await confirm(page);
+    await card(page, 'swing-trader').locator('.badge[data-state="paused"]').waitFor();
+    await card(page, 'swing-trader').locator('button[data-action="resume"]').waitFor();
+    expect(lastAction()).toMatchObject({ action: 'pause', instance: 'swing-trader', source: 'api 127.0.0.1' });
+
+    const dip = journal(db).find((r) => r.tag === 'dip' && r.status === 'OPEN');
+    expect(dip).toBeDefined();
+    await card(page, 'exiter').locator(`button[data-cancel="${dip?.local_id}"]`).click();
+    await confirm(page);
+    await waitFor('the cancel in the journal', () =>
+      journal(db).some((r) => r.local_id === dip?.local_id && r.status === 'CANCELED'),
+    );
+    await page.locator('[data-flash="ok"]', { hasText: 'cancel' }).waitFor();
+    await card(page, 'exiter').locator(`li[data-order="${dip?.local_id}"]`).waitFor({ state: 'detached' });
+    expect(lastAction()).toMatchObject({ action: 'cancel', order: dip?.local_id });
+  });
+
+  it('turns stop-buy on and off from its button, shown in the banner', async () => {
+    const { page } = main;
+    await page.locator('#stop-buy').click();
+    await confirm(page);
+    await expect.poll(() => page.locator('#stop-buy').textContent()).toMatch(/Stop-buy ON/);
+    await page.locator('.state-alert', { hasText: 'Stop-buy on' }).waitFor();
+    const on = (await api('/api/v1/status')).body as { stopBuy: { on: boolean } };
+    expect(on.stopBuy.on).toBe(true);
+    await page.locator('#stop-buy').click();
+    await confirm(page);
+    await expect.poll(() => page.locator('#stop-buy').textContent()).toBe('Stop-buy');
+    expect(lastAction()).toMatchObject({ action: 'stop-buy', on: false });
+  });
+
+  it('exits a position from its button: a bad limit price is refused with the field named, then at market', async () => {
+    const { page } = main;
+    const exitButton = card(page, 'exiter').locator('button[data-action="exit"]');
+    const logged = main.problems.length;
+    await exitButton.click();
+    await page.locator('#exit-dialog[open]').waitFor();
+    await page.locator('#exit-price').fill('twenty');
+    await page.locator('#exit-ok').click();
+    const refused = page.locator('[data-flash="error"]');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/body\.price.*E_BAD_REQUEST|E_BAD_REQUEST.*body\.price/s);
+    expect(journal(db).filter((r) => r.tag === 'exit')).toEqual([]);
+    // The browser logs the refused request itself: that line is expected, any other is not.
+    main.problems.push(...main.problems.splice(logged).filter((p) => !p.includes('status of 400 (Bad Request)')));
+
+    await exitButton.click();
+    await page.locator('#exit-dialog[open]').waitFor();
+    await page.locator('#exit-ok').click();
+    const answer = page.locator('[data-flash="ok"]', { hasText: 'exit' });
+    await answer.waitFor({ timeout: 30_000 });
+    expect(await answer.textContent()).toMatch(/SELL/);
+    await waitFor('the exit SELL filled', () =>
+      journal(db).some((r) => r.tag === 'exit' && r.type === 'MARKET' && r.status === 'FILLED'),
+    );
+    expect(journal(db).filter((r) => r.tag === 'exit')).toHaveLength(1);
+    // Paused, its bracket cancelled, and nothing left to exit: the button is gone.
+    await card(page, 'exiter').locator('.badge[data-state="paused"]').waitFor();
+    await card(page, 'exiter').locator('li[data-order-type="OCO"]').waitFor({ state: 'detached' });
+    await exitButton.waitFor({ state: 'detached' });
+    expect(lastAction()).toMatchObject({ action: 'exit', instance: 'exiter', type: 'MARKET' });
+    expect(main.problems).toEqual([]);
+  }, 60_000);
+
+  it('follows the live stream: a change made elsewhere shows without the page asking for the status', async () => {
+    const { page, requests } = main;
+    await expect.poll(() => page.locator('#footer').getAttribute('data-updates')).toBe('live');
+    const from = requests.length;
+    expect((await api('/api/v1/instances/brackets/pause', { method: 'POST', body: {} })).status).toBe(200);
+    await card(page, 'brackets').locator('.badge[data-state="paused"]').waitFor({ timeout: 10_000 });
+    expect(requests.slice(from).filter((p) => p === '/api/v1/status')).toEqual([]);
+    expect(main.problems).toEqual([]);
+  });
+
+  it('polls when the stream cannot be had, and says so', async () => {
+    const polled = await open(1366, { noStream: true });
+    const { page, requests } = polled;
+    await expect.poll(() => page.locator('#footer').getAttribute('data-updates')).toBe('polling');
+    expect(await page.locator('#footer').textContent()).toMatch(/polling every 2 s \(no live stream/);
+    expect((await api('/api/v1/instances/brackets/resume', { method: 'POST', body: {} })).status).toBe(200);
+    await card(page, 'brackets').locator('.badge[data-state="running"]').waitFor({ timeout: 10_000 });
+    expect(requests.filter((p) => p === '/api/v1/status').length).toBeGreaterThan(1);
+    await polled.context.close();
+  });
 });

@@ -1,11 +1,29 @@
-// The dashboard: reads the control API (/api/v1) and polls it, conditional on ETags where it can; every
-// action asks for a confirmation first. No framework, no build step, nothing loaded from elsewhere.
+// The dashboard: reads the control API (/api/v1) once, then follows its live stream (/api/v1/stream,
+// server-sent events read through fetch so the token goes in a header), and polls every 2 s only while the
+// stream cannot be had. Every action goes through the control API (the operator layer) after a confirmation,
+// and says what it did or why not. No framework, no build step, nothing loaded from elsewhere.
 'use strict';
 (function () {
   const L = window.LightweightCharts;
   const TOKEN_KEY = 'spot-bot-api-token';
+  const POLL_MS = 2000;
+  /** The chart keeps this many points per symbol (as the daemon does). */
+  const MAX_POINTS = 2000;
   const $ = (id) => document.getElementById(id);
-  const state = { status: null, etag: null, daemon: null, charts: new Map(), equity: null, waitingForToken: false };
+  const state = {
+    status: null,
+    daemon: null,
+    prices: {},
+    fills: [],
+    charts: new Map(),
+    equity: null,
+    period: 'day',
+    waitingForToken: false,
+    /** 'live' (the stream is open), 'polling' (it is not: why in streamProblem), or 'starting'. */
+    updates: 'starting',
+    streamProblem: '',
+  };
+  const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   // --- the API -------------------------------------------------------------------------------------------
   class ApiError extends Error {
@@ -13,13 +31,19 @@
       super((body && body.error && body.error.message) || `HTTP ${status}`);
       this.status = status;
       this.body = body;
+      this.code = body && body.error && body.error.code;
     }
   }
 
-  async function api(path, options = {}) {
-    const headers = Object.assign({}, options.headers);
+  function authHeaders(extra) {
+    const headers = Object.assign({}, extra);
     const token = sessionStorage.getItem(TOKEN_KEY);
     if (token) headers.authorization = `Bearer ${token}`;
+    return headers;
+  }
+
+  async function api(path, options = {}) {
+    const headers = authHeaders(options.headers);
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(path, {
       method: options.method || 'GET',
@@ -27,10 +51,14 @@
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       cache: 'no-cache',
     });
-    if (res.status === 304) return { notModified: true, res };
     const text = await res.text();
-    const body = text ? JSON.parse(text) : null;
-    if (res.status === 401) askToken(token ? 'That token was refused.' : '');
+    let body = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      body = null;
+    }
+    if (res.status === 401) askToken(sessionStorage.getItem(TOKEN_KEY) ? 'That token was refused.' : '');
     if (!res.ok) throw new ApiError(res.status, body);
     return { body, res };
   }
@@ -46,15 +74,10 @@
     sessionStorage.setItem(TOKEN_KEY, $('token-input').value.trim());
     $('token-input').value = '';
     state.waitingForToken = false;
-    state.etag = null;
     void refreshAll();
   });
 
-  function confirmAction(title, text, okLabel) {
-    const dialog = $('confirm-dialog');
-    $('confirm-title').textContent = title;
-    $('confirm-text').textContent = text;
-    $('confirm-ok').textContent = okLabel;
+  function openDialog(dialog) {
     dialog.returnValue = '';
     dialog.showModal();
     return new Promise((resolve) =>
@@ -62,17 +85,34 @@
     );
   }
 
-  async function act(title, text, okLabel, path, method, body) {
-    if (!(await confirmAction(title, text, okLabel))) return;
+  function confirmAction(title, text, okLabel) {
+    $('confirm-title').textContent = title;
+    $('confirm-text').textContent = text;
+    $('confirm-ok').textContent = okLabel;
+    return openDialog($('confirm-dialog'));
+  }
+
+  /** What went wrong, for a person: the API's message, every problem it named, and its stable code. */
+  function errorText(err) {
+    const problems = err.body && err.body.error && err.body.error.problems;
+    const list = Array.isArray(problems) && problems.length > 0 ? `: ${problems.join('; ')}` : '';
+    return `${err.message}${list}${err.code ? ` (${err.code})` : ''}`;
+  }
+
+  /** Sends an action and says what it did, or why not; then reads the status again. */
+  async function send(path, method, body) {
     try {
       const { body: result } = await api(path, { method, body });
       flash(`${result.action}: ${result.outcome}`, false);
     } catch (err) {
-      const problems = err.body && err.body.error && err.body.error.problems;
-      flash(`${err.message}${problems ? ` (${problems.join('; ')})` : ''}`, true);
+      flash(`Refused: ${errorText(err)}`, true);
     }
-    state.etag = null;
     await refreshStatus();
+  }
+
+  async function act(title, text, okLabel, path, method, body) {
+    if (!(await confirmAction(title, text, okLabel))) return;
+    await send(path, method, body);
   }
 
   // --- formatting ----------------------------------------------------------------------------------------
@@ -92,23 +132,91 @@
     if (!Number.isFinite(n)) return String(text);
     return n.toLocaleString(undefined, { maximumFractionDigits: Math.abs(n) >= 1000 ? 2 : digits });
   };
-  const signed = (text) => {
+  const signed = (text, digits = 4) => {
+    if (text === null || text === undefined) return '–';
     const n = Number(text);
-    return el('span', { class: n > 0 ? 'pos' : n < 0 ? 'neg' : '' }, num(text, 4));
+    return el('span', { class: n > 0 ? 'pos' : n < 0 ? 'neg' : '' }, num(text, digits));
   };
   const time = (iso) => (iso ? iso.replace('T', ' ').slice(0, 19) : '–');
-  /** Today's times without the date (the tables stay narrow on a phone). */
-  const shortTime = (iso) =>
-    iso && iso.slice(0, 10) === new Date().toISOString().slice(0, 10) ? iso.slice(11, 19) : time(iso);
+  /** Times on the venue's day without the date (the tables stay narrow on a phone). */
+  const shortTime = (iso) => {
+    const today = state.status && state.status.time ? state.status.time.slice(0, 10) : '';
+    return iso && iso.slice(0, 10) === today ? iso.slice(11, 19) : time(iso);
+  };
   const seconds = (ms) => Math.floor(ms / 1000);
+  const duration = (ms) => {
+    const s = Math.round(ms / 1000);
+    if (s < 120) return `${s} s`;
+    if (s < 7200) return `${Math.round(s / 60)} min`;
+    if (s < 172800) return `${(s / 3600).toFixed(1)} h`;
+    return `${(s / 86400).toFixed(1)} d`;
+  };
 
   let flashTimer;
   function flash(message, isError) {
     const box = $('alerts');
     box.querySelectorAll('.flash').forEach((n) => n.remove());
-    box.prepend(el('div', { class: `alert flash${isError ? ' error' : ''}` }, message));
+    box.prepend(
+      el('div', { class: `alert flash${isError ? ' error' : ''}`, 'data-flash': isError ? 'error' : 'ok' }, message),
+    );
     clearTimeout(flashTimer);
-    flashTimer = setTimeout(() => box.querySelectorAll('.flash').forEach((n) => n.remove()), 6000);
+    flashTimer = setTimeout(() => box.querySelectorAll('.flash').forEach((n) => n.remove()), isError ? 15000 : 8000);
+  }
+
+  // --- orders: every leg --------------------------------------------------------------------------------
+  /**
+   * The legs of an open order, each a price the order acts at: a LIMIT's price; a STOP_LIMIT's stop and its
+   * limit; an OCO's limit (maker) leg, its stop and its stop-limit.
+   */
+  function legs(o) {
+    const out = [];
+    const add = (kind, price) => {
+      if (price !== null && price !== undefined && Number.isFinite(Number(price))) out.push({ kind, price });
+    };
+    if (o.type === 'OCO') {
+      add('limit', o.price);
+      add('stop', o.stopPrice);
+      add('stop-limit', o.limitPrice);
+    } else if (o.type === 'STOP_LIMIT') {
+      add('stop', o.stopPrice);
+      add('limit', o.price ?? o.limitPrice);
+    } else add('limit', o.price ?? o.limitPrice);
+    return out;
+  }
+
+  function orderLine(o) {
+    const quantity = o.quantity !== null ? num(o.quantity) : `${num(o.quoteAmount)} quote`;
+    const parts = legs(o).map((leg) =>
+      el('span', { class: `leg ${leg.kind}`, 'data-leg': leg.kind }, `${leg.kind} ${num(leg.price)}`),
+    );
+    const cancel = el(
+      'button',
+      {
+        type: 'button',
+        class: 'small-button',
+        'data-cancel': o.localId,
+        title: 'Cancel this order on the exchange',
+        onclick: () =>
+          act(
+            `Cancel ${o.side} ${o.type} ${quantity}?`,
+            `${o.symbol}, ${legs(o)
+              .map((leg) => `${leg.kind} ${leg.price}`)
+              .join(', ')}. The order is cancelled on the exchange (every leg of an OCO).`,
+            'Cancel order',
+            `/api/v1/orders/${encodeURIComponent(o.localId)}`,
+            'DELETE',
+          ),
+      },
+      'Cancel',
+    );
+    return el(
+      'li',
+      { 'data-order': o.localId, 'data-order-type': o.type },
+      el('span', { class: o.side }, o.side),
+      el('span', { class: 'what' }, `${o.type} ${quantity}`, ...parts.flatMap((p) => [' ', p])),
+      el('span', { class: 'muted' }, o.status),
+      cancel,
+    );
   }
 
   // --- rendering -----------------------------------------------------------------------------------------
@@ -126,9 +234,15 @@
     kill.disabled = false;
     kill.classList.toggle('on', s.killSwitch.on);
     kill.textContent = s.killSwitch.on ? 'Kill switch ON — turn off' : 'Kill switch';
+    const stopBuy = $('stop-buy');
+    stopBuy.disabled = false;
+    stopBuy.classList.toggle('on', s.stopBuy.on);
+    stopBuy.textContent = s.stopBuy.on ? 'Stop-buy ON — turn off' : 'Stop-buy';
     const alerts = [];
     if (s.daemon.state !== 'running') alerts.push(['error', `The daemon is ${s.daemon.state}.`]);
     if (s.killSwitch.on) alerts.push(['', `Kill switch on (${s.killSwitch.file}): no new orders.`]);
+    if (s.stopBuy.on)
+      alerts.push(['', 'Stop-buy on: no new BUY orders; exits and protective SELL orders still go out.']);
     if (s.authHalted) {
       const button = el('button', { type: 'button', onclick: clearHalt }, 'Clear halt');
       alerts.push([
@@ -146,7 +260,38 @@
     const box = $('alerts');
     box.querySelectorAll('.state-alert').forEach((n) => n.remove());
     for (const [kind, content] of alerts) box.append(el('div', { class: `alert state-alert ${kind}` }, content));
-    $('footer').textContent = `status at ${time(s.time)} UTC · daemon pid ${s.daemon.pid ?? '–'} · updates every 2 s`;
+    const paper = s.paper;
+    $('time-note').textContent =
+      paper && paper.data !== 'live' ? '; on paper on a recording, that is the recording’s time' : '';
+    renderFooter();
+  }
+
+  function renderFooter() {
+    const s = state.status;
+    const updates =
+      state.updates === 'live'
+        ? 'live updates (pushed)'
+        : state.updates === 'polling'
+          ? `polling every ${POLL_MS / 1000} s (no live stream: ${state.streamProblem})`
+          : 'connecting';
+    $('footer').dataset.updates = state.updates;
+    $('footer').textContent = s
+      ? `status at ${time(s.time)} UTC (venue time) · daemon pid ${s.daemon.pid ?? '–'} · ${updates}`
+      : updates;
+  }
+
+  function instanceButton(label, action, i, options) {
+    return el(
+      'button',
+      {
+        type: 'button',
+        class: options.primary ? 'primary' : options.danger ? 'danger' : '',
+        'data-action': action,
+        'data-instance': i.instance,
+        onclick: options.onclick,
+      },
+      label,
+    );
   }
 
   function renderInstances() {
@@ -160,42 +305,39 @@
     const config = new Map(((state.daemon && state.daemon.instances) || []).map((i) => [i.name, i]));
     for (const i of s.instances) {
       const c = config.get(i.instance);
-      const canPause = i.state === 'running';
-      const canResume = i.state === 'paused';
-      const button =
-        canPause || canResume
-          ? el(
-              'button',
-              {
-                type: 'button',
-                class: canPause ? '' : 'primary',
-                'data-action': canPause ? 'pause' : 'resume',
-                'data-instance': i.instance,
-                onclick: () =>
-                  act(
-                    `${canPause ? 'Pause' : 'Resume'} ${i.instance}?`,
-                    canPause
-                      ? 'It places nothing while paused; its open orders stay on the exchange.'
-                      : 'Its strategy runs again from its saved state.',
-                    canPause ? 'Pause' : 'Resume',
-                    `/api/v1/instances/${encodeURIComponent(i.instance)}/${canPause ? 'pause' : 'resume'}`,
-                    'POST',
-                  ),
-              },
-              canPause ? 'Pause' : 'Resume',
-            )
-          : null;
-      const orders = el('ul', { class: 'orders' });
-      for (const o of i.openOrders)
-        orders.append(
-          el(
-            'li',
-            {},
-            el('span', { class: o.side }, o.side),
-            `${o.type} ${num(o.quantity)} @ ${num(o.price ?? o.stopPrice ?? o.limitPrice)}`,
-            el('span', { class: 'muted' }, o.status),
-          ),
+      const path = (what) => `/api/v1/instances/${encodeURIComponent(i.instance)}/${what}`;
+      const buttons = [];
+      if (i.state === 'running')
+        buttons.push(
+          instanceButton('Pause', 'pause', i, {
+            onclick: () =>
+              act(
+                `Pause ${i.instance}?`,
+                'It places nothing while paused; its open orders stay on the exchange.',
+                'Pause',
+                path('pause'),
+                'POST',
+              ),
+          }),
         );
+      if (i.state === 'paused')
+        buttons.push(
+          instanceButton('Resume', 'resume', i, {
+            primary: true,
+            onclick: () =>
+              act(
+                `Resume ${i.instance}?`,
+                'Its strategy runs again from its saved state.',
+                'Resume',
+                path('resume'),
+                'POST',
+              ),
+          }),
+        );
+      if ((i.state === 'running' || i.state === 'paused') && Number(i.position.quantity) > 0)
+        buttons.push(instanceButton('Exit', 'exit', i, { danger: true, onclick: () => exitDialog(i) }));
+      const orders = el('ul', { class: 'orders' });
+      for (const o of i.openOrders) orders.append(orderLine(o));
       box.append(
         el(
           'article',
@@ -206,7 +348,7 @@
             el('span', { class: 'name' }, i.instance),
             el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state),
             el('span', { class: 'spacer' }),
-            button,
+            ...buttons,
           ),
           el(
             'div',
@@ -217,36 +359,43 @@
           el(
             'div',
             { class: 'figures' },
-            el(
-              'div',
-              {},
-              el('span', { class: 'label' }, 'position'),
-              el('span', { class: 'value' }, num(i.position.quantity)),
-            ),
-            el(
-              'div',
-              {},
-              el('span', { class: 'label' }, 'realised'),
-              el('span', { class: 'value' }, signed(i.realisedPnl)),
-            ),
-            el(
-              'div',
-              {},
-              el('span', { class: 'label' }, 'unrealised'),
-              el('span', { class: 'value' }, i.unrealisedPnl === null ? '–' : signed(i.unrealisedPnl)),
-            ),
-            el(
-              'div',
-              {},
-              el('span', { class: 'label' }, 'open orders'),
-              el('span', { class: 'value' }, String(i.openOrders.length)),
-            ),
+            figure('position', num(i.position.quantity), 'position'),
+            figure('realised', signed(i.realisedPnl)),
+            figure('unrealised', signed(i.unrealisedPnl)),
+            figure('open orders', String(i.openOrders.length)),
           ),
           i.openOrders.length > 0 ? orders : null,
         ),
       );
     }
   }
+
+  function figure(label, value, key) {
+    return el(
+      'div',
+      {},
+      el('span', { class: 'label' }, label),
+      el('span', { class: 'value', ...(key ? { 'data-figure': key } : {}) }, value),
+    );
+  }
+
+  /** The exit: at market, or a limit at a price the operator types; the answer says what was sent. */
+  async function exitDialog(i) {
+    $('exit-title').textContent = `Exit ${i.instance}?`;
+    $('exit-text').textContent =
+      `It pauses ${i.instance}, cancels its open orders and sells its position (${num(i.position.quantity)}, ` +
+      'less what is below the pair’s step) through the same order path as the strategy’s orders.';
+    $('exit-error').textContent = '';
+    $('exit-price').value = '';
+    $('exit-form').querySelector('input[value="market"]').checked = true;
+    if (!(await openDialog($('exit-dialog')))) return;
+    const limit = $('exit-form').querySelector('input[value="limit"]').checked;
+    const body = limit ? { type: 'limit', price: $('exit-price').value.trim() } : { type: 'market' };
+    await send(`/api/v1/instances/${encodeURIComponent(i.instance)}/exit`, 'POST', body);
+  }
+  $('exit-price').addEventListener('focus', () => {
+    $('exit-form').querySelector('input[value="limit"]').checked = true;
+  });
 
   function renderActions() {
     const list = $('actions');
@@ -275,7 +424,7 @@
     if (!paper) return;
     const held = paper.balances
       .filter((b) => b.free !== '0' || b.locked !== '0')
-      .map((b) => `${b.asset} ${b.free}${b.locked === '0' ? '' : ` (+${b.locked} locked)`}`);
+      .map((b) => `${b.asset} ${num(b.free)}${b.locked === '0' ? '' : ` (+${num(b.locked)} locked)`}`);
     const funded = Object.entries(paper.funding).map(([asset, amount]) => `${asset} ${amount}`);
     const facts = [
       [
@@ -291,10 +440,14 @@
     $('paper').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', { 'data-fact': k }, v)]));
   }
 
+  function emptyRow(body, columns, text) {
+    body.append(el('tr', {}, el('td', { colspan: String(columns), class: 'muted' }, text)));
+  }
+
   function renderFills(fills) {
     const body = $('fills').querySelector('tbody');
     body.replaceChildren();
-    if (fills.length === 0) body.append(el('tr', {}, el('td', { colspan: '6', class: 'muted' }, 'No fills yet.')));
+    if (fills.length === 0) emptyRow(body, 6, 'No fills yet.');
     for (const f of fills)
       body.append(
         el(
@@ -309,6 +462,81 @@
         ),
       );
   }
+
+  function renderQuotes(quotes) {
+    const body = $('quotes').querySelector('tbody');
+    body.replaceChildren();
+    if (quotes.length === 0) emptyRow(body, 6, 'No instance has a price yet.');
+    for (const q of quotes)
+      body.append(
+        el(
+          'tr',
+          { 'data-quote': q.quoteAsset, title: `instances: ${q.instances.join(', ')}` },
+          el('td', {}, q.quoteAsset),
+          el('td', { class: 'num', 'data-figure': 'equity' }, q.equity === null ? '–' : num(q.equity, 2)),
+          el('td', { class: 'num' }, signed(q.returnPct, 2)),
+          el('td', { class: 'num', 'data-figure': 'pnl' }, signed(q.pnl)),
+          el('td', { class: 'num' }, signed(q.realisedPnl)),
+          el('td', { class: 'num' }, signed(q.unrealisedPnl)),
+        ),
+      );
+  }
+
+  function renderTrades(trades, profit) {
+    const body = $('trades').querySelector('tbody');
+    body.replaceChildren();
+    if (trades.length === 0) emptyRow(body, 9, 'No closed trade yet.');
+    for (const t of trades)
+      body.append(
+        el(
+          'tr',
+          { 'data-trade': String(t.id) },
+          el('td', {}, shortTime(t.exitTime)),
+          el('td', {}, t.instance),
+          el('td', { class: 'num' }, num(t.quantity)),
+          el('td', { class: 'num' }, num(t.entryPrice)),
+          el('td', { class: 'num' }, num(t.exitPrice)),
+          el('td', { class: 'num' }, signed(t.pnl), ` ${t.quoteAsset ?? ''}`),
+          el('td', { class: 'num' }, signed(t.pnlPct, 2)),
+          el('td', { class: 'num' }, duration(t.durationMs)),
+          el('td', { class: 'muted' }, [t.entryTag, t.exitTag].map((x) => x ?? '–').join(' → ')),
+        ),
+      );
+    $('trade-totals').textContent = profit.totals
+      .map(
+        (q) =>
+          `${q.quoteAsset}: ${q.trades} trades, PnL ${num(q.pnl, 4)}, win rate ${q.winRatePct ?? '–'} %` +
+          (q.profitFactor === null ? '' : `, profit factor ${q.profitFactor}`),
+      )
+      .join(' · ');
+  }
+
+  function renderProfit(profit) {
+    const body = $('profit').querySelector('tbody');
+    body.replaceChildren();
+    if (profit.periods.length === 0) emptyRow(body, 6, 'No closed trade yet.');
+    for (const p of profit.periods)
+      body.append(
+        el(
+          'tr',
+          { 'data-period': p.start },
+          el('td', {}, p.period),
+          el('td', {}, p.quoteAsset),
+          el('td', { class: 'num' }, String(p.trades)),
+          el('td', { class: 'num' }, p.winRatePct ?? '–'),
+          el('td', { class: 'num' }, signed(p.pnl)),
+          el('td', { class: 'num' }, num(p.fees)),
+        ),
+      );
+    for (const b of $('periods').querySelectorAll('button'))
+      b.classList.toggle('on', b.dataset.period === state.period);
+  }
+
+  for (const b of $('periods').querySelectorAll('button'))
+    b.addEventListener('click', async () => {
+      state.period = b.dataset.period;
+      await refreshTrades().catch((err) => flash(`Cannot read the control API: ${err.message}`, true));
+    });
 
   const chartOptions = () => ({
     autoSize: true,
@@ -342,63 +570,107 @@
     let chart = state.charts.get(symbol);
     if (chart) return chart;
     const box = el('div', { class: 'chart' });
-    const wrap = el('div', { class: 'symbol-chart', 'data-symbol': symbol }, el('h3', {}, symbol), box);
+    const legend = el('div', { class: 'legend small' });
+    const wrap = el('div', { class: 'symbol-chart', 'data-symbol': symbol }, el('h3', {}, symbol), legend, box);
     $('charts').append(wrap);
     const c = L.createChart(box, chartOptions());
-    const series = c.addSeries(L.LineSeries, { color: '#2962ff', lineWidth: 2, priceLineVisible: true });
-    chart = { chart: c, series, markers: L.createSeriesMarkers(series, []), lines: [], data: [] };
+    chart = { chart: c, legend, lines: [], orderPrices: [], data: [] };
+    // The price scale takes in every open order's legs, so none is off the chart however far it rests.
+    chart.series = c.addSeries(L.LineSeries, {
+      color: '#2962ff',
+      lineWidth: 2,
+      priceLineVisible: true,
+      autoscaleInfoProvider: (original) => {
+        const range = original();
+        if (!range || chart.orderPrices.length === 0) return range;
+        return {
+          ...range,
+          priceRange: {
+            minValue: Math.min(range.priceRange.minValue, ...chart.orderPrices),
+            maxValue: Math.max(range.priceRange.maxValue, ...chart.orderPrices),
+          },
+        };
+      },
+    });
+    chart.markers = L.createSeriesMarkers(chart.series, []);
     state.charts.set(symbol, chart);
     return chart;
   }
 
-  function renderPrices(prices, fills) {
+  const LEG_STYLE = { limit: L.LineStyle.Solid, stop: L.LineStyle.Dashed, 'stop-limit': L.LineStyle.Dotted };
+
+  function renderPrices() {
     const s = state.status;
-    for (const [symbol, points] of Object.entries(prices.recent)) {
+    for (const [symbol, points] of Object.entries(state.prices)) {
       const chart = symbolChart(symbol);
       chart.data = perSecond(points);
+      const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
+      for (const line of chart.lines) chart.series.removePriceLine(line);
+      chart.lines = [];
+      chart.orderPrices = [];
+      const legend = [];
+      for (const o of open)
+        for (const leg of legs(o)) {
+          const price = Number(leg.price);
+          chart.orderPrices.push(price);
+          chart.lines.push(
+            chart.series.createPriceLine({
+              price,
+              color: o.side === 'BUY' ? '#089981' : '#f23645',
+              lineWidth: 1,
+              lineStyle: LEG_STYLE[leg.kind],
+              axisLabelVisible: true,
+              title: '',
+            }),
+          );
+          legend.push(
+            el(
+              'span',
+              { class: `${o.side}-leg`, 'data-leg-price': leg.price },
+              `${o.side} ${o.type === 'LIMIT' ? 'limit' : `${o.type} ${leg.kind}`} ${num(leg.price)}`,
+            ),
+          );
+        }
+      chart.legend.replaceChildren(...(legend.length > 0 ? legend : [el('span', { class: 'muted' }, 'no open order')]));
       chart.series.setData(chart.data);
       // The whole recent window, always: the page is for a glance, not for study.
       chart.chart.timeScale().fitContent();
-      for (const line of chart.lines) chart.series.removePriceLine(line);
-      chart.lines = [];
-      const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
-      for (const o of open) {
-        const price = Number(o.price ?? o.limitPrice ?? o.stopPrice);
-        if (!Number.isFinite(price)) continue;
-        chart.lines.push(
-          chart.series.createPriceLine({
-            price,
-            color: o.side === 'BUY' ? '#089981' : '#f23645',
-            lineWidth: 1,
-            lineStyle: L.LineStyle.Dashed,
-            axisLabelVisible: true,
-            title: `${o.side} ${o.type}`,
-          }),
-        );
-      }
-      // Each fill marked at the chart's nearest time at or before it (markers sit on the series' times).
-      const times = chart.data.map((p) => p.time);
-      const markers = [];
-      for (const f of fills.filter((x) => x.symbol === symbol).reverse()) {
-        const t = seconds(Date.parse(f.time));
-        let k = times.length - 1;
-        while (k > 0 && times[k] > t) k--;
-        if (k < 0 || times.length === 0 || times[0] > t) continue;
-        const buy = f.side === 'BUY';
-        markers.push({
-          time: times[k],
-          position: buy ? 'belowBar' : 'aboveBar',
-          shape: buy ? 'arrowUp' : 'arrowDown',
-          color: buy ? '#089981' : '#f23645',
-          text: buy ? 'B' : 'S',
-        });
-      }
-      markers.sort((a, b) => a.time - b.time);
-      chart.markers.setMarkers(markers);
+      chart.markers.setMarkers(
+        fillMarkers(
+          chart.data,
+          state.fills.filter((x) => x.symbol === symbol),
+        ),
+      );
     }
-    if (Object.keys(prices.recent).length === 0 && $('charts').childElementCount === 0)
+    if (Object.keys(state.prices).length === 0 && $('charts').childElementCount === 0)
       $('charts').append(el('p', { class: 'muted', id: 'no-prices' }, 'No prices seen yet.'));
     else $('no-prices')?.remove();
+  }
+
+  /**
+   * Each fill marked at its price, at the chart's nearest time at or before it; fills from before the chart's
+   * first point (before a restart, say) at its first point, so none is dropped.
+   */
+  function fillMarkers(data, fills) {
+    const times = data.map((p) => p.time);
+    if (times.length === 0) return [];
+    const markers = [];
+    for (const f of fills.slice().reverse()) {
+      const t = seconds(Date.parse(f.time));
+      let k = times.length - 1;
+      while (k > 0 && times[k] > t) k--;
+      const buy = f.side === 'BUY';
+      markers.push({
+        time: times[k],
+        position: buy ? 'atPriceBottom' : 'atPriceTop',
+        price: Number(f.price),
+        shape: buy ? 'arrowUp' : 'arrowDown',
+        color: buy ? '#089981' : '#f23645',
+        text: buy ? 'B' : 'S',
+      });
+    }
+    markers.sort((a, b) => a.time - b.time);
+    return markers;
   }
 
   const PALETTE = ['#7e57c2', '#ef6c00', '#00897b', '#c2185b', '#3949ab', '#6d4c41'];
@@ -408,23 +680,26 @@
       state.equity = { chart: c, series: new Map() };
     }
     const eq = state.equity;
-    let k = eq.series.size;
     for (const [instance, points] of Object.entries(pnl.instances)) {
       let series = eq.series.get(instance);
       if (!series) {
-        series = eq.chart.addSeries(L.LineSeries, {
-          color: PALETTE[k++ % PALETTE.length],
-          lineWidth: 2,
-          title: instance,
-        });
+        // No title on the price scale: the names are in the legend above the chart.
+        const color = PALETTE[eq.series.size % PALETTE.length];
+        series = eq.chart.addSeries(L.LineSeries, { color, lineWidth: 2, priceLineVisible: false });
+        series.color = color;
         eq.series.set(instance, series);
       }
       series.setData(perSecond(points.map((p) => [p.time, Number(p.total)])));
     }
+    $('equity-legend').replaceChildren(
+      ...[...eq.series.entries()].map(([name, series]) =>
+        el('span', {}, el('i', { style: `background:${series.color}` }), name),
+      ),
+    );
     if (eq.series.size > 0) eq.chart.timeScale().fitContent();
   }
 
-  // --- polling -------------------------------------------------------------------------------------------
+  // --- actions -------------------------------------------------------------------------------------------
   async function clearHalt() {
     await act(
       'Clear the authentication halt?',
@@ -440,7 +715,7 @@
     void act(
       on ? 'Turn the kill switch on?' : 'Turn the kill switch off?',
       on
-        ? 'No instance places a new order until it is off again. Open orders stay.'
+        ? 'No instance places a new order until it is off again, not even an exit. Open orders stay.'
         : 'Instances may place orders again.',
       on ? 'Kill switch on' : 'Turn off',
       '/api/v1/kill-switch',
@@ -449,22 +724,35 @@
     );
   });
 
-  async function refreshStatus() {
-    const headers = state.etag ? { 'if-none-match': state.etag } : {};
-    const result = await api('/api/v1/status', { headers });
-    if (result.notModified) return false;
-    state.status = result.body;
-    state.etag = result.res.headers.get('etag');
+  $('stop-buy').addEventListener('click', () => {
+    const on = !(state.status && state.status.stopBuy.on);
+    void act(
+      on ? 'Turn stop-buy on?' : 'Turn stop-buy off?',
+      on
+        ? 'No instance places a new BUY order until it is off again; exits and protective SELL orders still go out. Open orders stay.'
+        : 'Instances may buy again.',
+      on ? 'Stop-buy on' : 'Turn off',
+      '/api/v1/stop-buy',
+      'PUT',
+      { on },
+    );
+  });
+
+  // --- reading -------------------------------------------------------------------------------------------
+  function applyStatus(status) {
+    state.status = status;
     renderBanner();
     renderInstances();
     renderPaper();
     renderActions();
-    return true;
+    renderPrices();
   }
 
-  async function refreshReady() {
-    const res = await fetch('/readyz', { cache: 'no-cache' });
-    const body = await res.json();
+  async function refreshStatus() {
+    applyStatus((await api('/api/v1/status')).body);
+  }
+
+  function renderReady(body) {
     const pill = $('ready');
     pill.className = `pill ${body.ready ? 'ok' : 'bad'}`;
     pill.textContent = body.ready ? 'ready' : 'not ready';
@@ -475,31 +763,120 @@
         .join('\n') || 'every check passes';
   }
 
+  async function refreshReady() {
+    const res = await fetch('/readyz', { cache: 'no-cache' });
+    renderReady(await res.json());
+  }
+
+  /** What moves with the price: equity per quote and the PnL lines. */
+  async function refreshValues() {
+    const [quotes, pnl] = await Promise.all([api('/api/v1/equity'), api('/api/v1/pnl')]);
+    renderQuotes(quotes.body.quotes);
+    renderEquity(pnl.body);
+  }
+
+  /** What moves with a fill: the fills, the closed trades and the profit per period. */
+  async function refreshTrades() {
+    const [fills, trades, profit] = await Promise.all([
+      api('/api/v1/fills?limit=50'),
+      api('/api/v1/trades?limit=50'),
+      api(`/api/v1/profit?period=${state.period}&limit=30`),
+    ]);
+    state.fills = fills.body.fills;
+    renderFills(state.fills);
+    renderTrades(trades.body.trades, profit.body);
+    renderProfit(profit.body);
+    renderPrices();
+  }
+
   async function refreshAll() {
     try {
       if (!state.daemon) state.daemon = (await api('/api/v1/daemon')).body;
       await refreshStatus();
-      const [prices, fills, pnl] = await Promise.all([
-        api('/api/v1/prices'),
-        api('/api/v1/fills?limit=50'),
-        api('/api/v1/pnl'),
-      ]);
+      state.prices = (await api('/api/v1/prices')).body.recent;
       renderBanner();
-      renderFills(fills.body.fills);
-      renderPrices(prices.body, fills.body.fills);
-      renderEquity(pnl.body);
-      await refreshReady();
+      await Promise.all([refreshTrades(), refreshValues(), refreshReady()]);
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 401)) flash(`Cannot read the control API: ${err.message}`, true);
     }
   }
 
+  // --- live updates --------------------------------------------------------------------------------------
+  function onEvent(event, data) {
+    const body = JSON.parse(data);
+    if (event === 'status') {
+      applyStatus(body);
+      void refreshValues().catch(() => {});
+    } else if (event === 'prices') {
+      for (const [symbol, points] of Object.entries(body.recent)) {
+        const list = (state.prices[symbol] ??= []);
+        list.push(...points);
+        if (list.length > MAX_POINTS) list.splice(0, list.length - MAX_POINTS);
+      }
+      renderPrices();
+    } else if (event === 'fills') void refreshTrades().catch(() => {});
+    else if (event === 'ready') renderReady(body);
+  }
+
+  /** Follows the live stream until it ends; throws when it cannot be opened. */
+  async function follow() {
+    const res = await fetch('/api/v1/stream', { headers: authHeaders(), cache: 'no-store' });
+    if (res.status === 401) askToken(sessionStorage.getItem(TOKEN_KEY) ? 'That token was refused.' : '');
+    if (!res.ok || !res.body) {
+      const body = await res.json().catch(() => null);
+      throw new ApiError(res.status, body);
+    }
+    state.updates = 'live';
+    renderFooter();
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended');
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = 'message';
+        const data = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) event = line.slice(7);
+          else if (line.startsWith('data: ')) data.push(line.slice(6));
+        }
+        if (data.length > 0) onEvent(event, data.join('\n'));
+      }
+    }
+  }
+
+  /** The live stream while it can be had; polling meanwhile, the stream tried again after a growing wait. */
+  async function run() {
+    let retryMs = 5000;
+    for (;;) {
+      if (state.waitingForToken) {
+        await delay(500);
+        continue;
+      }
+      await refreshAll();
+      const opened = Date.now();
+      try {
+        await follow();
+      } catch (err) {
+        state.streamProblem = err.message;
+      }
+      if (Date.now() - opened > 60000) retryMs = 5000;
+      state.updates = 'polling';
+      renderFooter();
+      for (const until = Date.now() + retryMs; Date.now() < until;) {
+        await delay(POLL_MS);
+        if (!state.waitingForToken && document.visibilityState !== 'hidden') await refreshAll();
+      }
+      retryMs = Math.min(retryMs * 2, 60000);
+    }
+  }
+
   const auth = document.querySelector('meta[name="spot-bot-auth"]');
   if (auth && auth.content === 'token' && !sessionStorage.getItem(TOKEN_KEY)) askToken('');
-
-  async function loop() {
-    if (!state.waitingForToken && document.visibilityState !== 'hidden') await refreshAll();
-    setTimeout(loop, 2000);
-  }
-  void loop();
+  void run();
 })();
