@@ -8,10 +8,12 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { WireTicker } from '../exchange/wire-schemas.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
-import { type PartialRead, readRecordingBatches, type Warn } from '../record/recording-reader.js';
+import type { RecordingHeader } from '../record/recording-format.js';
+import { partial, type Warn } from '../record/recording-reader.js';
+import { scanRecording } from '../record/recording-scanner.js';
+import { COLUMN_CACHE_VERSION, type CachedColumns, openCached, writeCached } from './column-cache.js';
 
 export interface SymbolInfo {
   symbol: string;
@@ -55,48 +57,96 @@ export interface TickData {
 }
 
 const FLOAT_COLUMNS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
+/** The most a growable SharedArrayBuffer may hold here: 2^29 ticks a column. */
+const MAX_BYTES = 2 ** 32;
+const MAX_TICKS = MAX_BYTES / 8;
 
-/** Growable columns for the parse; copied once onto shared memory at the end. */
+/** ES2024's growable SharedArrayBuffer (Node 20 has it; the project's TypeScript lib stops before ES2024). */
+interface GrowableBuffer extends SharedArrayBuffer {
+  grow(bytes: number): void;
+}
+const Growable = SharedArrayBuffer as unknown as new (
+  bytes: number,
+  options: { maxByteLength: number },
+) => GrowableBuffer;
+
+/**
+ * The columns as they are read, on growable SharedArrayBuffers: growing one keeps its memory in place (the
+ * pages are reserved up front and used as they are touched), so the columns are never copied to grow nor to
+ * share them, and a load never holds two copies of them.
+ */
 class ColumnBuilder {
   length = 0;
-  sym = new Uint16Array(1 << 16);
-  time = new Float64Array(1 << 16);
-  price = new Float64Array(1 << 16);
-  high = new Float64Array(1 << 16);
-  low = new Float64Array(1 << 16);
-  vb = new Float64Array(1 << 16);
-  vq = new Float64Array(1 << 16);
+  private capacity = 0;
+  private readonly buffers = {
+    sym: new Growable(0, { maxByteLength: MAX_BYTES / 4 }),
+    ...(Object.fromEntries(FLOAT_COLUMNS.map((k) => [k, new Growable(0, { maxByteLength: MAX_BYTES })])) as Record<
+      (typeof FLOAT_COLUMNS)[number],
+      GrowableBuffer
+    >),
+  };
+  sym: Uint16Array = new Uint16Array(0);
+  time: Float64Array = new Float64Array(0);
+  price: Float64Array = new Float64Array(0);
+  high: Float64Array = new Float64Array(0);
+  low: Float64Array = new Float64Array(0);
+  vb: Float64Array = new Float64Array(0);
+  vq: Float64Array = new Float64Array(0);
 
-  private grow(): void {
-    const size = this.sym.length * 2;
-    const sym = new Uint16Array(size);
-    sym.set(this.sym);
-    this.sym = sym;
+  /** Room for n more ticks. */
+  reserve(n: number, file: string): void {
+    const need = this.length + n;
+    if (need <= this.capacity) return;
+    if (need > MAX_TICKS)
+      throw new RecordingError(`the recordings hold more than ${MAX_TICKS} ticks, more than one load can`, { file });
+    const capacity = Math.min(MAX_TICKS, Math.max(need, this.capacity * 2, 1 << 16));
+    this.buffers.sym.grow(capacity * 2);
+    this.sym = new Uint16Array(this.buffers.sym, 0, capacity);
     for (const key of FLOAT_COLUMNS) {
-      const next = new Float64Array(size);
-      next.set(this[key]);
-      this[key] = next;
+      this.buffers[key].grow(capacity * 8);
+      this[key] = new Float64Array(this.buffers[key], 0, capacity);
     }
+    this.capacity = capacity;
   }
 
-  push(symbol: number, t: WireTicker): void {
-    if (this.length === this.sym.length) this.grow();
+  push(file: string, symbol: number, time: number, price: number, high: number, low: number, vb: number, vq: number) {
+    if (this.length === this.capacity) this.reserve(1, file);
     const i = this.length++;
     this.sym[i] = symbol;
-    this.time[i] = t.t;
-    this.price[i] = Number(t.p);
-    this.high[i] = t.h ?? NaN;
-    this.low[i] = t.l ?? NaN;
-    this.vb[i] = t.vb ?? NaN;
-    this.vq[i] = t.vq ?? NaN;
+    this.time[i] = time;
+    this.price[i] = price;
+    this.high[i] = high;
+    this.low[i] = low;
+    this.vb[i] = vb;
+    this.vq[i] = vq;
   }
-}
 
-function sharedCopy<T extends Float64Array | Uint16Array>(source: T, length: number): T {
-  const Ctor = source.constructor as { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number };
-  const target = new Ctor(new SharedArrayBuffer(Math.max(length, 1) * Ctor.BYTES_PER_ELEMENT));
-  target.set(source.subarray(0, length));
-  return target;
+  /** Views of ticks [from, to) (the memory itself, not a copy). */
+  views(from: number, to: number): TickColumns {
+    return {
+      sym: this.sym.subarray(from, to),
+      time: this.time.subarray(from, to),
+      price: this.price.subarray(from, to),
+      high: this.high.subarray(from, to),
+      low: this.low.subarray(from, to),
+      vb: this.vb.subarray(from, to),
+      vq: this.vq.subarray(from, to),
+    };
+  }
+
+  /** Keeps, of ticks [start, end), those at or after `from`, moved down to start (in order); the rest is dropped. */
+  keep(start: number, end: number, from: number): void {
+    let j = start;
+    for (let i = start; i < end; i++) {
+      if (!((this.time[i] as number) >= from)) continue;
+      if (i !== j) {
+        this.sym[j] = this.sym[i] as number;
+        for (const key of FLOAT_COLUMNS) this[key][j] = this[key][i] as number;
+      }
+      j++;
+    }
+    this.length = j;
+  }
 }
 
 async function fileInfo(file: string): Promise<RecordingFile> {
@@ -107,13 +157,18 @@ async function fileInfo(file: string): Promise<RecordingFile> {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new RecordingError(`expected a recording file, found none (${code})`, { file }, err);
   }
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   const base = path.basename(file);
   const stem = base.endsWith(RECORDING_EXTENSION) ? base.slice(0, -RECORDING_EXTENSION.length) : base;
   // A recorder day file (SYMBOL/YYYY-MM-DD.jsonl.gz) is named by its folder too.
   const name = dayFileSpan(file) ? `${path.basename(path.dirname(path.resolve(file)))}-${stem}` : stem;
-  return { path: file, name, size, sha256: hash.digest('hex') };
+  return { path: file, name, size, sha256: '' };
+}
+
+/** The sha256 of a file's bytes. */
+export async function fileSha256(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
 export interface LoadTicksOptions {
@@ -124,6 +179,21 @@ export interface LoadTicksOptions {
   warn?: Warn;
   /** Read what is complete of truncated or corrupt files (each file says how much in `partial`). */
   allowPartial?: boolean;
+  /**
+   * The column cache's folder (column-cache.ts; columnCacheDir() gives the configured one): recordings found
+   * there by sha256 are read from it, the others scanned and written to it. Undefined: no cache.
+   */
+  cacheDir?: string;
+}
+
+/** One file's part of a load, however it was read. */
+interface FileRead {
+  header: RecordingHeader | undefined;
+  pairs: { config: PairConfig; t: number; at: number }[];
+  /** Ticks in the builder (from the file's start), and how many of them the reader would have read. */
+  count: number;
+  stop: number;
+  broken?: { lines: number; byte: number | undefined; reason: string };
 }
 
 /**
@@ -136,6 +206,15 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   const infos = await Promise.all(files.map(fileInfo));
   const symbols: SymbolInfo[] = [];
   const index = new Map<string, number>();
+  const symbolOf = (info: SymbolInfo): number => {
+    let s = index.get(info.symbol);
+    if (s === undefined) {
+      s = symbols.length;
+      index.set(info.symbol, s);
+      symbols.push(info);
+    }
+    return s;
+  };
   const builder = new ColumnBuilder();
   const fileStarts: number[] = [];
   const pairs = new Map<string, PairConfig>();
@@ -150,46 +229,80 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
       warn(`${file}: the pair configuration of ${config.symbol} changes ${when}; the backtest keeps the first one`);
     }
   };
+  const to = options.to ?? Infinity;
+  const from = options.from ?? -Infinity;
+  let cacheDir = options.cacheDir;
   for (const [k, file] of files.entries()) {
-    fileStarts.push(builder.length);
+    const start = builder.length;
+    fileStarts.push(start);
     const info = infos[k] as RecordingFile;
-    const reading = {
-      ...options,
-      warn,
-      onHeader: (h: { source: string; pair?: PairConfig }) => {
-        info.source = h.source;
-        if (h.pair) pairSeen(h.pair, file, undefined);
-      },
-      onPairConfig: (config: PairConfig, t: number) => pairSeen(config, file, t),
-      onPartial: ({ lines, byte, reason }: PartialRead) => (info.partial = { lines, byte, reason }),
-    };
-    for await (const batch of readRecordingBatches(file, reading)) {
-      for (let i = 0; i < batch.length; i++) {
-        const t = batch[i] as WireTicker;
-        let s = index.get(t.s);
-        if (s === undefined) {
-          s = symbols.length;
-          index.set(t.s, s);
-          symbols.push({
-            symbol: t.s,
-            b: t.b ?? undefined,
-            q: t.q ?? undefined,
-            bi: t.bi ?? undefined,
-            qi: t.qi ?? undefined,
-          });
+    if (cacheDir !== undefined) info.sha256 = await fileSha256(file);
+    const cached = cacheDir === undefined ? undefined : await openCached(cacheDir, info.sha256);
+    let read: FileRead;
+    if (cached) read = await fromCache(cached, builder, symbolOf, file, to);
+    else {
+      const local: SymbolInfo[] = [];
+      const global: number[] = [];
+      const scan = await scanRecording(
+        file,
+        {
+          symbol: (t) => {
+            const own = {
+              symbol: t.s,
+              b: t.b ?? undefined,
+              q: t.q ?? undefined,
+              bi: t.bi ?? undefined,
+              qi: t.qi ?? undefined,
+            };
+            local.push(own);
+            const s = symbolOf(own);
+            global.push(s);
+            return s;
+          },
+          push: (s, time, price, high, low, vb, vq) => builder.push(file, s, time, price, high, low, vb, vq),
+        },
+        { to: options.to, readAll: cacheDir !== undefined, sha256: cacheDir === undefined ? undefined : info.sha256 },
+      );
+      read = scan;
+      if (cacheDir === undefined) info.sha256 = scan.sha256 ?? (await fileSha256(file));
+      else if (scan.complete) {
+        const meta = { version: COLUMN_CACHE_VERSION, sha256: info.sha256, count: scan.count, symbols: local };
+        try {
+          await writeCached(
+            cacheDir,
+            { ...meta, header: scan.header, pairs: scan.pairs },
+            localColumns(builder.views(start, start + scan.count), global),
+          );
+        } catch (err) {
+          warn(`column cache: cannot write in ${cacheDir} (${(err as Error).message}); going on without it`);
+          cacheDir = undefined;
         }
-        builder.push(s, t);
       }
     }
+    if (read.header) {
+      info.source = read.header.source;
+      if (read.header.pair) pairSeen(read.header.pair, file, undefined);
+    }
+    for (const p of read.pairs) if (p.at <= read.stop) pairSeen(p.config, file, p.t);
+    if (read.broken) {
+      partial(file, { ...options, warn }, warn, read.broken);
+      info.partial = { lines: read.broken.lines, byte: read.broken.byte ?? -1, reason: read.broken.reason };
+    }
+    if (from === -Infinity) builder.length = start + read.stop;
+    else builder.keep(start, start + read.stop, from);
   }
   fileStarts.push(builder.length);
   const order = files.length > 1 ? mergeOrder(builder, fileStarts, files, options.warn) : undefined;
   const length = order ? order.length : builder.length;
   const pick = <T extends Float64Array | Uint16Array>(column: T): T => {
-    if (!order) return sharedCopy(column, length);
-    const picked = new (column.constructor as new (n: number) => T)(length);
+    if (!order) return column.subarray(0, length) as T;
+    const Ctor = column.constructor as { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number };
+    const picked = new Ctor(new SharedArrayBuffer(Math.max(length, 1) * Ctor.BYTES_PER_ELEMENT)).subarray(
+      0,
+      length,
+    ) as T;
     for (let i = 0; i < length; i++) picked[i] = column[order[i] as number] as number;
-    return sharedCopy(picked, length);
+    return picked;
   };
   return {
     files: infos,
@@ -206,6 +319,44 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
       vq: pick(builder.vq),
     },
   };
+}
+
+/** A file's cached columns appended to the builder, its symbols mapped to the load's. */
+async function fromCache(
+  cached: CachedColumns,
+  builder: ColumnBuilder,
+  symbolOf: (info: SymbolInfo) => number,
+  file: string,
+  to: number,
+): Promise<FileRead> {
+  const { meta } = cached;
+  const start = builder.length;
+  try {
+    builder.reserve(meta.count, file);
+    const views = builder.views(start, start + meta.count);
+    await cached.read(views);
+    const global = meta.symbols.map(symbolOf);
+    if (global.some((g, l) => g !== l))
+      for (let i = 0; i < meta.count; i++) views.sym[i] = global[views.sym[i] as number] as number;
+    builder.length = start + meta.count;
+    let stop = meta.count;
+    if (to !== Infinity)
+      for (let i = 0; i < meta.count; i++)
+        if ((views.time[i] as number) >= to) {
+          stop = i;
+          break;
+        }
+    return { header: meta.header, pairs: meta.pairs, count: meta.count, stop };
+  } finally {
+    await cached.close();
+  }
+}
+
+/** The file's ticks with its own symbol numbering (the cache's), sharing the memory when that is the load's. */
+function localColumns(columns: TickColumns, global: readonly number[]): TickColumns {
+  if (global.every((g, l) => g === l)) return columns;
+  const local = new Map(global.map((g, l) => [g, l]));
+  return { ...columns, sym: columns.sym.map((g) => local.get(g) as number) };
 }
 
 /** Indices of the kept ticks in merged time order (stable: file order breaks ties). */

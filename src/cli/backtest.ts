@@ -33,6 +33,7 @@ import {
 } from '../backtest/sweep.js';
 import { openQueueExecutor } from '../backtest/queue/coordinator.js';
 import { queueUrlFrom } from '../backtest/queue/queue-url.js';
+import { columnCacheDir } from '../backtest/column-cache.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
 import { type HoldoutRecord, runHoldout, runWalkForward, type WalkForwardRecord } from '../backtest/validation-runs.js';
 import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWindows } from '../backtest/validation.js';
@@ -54,6 +55,8 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --balance A=N,B=M          starting balances, any asset of the pairs (default: 10000 of each quote asset)
   --fee RATIO                maker and taker fee (default 0.001; a pair whose rules carry fees keeps them)
   --maker-fee R, --taker-fee R  one of the two alone (over --fee)
+  --no-cache                 neither read nor write the column cache (COLUMN_CACHE_DIR, default
+                             data/cache/columns; COLUMN_CACHE_DIR=off turns it off for every run)
   --allow-partial            read a truncated or corrupt recording up to where it breaks (the summary says
                              how much was used) instead of stopping with the file and offset
   --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
@@ -185,6 +188,7 @@ async function backtest(argv: string[]): Promise<number> {
     'maker-fee': { type: 'string' },
     'taker-fee': { type: 'string' },
     'allow-partial': { type: 'boolean' },
+    'no-cache': { type: 'boolean' },
     'fill-through-ticks': { type: 'string' },
     out: { type: 'string' },
     'latency-ms': { type: 'string' },
@@ -279,6 +283,7 @@ async function backtest(argv: string[]): Promise<number> {
     from: loadFrom,
     to,
     allowPartial: settings.allowPartial,
+    cacheDir: values['no-cache'] === true ? undefined : columnCacheDir(),
   });
   const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
   // A run with --set gets a folder of its own, not the plain run's.

@@ -52,7 +52,7 @@ export interface ReadOptions {
   onPartial?: (partial: PartialRead) => void;
 }
 
-const defaultWarn: Warn = (message) => process.emitWarning(message, 'RecordingWarning');
+export const defaultWarn: Warn = (message) => process.emitWarning(message, 'RecordingWarning');
 
 export interface LineBatch {
   lines: string[];
@@ -64,49 +64,73 @@ export interface LineBatch {
   broken?: { byte: number; reason: string };
 }
 
+/** Where gzip data breaks off: the compressed byte, and why. */
+export interface GzipBreak {
+  byte: number;
+  reason: string;
+}
+
 /**
- * Decompressed lines of a file, a batch per decompressed chunk (not a promise per line). Gzip data that ends
- * inside a member or is corrupt ends the batches with one marked `broken` (the writer uses it to decide
- * whether a file needs repair, the readers to fail or read partially); with `strict` it throws instead.
+ * The decompressed bytes of a file, chunk by chunk; `onCompressed` sees every compressed chunk as it is read
+ * (to hash the file in the same pass). Gzip data that ends inside a member or is corrupt ends the chunks with
+ * a GzipBreak; with `strict` it throws instead.
  */
-export async function* readLineBatches(file: string, strict = false): AsyncGenerator<LineBatch> {
+export async function* gunzipChunks(
+  file: string,
+  strict = false,
+  onCompressed?: (chunk: Buffer) => void,
+): AsyncGenerator<Buffer | GzipBreak> {
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
   const gunzip = createGunzip({ chunkSize: 1 << 17 });
   source.on('error', (err) => gunzip.destroy(err));
+  if (onCompressed) source.on('data', (chunk) => onCompressed(chunk as Buffer));
   source.pipe(gunzip);
-  const decoder = new StringDecoder('utf8');
-  let rest = '';
-  let lineNo = 0;
-  let broken: LineBatch['broken'];
   try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
-      const text = rest + decoder.write(chunk);
-      const lines: string[] = [];
-      const firstLine = lineNo + 1;
-      let start = 0;
-      let nl = text.indexOf('\n', start);
-      while (nl !== -1) {
-        lines.push(text.slice(start, nl));
-        start = nl + 1;
-        nl = text.indexOf('\n', start);
-      }
-      lineNo += lines.length;
-      rest = start === 0 ? text : text.slice(start);
-      if (lines.length > 0) yield { lines, firstLine };
-    }
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
   } catch (err) {
     if (strict) throw err;
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'ENOENT' || e.code === 'EACCES' || e.code === 'EISDIR')
       throw new RecordingError(`cannot read the recording (${e.code})`, { file }, err);
     const truncated = e.code === 'Z_BUF_ERROR';
-    broken = {
+    yield {
       byte: gunzip.bytesWritten,
       reason: truncated ? 'the gzip data ends early (truncated)' : `corrupt gzip data (${e.message})`,
     };
   } finally {
     source.destroy();
     gunzip.destroy();
+  }
+}
+
+/**
+ * Decompressed lines of a file, a batch per decompressed chunk (not a promise per line). Gzip data that ends
+ * inside a member or is corrupt ends the batches with one marked `broken` (the writer uses it to decide
+ * whether a file needs repair, the readers to fail or read partially); with `strict` it throws instead.
+ */
+export async function* readLineBatches(file: string, strict = false): AsyncGenerator<LineBatch> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  let lineNo = 0;
+  let broken: LineBatch['broken'];
+  for await (const chunk of gunzipChunks(file, strict)) {
+    if (!Buffer.isBuffer(chunk)) {
+      broken = chunk;
+      break;
+    }
+    const text = rest + decoder.write(chunk);
+    const lines: string[] = [];
+    const firstLine = lineNo + 1;
+    let start = 0;
+    let nl = text.indexOf('\n', start);
+    while (nl !== -1) {
+      lines.push(text.slice(start, nl));
+      start = nl + 1;
+      nl = text.indexOf('\n', start);
+    }
+    lineNo += lines.length;
+    rest = start === 0 ? text : text.slice(start);
+    if (lines.length > 0) yield { lines, firstLine };
   }
   rest += decoder.end();
   if (rest.length > 0 || broken) yield { lines: [], firstLine: lineNo + 1, tail: rest || undefined, broken };
@@ -158,6 +182,43 @@ function toPairConfig(value: Record<string, unknown>, file: string, line: number
   return parsed.data;
 }
 
+/** What one line of a recording holds. */
+export type RecordingEntry =
+  | { kind: 'header'; header: RecordingHeader }
+  | { kind: 'pair'; config: PairConfig; t: number }
+  | { kind: 'ticker'; ticker: WireTicker };
+
+/** One non-blank line read as the readers read it: a header only on line 1; errors name the file and line. */
+export function lineEntry(line: string, file: string, lineNo: number): RecordingEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new RecordingError(`malformed JSON line: ${(err as Error).message}`, { file, line: lineNo }, err);
+  }
+  if (lineNo === 1 && isObject(value) && value.format === RECORDING_FORMAT)
+    return { kind: 'header', header: toHeader(value, file) };
+  const config = isObject(value) ? toPairConfig(value, file, lineNo) : undefined;
+  if (config) return { kind: 'pair', config, t: (value as { t: number }).t };
+  return { kind: 'ticker', ticker: toTicker(value, file, lineNo) };
+}
+
+/** The last line of a file that lost its newline: a ticker when it still parses, undefined when it is torn. */
+export function tailTicker(tail: string, file: string, lineNo: number): WireTicker | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(tail);
+  } catch {
+    return undefined;
+  }
+  return toTicker(value, file, lineNo);
+}
+
+/** The break a torn tail is reported as. */
+export function tornTail(tail: string, linesBefore: number): { lines: number; byte: undefined; reason: string } {
+  return { lines: linesBefore, byte: undefined, reason: `a torn last line (${tail.length} characters, no newline)` };
+}
+
 /**
  * The tickers of one file in batches (one per decompressed chunk): the fast path for replays. A header line is
  * passed to onHeader, a pair-configuration line to onPairConfig, blank lines are skipped. A file that breaks
@@ -172,27 +233,16 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
     let lineNo = batch.firstLine;
     for (const line of batch.lines) {
       if (line.length > 0) {
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch (err) {
-          throw new RecordingError(`malformed JSON line: ${(err as Error).message}`, { file, line: lineNo }, err);
-        }
-        if (lineNo === 1 && isObject(value) && value.format === RECORDING_FORMAT) {
-          const header = toHeader(value, file);
-          options.onHeader?.(header);
-        } else {
-          const config = isObject(value) ? toPairConfig(value, file, lineNo) : undefined;
-          if (config) {
-            options.onPairConfig?.(config, (value as { t: number }).t);
-          } else {
-            const ticker = toTicker(value, file, lineNo);
-            if (ticker.t >= to) {
-              if (tickers.length > 0) yield tickers;
-              return;
-            }
-            if (ticker.t >= from) tickers.push(ticker);
+        const entry = lineEntry(line, file, lineNo);
+        if (entry.kind === 'header') options.onHeader?.(entry.header);
+        else if (entry.kind === 'pair') options.onPairConfig?.(entry.config, entry.t);
+        else {
+          const ticker = entry.ticker;
+          if (ticker.t >= to) {
+            if (tickers.length > 0) yield tickers;
+            return;
           }
+          if (ticker.t >= from) tickers.push(ticker);
         }
       }
       lineNo++;
@@ -200,20 +250,9 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
     if (batch.tail !== undefined && !batch.broken) {
       // The writer ends every line with a newline, so a missing one means a crash mid-write; a tail that still
       // parses is a complete entry that only lost its newline.
-      let value: unknown;
-      try {
-        value = JSON.parse(batch.tail);
-      } catch {
-        partial(file, options, warn, {
-          lines: batch.firstLine - 1,
-          byte: undefined,
-          reason: `a torn last line (${batch.tail.length} characters, no newline)`,
-        });
-      }
-      if (value !== undefined) {
-        const ticker = toTicker(value, file, batch.firstLine);
-        if (ticker.t >= from && ticker.t < to) tickers.push(ticker);
-      }
+      const ticker = tailTicker(batch.tail, file, batch.firstLine);
+      if (ticker === undefined) partial(file, options, warn, tornTail(batch.tail, batch.firstLine - 1));
+      else if (ticker.t >= from && ticker.t < to) tickers.push(ticker);
     }
     if (batch.broken)
       partial(file, options, warn, {
@@ -226,7 +265,7 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
 }
 
 /** A file that breaks off: an error, or with allowPartial one warning and onPartial. */
-function partial(
+export function partial(
   file: string,
   options: ReadOptions,
   warn: Warn,

@@ -1,0 +1,139 @@
+/**
+ * The column cache: a recording's columns as the byte scanner built them, in a plain binary file named by the
+ * recording's sha256, so that a later run (a sweep's worker, a queue's worker) reads them with one read per
+ * column straight into shared memory instead of decompressing and scanning again.
+ *
+ * Layout (little-endian, as the typed arrays are on the machines this runs on):
+ *   0  8 bytes  magic `SBCOLS\0\0`
+ *   8  uint32   byte length M of the meta JSON
+ *  12  uint32   layout version (COLUMN_CACHE_VERSION)
+ *  16  M bytes  meta JSON (CachedMeta), padded with spaces to a multiple of 8
+ *      then the columns of `count` ticks: time, price, high, low, vb, vq (float64 each), sym (uint16)
+ * A file is written under a temporary name and renamed into place, so a crash mid-write leaves no file under
+ * the final name; a file whose magic, version, sha256 or size do not match is ignored and written anew. The
+ * name is the content's hash: a recording that changes gets another entry, never a stale one.
+ */
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import path from 'node:path';
+import type { PairConfig } from '../ports/venue-records.js';
+import type { RecordingHeader } from '../record/recording-format.js';
+import type { SymbolInfo, TickColumns } from './tick-data.js';
+
+/** Where the cache lives unless COLUMN_CACHE_DIR says otherwise (relative to the working directory). */
+export const DEFAULT_COLUMN_CACHE_DIR = 'data/cache/columns';
+/** The variable that moves the cache; `off` turns it off (as `bot backtest --no-cache` does for one run). */
+export const COLUMN_CACHE_ENV = 'COLUMN_CACHE_DIR';
+/** Bumped whenever the layout or what the scanner puts in the columns changes: older files are ignored. */
+export const COLUMN_CACHE_VERSION = 1;
+
+const MAGIC = Buffer.from('SBCOLS\0\0', 'latin1');
+const HEAD = 16;
+const FLOATS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
+/** Bytes per tick: six float64 columns and the uint16 symbol. */
+const TICK_BYTES = FLOATS.length * 8 + 2;
+
+/** What the columns alone do not say: the file's symbols (sym is an index into them), header and pair lines. */
+export interface CachedMeta {
+  version: number;
+  sha256: string;
+  count: number;
+  symbols: SymbolInfo[];
+  header?: RecordingHeader;
+  /** Pair-configuration lines, each with the number of ticks before it. */
+  pairs: { config: PairConfig; t: number; at: number }[];
+}
+
+/** The cache folder for this process: COLUMN_CACHE_DIR, the default, or undefined when turned off. */
+export function columnCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[COLUMN_CACHE_ENV];
+  if (value === 'off') return undefined;
+  return value === undefined || value === '' ? DEFAULT_COLUMN_CACHE_DIR : value;
+}
+
+/** The cache file of a recording with this sha256. */
+export function cacheFile(dir: string, sha256: string): string {
+  return path.join(dir, `${sha256}.cols`);
+}
+
+const usable = endianness() === 'LE';
+const pad8 = (n: number) => (n + 7) & ~7;
+const bytesOf = (a: Float64Array | Uint16Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** A cached file's meta, and a reader of its columns into views of exactly meta.count ticks. */
+export interface CachedColumns {
+  meta: CachedMeta;
+  read(into: TickColumns): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The cache entry of sha256, or undefined when there is none (or it is not sound: it is then rewritten). */
+export async function openCached(dir: string, sha256: string): Promise<CachedColumns | undefined> {
+  if (!usable) return undefined;
+  const handle = await open(cacheFile(dir, sha256), 'r').catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const size = (await handle.stat()).size;
+    const head = Buffer.alloc(HEAD);
+    await handle.read(head, 0, HEAD, 0);
+    if (!head.subarray(0, 8).equals(MAGIC) || head.readUInt32LE(12) !== COLUMN_CACHE_VERSION) {
+      await handle.close();
+      return undefined;
+    }
+    const metaBytes = head.readUInt32LE(8);
+    const metaBuf = Buffer.alloc(metaBytes);
+    await handle.read(metaBuf, 0, metaBytes, HEAD);
+    const meta = JSON.parse(metaBuf.toString('utf8')) as CachedMeta;
+    const start = HEAD + pad8(metaBytes);
+    if (meta.version !== COLUMN_CACHE_VERSION || meta.sha256 !== sha256 || size !== start + meta.count * TICK_BYTES) {
+      await handle.close();
+      return undefined;
+    }
+    return {
+      meta,
+      read: async (into) => {
+        let position = start;
+        for (const column of [...FLOATS.map((k) => into[k]), into.sym]) {
+          const bytes = bytesOf(column);
+          const { bytesRead } = await handle.read(bytes, 0, bytes.length, position);
+          if (bytesRead !== bytes.length) throw new Error(`${cacheFile(dir, sha256)}: shorter than its meta says`);
+          position += bytes.length;
+        }
+      },
+      close: () => handle.close(),
+    };
+  } catch {
+    await handle.close();
+    return undefined;
+  }
+}
+
+/**
+ * Writes a recording's columns (views of exactly meta.count ticks) under a temporary name and renames it into
+ * place. Rejects when the folder cannot be written (the caller goes on without the cache).
+ */
+export async function writeCached(dir: string, meta: CachedMeta, columns: TickColumns): Promise<void> {
+  if (!usable) return;
+  await mkdir(dir, { recursive: true });
+  const final = cacheFile(dir, meta.sha256);
+  const temp = `${final}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  const json = Buffer.from(JSON.stringify(meta), 'utf8');
+  const head = Buffer.alloc(HEAD + pad8(json.length), 0x20);
+  MAGIC.copy(head, 0);
+  head.writeUInt32LE(json.length, 8);
+  head.writeUInt32LE(COLUMN_CACHE_VERSION, 12);
+  json.copy(head, HEAD);
+  try {
+    const handle = await open(temp, 'w');
+    try {
+      await handle.write(head);
+      for (const column of [...FLOATS.map((k) => columns[k]), columns.sym]) await handle.write(bytesOf(column));
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, final);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+}

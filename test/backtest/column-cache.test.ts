@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { cacheFile, columnCacheDir } from '../../src/backtest/column-cache.js';
+import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from './fixtures.js';
+
+const OTHER = 'data/samples/BTCUSDC-2023-03-01_21.jsonl.gz';
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** Every column's bytes, the symbols and the files' hashes: what a replay reads. */
+function fingerprint(data: TickData) {
+  const columns = (Object.entries(data.columns) as [string, Float64Array | Uint16Array][]).map(([k, c]) => [
+    k,
+    createHash('sha256')
+      .update(new Uint8Array(c.buffer, c.byteOffset, c.byteLength))
+      .digest('hex'),
+  ]);
+  return { length: data.length, symbols: data.symbols, pairs: data.pairs, files: data.files, columns };
+}
+
+/** The byte offset of price[0] in a cache file (after the head, the meta and the time column). */
+function firstPriceOffset(file: string, count: number): number {
+  const metaBytes = readFileSync(file).readUInt32LE(8);
+  return 16 + ((metaBytes + 7) & ~7) + count * 8;
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = tempDir('column-cache-');
+});
+afterEach(() => vi.unstubAllEnvs());
+
+describe('column cache', () => {
+  it('writes the columns under the recording sha256 and reads them back, not the recording, the next time', async () => {
+    const cache = join(dir, 'cache');
+    const plain = await loadTicks([SAMPLE]);
+    const first = await loadTicks([SAMPLE], { cacheDir: cache });
+    const file = cacheFile(cache, sha256(SAMPLE));
+    expect(existsSync(file)).toBe(true);
+    expect(fingerprint(first)).toEqual(fingerprint(plain));
+    expect(first.files[0]!.sha256).toBe(sha256(SAMPLE));
+    const second = await loadTicks([SAMPLE], { cacheDir: cache });
+    expect(fingerprint(second)).toEqual(fingerprint(plain));
+    // A marker put into the cached price column comes back: the second load read the cache.
+    const bytes = readFileSync(file);
+    bytes.writeDoubleLE(12345.5, firstPriceOffset(file, plain.length));
+    writeFileSync(file, bytes);
+    const marked = await loadTicks([SAMPLE], { cacheDir: cache });
+    expect(marked.columns.price[0]).toBe(12345.5);
+    expect(marked.columns.price[1]).toBe(plain.columns.price[1]);
+  });
+
+  it('reads a windowed, multi-file load from the cache as from the recordings', async () => {
+    const cache = join(dir, 'cache');
+    const window = { from: Date.parse('2023-03-05T00:00:00Z'), to: Date.parse('2023-03-09T00:00:00Z') };
+    const plain = await loadTicks([OTHER, SAMPLE], window);
+    const cold = await loadTicks([OTHER, SAMPLE], { ...window, cacheDir: cache });
+    // A --to load still caches the whole file.
+    expect(readdirSync(cache).sort()).toEqual([`${sha256(OTHER)}.cols`, `${sha256(SAMPLE)}.cols`].sort());
+    const warm = await loadTicks([OTHER, SAMPLE], { ...window, cacheDir: cache });
+    expect(fingerprint(cold)).toEqual(fingerprint(plain));
+    expect(fingerprint(warm)).toEqual(fingerprint(plain));
+    // The other order numbers the symbols the other way round: the cached sym column is mapped.
+    expect(fingerprint(await loadTicks([SAMPLE, OTHER], { cacheDir: cache }))).toEqual(
+      fingerprint(await loadTicks([SAMPLE, OTHER])),
+    );
+  });
+
+  it('is keyed by content: a changed recording is read anew, never served from the old entry', async () => {
+    const cache = join(dir, 'cache');
+    const recording = join(dir, 'BTCUSDT-test.jsonl.gz');
+    const lines = gunzipSync(readFileSync(SAMPLE)).toString('utf8').split('\n').slice(0, 2000);
+    writeFileSync(recording, gzipSync(`${lines.join('\n')}\n`));
+    const before = await loadTicks([recording], { cacheDir: cache });
+    lines[1] = lines[1]!.replace(/"p":[0-9.]+/, '"p":1.25');
+    writeFileSync(recording, gzipSync(`${lines.join('\n')}\n`));
+    const after = await loadTicks([recording], { cacheDir: cache });
+    expect(after.columns.price[0]).toBe(1.25);
+    expect(before.columns.price[0]).not.toBe(1.25);
+    expect(after.files[0]!.sha256).toBe(sha256(recording));
+    expect(readdirSync(cache)).toHaveLength(2);
+  });
+
+  it('ignores an entry cut short or left under a temporary name by a crash, and writes it anew', async () => {
+    const cache = join(dir, 'cache');
+    const plain = await loadTicks([SAMPLE]);
+    await loadTicks([SAMPLE], { cacheDir: cache });
+    const file = cacheFile(cache, sha256(SAMPLE));
+    const size = statSync(file).size;
+    truncateSync(file, Math.floor(size / 2));
+    writeFileSync(`${file}.123-abc.tmp`, readFileSync(file));
+    expect(fingerprint(await loadTicks([SAMPLE], { cacheDir: cache }))).toEqual(fingerprint(plain));
+    expect(statSync(file).size).toBe(size);
+    // A header that is not the cache's (another layout version, garbage) is treated the same way.
+    writeFileSync(file, Buffer.alloc(size, 7));
+    expect(fingerprint(await loadTicks([SAMPLE], { cacheDir: cache }))).toEqual(fingerprint(plain));
+    expect(readFileSync(file).subarray(0, 6).toString()).toBe('SBCOLS');
+  });
+
+  it('goes on without it, with one warning, where the folder cannot be written', async () => {
+    const blocked = join(dir, 'a-file');
+    writeFileSync(blocked, '');
+    const warnings: string[] = [];
+    const data = await loadTicks([SAMPLE, OTHER], { cacheDir: join(blocked, 'cache'), warn: (m) => warnings.push(m) });
+    expect(fingerprint(data)).toEqual(fingerprint(await loadTicks([SAMPLE, OTHER])));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^column cache: cannot write in .*a-file\/cache/);
+  });
+
+  it('bot backtest uses COLUMN_CACHE_DIR; --no-cache and COLUMN_CACHE_DIR=off leave it alone', async () => {
+    expect(columnCacheDir({})).toBe('data/cache/columns');
+    expect(columnCacheDir({ COLUMN_CACHE_DIR: 'off' })).toBeUndefined();
+    const cache = join(dir, 'cache');
+    const config = gridConfig(dir);
+    vi.stubEnv('COLUMN_CACHE_DIR', cache);
+    expect((await bot([...sliceFlags(config, join(dir, 'off'), ['--no-cache'])])).code).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+    vi.stubEnv('COLUMN_CACHE_DIR', 'off');
+    expect((await bot([...sliceFlags(config, join(dir, 'off2'))])).code).toBe(0);
+    expect(existsSync(cache)).toBe(false);
+    vi.stubEnv('COLUMN_CACHE_DIR', cache);
+    expect((await bot([...sliceFlags(config, join(dir, 'cold'))])).code).toBe(0);
+    expect(readdirSync(cache)).toEqual([`${sha256(SAMPLE)}.cols`]);
+    expect((await bot([...sliceFlags(config, join(dir, 'warm'))])).code).toBe(0);
+    for (const name of ['summary.json', 'fills.csv', 'equity.csv'])
+      expect(readFileSync(join(dir, 'warm', name), 'utf8')).toBe(readFileSync(join(dir, 'off', name), 'utf8'));
+  });
+});
