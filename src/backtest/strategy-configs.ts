@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadStrategyFiles, strictParams } from '../config/loader.js';
 import { issueLines, valueAt } from '../config/problems.js';
-import { StrategyFileSchema } from '../config/strategy-file.js';
+import { definitionExitProblems, StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import { loadStrategy, shown, strategyModuleFile } from '../strategy/loader.js';
@@ -120,6 +120,8 @@ export async function instanceOf(
   const parsed = StrategyFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
   const definition = await loadStrategy(parsed.data.strategy, source.strategiesDir);
+  const declared = definitionExitProblems(`${where}: strategy ${definition.name}`, definition);
+  if (declared.length > 0) throw new ConfigError(declared);
   const schema = strictParams(definition.params);
   const params = schema.safeParse(raw.params ?? {});
   if (!params.success) throw new ConfigError(issueLines(where, params.error.issues, raw.params, schema, ['params']));

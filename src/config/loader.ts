@@ -13,7 +13,7 @@ import { candleNeedsProblems } from '../strategy/candle-needs.js';
 import { loadStrategy, StrategyLoadError } from '../strategy/loader.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { describeValue, issueLines } from './problems.js';
-import { type StrategyFile, StrategyFileSchema } from './strategy-file.js';
+import { definitionExitProblems, type StrategyFile, StrategyFileSchema } from './strategy-file.js';
 
 /** One validated bot instance: its file, the parsed file, the strategy module and the parsed params. */
 export interface StrategyInstance {
@@ -121,6 +121,7 @@ async function checkFile(
       problems.push(...loaded.problems.map((p) => `${file}: strategy: ${p}`));
     } else {
       definition = loaded.definition;
+      problems.push(...definitionExitProblems(`${file}: strategy ${definition.name}`, definition));
       const input = fields.params ?? {};
       if (input !== null && typeof input === 'object' && !Array.isArray(input)) {
         const schema = strictParams(definition.params);

@@ -3,7 +3,15 @@
  * parameters and risk limits. Unknown keys are errors (a typo must never fall back to a default silently).
  */
 import { z } from 'zod';
-import { decimalParam } from '../strategy/api.js';
+import {
+  decimalParam,
+  type ExitRulesDecl,
+  ExitRulesSchema,
+  type ProtectionsDecl,
+  ProtectionsSchema,
+  type StrategyDefinition,
+} from '../strategy/api.js';
+import { issueLines } from './problems.js';
 
 export const RiskLimitsSchema = z.strictObject({
   /** Largest value of one order in the quote asset (price × quantity). */
@@ -33,5 +41,34 @@ export const StrategyFileSchema = z.strictObject({
    * instance paused (default 5000 ms when absent).
    */
   hookTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+  /** Exits the engine enforces (strategy/api.ts ExitRulesDecl); each key set here wins over the strategy's. */
+  exits: ExitRulesSchema.optional(),
+  /** Protections the engine enforces (ProtectionsDecl); each key set here wins over the strategy's. */
+  protections: ProtectionsSchema.optional(),
 });
 export type StrategyFile = z.infer<typeof StrategyFileSchema>;
+
+/** The exits and protections an instance runs with: the strategy's own, each key the strategy file sets over it. */
+export function declaredExits(
+  definition: Pick<StrategyDefinition, 'exits' | 'protections'>,
+  file: Pick<StrategyFile, 'exits' | 'protections'>,
+): { exits: ExitRulesDecl | undefined; protections: ProtectionsDecl | undefined } {
+  const merge = <T extends object>(own: T | undefined, set: T | undefined): T | undefined =>
+    own === undefined && set === undefined ? undefined : ({ ...own, ...set } as T);
+  return { exits: merge(definition.exits, file.exits), protections: merge(definition.protections, file.protections) };
+}
+
+/** What is wrong with the exits and protections a strategy module declares, one line each naming `where` and the key. */
+export function definitionExitProblems(where: string, definition: StrategyDefinition): string[] {
+  const problems: string[] = [];
+  for (const [field, schema] of [
+    ['exits', ExitRulesSchema],
+    ['protections', ProtectionsSchema],
+  ] as const) {
+    const value = definition[field];
+    if (value === undefined) continue;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) problems.push(...issueLines(where, parsed.error.issues, value, schema, [field]));
+  }
+  return problems;
+}

@@ -400,6 +400,13 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
+      // The protections count the instance's trades so far (their trips are in its saved watch).
+      for (const r of this.runners)
+        r.watch?.seed(
+          this.parts.store.fills.forInstance(r.name),
+          (id) => this.parts.journal.get(id)?.tag ?? this.parts.store.orders.get(id)?.tag,
+          market.rules.get(r.symbol)?.stepSize,
+        );
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
@@ -523,6 +530,7 @@ export class Engine implements FillSink {
 
   private tick(r: InstanceRunner): Promise<void> | undefined {
     if (r.status !== 'running' || r.busy) return undefined;
+    if (r.watch?.hasTrips === true) this.liftProtections(r, r.watch);
     if (r.watch?.active === true) {
       const exiting = this.declaredExit(r, r.watch);
       if (exiting) return exiting;
@@ -532,6 +540,18 @@ export class Engine implements FillSink {
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
     return this.afterAsyncTick(r, ok);
+  }
+
+  /** Protections whose pause is over: told once, and entries may go again. */
+  private liftProtections(r: InstanceRunner, watch: PositionWatch): void {
+    const now = this.parts.clock.now();
+    const lifted = watch.lifted(now);
+    if (lifted.length === 0) return;
+    for (const protection of lifted) {
+      r.logger.info({ protection }, `protection lifted: ${protection}; entries allowed again`);
+      this.parts.store.events.record(now, r.name, 'protection-lifted', { protection });
+    }
+    r.saveWatch();
   }
 
   /**
@@ -862,6 +882,10 @@ export class Engine implements FillSink {
       else if (before.gte(step) && after.lt(step)) {
         watch.closed();
         if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
+      }
+      for (const trip of watch.filled(fill, row.tag, step)) {
+        r.logger.warn({ ...trip }, `protection tripped: ${trip.reason}`);
+        this.parts.store.events.record(fill.time, r.name, 'protection-tripped', { ...trip });
       }
       r.saveWatch();
     }

@@ -7,7 +7,10 @@
  * event. Exactly once: nothing is triggered while an exit order of the instance is working or its outcome is
  * being reconciled, and a restart decides again from the journal and the fills (the position).
  */
+import { D, type Dec } from '../market/decimal.js';
+import { type ClosedTrade, TradeBook } from '../market/round-trips.js';
 import type { ExitRulesDecl, ProtectionsDecl } from '../strategy/api.js';
+import type { FillRow } from '../store/fills.js';
 
 /** Why the engine sells: the tag is `exit:<reason>`. */
 export type ExitReason = 'stop-loss' | 'trailing-stop' | 'roi';
@@ -28,7 +31,38 @@ export interface WatchState {
   peak?: number;
   /** No entries before this time (a cooldown after a stop-out). */
   cooldownUntil?: number;
+  /** The protections tripped and not yet reported lifted: until when, and why. */
+  trips?: Partial<Record<ProtectionName, { at: number; until: number; reason: string }>>;
+  /** When each protection last tripped: trades closed before it do not count towards the next trip. */
+  trippedAt?: Partial<Record<ProtectionName, number>>;
 }
+
+/** The protections that trip on closed trades (the cooldown trips on a stop-out). */
+export type ProtectionName = 'losingTrades' | 'maxDrawdown';
+
+export interface ProtectionTrip {
+  protection: ProtectionName;
+  until: number;
+  reason: string;
+}
+
+/** A recorded fill as a trade book takes it (the instance's own book; `step` makes fee dust flat). */
+function tradeFill(f: FillRow, tag: string | undefined, step: Dec | undefined) {
+  return {
+    book: f.symbol,
+    side: f.side,
+    price: new D(f.price),
+    quantity: new D(f.qty),
+    fee: new D(f.fee),
+    feeIn: f.feeIn,
+    time: f.time,
+    orderId: f.orderLocalId,
+    tag,
+    step,
+  };
+}
+
+const minutesText = (m: number) => `${m} min`;
 
 /** The ROI table as sorted [minutes held, minimum profit %] rows. */
 function roiRows(roi: Readonly<Record<string, number>> | undefined): [number, number][] {
@@ -42,12 +76,104 @@ function roiRows(roi: Readonly<Record<string, number>> | undefined): [number, nu
 export class PositionWatch {
   state: WatchState = {};
   private readonly roi: [number, number][];
+  /** The instance's closed trades (only when a protection counts them). */
+  private readonly book: TradeBook | undefined;
 
   constructor(
     readonly exits: ExitRulesDecl,
     readonly protections: ProtectionsDecl,
   ) {
     this.roi = roiRows(exits.roi);
+    this.book =
+      protections.losingTrades !== undefined || protections.maxDrawdown !== undefined ? new TradeBook() : undefined;
+  }
+
+  /** The instance's fills recorded before this run (its trades so far; nothing trips on them again). */
+  seed(fills: readonly FillRow[], tagOf: (localId: string) => string | undefined, step: Dec | undefined): void {
+    if (this.book === undefined) return;
+    for (const f of fills) this.book.add(tradeFill(f, tagOf(f.orderLocalId), step));
+  }
+
+  /**
+   * A fill was recorded: the trades it closed are counted by the protections, and those that trip now are
+   * returned (their state is in `state`, for the caller to save and report).
+   */
+  filled(f: FillRow, tag: string | undefined, step: Dec | undefined): ProtectionTrip[] {
+    if (this.book === undefined || this.book.add(tradeFill(f, tag, step)).length === 0) return [];
+    const now = f.time;
+    const trips: ProtectionTrip[] = [];
+    const { losingTrades, maxDrawdown } = this.protections;
+    if (losingTrades !== undefined && !this.tripped('losingTrades', now)) {
+      const losses = this.since('losingTrades', now, losingTrades.windowMinutes).filter((t) => t.pnl.isNeg());
+      if (losses.length >= losingTrades.count)
+        trips.push(
+          this.trip(
+            'losingTrades',
+            now,
+            losingTrades.pauseMinutes,
+            `${losses.length} losing trades within ${minutesText(losingTrades.windowMinutes)} (protections.losingTrades)`,
+          ),
+        );
+    }
+    if (maxDrawdown !== undefined && !this.tripped('maxDrawdown', now)) {
+      let equity = 1;
+      let peak = 1;
+      for (const t of this.since('maxDrawdown', now, maxDrawdown.windowMinutes)) {
+        equity *= 1 + (t.pnlRatio?.toNumber() ?? 0);
+        peak = Math.max(peak, equity);
+      }
+      const drawdownPct = (1 - equity / peak) * 100;
+      if (drawdownPct >= maxDrawdown.pct)
+        trips.push(
+          this.trip(
+            'maxDrawdown',
+            now,
+            maxDrawdown.pauseMinutes,
+            `closed trades ${drawdownPct.toFixed(2)} % under their best${maxDrawdown.windowMinutes === undefined ? '' : ` within ${minutesText(maxDrawdown.windowMinutes)}`} (protections.maxDrawdown, ${maxDrawdown.pct} %)`,
+          ),
+        );
+    }
+    return trips;
+  }
+
+  /** The trades closed within the window before `now` and after the protection last tripped, oldest first. */
+  private since(name: ProtectionName, now: number, windowMinutes: number | undefined): ClosedTrade[] {
+    const from = Math.max(
+      windowMinutes === undefined ? -Infinity : now - windowMinutes * 60_000,
+      this.state.trippedAt?.[name] ?? -Infinity,
+    );
+    return (this.book as TradeBook).trades.filter((t) => t.exitTime > from).sort((a, b) => a.exitTime - b.exitTime);
+  }
+
+  private tripped(name: ProtectionName, now: number): boolean {
+    const trip = this.state.trips?.[name];
+    return trip !== undefined && trip.until > now;
+  }
+
+  private trip(name: ProtectionName, now: number, pauseMinutes: number, reason: string): ProtectionTrip {
+    const until = now + pauseMinutes * 60_000;
+    (this.state.trips ??= {})[name] = { at: now, until, reason };
+    (this.state.trippedAt ??= {})[name] = now;
+    return { protection: name, until, reason };
+  }
+
+  /** The protections whose pause is over at `now` (removed from the state: the caller saves and reports it). */
+  lifted(now: number): ProtectionName[] {
+    const trips = this.state.trips;
+    if (trips === undefined) return [];
+    const over: ProtectionName[] = [];
+    for (const name of Object.keys(trips) as ProtectionName[])
+      if ((trips[name]?.until ?? 0) <= now) {
+        over.push(name);
+        delete trips[name];
+      }
+    if (Object.keys(trips).length === 0) delete this.state.trips;
+    return over;
+  }
+
+  /** Whether a tripped protection is waiting to be lifted (cheap: the tick path asks). */
+  get hasTrips(): boolean {
+    return this.state.trips !== undefined;
   }
 
   get active(): boolean {
@@ -103,6 +229,9 @@ export class PositionWatch {
     const until = this.state.cooldownUntil;
     if (until !== undefined && now < until)
       return `cooldown after a stop-out until ${new Date(until).toISOString()} (protections.cooldownMinutes)`;
+    for (const trip of Object.values(this.state.trips ?? {}))
+      if (trip !== undefined && now < trip.until)
+        return `${trip.reason}: no new entries until ${new Date(trip.until).toISOString()}`;
     return undefined;
   }
 }

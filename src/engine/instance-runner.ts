@@ -9,7 +9,7 @@
  * preempt synchronous code: a hook that blocks the thread (a busy loop) holds everything until it returns;
  * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
-import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
+import { declaredExits, type RiskLimits, type StrategyFile } from '../config/strategy-file.js';
 import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
@@ -246,7 +246,7 @@ export class InstanceRunner {
     this.position = positionFromFills([]);
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
-    const { exits, protections } = spec.definition;
+    const { exits, protections } = declaredExits(spec.definition, spec.config);
     this.watch =
       exits !== undefined || protections !== undefined ? new PositionWatch(exits ?? {}, protections ?? {}) : undefined;
   }

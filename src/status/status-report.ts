@@ -28,6 +28,30 @@ export interface InstanceStatusReport {
   realisedToday: Dec;
   /** Given a price for the instance's symbol; undefined otherwise. */
   unrealisedPnl: Dec | undefined;
+  /** Protections tripped now (no new entries until `until`), from their events. */
+  protections: ActiveProtection[];
+}
+
+export interface ActiveProtection {
+  protection: string;
+  reason: string;
+  until: number;
+}
+
+const PROTECTION_EVENTS = ['protection-tripped', 'protection-lifted'] as const;
+
+/** The protections whose last event is a trip still running at `now`. */
+function activeProtections(store: Store, instance: string, now: number): ActiveProtection[] {
+  const last = new Map<string, EventRow>();
+  for (const e of store.events.list({ instance, kinds: [...PROTECTION_EVENTS] }))
+    last.set(String(e.data.protection), e);
+  const active: ActiveProtection[] = [];
+  for (const [protection, e] of last) {
+    const until = e.data.until;
+    if (e.kind === 'protection-tripped' && typeof until === 'number' && until > now)
+      active.push({ protection, reason: String(e.data.reason), until });
+  }
+  return active;
 }
 
 export interface StatusReport {
@@ -91,6 +115,7 @@ export function readStatus(
       realisedPnl,
       realisedToday: new D(store.fills.positions.realisedOn(instance, today)),
       unrealisedPnl: price === undefined ? undefined : tracker.unrealisedAt(dec(price)),
+      protections: activeProtections(store, instance, options.now),
     };
   });
   return {

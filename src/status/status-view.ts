@@ -143,6 +143,7 @@ function instanceJson(i: InstanceStatusReport) {
     realisedPnl: plain(i.realisedPnl),
     realisedToday: plain(i.realisedToday),
     unrealisedPnl: num(i.unrealisedPnl),
+    protections: i.protections.map((p) => ({ protection: p.protection, reason: p.reason, until: iso(p.until) })),
   };
 }
 
@@ -292,6 +293,8 @@ export function statusTable(view: StatusView): string {
     );
     for (const i of report.instances) {
       if (i.reason !== undefined) out.push(`  ${i.instance}: ${i.state}: ${i.reason}`);
+      for (const p of i.protections)
+        out.push(`  ${i.instance}: no new entries until ${short(p.until)} UTC: ${p.reason}`);
       for (const o of i.openOrders) out.push(`  ${i.instance}: ${orderText(o)}`);
     }
   }

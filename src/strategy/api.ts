@@ -246,11 +246,53 @@ export interface ExitRulesDecl {
   roi?: Readonly<Record<string, number>>;
 }
 
-/** Protections the engine enforces. */
+/**
+ * Protections the engine enforces: each one, once tripped, refuses the instance's new BUY orders (exits, its
+ * own SELLs and the declared exits still go) until it lifts, recorded as `protection-tripped` and
+ * `protection-lifted` events (status, API, notifications) and kept across restarts.
+ */
 export interface ProtectionsDecl {
   /** After a stop-loss or trailing-stop exit, no new BUY of the instance for this many minutes. */
   cooldownMinutes?: number;
+  /** `count` closed trades at a loss within the last `windowMinutes`: no new entries for `pauseMinutes`. */
+  losingTrades?: { count: number; windowMinutes: number; pauseMinutes: number };
+  /**
+   * The closed trades' compounded return (each trade's PnL over its entry cost) fell `pct` percent from its
+   * best, over the trades closed within `windowMinutes` (default: all): no new entries for `pauseMinutes`.
+   */
+  maxDrawdown?: { pct: number; windowMinutes?: number; pauseMinutes: number };
 }
+
+const percent = z.number().positive().lt(100, 'a percentage below 100');
+const minutes = z.number().positive();
+
+/** What `exits` may hold, in a strategy's definition or its strategy file (unknown keys are errors). */
+export const ExitRulesSchema: z.ZodType<ExitRulesDecl> = z.strictObject({
+  stopLossPct: percent.optional(),
+  stopLimitPct: percent.optional(),
+  trailingStopPct: percent.optional(),
+  trailingActivationPct: z.number().positive().optional(),
+  roi: z
+    .record(z.string(), z.number().finite())
+    .superRefine((table, ctx) => {
+      for (const key of Object.keys(table))
+        if (!/^\d+$/.test(key))
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected minutes held (whole numbers) -> minimum profit % ({ "0": 4, "60": 2 }), found the key ${JSON.stringify(key)}`,
+          });
+    })
+    .optional(),
+});
+
+/** What `protections` may hold, in a strategy's definition or its strategy file (unknown keys are errors). */
+export const ProtectionsSchema: z.ZodType<ProtectionsDecl> = z.strictObject({
+  cooldownMinutes: minutes.optional(),
+  losingTrades: z
+    .strictObject({ count: z.number().int().positive(), windowMinutes: minutes, pauseMinutes: minutes })
+    .optional(),
+  maxDrawdown: z.strictObject({ pct: percent, windowMinutes: minutes.optional(), pauseMinutes: minutes }).optional(),
+});
 
 export interface StrategyDefinition<
   Schema extends z.ZodType = z.ZodType,

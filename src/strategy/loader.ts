@@ -97,27 +97,6 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** An optional object of optional positive numbers (`exits`, `protections`): one line per wrong key. */
-function numbersProblems(field: string, value: unknown, keys: readonly string[]): string[] {
-  if (value === undefined) return [];
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    return [`default export: ${field}: expected an object when present`];
-  const problems: string[] = [];
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    if (key === 'roi' && field === 'exits') continue;
-    if (!keys.includes(key)) problems.push(`default export: ${field}.${key}: unknown (expected ${keys.join(', ')})`);
-    else if (
-      typeof v !== 'number' ||
-      !(v > 0) ||
-      (key !== 'cooldownMinutes' && v >= 100 && key !== 'trailingActivationPct')
-    )
-      problems.push(
-        `default export: ${field}.${key}: expected a positive number (a percentage below 100), found ${JSON.stringify(v)}`,
-      );
-  }
-  return problems;
-}
-
 /** What is wrong with a module's default export, measured against defineStrategy's result; empty when fine. */
 export function strategyShapeProblems(value: unknown): string[] {
   if (value === undefined) return ['has no default export (expected `export default defineStrategy({...})`)'];
@@ -150,22 +129,10 @@ export function strategyShapeProblems(value: unknown): string[] {
       "default export: candles: expected an object such as { '5m': 200 } (or a function of the params) when present",
     );
   }
-  problems.push(
-    ...numbersProblems('exits', def.exits, ['stopLossPct', 'stopLimitPct', 'trailingStopPct', 'trailingActivationPct']),
-  );
-  problems.push(...numbersProblems('protections', def.protections, ['cooldownMinutes']));
-  if (def.exits !== null && typeof def.exits === 'object') {
-    const roi = (def.exits as Record<string, unknown>).roi;
-    if (
-      roi !== undefined &&
-      (roi === null ||
-        typeof roi !== 'object' ||
-        Object.entries(roi).some(([k, v]) => !/^\d+$/.test(k) || typeof v !== 'number' || !Number.isFinite(v)))
-    )
-      problems.push(
-        `default export: exits.roi: expected minutes held -> minimum profit % ({ "0": 4, "60": 2 }), found ${JSON.stringify(roi)}`,
-      );
-  }
+  // Their keys are checked against their schemas with the strategy file (config/strategy-file.ts).
+  for (const field of ['exits', 'protections'])
+    if (def[field] !== undefined && (def[field] === null || typeof def[field] !== 'object'))
+      problems.push(`default export: ${field}: expected an object when present`);
   if (def.indicators !== undefined && typeof def.indicators !== 'function') {
     problems.push('default export: indicators: expected a function of the params when present');
   }

@@ -162,12 +162,36 @@ describe('loadStrategyFiles', () => {
 
   it('reports declared exits and protections that make no sense, naming the key', async () => {
     const file = project.config('exits.json', { ...valid, name: 'e', strategy: 'badexits', params: {} });
-    const module = join(project.strategiesDir, 'badexits.ts');
     expect(await problemsOf(file)).toEqual([
-      `${file}: strategy: ${module}: default export: exits.stopLossPct: expected a positive number (a percentage below 100), found -1`,
-      `${file}: strategy: ${module}: default export: exits.trail: unknown (expected stopLossPct, stopLimitPct, trailingStopPct, trailingActivationPct)`,
-      `${file}: strategy: ${module}: default export: protections.cooldownMinutes: expected a positive number (a percentage below 100), found "5"`,
-      `${file}: strategy: ${module}: default export: exits.roi: expected minutes held -> minimum profit % ({ "0": 4, "60": 2 }), found {"soon":1}`,
+      `${file}: strategy badexits: exits.stopLossPct: expected a number > 0, found -1`,
+      `${file}: strategy badexits: exits.roi: expected minutes held (whole numbers) -> minimum profit % ({ "0": 4, "60": 2 }), found the key "soon"`,
+      `${file}: strategy badexits: exits.trail: unknown key (allowed: stopLossPct, stopLimitPct, trailingStopPct, trailingActivationPct, roi)`,
+      `${file}: strategy badexits: protections.cooldownMinutes: expected a number, found "5"`,
+    ]);
+  });
+
+  it('takes exits and protections from the strategy file, naming the file and the field of each problem', async () => {
+    const ok = project.config('declared.json', {
+      ...valid,
+      name: 'declared',
+      exits: { stopLossPct: 2, roi: { '0': 3 } },
+      protections: { losingTrades: { count: 3, windowMinutes: 1440, pauseMinutes: 720 } },
+    });
+    const [instance] = await loadStrategyFiles(ok, { strategiesDir: project.strategiesDir });
+    expect(instance!.config.exits).toEqual({ stopLossPct: 2, roi: { '0': 3 } });
+    expect(instance!.config.protections?.losingTrades).toEqual({ count: 3, windowMinutes: 1440, pauseMinutes: 720 });
+    const bad = project.config('declared-bad.json', {
+      ...valid,
+      name: 'declared-bad',
+      exits: { stopLossPct: 150, stopLosPct: 2 },
+      protections: { losingTrades: { count: 0, windowMinutes: 60 }, maxDrawdown: { pct: '10', pauseMinutes: 60 } },
+    });
+    expect(await problemsOf(bad)).toEqual([
+      `${bad}: exits.stopLossPct: expected a number < 100, found 150`,
+      `${bad}: exits.stopLosPct: unknown key (did you mean stopLossPct?)`,
+      `${bad}: protections.losingTrades.count: expected a number > 0, found 0`,
+      `${bad}: protections.losingTrades.pauseMinutes: expected a number, found nothing`,
+      `${bad}: protections.maxDrawdown.pct: expected a number, found "10"`,
     ]);
   });
 
