@@ -266,7 +266,7 @@ describe('composition', () => {
     // What a database of the previous version looks like: a paper journal, no paper exchange.
     const old = openStore({ path: paper.DB_PATH, clock: wallClock });
     old.db.exec(
-      'DELETE FROM paper_fills; DELETE FROM paper_orders; DELETE FROM paper_balances; DELETE FROM paper_accounts; DELETE FROM paper_exchange',
+      'DELETE FROM paper_fills; DELETE FROM paper_orders; DELETE FROM paper_balances; DELETE FROM paper_counts; DELETE FROM paper_accounts; DELETE FROM paper_exchange',
     );
     old.close();
     const log = captureLogger();

@@ -88,7 +88,7 @@ describe('a strategy outside the checkout', () => {
     expect(summary.instances.map((i) => i.name)).toEqual(['my-trend-btcusdt']);
     expect(summary.instances[0]!.status).toBe('stopped');
     expect(summary.instances[0]!.counters.fills).toBeGreaterThan(0);
-  });
+  }, 120_000);
 
   it('loads from a bare folder (no package.json, no node_modules), its own zod import included', () => {
     mkdirSync(bare);
