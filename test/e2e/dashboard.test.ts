@@ -5,7 +5,8 @@
  * (after a confirmation) pause an instance, cancel one order, turn stop-buy on and off, and exit a position
  * through the control API, as the journal records, saying what was sent or why not; it follows the live stream
  * (no polling) and polls when the stream cannot be had; its closed trades and profit tables and equity per
- * quote asset are the API's; no time label is cut at a chart's edge; nothing is wider than a phone. With
+ * quote asset are the API's; no time label is cut at a chart's edge; nothing is wider than a phone; after a
+ * restart the chart still shows the fills made before it. With
  * SCREENSHOT=1 it writes docs/dashboard.png and docs/dashboard-phone.png (with the orders still open).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,7 @@ const TOKEN = 'dashboard-token-8c41e07f';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-'));
 const db = join(dir, 'bot.db');
 let daemon: DaemonProcess;
+let env: NodeJS.ProcessEnv;
 let browser: Browser;
 let url: string;
 const api = (path: string, options: Parameters<typeof http>[1] = {}) =>
@@ -38,25 +40,24 @@ const api = (path: string, options: Parameters<typeof http>[1] = {}) =>
 beforeAll(async () => {
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  daemon = new DaemonProcess(
-    await lockstepPaperEnv(
-      dir,
-      {
-        'grid.json': everyOrderFile('swing-trader', { churn: 100_000 }),
-        'brackets.json': everyOrderFile('brackets', { near: 20_000 }),
-        // A position to exit, an OCO bracket 5 % either side and a LIMIT BUY 5 % below: far outside the swing.
-        'exiter.json': JSON.stringify({
-          name: 'exiter',
-          strategy: 'exit-target',
-          symbol: 'BTCUSDT',
-          schedule: '* * * * * *',
-          params: { dips: false },
-        }),
-      },
-      { period: 23, count: 3_000 },
-      { API_PORT: String(port), API_TOKEN: TOKEN },
-    ),
+  env = await lockstepPaperEnv(
+    dir,
+    {
+      'grid.json': everyOrderFile('swing-trader', { churn: 100_000 }),
+      'brackets.json': everyOrderFile('brackets', { near: 20_000 }),
+      // A position to exit, an OCO bracket 5 % either side and a LIMIT BUY 5 % below: far outside the swing.
+      'exiter.json': JSON.stringify({
+        name: 'exiter',
+        strategy: 'exit-target',
+        symbol: 'BTCUSDT',
+        schedule: '* * * * * *',
+        params: { dips: false },
+      }),
+    },
+    { period: 23, count: 3_000 },
+    { API_PORT: String(port), API_TOKEN: TOKEN },
   );
+  daemon = new DaemonProcess(env);
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   await waitFor(
     'some fills and closed trades',
@@ -316,4 +317,28 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     expect(requests.filter((p) => p === '/api/v1/status').length).toBeGreaterThan(1);
     await polled.context.close();
   });
+
+  it('shows the fills from before a restart on the chart, at their time', async () => {
+    await daemon.stop('SIGTERM');
+    const before = (await readDb(db, (d) =>
+      d.prepare("SELECT MAX(time) FROM fills WHERE symbol = 'BTCUSDT'").pluck().get(),
+    )) as number;
+    daemon = new DaemonProcess(env);
+    await waitFor('the control API again', () => daemon.messages(/control API and dashboard on/).length > 0, {
+      daemon,
+    });
+    const { page, problems, context } = await open(1366);
+    const chart = page.locator('.symbol-chart[data-symbol="BTCUSDT"]');
+    await chart.locator('canvas').first().waitFor();
+    const fills = (
+      (await api('/api/v1/fills?limit=50')).body as { fills: { symbol: string; time: string }[] }
+    ).fills.filter((f) => f.symbol === 'BTCUSDT');
+    const oldest = fills.map((f) => f.time).sort()[0] as string;
+    // Some of the fills shown are from before the restart, and the chart reaches back to them.
+    expect(Date.parse(oldest)).toBeLessThanOrEqual(before);
+    await expect.poll(() => chart.getAttribute('data-from')).toBe(oldest.replace(/\.\d{3}Z$/, '.000Z'));
+    await expect.poll(() => chart.getAttribute('data-markers')).toBe(String(fills.length));
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 60_000);
 });

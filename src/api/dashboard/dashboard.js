@@ -574,7 +574,7 @@
     const wrap = el('div', { class: 'symbol-chart', 'data-symbol': symbol }, el('h3', {}, symbol), legend, box);
     $('charts').append(wrap);
     const c = L.createChart(box, chartOptions());
-    chart = { chart: c, legend, lines: [], orderPrices: [], data: [] };
+    chart = { chart: c, wrap, legend, lines: [], orderPrices: [], data: [] };
     // The price scale takes in every open order's legs, so none is off the chart however far it rests.
     chart.series = c.addSeries(L.LineSeries, {
       color: '#2962ff',
@@ -603,7 +603,10 @@
     const s = state.status;
     for (const [symbol, points] of Object.entries(state.prices)) {
       const chart = symbolChart(symbol);
-      chart.data = perSecond(points);
+      const fills = state.fills.filter((x) => x.symbol === symbol);
+      chart.data = perSecond(withEarlierFills(points, fills));
+      const from = chart.data[0];
+      chart.wrap.dataset.from = from ? new Date(from.time * 1000).toISOString() : '';
       const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
       for (const line of chart.lines) chart.series.removePriceLine(line);
       chart.lines = [];
@@ -635,12 +638,9 @@
       chart.series.setData(chart.data);
       // The whole recent window, always: the page is for a glance, not for study.
       chart.chart.timeScale().fitContent();
-      chart.markers.setMarkers(
-        fillMarkers(
-          chart.data,
-          state.fills.filter((x) => x.symbol === symbol),
-        ),
-      );
+      const markers = fillMarkers(chart.data, fills);
+      chart.markers.setMarkers(markers);
+      chart.wrap.dataset.markers = String(markers.length);
     }
     if (Object.keys(state.prices).length === 0 && $('charts').childElementCount === 0)
       $('charts').append(el('p', { class: 'muted', id: 'no-prices' }, 'No prices seen yet.'));
@@ -648,8 +648,21 @@
   }
 
   /**
-   * Each fill marked at its price, at the chart's nearest time at or before it; fills from before the chart's
-   * first point (before a restart, say) at its first point, so none is dropped.
+   * The recent prices, led by the prices of the fills from before the first of them: the daemon keeps its recent
+   * prices in memory, so after a restart the fills made before it would otherwise fall off the chart.
+   */
+  function withEarlierFills(points, fills) {
+    const first = points.length > 0 ? points[0][0] : Infinity;
+    const earlier = fills
+      .map((f) => [Date.parse(f.time), Number(f.price)])
+      .filter(([t]) => t < first)
+      .sort((a, b) => a[0] - b[0]);
+    return earlier.length === 0 ? points : [...earlier, ...points];
+  }
+
+  /**
+   * Each fill marked at its price, at the chart's nearest time at or before it (the chart starts at the oldest
+   * fill shown, see withEarlierFills).
    */
   function fillMarkers(data, fills) {
     const times = data.map((p) => p.time);
