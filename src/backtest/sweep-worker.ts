@@ -1,26 +1,40 @@
-/** A sweep's worker thread: runs the combinations it is sent on the shared recording, one at a time. */
+/**
+ * A sweep's worker thread: loads the strategy modules at once (while the main thread reads the data), then runs
+ * the combinations it is sent on the shared recording, one at a time. The recording comes in workerData (the
+ * queue's worker) or in a message once it is read (a SweepPool).
+ */
 import { parentPort, workerData } from 'node:worker_threads';
 import { equityCurve } from './equity-tracker.js';
 import { type JobSettings, runJob } from './job.js';
-import type { ConfigSource } from './strategy-configs.js';
+import { type ConfigSource, instanceOf } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
 import { sliceTicks, type TickData } from './tick-data.js';
 
-const { sources, data, settings } = workerData as { sources: ConfigSource[]; data: TickData; settings: JobSettings };
+const { sources, settings, ...given } = workerData as {
+  sources: ConfigSource[];
+  settings: JobSettings;
+  data?: TickData;
+};
 const port = parentPort;
 if (!port) throw new Error('sweep-worker.ts runs as a worker thread only');
 
+// The modules load now; a problem with them is the first combination's to report.
+const loaded = Promise.all(sources.map((s) => instanceOf(s))).catch(() => undefined);
+let data: TickData | undefined = given.data;
+
 port.on('message', (request: WorkerRequest) => {
-  if ('stop' in request) {
-    port.close();
+  if ('data' in request) {
+    data = request.data;
     return;
   }
   const { index } = request;
   const onProgress = request.progress
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
-  const ticks = request.window ? sliceTicks(data, request.window.from, request.window.to) : data;
-  runJob(sources, ticks, settings, request.overrides, { onProgress, keepLog: false })
+  const all = data as TickData;
+  const ticks = request.window ? sliceTicks(all, request.window.from, request.window.to) : all;
+  loaded
+    .then(() => runJob(sources, ticks, settings, request.overrides, { onProgress, keepLog: false }))
     // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
     // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
     .then((result) => new Promise<typeof result>((resolve) => setTimeout(() => resolve(result), 0)))

@@ -125,7 +125,8 @@ export interface SweepJob {
 
 export type WorkerRequest =
   | { index: number; overrides: Record<string, unknown>; progress: boolean; window?: { from: number; to: number } }
-  | { stop: true };
+  /** The recording, when it was not in workerData (a SweepPool starts its workers before the data is read). */
+  | { data: TickData };
 export type WorkerReply =
   | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][] }
   | { index: number; error: string }
@@ -213,9 +214,175 @@ export function defaultWorkers(): number {
   return availableParallelism();
 }
 
+/** What a run of the pool tracks: its job, results, and which combination each worker holds. */
+interface PoolRun {
+  job: SweepJob;
+  onProgress?: (progress: SweepProgress) => void;
+  results: SweepRun[];
+  /** Ticks replayed by the combinations still running, by index; and each combination's tick count. */
+  running: Map<number, number>;
+  perRun: number;
+  next: number;
+  /** Workers this run still waits for (they stop being counted once they are given nothing more). */
+  busy: Set<Worker>;
+  resolve: (results: SweepRun[]) => void;
+  reject: (err: Error) => void;
+}
+
 /**
- * Runs every combination on `workers` threads (or the executor given instead); `onProgress`, when given, as the
- * workers replay (every 65,536 ticks of each) and after each combination. Rejects on the first failure.
+ * The sweep's worker threads. They start at once and load the code and the strategy modules while the main
+ * thread reads the data (setData hands them its columns: shared memory, nothing copied), and they serve every
+ * run of a sweep (a holdout's two parts, each walk-forward window) without starting again. Workers take the
+ * next combination when they finish one; a worker that dies or fails fails the run, naming the combination.
+ */
+export class SweepPool implements SweepExecutor {
+  private readonly threads: Worker[] = [];
+  private readonly alive = new Set<Worker>();
+  /** The combination each worker is running, and the one it finished before (for naming a failure). */
+  private readonly current = new Map<Worker, number>();
+  private readonly finished = new Map<Worker, number>();
+  private active: PoolRun | undefined;
+  /** Set once a worker died or failed: the pool runs nothing more. */
+  private broken: Error | undefined;
+  private hasData = false;
+
+  constructor(size: number, sources: readonly ConfigSource[], settings: JobSettings) {
+    const url = workerEntry();
+    for (let i = 0; i < Math.max(1, size); i++) {
+      const w = new Worker(url, { workerData: { sources, settings } });
+      this.threads.push(w);
+      this.alive.add(w);
+      w.on('message', (reply: WorkerReply) => this.onReply(w, reply));
+      w.on('error', (err) => this.fail(w, `a sweep worker failed: ${err.message}`, err));
+      w.on('exit', (code) => {
+        this.alive.delete(w);
+        if (code !== 0 || this.current.has(w) || this.active?.busy.has(w))
+          this.fail(w, `a sweep worker exited (code ${code})`);
+      });
+    }
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  /** The recording every run replays (windows of it, per job). */
+  setData(data: TickData): void {
+    for (const w of this.alive) w.postMessage({ data } satisfies WorkerRequest);
+    this.hasData = true;
+  }
+
+  /** Runs every combination of the job on the pool's workers (up to one per combination); unranked. */
+  async run(job: SweepJob, onProgress?: (progress: SweepProgress) => void): Promise<SweepRun[]> {
+    if (this.active) throw new BotError('E_SWEEP', 'the sweep pool runs one job at a time');
+    if (this.broken) throw this.broken;
+    if (!this.hasData) this.setData(job.data);
+    const total = job.combos.length;
+    const results = await new Promise<SweepRun[]>((resolve, reject) => {
+      const run: PoolRun = {
+        job,
+        onProgress,
+        results: [],
+        running: new Map(),
+        perRun: 0,
+        next: 0,
+        busy: new Set(),
+        resolve,
+        reject,
+      };
+      this.active = run;
+      const workers = [...this.alive].slice(0, Math.max(1, Math.min(this.size, total)));
+      if (workers.length === 0) reject(new BotError('E_SWEEP', 'no sweep worker is left'));
+      for (const w of workers) {
+        run.busy.add(w);
+        this.feed(w);
+      }
+    }).finally(() => (this.active = undefined));
+    if (results.length !== total)
+      throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
+    return results;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((w) => w.terminate()));
+  }
+
+  private combo(index: number | undefined): string {
+    return JSON.stringify(this.active?.job.combos[index ?? -1]);
+  }
+
+  private named(w: Worker, what: string): string {
+    const [now, before] = [this.current.get(w), this.finished.get(w)];
+    const after = before === undefined ? '' : `after combination ${this.combo(before)}`;
+    if (now === undefined) return after === '' ? what : `${what} ${after}`;
+    return `${what} while running combination ${this.combo(now)}${after === '' ? '' : ` (${after})`}`;
+  }
+
+  private fail(w: Worker, what: string, cause?: Error): void {
+    const err = new BotError('E_SWEEP', this.named(w, what), cause ? { cause } : undefined);
+    this.broken ??= err;
+    this.active?.reject(err);
+  }
+
+  private report(run: PoolRun): void {
+    if (run.onProgress === undefined) return;
+    let ticks = run.results.length * run.perRun;
+    for (const done of run.running.values()) ticks += done;
+    const total = run.job.combos.length;
+    run.onProgress({ runs: run.results.length, runsTotal: total, ticks, ticksTotal: run.perRun * total });
+  }
+
+  private feed(w: Worker): void {
+    const run = this.active;
+    if (!run) return;
+    const done = this.current.get(w);
+    if (done !== undefined) this.finished.set(w, done);
+    this.current.delete(w);
+    if (run.next >= run.job.combos.length) {
+      run.busy.delete(w);
+      if (run.busy.size === 0) run.resolve(run.results);
+      return;
+    }
+    const index = run.next++;
+    this.current.set(w, index);
+    w.postMessage({
+      index,
+      overrides: run.job.combos[index] as Record<string, unknown>,
+      progress: run.onProgress !== undefined,
+      window: run.job.window,
+    } satisfies WorkerRequest);
+  }
+
+  private onReply(w: Worker, reply: WorkerReply): void {
+    const run = this.active;
+    if (!run) return;
+    if ('done' in reply) {
+      run.perRun = reply.total;
+      run.running.set(reply.index, reply.done);
+      this.report(run);
+      return;
+    }
+    if ('error' in reply) {
+      run.reject(new BotError('E_SWEEP', `combination ${JSON.stringify(run.job.combos[reply.index])}: ${reply.error}`));
+      return;
+    }
+    run.results.push({
+      index: reply.index,
+      overrides: run.job.combos[reply.index] as Record<string, unknown>,
+      metrics: reply.metrics,
+      ended: reply.ended,
+      equity: reply.equity,
+    });
+    run.running.delete(reply.index);
+    this.report(run);
+    this.feed(w);
+  }
+}
+
+/**
+ * Runs every combination on `workers` threads (or the executor given instead: a SweepPool already started, the
+ * queue); `onProgress`, when given, as the workers replay (every 65,536 ticks of each) and after each
+ * combination. Rejects on the first failure.
  */
 export async function runSweep(
   job: SweepJob,
@@ -223,96 +390,11 @@ export async function runSweep(
   onProgress?: (progress: SweepProgress) => void,
 ): Promise<SweepResult[]> {
   if (typeof workers !== 'number') return rank(await workers.run(job, onProgress), job.ranking);
-  const url = workerEntry();
-  const total = job.combos.length;
-  const results: SweepRun[] = [];
-  /** Ticks replayed by the combinations still running, by index; and each combination's tick count. */
-  const running = new Map<number, number>();
-  let perRun = 0;
-  const report = () => {
-    if (onProgress === undefined) return;
-    let ticks = results.length * perRun;
-    for (const done of running.values()) ticks += done;
-    onProgress({ runs: results.length, runsTotal: total, ticks, ticksTotal: perRun * total });
-  };
-  let next = 0;
-  const threads: Worker[] = [];
+  const pool = new SweepPool(Math.min(workers, job.combos.length), job.sources, job.settings);
   try {
-    await new Promise<void>((resolve, reject) => {
-      let alive = 0;
-      /** The combination each worker is running, and the one it finished before. */
-      const current = new Map<Worker, number>();
-      const finished = new Map<Worker, number>();
-      const combo = (index: number | undefined) => JSON.stringify(job.combos[index ?? -1]);
-      const named = (w: Worker, what: string) => {
-        const [now, before] = [current.get(w), finished.get(w)];
-        const after = before === undefined ? '' : `after combination ${combo(before)}`;
-        if (now === undefined) return after === '' ? what : `${what} ${after}`;
-        return `${what} while running combination ${combo(now)}${after === '' ? '' : ` (${after})`}`;
-      };
-      const feed = (w: Worker) => {
-        const done = current.get(w);
-        if (done !== undefined) finished.set(w, done);
-        current.delete(w);
-        if (next >= total) {
-          w.postMessage({ stop: true } satisfies WorkerRequest);
-          return;
-        }
-        const index = next++;
-        current.set(w, index);
-        const overrides = job.combos[index] as Record<string, unknown>;
-        w.postMessage({
-          index,
-          overrides,
-          progress: onProgress !== undefined,
-          window: job.window,
-        } satisfies WorkerRequest);
-      };
-      const count = Math.max(1, Math.min(workers, total));
-      for (let i = 0; i < count; i++) {
-        const w = new Worker(url, {
-          workerData: { sources: job.sources, data: job.data, settings: job.settings },
-        });
-        threads.push(w);
-        alive++;
-        w.on('message', (reply: WorkerReply) => {
-          if ('done' in reply) {
-            perRun = reply.total;
-            running.set(reply.index, reply.done);
-            report();
-            return;
-          }
-          if ('error' in reply) {
-            reject(new BotError('E_SWEEP', `combination ${JSON.stringify(job.combos[reply.index])}: ${reply.error}`));
-            return;
-          }
-          results.push({
-            index: reply.index,
-            overrides: job.combos[reply.index] as Record<string, unknown>,
-            metrics: reply.metrics,
-            ended: reply.ended,
-            equity: reply.equity,
-          });
-          running.delete(reply.index);
-          report();
-          feed(w);
-        });
-        w.on('error', (err) =>
-          reject(new BotError('E_SWEEP', named(w, `a sweep worker failed: ${err.message}`), { cause: err })),
-        );
-        w.on('exit', (code) => {
-          alive--;
-          if (code !== 0 || current.has(w))
-            reject(new BotError('E_SWEEP', named(w, `a sweep worker exited (code ${code})`)));
-          else if (alive === 0) resolve();
-        });
-        feed(w);
-      }
-    });
+    pool.setData(job.data);
+    return rank(await pool.run(job, onProgress), job.ranking);
   } finally {
-    await Promise.all(threads.map((w) => w.terminate()));
+    await pool.close();
   }
-  if (results.length !== total)
-    throw new BotError('E_SWEEP', `sweep finished ${results.length} of ${total} combinations`);
-  return rank(results, job.ranking);
 }

@@ -26,6 +26,7 @@ import {
   type RankBy,
   type Ranking,
   runSweep,
+  SweepPool,
   sweepGrid,
   type SweepProgress,
   type SweepResult,
@@ -276,98 +277,100 @@ async function backtest(argv: string[]): Promise<number> {
   // The files as read were checked by readConfigs; only overrides need checking again.
   if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
 
-  const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
-  // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
-  const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
-  const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
-    from: loadFrom,
-    to,
-    allowPartial: settings.allowPartial,
-    cacheDir: values['no-cache'] === true ? undefined : columnCacheDir(),
-  });
-  const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
-  // A run with --set gets a folder of its own, not the plain run's.
-  const setName = overrideAssignments(fixed)
-    .map((a) => `-${a}`)
-    .join('');
-  // The folder's name and marker carry a hash of everything the outputs depend on (output-folder.ts).
-  const hashOf = (unit: Unit, kind: OutputKind) =>
-    inputsHash({
-      kind,
-      configs: unit.sources.map((s) => [s.sha256, s.module.sha256]),
-      data: data.files.map((f) => f.sha256),
-      settings,
-      fixed,
-      axes: kind === 'sweep' ? axes : [],
-      // What a sweep ranks by and where it splits the data change its results.
-      ...(kind === 'sweep' ? { ranking, validation: validation ?? null } : {}),
-    });
-  const outDir = (unit: Unit, hash: string) =>
-    values.out === undefined
-      ? path.join('backtests', safeName(`${unit.name}-${dataName}${setName}${axes.length > 0 ? '-sweep' : ''}-${hash}`))
-      : units.length > 1
-        ? path.join(values.out, safeName(unit.name))
-        : values.out;
-  const force = values.force === true;
-  const claimed = async (unit: Unit, kind: OutputKind) => {
-    const hash = hashOf(unit, kind);
-    const dir = outDir(unit, hash);
-    await claimOutputFolder(dir, kind, hash, force);
-    return dir;
-  };
-
-  const validation = validationFlags(values, data);
-  if (validation && axes.length === 0)
-    throw usage(`--${validation.kind} takes a --sweep: it chooses among combinations`);
-  if (axes.length > 0) {
-    const dir = await claimed(units[0]!, 'sweep');
-    const executor = queue
-      ? await openQueueExecutor({
-          url: queue,
-          load: { from: loadFrom, to, allowPartial: settings.allowPartial },
-          serve,
-        })
+  // A sweep's worker threads start now: they load the code and the strategies while the data is read.
+  const pool =
+    axes.length > 0 && !queue
+      ? new SweepPool(Math.min(threads ?? defaultWorkers(), combos.length), units[0]!.sources, settings)
       : undefined;
-    try {
-      return await sweep(
-        units[0]!,
-        data,
+  try {
+    const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
+    // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
+    const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
+    const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
+      from: loadFrom,
+      to,
+      allowPartial: settings.allowPartial,
+      cacheDir: values['no-cache'] === true ? undefined : columnCacheDir(),
+    });
+    const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
+    // A run with --set gets a folder of its own, not the plain run's.
+    const setName = overrideAssignments(fixed)
+      .map((a) => `-${a}`)
+      .join('');
+    // The folder's name and marker carry a hash of everything the outputs depend on (output-folder.ts).
+    const hashOf = (unit: Unit, kind: OutputKind) =>
+      inputsHash({
+        kind,
+        configs: unit.sources.map((s) => [s.sha256, s.module.sha256]),
+        data: data.files.map((f) => f.sha256),
         settings,
-        axes,
-        combos,
-        executor ?? threads ?? defaultWorkers(),
-        ranking,
-        validation,
-        dir,
-      );
-    } finally {
-      await executor?.close();
-    }
-  }
+        fixed,
+        axes: kind === 'sweep' ? axes : [],
+        // What a sweep ranks by and where it splits the data change its results.
+        ...(kind === 'sweep' ? { ranking, validation: validation ?? null } : {}),
+      });
+    const outDir = (unit: Unit, hash: string) =>
+      values.out === undefined
+        ? path.join(
+            'backtests',
+            safeName(`${unit.name}-${dataName}${setName}${axes.length > 0 ? '-sweep' : ''}-${hash}`),
+          )
+        : units.length > 1
+          ? path.join(values.out, safeName(unit.name))
+          : values.out;
+    const force = values.force === true;
+    const claimed = async (unit: Unit, kind: OutputKind) => {
+      const hash = hashOf(unit, kind);
+      const dir = outDir(unit, hash);
+      await claimOutputFolder(dir, kind, hash, force);
+      return dir;
+    };
 
-  const dirs: string[] = [];
-  for (const unit of units) dirs.push(await claimed(unit, 'run'));
-  const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
-  const refused: string[] = [];
-  const failed: string[] = [];
-  for (const unit of units) {
-    const progress = progressLine(`backtest ${unit.name}`, 'ticks');
-    const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
-      onProgress: progress?.update,
-    }).finally(() => progress?.end());
-    const dir = dirs[units.indexOf(unit)] as string;
-    await writeReport(dir, run, summary, exports);
-    failed.push(...summary.endedEarly);
-    refused.push(...refusalLines(summary.refusals));
-    results.push({ name: unit.name, metrics: summary.metrics });
-    console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
+    const validation = validationFlags(values, data);
+    if (validation && axes.length === 0)
+      throw usage(`--${validation.kind} takes a --sweep: it chooses among combinations`);
+    if (axes.length > 0) {
+      const dir = await claimed(units[0]!, 'sweep');
+      const executor = queue
+        ? await openQueueExecutor({
+            url: queue,
+            load: { from: loadFrom, to, allowPartial: settings.allowPartial },
+            serve,
+          })
+        : undefined;
+      try {
+        return await sweep(units[0]!, data, settings, axes, combos, executor ?? pool!, ranking, validation, dir);
+      } finally {
+        await executor?.close();
+      }
+    }
+
+    const dirs: string[] = [];
+    for (const unit of units) dirs.push(await claimed(unit, 'run'));
+    const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
+    const refused: string[] = [];
+    const failed: string[] = [];
+    for (const unit of units) {
+      const progress = progressLine(`backtest ${unit.name}`, 'ticks');
+      const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
+        onProgress: progress?.update,
+      }).finally(() => progress?.end());
+      const dir = dirs[units.indexOf(unit)] as string;
+      await writeReport(dir, run, summary, exports);
+      failed.push(...summary.endedEarly);
+      refused.push(...refusalLines(summary.refusals));
+      results.push({ name: unit.name, metrics: summary.metrics });
+      console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
+    }
+    console.log(metricsTable(results));
+    if (refused.length > 0) console.log(`\n${refused.join('\n')}`);
+    if (failed.length === 0) return 0;
+    // Loud, last, and a failure: results of a run whose strategy broke are not results.
+    for (const line of failed) console.error(`backtest: FAILED: ${line}`);
+    return 1;
+  } finally {
+    await pool?.close();
   }
-  console.log(metricsTable(results));
-  if (refused.length > 0) console.log(`\n${refused.join('\n')}`);
-  if (failed.length === 0) return 0;
-  // Loud, last, and a failure: results of a run whose strategy broke are not results.
-  for (const line of failed) console.error(`backtest: FAILED: ${line}`);
-  return 1;
 }
 
 /** `--export trades[,…]`: what to add to the output folder. */
@@ -392,7 +395,7 @@ async function sweep(
 ): Promise<number> {
   let line: ReturnType<typeof progressLine> | undefined;
   // Threads report ticks as they replay; a queue reports combinations done, running and failed.
-  const queued = typeof workers !== 'number';
+  const queued = !(typeof workers === 'number' || workers instanceof SweepPool);
   const phase = (name: string) => {
     line?.end();
     line = progressLine(`sweep ${unit.name}${name === '' ? '' : ` (${name})`}`, queued ? 'runs' : 'ticks');

@@ -5,12 +5,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect, it, vi } from 'vitest';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { equityCurve } from '../../src/backtest/equity-tracker.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { sweepHtml } from '../../src/backtest/sweep-html.js';
-import { parseSweep, runSweep, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
+import { parseSweep, runSweep, SweepPool, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
 import { tempProject } from '../config/temp-project.js';
@@ -211,3 +211,66 @@ it('names the combination whose worker died, however it died', async () => {
     project.remove();
   }
 });
+
+/** A strategy whose module notes, each time it is loaded, the thread that loaded it. */
+const MARKED_STRATEGY = (marker: string) => `
+import { appendFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
+import { z } from 'zod';
+appendFileSync(${JSON.stringify(marker)}, threadId + '\\n');
+export default {
+  name: 'marked',
+  params: z.object({ buyBelow: z.number() }),
+  onTick(ctx) {
+    if (ctx.ticker.last < ctx.params.buyBelow && !ctx.state.bought) {
+      ctx.state.bought = true;
+      ctx.market('BUY', { quantity: '0.001' });
+    }
+  },
+};
+`;
+
+it(
+  'starts its workers before the data is read, and keeps them for every part of a sweep',
+  { timeout: 180_000 },
+  async () => {
+    const project = tempProject();
+    const marker = join(project.root, 'loads.txt');
+    const workerLoads = () =>
+      existsSync(marker)
+        ? readFileSync(marker, 'utf8')
+            .split('\n')
+            .filter((t) => t !== '' && t !== '0').length
+        : 0;
+    try {
+      const config = userStrategy(project, 'marked', MARKED_STRATEGY(marker), { buyBelow: 0 });
+      const { sources } = await readConfigs([config], project.strategiesDir);
+      const pool = new SweepPool(2, sources, DEFAULT_JOB_SETTINGS);
+      try {
+        // Both workers load the strategy with no data handed to them yet.
+        await vi.waitFor(() => expect(workerLoads()).toBe(2), { timeout: 60_000, interval: 50 });
+        const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(TO) });
+        pool.setData(data);
+        const combos = sweepGrid([{ key: 'buyBelow', values: [0, 20000, 21000, 23000] }]);
+        const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
+        const half = Date.parse(FROM) + 86_400_000;
+        const parts = [
+          { from: Date.parse(FROM), to: half },
+          { from: half, to: Date.parse(TO) },
+        ];
+        const onPool = [];
+        for (const window of parts) onPool.push(await runSweep({ ...job, window }, pool));
+        expect(workerLoads()).toBe(2);
+        // The same as fresh workers give each part.
+        for (const [i, window] of parts.entries()) expect(onPool[i]).toEqual(await runSweep({ ...job, window }, 2));
+        expect(onPool[0]!.map((r) => r.metrics.roundTrips + r.metrics.totalReturnPct)).not.toEqual(
+          onPool[1]!.map((r) => r.metrics.roundTrips + r.metrics.totalReturnPct),
+        );
+      } finally {
+        await pool.close();
+      }
+    } finally {
+      project.remove();
+    }
+  },
+);
