@@ -26,7 +26,7 @@ import { type CancelResult, OrderManager } from './order-manager.js';
 import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
 import { isExitOrder, isHeldExit } from './exit-orders.js';
 import { HeldExits, heldStopLimit } from './held-exits.js';
-import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch } from './exit-rules.js';
+import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch, type ProtectionTrip } from './exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill } from '../market/position.js';
@@ -400,13 +400,17 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
-      // The protections count the instance's trades so far (their trips are in its saved watch).
-      for (const r of this.runners)
-        r.watch?.seed(
+      // The protections count the instance's trades so far (their trips are in its saved watch; one decided
+      // but not saved before a crash is decided again here).
+      for (const r of this.runners) {
+        const trips = r.watch?.seed(
           this.parts.store.fills.forInstance(r.name),
           (id) => this.parts.journal.get(id)?.tag ?? this.parts.store.orders.get(id)?.tag,
           market.rules.get(r.symbol)?.stepSize,
+          this.parts.clock.now(),
         );
+        if (trips !== undefined && trips.length > 0) this.protectionsTripped(r, trips, this.parts.clock.now());
+      }
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
@@ -540,6 +544,16 @@ export class Engine implements FillSink {
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
     return this.afterAsyncTick(r, ok);
+  }
+
+  /** Protections that tripped: told, and their state saved. */
+  private protectionsTripped(r: InstanceRunner, trips: readonly ProtectionTrip[], time: number): void {
+    if (trips.length === 0) return;
+    for (const trip of trips) {
+      r.logger.warn({ ...trip }, `protection tripped: ${trip.reason}`);
+      this.parts.store.events.record(time, r.name, 'protection-tripped', { ...trip });
+    }
+    r.saveWatch();
   }
 
   /** Protections whose pause is over: told once, and entries may go again. */
@@ -883,10 +897,7 @@ export class Engine implements FillSink {
         watch.closed();
         if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
       }
-      for (const trip of watch.filled(fill, row.tag, step)) {
-        r.logger.warn({ ...trip }, `protection tripped: ${trip.reason}`);
-        this.parts.store.events.record(fill.time, r.name, 'protection-tripped', { ...trip });
-      }
+      this.protectionsTripped(r, watch.filled(fill, row.tag, step), fill.time);
       r.saveWatch();
     }
     r.counters.fills++;

@@ -88,10 +88,31 @@ export class PositionWatch {
       protections.losingTrades !== undefined || protections.maxDrawdown !== undefined ? new TradeBook() : undefined;
   }
 
-  /** The instance's fills recorded before this run (its trades so far; nothing trips on them again). */
-  seed(fills: readonly FillRow[], tagOf: (localId: string) => string | undefined, step: Dec | undefined): void {
-    if (this.book === undefined) return;
-    for (const f of fills) this.book.add(tradeFill(f, tagOf(f.orderLocalId), step));
+  /**
+   * The instance's fills recorded before this run (its trades so far). A trip the last run decided but did not
+   * save (killed between a fill's commit and the watch's) is decided again from them and returned, when its
+   * pause is not over at `now`; a trip already saved, or lifted, is not made again.
+   */
+  seed(
+    fills: readonly FillRow[],
+    tagOf: (localId: string) => string | undefined,
+    step: Dec | undefined,
+    now: number,
+  ): ProtectionTrip[] {
+    const book = this.book;
+    if (book === undefined) return [];
+    for (const f of fills) book.add(tradeFill(f, tagOf(f.orderLocalId), step));
+    let last: number | undefined;
+    for (const t of book.trades) last = Math.max(last ?? t.exitTime, t.exitTime);
+    if (last === undefined) return [];
+    const trips = this.evaluate(last);
+    for (const trip of trips)
+      if (trip.until <= now) {
+        // Over already: it would be lifted at once; its trades still do not count again.
+        delete this.state.trips?.[trip.protection];
+        if (this.state.trips !== undefined && Object.keys(this.state.trips).length === 0) delete this.state.trips;
+      }
+    return trips.filter((t) => t.until > now);
   }
 
   /**
@@ -100,7 +121,11 @@ export class PositionWatch {
    */
   filled(f: FillRow, tag: string | undefined, step: Dec | undefined): ProtectionTrip[] {
     if (this.book === undefined || this.book.add(tradeFill(f, tag, step)).length === 0) return [];
-    const now = f.time;
+    return this.evaluate(f.time);
+  }
+
+  /** The protections that trip at `now` on the trades closed so far. */
+  private evaluate(now: number): ProtectionTrip[] {
     const trips: ProtectionTrip[] = [];
     const { losingTrades, maxDrawdown } = this.protections;
     if (losingTrades !== undefined && !this.tripped('losingTrades', now)) {

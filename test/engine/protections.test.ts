@@ -121,4 +121,21 @@ describe('protections', () => {
     expect(h.events('protection-tripped')).toHaveLength(1);
     expect(h.events('protection-lifted')).toHaveLength(1);
   });
+
+  it('a trip decided but not saved before a kill -9 is decided again at the restart', async () => {
+    const { h, spec } = await started({ losingTrades: { count: 2, windowMinutes: 60, pauseMinutes: 30 } });
+    await losingTrade(h, 20_000);
+    await losingTrade(h, 20_000);
+    // What a kill between the losing fill's commit and the watch's save leaves: the fills, no trip.
+    await h.engine!.stop();
+    h.store.db.prepare("DELETE FROM strategy_state WHERE instance = 'f/exits'").run();
+    h.store.db.prepare("DELETE FROM events WHERE kind = 'protection-tripped'").run();
+    await h.restart([spec]);
+    expect(h.events('protection-tripped').map((e) => e.data.protection)).toEqual(['losingTrades']);
+    await h.tick(20_000, 5 * MINUTE);
+    expect(buys(h)).toBe(2);
+    // Restarted again with the trip saved: not tripped a second time.
+    await h.restart([spec]);
+    expect(h.events('protection-tripped')).toHaveLength(1);
+  });
 });
