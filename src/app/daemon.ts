@@ -9,6 +9,7 @@ import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { warmUpMs } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
@@ -186,7 +187,7 @@ export class Daemon {
       };
       const setup = await retryWithBackoff(
         'set up the venue',
-        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver, clock),
+        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver, clock, warmUpMs(instances)),
         retry,
       );
       cleanup.push(() => setup.close());
@@ -222,6 +223,9 @@ export class Daemon {
             persistCandles: true,
             adoptOpenOrders: plan.mode !== 'live' || env.ADOPT_OPEN_ORDERS,
           });
+          // Paper on recordings: the data before the replay's start builds the candles, as a backtest's warm-up
+          // does (candles this journal saved, taken up at start, stand where there are some).
+          for (const t of setup.warmUpTickers()) candidate.warmUp(t.s, t.t, t.p, t.vb ?? NaN);
           await candidate.start();
           return candidate;
         },

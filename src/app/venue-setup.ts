@@ -27,6 +27,7 @@ import {
   type ReplayTime,
 } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
+import type { WireTicker } from '../exchange/wire-schemas.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
 import type { Store } from '../store/store.js';
 import { paperDataFiles } from './paper-data.js';
@@ -39,6 +40,11 @@ export interface VenueSetup {
   sim: SimServer | undefined;
   /** Recordings replayed (paper on recorded data only). */
   files: string[] | undefined;
+  /**
+   * Paper on recordings: the recorded tickers before the replay's start position (PAPER_FROM, or where a resumed
+   * run stopped), within the warm-up asked for: the strategies' candles warm up on them. Empty otherwise.
+   */
+  warmUpTickers(): readonly WireTicker[];
   /** Closes the client (requests in flight finish) and the embedded exchange. */
   close(): Promise<void>;
 }
@@ -108,6 +114,8 @@ export async function setUpVenue(
   observer?: RequestObserver,
   /** The venue's time: on paper on recordings the replay clock the feed anchors and paces (default: wall). */
   clock: ReplayTime = wallClock,
+  /** How much recorded data before the replay's start the strategies' candles need (backtest/job.ts warmUpMs). */
+  warmUpMs = 0,
 ): Promise<VenueSetup> {
   if (plan.mode === 'live') {
     const client = new ExchangeClient({
@@ -115,7 +123,7 @@ export async function setUpVenue(
       logger: logger.child({ venue: 'live' }),
       observer,
     });
-    return { client, sim: undefined, files: undefined, close: () => client.close() };
+    return { client, sim: undefined, files: undefined, warmUpTickers: () => [], close: () => client.close() };
   }
   const warn = (message: string) => logger.warn({ component: 'sim' }, message);
   let feed: PriceFeed;
@@ -166,9 +174,11 @@ export async function setUpVenue(
     } else if (paper.resumed) warn(`${paper.replay}: the replay starts over (the account is kept)`);
     if (resume)
       logger.info({ component: 'sim', tickers: resume.taken }, 'the replay resumes where the previous run stopped');
+    if (resume && env.PAPER_FROM !== undefined)
+      warn('PAPER_FROM starts a new replay: this paper account resumes its own where it stopped');
     feed = plan.lockstep
       ? lockstepFeed({ files, warn, resume })
-      : replayFeed({ files, clock, loop: true, warn, resume });
+      : replayFeed({ files, clock, loop: true, warn, resume, from: env.PAPER_FROM, warmUpMs });
     const position = feed.position?.bind(feed);
     if (position) paper.ledger.trackReplay(position);
   }
@@ -208,6 +218,7 @@ export async function setUpVenue(
     client,
     sim,
     files,
+    warmUpTickers: () => feed.warmUpTickers?.() ?? [],
     async close() {
       clearInterval(checkpoints);
       await client.close();

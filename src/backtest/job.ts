@@ -3,14 +3,14 @@
  * all take, so a sweep combination gives exactly what the same run alone gives.
  */
 import type { InstanceSpec } from '../engine/instance-runner.js';
-import { TIMEFRAME_MS, type Timeframe } from '../market/candles.js';
-import { candleNeeds } from '../strategy/candle-needs.js';
 import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from './runner.js';
 import type { DaemonJobs } from './scheduled-replay.js';
 import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { TickData } from './tick-data.js';
+
+export { warmUpMs } from '../strategy/candle-needs.js';
 
 export interface JobSettings {
   /** Starting balances; default 10000 of each quote asset of the strategies' pairs. */
@@ -53,19 +53,6 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
 };
 
 export const DEFAULT_QUOTE_BALANCE = '10000';
-
-/**
- * How much data before the start the instances' candles need: their longest lookback (count candles of a
- * timeframe, and the forming one), plus a day for the candles' volume (candles.ts).
- */
-export function warmUpMs(instances: readonly InstanceSpec[]): number {
-  let longest = 0;
-  for (const i of instances) {
-    for (const [tf, count] of Object.entries(candleNeeds(i.definition, i.params)) as [Timeframe, number][])
-      longest = Math.max(longest, (count + 1) * TIMEFRAME_MS[tf]);
-  }
-  return longest === 0 ? 0 : longest + TIMEFRAME_MS['1d'];
-}
 
 /** 10000 of each quote asset of the strategies' pairs (as the data carry them). */
 export function defaultBalances(instances: readonly InstanceSpec[], data: TickData): Record<string, string> {

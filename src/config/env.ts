@@ -101,6 +101,22 @@ const daemonEnv = {
   ),
   /** Recorded time per wall-clock time when replaying (60: one recorded minute per second). */
   PAPER_SPEED: withDefault(positiveNumber, '60'),
+  /**
+   * Paper on recordings: where a new replay starts, an ISO date or time (2023-03-08, 2023-03-08T12:00:00Z). The
+   * data before it warms the strategies' candles and indicators up, as a backtest's --from does. A resumed paper
+   * account goes on where it stopped instead.
+   */
+  PAPER_FROM: optional(
+    z.string().transform((text, ctx): number => {
+      const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text.trim()) : NaN;
+      if (Number.isFinite(ms)) return ms;
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected an ISO date or time (e.g. 2023-03-08 or 2023-03-08T12:00:00Z)',
+      });
+      return z.NEVER;
+    }),
+  ),
   /** One recorded tick per market-watch request instead of by time (parity tests). */
   PAPER_LOCKSTEP: withDefault(flag, 'false'),
   /**
@@ -204,6 +220,12 @@ export function checkCoreEnv(env: CoreEnv, ctx: z.RefinementCtx): void {
       code: 'custom',
       path: ['API_TOKEN'],
       message: `required when API_HOST is not a loopback address (API_HOST=${env.API_HOST}): anyone who can reach it could steer the bot`,
+    });
+  if (env.PAPER_FROM !== undefined && env.PAPER_LOCKSTEP)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PAPER_FROM'],
+      message: 'a replay by time starts there; PAPER_LOCKSTEP=true steps a ticker per request from the start',
     });
   if (env.MODE === 'live') {
     for (const name of ['EXCHANGE_BASE_URL', 'EXCHANGE_API_KEY', 'EXCHANGE_API_SECRET'] as const) {

@@ -51,6 +51,40 @@ export interface PriceFeed {
   readonly progress: FeedProgress;
   /** Where a recorded feed stands (undefined before start, and for feeds that cannot resume). */
   position?(): ReplayPosition | undefined;
+  /**
+   * The recorded tickers before the position the replay started at (resumed, or PAPER_FROM), within the
+   * warm-up asked for, oldest first: what the strategies' candles warm up on (empty before start).
+   */
+  warmUpTickers?(): readonly WireTicker[];
+}
+
+/** The tickers of the last `ms` of those added (in time order): a replay's warm-up, bounded. */
+class WarmUpWindow {
+  private tickers: WireTicker[] = [];
+  private head = 0;
+
+  constructor(private readonly ms: number) {}
+
+  add(ticker: WireTicker): void {
+    if (!(this.ms > 0)) return;
+    this.tickers.push(ticker);
+    const oldest = ticker.t - this.ms;
+    while ((this.tickers[this.head] as WireTicker).t < oldest) this.head++;
+    if (this.head > 4096 && this.head * 2 > this.tickers.length) {
+      this.tickers = this.tickers.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  clear(): void {
+    this.tickers = [];
+    this.head = 0;
+  }
+
+  /** The tickers within `ms` before `start`. */
+  before(start: number): WireTicker[] {
+    return this.tickers.slice(this.head).filter((t) => t.t >= start - this.ms && t.t < start);
+  }
 }
 
 /** Tickers fed between two turns of the event loop, so requests are served during a fast replay. */
@@ -137,18 +171,27 @@ class ReplayCursor {
     private readonly warn: Warn,
   ) {}
 
-  /** Skips to `at` (tickers taken without feeding them); false when the recordings hold fewer now. */
-  async seek(at: ReplayPosition): Promise<boolean> {
+  /**
+   * Skips to `at` (tickers taken without feeding them, handed to `skipped` in this pass's time); false when the
+   * recordings hold fewer now.
+   */
+  async seek(at: ReplayPosition, skipped: (ticker: WireTicker) => void): Promise<boolean> {
     this.shift = at.shift;
     this.first = at.first;
     this.last = at.last;
     this.step = at.step;
     while (this.taken < at.taken) {
       if (!(await this.cursor.ready())) return false;
-      this.cursor.take();
+      const ticker = this.cursor.take();
+      skipped(this.shift === 0 ? ticker : { ...ticker, t: ticker.t + this.shift });
       this.taken++;
     }
     return true;
+  }
+
+  /** Takes the tickers recorded before `time` in the first pass (handed to `skipped`): a replay from a time. */
+  async skipBefore(time: number, skipped: (ticker: WireTicker) => void): Promise<void> {
+    while ((await this.cursor.ready()) && this.cursor.peek().t < time) skipped(this.take());
   }
 
   /** True when a ticker is waiting; at the end of a pass, a looping cursor starts the next one. */
@@ -197,14 +240,16 @@ async function openReplay(
   engine: MatchingEngine,
   progress: FeedProgress,
   stopped: () => boolean,
-  options: { loop: boolean; resume: ReplayPosition | undefined; warn: Warn },
+  options: { loop: boolean; resume: ReplayPosition | undefined; warn: Warn; window: WarmUpWindow },
 ): Promise<ReplayCursor> {
   const { groups, cursor } = await openFeed(files, engine, progress, stopped, options.warn);
   const replay = new ReplayCursor(cursor, groups, options.loop, options.warn);
-  if (options.resume && !(await replay.seek(options.resume))) {
+  const { window } = options;
+  if (options.resume && !(await replay.seek(options.resume, (t) => window.add(t)))) {
     options.warn(
       `the recordings hold fewer than the ${options.resume.taken} tickers already replayed: replaying from the start`,
     );
+    window.clear();
     await replay.close();
     const again = await openFeed(files, engine, progress, stopped, options.warn);
     return new ReplayCursor(again.cursor, again.groups, options.loop, options.warn);
@@ -225,8 +270,14 @@ export function replayFeed(options: {
   warn?: (m: string) => void;
   /** Where a previous run stopped: the replay goes on from there. */
   resume?: ReplayPosition;
+  /** A new replay (not resumed) starts at the first ticker recorded at or after this time (PAPER_FROM). */
+  from?: number;
+  /** How much of the data before the start position warmUpTickers() keeps (the strategies' candle lookback). */
+  warmUpMs?: number;
 }): PriceFeed {
   const speed = options.speed ?? 1;
+  const window = new WarmUpWindow(options.warmUpMs ?? 0);
+  let warmUp: readonly WireTicker[] = [];
   if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
   const clock: ReplayTime = options.clock ?? new ReplayClock(speed);
   const warn = options.warn ?? defaultWarn;
@@ -271,19 +322,29 @@ export function replayFeed(options: {
   return {
     progress,
     position: () => replay?.position(options.files),
+    warmUpTickers: () => warmUp,
     async start(engine) {
       const r = await openReplay(options.files, engine, progress, () => stopped, {
         loop: options.loop ?? false,
         resume: options.resume,
         warn,
+        window,
       });
       replay = r;
+      const from = options.from;
+      if (from !== undefined && options.resume === undefined) {
+        await r.skipBefore(from, (t) => window.add(t));
+        if (!(await r.ready()))
+          throw feedError(`PAPER_FROM: nothing recorded at or after ${new Date(from).toISOString()} in the recordings`);
+      }
       if (!(await r.ready())) {
         progress.done = true;
         return;
       }
       // The first ticker goes in now, so the market has a price before the server answers anything; the
-      // replay's time starts there.
+      // replay's time starts there. The data before it is the strategies' warm-up.
+      warmUp = window.before(r.peekTime());
+      window.clear();
       const first = r.take();
       clock.anchor?.(first.t);
       feed(engine, first);
@@ -332,6 +393,7 @@ export function lockstepFeed(options: {
         loop: false,
         resume: options.resume,
         warn,
+        window: new WarmUpWindow(0),
       });
       engine = e;
     },

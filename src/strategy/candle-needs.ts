@@ -1,5 +1,5 @@
 /** What candles a strategy needs kept, from its definition and params. */
-import { isTimeframe, TIMEFRAMES, type CandleNeeds } from '../market/candles.js';
+import { isTimeframe, TIMEFRAME_MS, TIMEFRAMES, type CandleNeeds, type Timeframe } from '../market/candles.js';
 import type { StrategyDefinition } from './api.js';
 import type { IndicatorSpecs } from './indicators.js';
 
@@ -13,6 +13,20 @@ export function candleNeeds(definition: StrategyDefinition, params: unknown): Ca
   const specs: IndicatorSpecs = definition.indicators?.(params) ?? {};
   for (const ind of Object.values(specs)) needs[ind.timeframe] = Math.max(needs[ind.timeframe] ?? 0, ind.warmUp);
   return needs;
+}
+
+/**
+ * How much data before the start the instances' candles need: their longest lookback (count candles of a
+ * timeframe, and the forming one), plus a day for the candles' volume (candles.ts). A backtest loads that much
+ * before --from; paper on recordings keeps that much before where its replay starts.
+ */
+export function warmUpMs(instances: readonly { definition: StrategyDefinition; params: unknown }[]): number {
+  let longest = 0;
+  for (const i of instances) {
+    for (const [tf, count] of Object.entries(candleNeeds(i.definition, i.params)) as [Timeframe, number][])
+      longest = Math.max(longest, (count + 1) * TIMEFRAME_MS[tf]);
+  }
+  return longest === 0 ? 0 : longest + TIMEFRAME_MS['1d'];
 }
 
 /** Most closed candles one timeframe may keep (a day of minutes is 1,440; a year of hours 8,760). */

@@ -70,6 +70,18 @@ describe('daemon environment', () => {
     ]);
   });
 
+  it('PAPER_FROM: an ISO date or time, as epoch ms; anything else or with PAPER_LOCKSTEP named', () => {
+    expect(parseEnv({ PAPER_FROM: '2023-03-08' }).PAPER_FROM).toBe(Date.UTC(2023, 2, 8));
+    expect(parseEnv({ PAPER_FROM: '2023-03-08T12:30:00Z' }).PAPER_FROM).toBe(Date.UTC(2023, 2, 8, 12, 30));
+    expect(parseEnv({}).PAPER_FROM).toBeUndefined();
+    expect(problems({ PAPER_FROM: 'yesterday' })).toEqual([
+      "PAPER_FROM: expected an ISO date or time (e.g. 2023-03-08 or 2023-03-08T12:00:00Z), got 'yesterday'",
+    ]);
+    expect(problems({ PAPER_FROM: '2023-03-08', PAPER_LOCKSTEP: 'true' })).toEqual([
+      "PAPER_FROM: a replay by time starts there; PAPER_LOCKSTEP=true steps a ticker per request from the start, got '2023-03-08'",
+    ]);
+  });
+
   it('MODE=live needs the URL and both keys; a base URL and keys without it stay paper', () => {
     expect(problems({ MODE: 'live' })).toEqual([
       'EXCHANGE_BASE_URL: required when MODE=live',

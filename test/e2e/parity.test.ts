@@ -15,7 +15,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Daemon } from '../../src/app/daemon.js';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { storeTrace } from '../../src/backtest/runner.js';
 import { tradeFills } from '../../src/backtest/summary.js';
@@ -25,17 +24,12 @@ import { allTrades } from '../../src/operator/trades.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
-import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { parseEnv } from '../../src/app/env.js';
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
-import { silentLogger } from '../../src/ops/logger.js';
-import type { RecordingHeader } from '../../src/record/recording-format.js';
-import { readRecording } from '../../src/record/recording-reader.js';
-import { RecordingWriter } from '../../src/record/recording-writer.js';
 import { DEFAULT_PAPER_BALANCES } from '../../src/sim/server.js';
 import { openStore } from '../../src/store/store.js';
+import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';
+import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 const FROM = Date.parse('2023-03-09T00:00:00Z');
@@ -59,18 +53,6 @@ const INSTANCES: { file: string; schedule: string; params?: Record<string, unkno
   { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *', params: { timeframe: '15m' } },
   { file: 'on-the-clock', schedule: '0 * * * * *' },
 ];
-
-/** The sample's stretch, written as a recording of its own. Returns its first and last ticker times. */
-async function slice(file: string): Promise<{ first: number; last: number }> {
-  let header: RecordingHeader | undefined;
-  const ticks: WireTicker[] = [];
-  const to = FROM + HOURS * 3_600_000;
-  for await (const t of readRecording(SAMPLE, { from: FROM, to, onHeader: (h) => (header = h) })) ticks.push(t);
-  const writer = await RecordingWriter.open(file, { header: header! });
-  await writer.writeTickers(ticks);
-  await writer.close();
-  return { first: ticks[0]!.t, last: ticks[ticks.length - 1]!.t };
-}
 
 /** Strategy files in a folder of their own, and a strategies folder with the shipped ones and the test's. */
 function configs(): { configDir: string; strategiesDir: string; files: string[] } {
@@ -105,7 +87,7 @@ describe('backtest / paper parity', () => {
     { timeout: 300_000 },
     async () => {
       const recording = join(dir, 'BTCUSDT-slice.jsonl.gz');
-      const { first, last } = await slice(recording);
+      const { first, last } = await writeSlice(SAMPLE, recording, FROM, FROM + HOURS * 3_600_000);
       expect(last - first).toBeGreaterThanOrEqual(24 * 3_600_000);
       const { configDir, strategiesDir, files } = configs();
 
@@ -117,27 +99,15 @@ describe('backtest / paper parity', () => {
         jobs: JOBS,
       });
 
-      const db = join(dir, 'paper.db');
-      const env = parseEnv({
-        MODE: 'paper',
-        PAPER_DATA: recording,
-        DB_PATH: db,
-        CONFIG_DIR: configDir,
-        STRATEGIES_DIR: strategiesDir,
-        KILL_SWITCH_FILE: join(dir, 'KILL'),
-        ORDERS_POLL: JOBS.ordersPoll,
-        REFRESH: JOBS.refresh,
-        API_PORT: '0',
-        // The token bucket paces requests for the real exchange (10/s by default); a virtual clock needs none.
-        EXCHANGE_RATE_LIMIT: '100000',
+      const db = await paperOnVirtualClock({
+        dir,
+        recording,
+        configDir,
+        strategiesDir,
+        jobs: JOBS,
+        from: first,
+        to: last,
       });
-      const clock = new VirtualClock(first);
-      const daemon = await Daemon.start({ env, logger: silentLogger, clock });
-      try {
-        await clock.advanceTo(last);
-      } finally {
-        await daemon.stop('parity test done');
-      }
       const store = openStore({ path: db, clock: wallClock });
       const rules = pairRulesFrom(DEFAULT_PAIRS[0]!);
       try {

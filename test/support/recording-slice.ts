@@ -1,0 +1,21 @@
+/** A stretch of a recording written as a recording of its own (its header kept): a test's own short data. */
+import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { RecordingHeader } from '../../src/record/recording-format.js';
+import { readRecording } from '../../src/record/recording-reader.js';
+import { RecordingWriter } from '../../src/record/recording-writer.js';
+
+/** Writes the tickers of `source` with from <= time < to to `file`; returns its first and last ticker times. */
+export async function writeSlice(
+  source: string,
+  file: string,
+  from: number,
+  to: number,
+): Promise<{ first: number; last: number }> {
+  let header: RecordingHeader | undefined;
+  const ticks: WireTicker[] = [];
+  for await (const t of readRecording(source, { from, to, onHeader: (h) => (header = h) })) ticks.push(t);
+  const writer = await RecordingWriter.open(file, { header: header! });
+  await writer.writeTickers(ticks);
+  await writer.close();
+  return { first: ticks[0]!.t, last: ticks[ticks.length - 1]!.t };
+}
