@@ -6,10 +6,10 @@
  * and logged once per outage: commands never stop the daemon.
  */
 import type { Logger } from '../ops/logger.js';
-import { type Dec, dec, plain } from '../market/decimal.js';
+import { type Dec, dec } from '../market/decimal.js';
 import { type ActionResult, OperatorError } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
-import { guardLines } from '../status/status-view.js';
+import { guardLines, instanceRounder } from '../status/status-view.js';
 import type { Mode } from './message.js';
 import type { ChatMessage, TelegramApi } from './telegram.js';
 import type { Timers } from '../ports/clock.js';
@@ -58,8 +58,11 @@ function duration(ms: number): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
-const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
-const signed = (d: Dec): string => `${d.isNeg() ? '' : '+'}${brief(d)}`;
+/** A figure with its sign, as `round` writes it (its pair's precision). */
+const signed = (d: Dec, round: (d: Dec) => string): string => {
+  const text = round(d);
+  return text.startsWith('-') || d.isNeg() ? text : `+${text}`;
+};
 
 export class ChatCommands {
   private offset: number | undefined;
@@ -320,11 +323,12 @@ export class ChatCommands {
     const { view } = this.deps.operator.read.status();
     const lines = guardLines(view);
     for (const i of view.report.instances) {
+      const r = instanceRounder(i, view.rules);
       const pos = i.position.quantity.isZero()
         ? 'flat'
-        : `pos ${brief(i.position.quantity)} @ ${brief(i.position.averagePrice)}`;
+        : `pos ${r.baseAsset(i.position.quantity)} @ ${r.price(i.position.averagePrice)}`;
       lines.push(
-        `${i.instance} ${i.state}${i.reason !== undefined ? ` (${i.reason})` : ''} · ${pos} · ${i.openOrders.length} open · today ${signed(i.realisedToday)}`,
+        `${i.instance} ${i.state}${i.reason !== undefined ? ` (${i.reason})` : ''} · ${pos} · ${i.openOrders.length} open · today ${signed(i.realisedToday, r.quote)}`,
       );
     }
     if (view.report.instances.length === 0) lines.push('no instances yet');
@@ -332,13 +336,14 @@ export class ChatCommands {
   }
 
   private pnlText(): string {
-    const { instances } = this.deps.operator.read.status().view.report;
+    const { view } = this.deps.operator.read.status();
+    const { instances } = view.report;
     if (instances.length === 0) return 'no instances yet';
     return instances
-      .map(
-        (i) =>
-          `${i.instance}: ${signed(i.realisedToday)} · ${signed(i.realisedPnl)} · ${i.unrealisedPnl === undefined ? '-' : signed(i.unrealisedPnl)}`,
-      )
+      .map((i) => {
+        const q = instanceRounder(i, view.rules).quote;
+        return `${i.instance}: ${signed(i.realisedToday, q)} · ${signed(i.realisedPnl, q)} · ${i.unrealisedPnl === undefined ? '-' : signed(i.unrealisedPnl, q)}`;
+      })
       .join('\n');
   }
 

@@ -4,7 +4,8 @@
  * (the same read model). It is recorded as a `daily-summary` event, which the notifier then sends like any
  * other: it shows in the events table, and a restart never sends one day's summary twice.
  */
-import { D, type Dec, ZERO, plain } from '../market/decimal.js';
+import { D, type Dec, ZERO } from '../market/decimal.js';
+import { roundedText } from '../market/display.js';
 import { buildStatusView } from '../status/status-view.js';
 import type { Store } from '../store/store.js';
 
@@ -21,7 +22,8 @@ export function summaryRecorded(store: Store, at: number): boolean {
   return store.events.list({ kinds: ['daily-summary'], sinceTime: at }).some((e) => e.data.at === at);
 }
 
-const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
+/** The notifier reads the store alone (no pair rules): figures to 8 places. */
+const brief = (d: Dec): string => roundedText(d);
 
 /** The summary's data: the read model one millisecond before `at`, so 00:00 sums up the day just ended. */
 export function dailySummaryData(store: Store, at: number, killSwitchFile: string): Record<string, unknown> {

@@ -7,6 +7,7 @@
  * recorded as events with the last ids they covered, and a channel resumes after those (never before the
  * start of the previous run, so a crash loses nothing of that run and an old database replays nothing).
  */
+import { roundedText } from '../market/display.js';
 import type { Logger } from '../ops/logger.js';
 import { PositionTracker, positionFill } from '../market/position.js';
 import type { EventRow } from '../store/events.js';
@@ -230,8 +231,9 @@ export class Notifier {
       const before = tracker.position.quantity.abs();
       const realised = tracker.apply(positionFill(f));
       const after = tracker.position.quantity;
-      if (after.abs().lt(before)) data.pnl = realised.toDecimalPlaces(8).toFixed();
-      data.position = after.toFixed();
+      // Rounded for people (the notifier has no pair rules: 8 places), never '-0'.
+      if (after.abs().lt(before)) data.pnl = roundedText(realised);
+      data.position = roundedText(after);
     }
     const key = noticeKey(this.journal, 'fill', seq);
     return { source: 'fill', id: seq, key, kind: 'fill', instance: f.instance, time: f.time, data };

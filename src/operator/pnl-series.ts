@@ -3,7 +3,7 @@
  * the open position valued at that fill's price; then a last point now, at the last recorded price. Folded
  * with the same position tracker as status and the engine, so the last point equals what status shows.
  */
-import { type DecimalLike, dec, plain } from '../market/decimal.js';
+import { type Dec, type DecimalLike, dec, plain } from '../market/decimal.js';
 import { positionFill, PositionTracker } from '../market/position.js';
 import type { FillRow } from '../store/fills.js';
 
@@ -17,9 +17,11 @@ export interface PnlPoint {
 /** At most this many points per instance: older ones are thinned evenly (the last is always kept). */
 export const MAX_PNL_POINTS = 1_000;
 
+/** `round` writes each figure for people (the quote asset's precision); exact plain text by default. */
 export function pnlSeries(
   fills: readonly FillRow[],
   last: { time: number; price: DecimalLike } | undefined,
+  round: (d: Dec) => string = plain,
 ): PnlPoint[] {
   const tracker = new PositionTracker();
   const points: PnlPoint[] = [];
@@ -28,9 +30,9 @@ export function pnlSeries(
     const unrealised = tracker.unrealisedAt(dec(price));
     points.push({
       time,
-      realised: plain(realised),
-      unrealised: plain(unrealised),
-      total: plain(realised.plus(unrealised)),
+      realised: round(realised),
+      unrealised: round(unrealised),
+      total: round(realised.plus(unrealised)),
     });
   };
   for (const f of fills) {

@@ -7,10 +7,12 @@
 import { createHash } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import { D, type Dec, dec, plain } from '../market/decimal.js';
+import { assetPlaces, roundedText } from '../market/display.js';
 import type { JobStats } from '../ports/scheduler.js';
 import {
   buildStatusView,
   eventRowJson,
+  instanceRounder,
   fillJson,
   orderJson,
   type StatusView,
@@ -61,7 +63,11 @@ export function createQueries(deps: QueryDeps) {
   const status = () => {
     const now = deps.now();
     if (cached === undefined || now - cached.at >= STATUS_CACHE_MS || now < cached.at) {
-      const view = buildStatusView(store, { now, killSwitchFile: deps.killSwitchFile });
+      const view = buildStatusView(store, {
+        now,
+        killSwitchFile: deps.killSwitchFile,
+        rules: (symbol) => engine.pairRules(symbol),
+      });
       const json = JSON.stringify(statusJson(view));
       cached = { at: now, view, json, etag: `"${createHash('sha1').update(json).digest('base64url')}"` };
     }
@@ -126,7 +132,7 @@ export function createQueries(deps: QueryDeps) {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([quoteAsset, list]) => {
           const s = tradeStats(list);
-          const q = (d: Dec) => plain(d.toDecimalPlaces(places(quoteAsset) ?? 8));
+          const q = (d: Dec) => roundedText(d, places(quoteAsset));
           return {
             quoteAsset,
             trades: s.trades,
@@ -227,7 +233,7 @@ export function createQueries(deps: QueryDeps) {
     },
     fills(q: { instance?: string; before?: number; limit: number }): Page<ReturnType<typeof fillJson>> {
       const page = store.fills.page(q);
-      return { items: page.fills.map(fillJson), next: page.next ?? null };
+      return { items: page.fills.map((f) => fillJson(f, engine.pairRules(f.symbol))), next: page.next ?? null };
     },
     events(q: { instance?: string; kind?: EventKind; before?: number; limit: number }) {
       const rows = store.events.list({
@@ -251,6 +257,7 @@ export function createQueries(deps: QueryDeps) {
         series[i.instance] = pnlSeries(
           store.fills.forInstance(i.instance),
           last === undefined ? undefined : { time: Math.max(last.time, view.report.time), price: last.price },
+          instanceRounder(i, view.rules).quote,
         );
       }
       return series;
@@ -265,12 +272,23 @@ export function createQueries(deps: QueryDeps) {
       }));
       return { last, recent };
     },
-    /** The account's balances as the engine last read them (assets with something free or locked). */
+    /**
+     * The account's balances as the engine last read them (assets with something free or locked), each rounded
+     * to its display precision where a pair the engine trades (or the journal's instances traded) names the asset.
+     */
     balances() {
+      const symbols = new Set([
+        ...engine.instances().map((i) => i.symbol),
+        ...status().view.report.instances.flatMap((i) => i.symbols),
+      ]);
+      const places = assetPlaces([...symbols].map((s) => engine.pairRules(s)));
       return engine
         .balances()
         .filter((b) => !b.free.isZero() || !b.locked.isZero())
-        .map((b) => ({ asset: b.asset, free: plain(b.free), locked: plain(b.locked) }));
+        .map((b) => {
+          const p = places.get(b.asset);
+          return { asset: b.asset, free: roundedText(b.free, p), locked: roundedText(b.locked, p) };
+        });
     },
     /** Every balance as numbers (the metrics). */
     balanceFigures() {

@@ -5,6 +5,7 @@
  * across quotes. Figures are rounded to the pair's precision for people; the journal keeps every digit.
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
+import { roundedText, rounder } from '../market/display.js';
 import type { PairRules } from '../market/pair-rules.js';
 import { type ClosedTrade, closedTrades, type TradeFill, tradeStats } from '../market/round-trips.js';
 import type { FillRow } from '../store/fills.js';
@@ -35,18 +36,6 @@ export interface FeePaid {
   time: number;
   quoteAsset: string;
   fee: Dec;
-}
-
-const decimalsOf = (step: Dec): number => Math.max(0, step.decimalPlaces());
-
-/** Rounds for people: to the pair's step (base), tick (prices) or quote precision; 8 places without rules. */
-export function rounder(rules: PairRules | undefined) {
-  const places = (p: number | undefined) => (d: Dec) => plain(d.toDecimalPlaces(p ?? 8));
-  return {
-    base: places(rules === undefined ? undefined : decimalsOf(rules.stepSize)),
-    price: places(rules === undefined ? undefined : decimalsOf(rules.tickSize)),
-    quote: places(rules?.quotePrecision),
-  };
 }
 
 /** Every closed trade of the instances, oldest first, numbered in that order; and every fee paid. */
@@ -178,7 +167,7 @@ export function profitByPeriod(trades: readonly Trade[], fees: readonly FeePaid[
 
 /** A profit row as JSON: quote amounts to `places` (the quote's precision), the win rate in percent. */
 export function profitJson(row: ProfitRow, places: number | undefined) {
-  const q = (d: Dec) => plain(d.toDecimalPlaces(places ?? 8));
+  const q = (d: Dec) => roundedText(d, places);
   return {
     period: row.period,
     start: new Date(row.start).toISOString(),

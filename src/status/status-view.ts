@@ -4,7 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { readStatus, type InstanceStatusReport, type StatusReport } from './status-report.js';
-import { type Dec, plain } from '../market/decimal.js';
+import { rounder } from '../market/display.js';
+import type { PairRules } from '../market/pair-rules.js';
 import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { LastPrice } from '../store/last-prices.js';
@@ -37,7 +38,14 @@ export interface StatusView {
   stopBuy: { on: boolean; last: EventRow | undefined };
   /** The latest operator actions, newest first. */
   recentActions: EventRow[];
+  /** Each pair's rules where this process knows them (the daemon's engine), for rounding what is shown. */
+  rules: RulesOf;
 }
+
+/** A pair's rules, or undefined where they are not known (then figures are shown to 8 places). */
+export type RulesOf = (symbol: string) => PairRules | undefined;
+
+const noRules: RulesOf = () => undefined;
 
 function pidAlive(pid: number): boolean {
   try {
@@ -65,7 +73,7 @@ function daemonState(store: Store, isAlive: (pid: number) => boolean): DaemonSta
 
 export function buildStatusView(
   store: Store,
-  options: { now: number; killSwitchFile: string; isAlive?: (pid: number) => boolean },
+  options: { now: number; killSwitchFile: string; isAlive?: (pid: number) => boolean; rules?: RulesOf },
 ): StatusView {
   const prices = store.prices.all();
   const report = readStatus(store, {
@@ -90,7 +98,13 @@ export function buildStatusView(
     authHalted: authHalted(store, report.authFailure, daemon),
     stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
+    rules: options.rules ?? noRules,
   };
+}
+
+/** How an instance's figures are rounded for people: its pair's precision when it trades one known pair. */
+export function instanceRounder(i: Pick<InstanceStatusReport, 'symbols'>, rules: RulesOf) {
+  return rounder(i.symbols.length === 1 ? rules(i.symbols[0] as string) : undefined);
 }
 
 function stopBuyState(store: Store): StatusView['stopBuy'] {
@@ -107,7 +121,6 @@ function authHalted(store: Store, failure: EventRow | undefined, daemon: DaemonS
 }
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
-const num = (d: Dec | undefined): string | null => (d === undefined ? null : plain(d));
 
 /** An order as the JSON of status and the control API shows it. */
 export function orderJson(o: OrderRow) {
@@ -130,7 +143,8 @@ export function orderJson(o: OrderRow) {
   };
 }
 
-function instanceJson(i: InstanceStatusReport) {
+function instanceJson(i: InstanceStatusReport, rules: RulesOf) {
+  const r = instanceRounder(i, rules);
   return {
     instance: i.instance,
     state: i.state,
@@ -138,26 +152,27 @@ function instanceJson(i: InstanceStatusReport) {
     since: iso(i.since),
     symbols: i.symbols,
     openOrders: i.openOrders.map(orderJson),
-    todaysFills: i.todaysFills.map(fillJson),
-    position: { quantity: plain(i.position.quantity), averagePrice: plain(i.position.averagePrice) },
-    realisedPnl: plain(i.realisedPnl),
-    realisedToday: plain(i.realisedToday),
-    unrealisedPnl: num(i.unrealisedPnl),
+    todaysFills: i.todaysFills.map((f) => fillJson(f, rules(f.symbol))),
+    position: { quantity: r.baseAsset(i.position.quantity), averagePrice: r.price(i.position.averagePrice) },
+    realisedPnl: r.quote(i.realisedPnl),
+    realisedToday: r.quote(i.realisedToday),
+    unrealisedPnl: i.unrealisedPnl === undefined ? null : r.quote(i.unrealisedPnl),
     protections: i.protections.map((p) => ({ protection: p.protection, reason: p.reason, until: iso(p.until) })),
   };
 }
 
-/** A fill as the JSON of status and the control API shows it. */
-export function fillJson(f: FillRow) {
+/** A fill as the JSON of status and the control API shows it, rounded to its pair's precision when known. */
+export function fillJson(f: FillRow, rules: PairRules | undefined) {
+  const r = rounder(rules);
   return {
     fillKey: f.fillKey,
     orderLocalId: f.orderLocalId,
     instance: f.instance ?? null,
     symbol: f.symbol,
     side: f.side,
-    price: f.price,
-    quantity: f.qty,
-    fee: f.fee,
+    price: r.price(f.price),
+    quantity: r.baseAsset(f.qty),
+    fee: r.amount(f.fee, f.feeIn),
     feeAsset: f.feeAsset ?? null,
     time: iso(f.time),
   };
@@ -172,13 +187,13 @@ export function eventRowJson(e: EventRow) {
   return { id: e.id, time: iso(e.time), instance: e.instance ?? null, kind: e.kind, data: e.data };
 }
 
-/** The view as plain JSON: decimals as plain text, times as ISO 8601. */
+/** The view as plain JSON: decimals as plain text rounded for people (the pair's precision), times as ISO 8601. */
 export function statusJson(view: StatusView) {
   const { report, daemon } = view;
   return {
     time: iso(report.time),
     daemon: { ...daemon, since: iso(daemon.since) },
-    instances: report.instances.map(instanceJson),
+    instances: report.instances.map((i) => instanceJson(i, view.rules)),
     externalOrders: report.externalOrders.map(orderJson),
     lastPrices: view.prices.map((p) => ({ symbol: p.symbol, price: p.price, time: iso(p.time) })),
     killSwitch: {
@@ -258,9 +273,6 @@ function actionText(e: EventRow): string {
   return `${what}: ${outcome}${source}`;
 }
 
-/** For people: at most 8 decimals (the JSON keeps every digit of an average or a PnL). */
-const brief = (d: Dec): string => plain(d.toDecimalPlaces(8));
-
 /** The view as lines for a terminal. */
 export function statusTable(view: StatusView): string {
   const { report, daemon } = view;
@@ -278,17 +290,20 @@ export function statusTable(view: StatusView): string {
     out.push(
       ...table(
         ['INSTANCE', 'STATE', 'OPEN', 'FILLS TODAY', 'POSITION', 'AVG PRICE', 'REALISED', 'TODAY', 'UNREALISED'],
-        report.instances.map((i) => [
-          i.instance,
-          i.state,
-          String(i.openOrders.length),
-          String(i.todaysFills.length),
-          brief(i.position.quantity),
-          brief(i.position.averagePrice),
-          brief(i.realisedPnl),
-          brief(i.realisedToday),
-          i.unrealisedPnl === undefined ? '-' : brief(i.unrealisedPnl),
-        ]),
+        report.instances.map((i) => {
+          const r = instanceRounder(i, view.rules);
+          return [
+            i.instance,
+            i.state,
+            String(i.openOrders.length),
+            String(i.todaysFills.length),
+            r.baseAsset(i.position.quantity),
+            r.price(i.position.averagePrice),
+            r.quote(i.realisedPnl),
+            r.quote(i.realisedToday),
+            i.unrealisedPnl === undefined ? '-' : r.quote(i.unrealisedPnl),
+          ];
+        }),
       ),
     );
     for (const i of report.instances) {

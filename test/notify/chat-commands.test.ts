@@ -188,7 +188,7 @@ describe('telegram chat commands', () => {
       /^LIVE · status\nkill switch: off\nstop-buy: off\ncircuit breaker: closed\nauthentication: ok\ngrid running · flat · 1 open · today \+0$/,
     );
     expect(balance).toBe('LIVE · balances\nUSDT 900 (locked 100)');
-    expect(pnl).toBe('LIVE · PnL (today · total · open)\ngrid: +0 · +0.0599 · -');
+    expect(pnl).toBe('LIVE · PnL (today · total · open)\ngrid: +0 · +0.06 · -');
     expect(pause).toBe('LIVE · grid paused');
     expect(badPause).toBe('LIVE · refused: no instance nosuch');
     expect(resume).toBe('LIVE · grid resumed');

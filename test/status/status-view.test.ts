@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
+import { pairRulesFrom } from '../../src/market/pair-rules.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import type { ClockReading } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
@@ -15,6 +17,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 const NOW = Date.UTC(2024, 4, 2, 12, 0, 0);
 const YESTERDAY = NOW - 86_400_000;
 const clock: ClockReading = { now: () => NOW };
+const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!);
 
 function fill(over: Partial<FillRow> & Pick<FillRow, 'fillKey' | 'side' | 'price' | 'qty' | 'time'>): FillRow {
   return {
@@ -159,19 +162,46 @@ describe('status view', () => {
     expect(text).toContain('2024-05-02 11:59:59  pause grid: paused from 127.0.0.1');
   });
 
-  it('rounds averages and PnL to 8 decimals in the table and keeps every digit in the JSON', () => {
-    // Bought 1 at 100 and 2 at 101: the average is 100.666… for ever.
+  it('rounds averages and PnL for people: to the pair when its rules are known, else 8 places; never with floats', () => {
+    // Bought 1 at 100 and 2 at 101, sold 1 at 100: the average is 100.666… for ever, the realised PnL -0.666….
     store.fills.insert(fill({ fillKey: 'a1', instance: 'avg', side: 'BUY', price: '100', qty: '1', time: YESTERDAY }));
     store.fills.insert(fill({ fillKey: 'a2', instance: 'avg', side: 'BUY', price: '101', qty: '2', time: YESTERDAY }));
+    store.fills.insert(
+      fill({ fillKey: 'a3', instance: 'avg', side: 'SELL', price: '100', qty: '1', time: NOW - 1000 }),
+    );
     store.events.record(NOW - 59_000, 'avg', 'started', { symbol: 'BTCUSDT' });
-    const view = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
-    const row = statusTable(view)
+    // The journal keeps every digit.
+    expect(store.fills.positions.tracker('avg').position.averagePrice.toFixed()).toMatch(/^100\.6{40,}/);
+
+    const bare = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
+    const row = statusTable(bare)
       .split('\n')
       .find((l) => l.startsWith('avg '))!;
     expect(row).toContain('100.66666667');
+    expect(row).toContain('-0.66666667');
     expect(row).not.toMatch(/\d\.\d{9,}/);
-    const json = statusJson(view).instances.find((i) => i.instance === 'avg')!;
-    expect(json.position.averagePrice).toMatch(/^100\.6{20,}/);
+    const json = statusJson(bare).instances.find((i) => i.instance === 'avg')!;
+    expect(json.position).toEqual({ quantity: '2', averagePrice: '100.66666667' });
+    expect(json.realisedPnl).toBe('-0.66666667');
+
+    // With the pair's rules (BTCUSDT: tick 0.01, base precision 6, quote precision 2), as the daemon has them.
+    const view = buildStatusView(store, {
+      now: NOW,
+      killSwitchFile: killFile,
+      isAlive: () => true,
+      rules: (symbol) => (symbol === 'BTCUSDT' ? BTCUSDT : undefined),
+    });
+    const daemon = statusJson(view).instances.find((i) => i.instance === 'avg')!;
+    expect(daemon.position).toEqual({ quantity: '2', averagePrice: '100.67' });
+    expect(daemon.realisedPnl).toBe('-0.67');
+    expect(daemon.realisedToday).toBe('-0.67');
+    // 2 held at 100.666… valued at the last price, 110.5: 19.666….
+    expect(daemon.unrealisedPnl).toBe('19.67');
+    expect(
+      statusTable(view)
+        .split('\n')
+        .find((l) => l.startsWith('avg ')),
+    ).toMatch(/\s2\s+100\.67\s+-0\.67\s+-0\.67\s+19\.67$/);
   });
 
   it('prints a table with the reasons, the open orders and the brakes', () => {
