@@ -5,8 +5,7 @@
  * per-symbol b, q, bi, qi); the recording's other keys are filler (docs/recording-format.md) and are not replayed.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
 import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
@@ -164,10 +163,20 @@ async function fileInfo(file: string): Promise<RecordingFile> {
   return { path: file, name, size, sha256: '' };
 }
 
-/** The sha256 of a file's bytes. */
+/** The sha256 of a file's bytes, read through one buffer (a stream's chunk per read would be garbage to collect). */
 export async function fileSha256(file: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await handle.close();
+  }
   return hash.digest('hex');
 }
 
