@@ -9,6 +9,7 @@
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { OperatorQueries } from '../operator/queries.js';
+import type { Logger } from '../ops/logger.js';
 import type { Timers } from '../ports/clock.js';
 import type { Readiness } from './readiness.js';
 import { fail } from './responses.js';
@@ -25,6 +26,8 @@ export interface LiveStreamDeps {
   /** The wall clock: the stream's pace is the browser's, not the venue's (a replay may run 60 times faster). */
   wall: Timers;
   ready: () => Readiness;
+  /** Where a stream that failed says why (it ends; the page polls, and the next request reports the fault). */
+  logger: Logger;
 }
 
 /** The route's handler; counts the streams it serves. */
@@ -39,6 +42,8 @@ export function liveStream(deps: LiveStreamDeps): (c: Context) => Response | Pro
       stream.onAbort(() => stop.abort());
       try {
         await serve(stream, deps, stop.signal);
+      } catch (err) {
+        deps.logger.warn({ err }, 'control API: a live stream failed and was closed');
       } finally {
         open--;
       }

@@ -95,7 +95,7 @@ export function createApi(deps: ApiDeps): Hono {
     '/api/v1/*',
     bodyLimit({ maxSize: 16 * 1024, onError: (c) => fail(c, 413, 'E_TOO_LARGE', 'body over 16 KiB') }),
   );
-  app.get('/api/v1/stream', liveStream({ read, wall: deps.wall, ready: () => readinessNow(pub) }));
+  app.get('/api/v1/stream', liveStream({ read, wall: deps.wall, ready: () => readinessNow(pub), logger: log }));
   app.route('/api/v1', v1Routes(deps.operator));
   return app;
 }

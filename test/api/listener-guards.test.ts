@@ -187,26 +187,37 @@ describe('the listener', () => {
 });
 
 describe('the live stream (/api/v1/stream)', () => {
-  /** Opens a stream; its first event, and a way to close it. */
+  /** Opens a stream: its first event, what follows until it ends, and a way to close it. */
   async function openStream(url: string, token: string | undefined) {
     const stop = new AbortController();
     const res = await fetch(`${url}/api/v1/stream`, {
       headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
       signal: stop.signal,
     });
-    const first = async () => {
-      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      const decoder = new TextDecoder();
-      let text = '';
-      while (!text.includes('\n\n')) {
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    const decoder = new TextDecoder();
+    let text = '';
+    /** Reads until `until` holds of what was read, or the stream ends. */
+    const readUntil = async (until: () => boolean) => {
+      reader ??= (res.body as ReadableStream<Uint8Array>).getReader();
+      while (!until()) {
         const { value, done } = await reader.read();
-        if (done) break;
+        if (done) return;
         text += decoder.decode(value, { stream: true });
       }
-      reader.releaseLock();
-      return text.slice(0, text.indexOf('\n\n'));
     };
-    return { res, first, close: () => stop.abort() };
+    const first = async () => {
+      await readUntil(() => text.includes('\n\n'));
+      const end = text.indexOf('\n\n');
+      const event = text.slice(0, end);
+      text = text.slice(end + 2);
+      return event;
+    };
+    const rest = async () => {
+      await readUntil(() => false);
+      return text;
+    };
+    return { res, first, rest, close: () => stop.abort() };
   }
 
   it('needs the token, starts with the status /status serves, and holds at most MAX_STREAMS at once', async () => {
@@ -245,5 +256,16 @@ describe('the live stream (/api/v1/stream)', () => {
     // The listener closes with streams open (closed by it), as the daemon stops.
     await server?.close();
     server = undefined;
+  });
+
+  it('ends a stream whose reads fail, saying why in the log', async () => {
+    const { url, log } = await listener(TOKEN);
+    const stream = await openStream(url, TOKEN);
+    expect(await stream.first()).toMatch(/^event: status\n/);
+    // The journal gone under it: the next look fails, and the stream ends (the page then polls).
+    store.close();
+    const rest = await stream.rest();
+    expect(rest).not.toContain('event: status');
+    expect(log.lines.some((l) => l.includes('a live stream failed and was closed'))).toBe(true);
   });
 });
