@@ -19,7 +19,8 @@ only when its sha256 is the one the coordinator sent.
 
   --queue URL        the Redis (rediss:// for TLS); default ${QUEUE_ENV}, which keeps the password off the
                      command line
-  --cache DIR        where fetched recordings are kept (default ${DEFAULT_WORKER_CACHE})
+  --cache DIR        where fetched recordings and their columns are kept (default ${DEFAULT_WORKER_CACHE};
+                     COLUMN_CACHE_DIR=off keeps no columns)
   --strategies DIR   where strategy modules are found (default: the folder the coordinator named, or the
                      project's strategies/)
 

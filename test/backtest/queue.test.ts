@@ -4,14 +4,15 @@
  * local run's; a worker SIGKILLed while it holds a job changes nothing (the job is run again elsewhere and
  * counted once); the password is in no log line and no job.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, expect, it } from 'vitest';
 import { QUEUE_NAME } from '../../src/backtest/queue/queue-jobs.js';
 import { parseQueueUrl } from '../../src/backtest/queue/queue-url.js';
 import { startRedis, startWorker, type WorkerProcess } from '../support/redis.js';
-import { bot, gridConfig, sliceFlags, tempDir } from './fixtures.js';
+import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from './fixtures.js';
 
 const dir = tempDir('queue-test-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,6 +43,12 @@ it('runs a 16-combination sweep on two bot workers, byte-identical to the local 
   expect(queued.out).toEqual(local.out);
   expect(workers.map((w) => w.done()).reduce((a, b) => a + b)).toBe(16);
   expect(workers.every((w) => w.done() > 0)).toBe(true);
+  // Each worker kept the recording and its columns under the recording's sha256.
+  const sha = createHash('sha256').update(readFileSync(SAMPLE)).digest('hex');
+  for (const cache of ['cache-a', 'cache-b']) {
+    expect(readFileSync(join(dir, cache, 'recordings', sha, basename(SAMPLE)))).toEqual(readFileSync(SAMPLE));
+    expect(existsSync(join(dir, cache, 'columns', `${sha}.cols`))).toBe(true);
+  }
   const lines = [...queued.err, ...queued.out, ...workers.flatMap((w) => w.lines)];
   await Promise.all(workers.map((w) => w.stop()));
   await redis.stop();

@@ -13,11 +13,13 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { Worker as ThreadWorker } from 'node:worker_threads';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { shown, strategyModuleFile } from '../../strategy/loader.js';
 import type { WorkerReply, WorkerRequest } from '../sweep.js';
 import { workerEntry } from '../sweep.js';
+import { COLUMN_CACHE_ENV } from '../column-cache.js';
 import { loadTicks, type TickData } from '../tick-data.js';
 import type { ConfigSource } from '../strategy-configs.js';
 import { type ComboJob, type ComboResult, parseComboJob, QUEUE_NAME } from './queue-jobs.js';
@@ -26,7 +28,7 @@ import { dropCached, recordingByContent } from './recording-store.js';
 
 export interface QueueWorkerOptions {
   url: QueueUrl;
-  /** Where fetched recordings are kept. */
+  /** Where fetched recordings (recordings/SHA256/) and their columns (columns/SHA256.cols) are kept. */
   cacheDir: string;
   /** Where strategy modules are found; default: the folder the coordinator named (the project's strategies/). */
   strategiesDir?: string;
@@ -112,7 +114,9 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<{ s
     const sources = await verifiedSources(job, options.strategiesDir);
     const files = await Promise.all(job.spec.recordings.map((r) => recordingByContent(r, options.cacheDir)));
     const { from, to, allowPartial } = job.spec.load;
-    const data = await loadTicks(files, { from, to, allowPartial });
+    // The columns too are cached by the recording's sha256 (column-cache.ts), in the same folder.
+    const cacheDir = process.env[COLUMN_CACHE_ENV] === 'off' ? undefined : path.join(options.cacheDir, 'columns');
+    const data = await loadTicks(files, { from, to, allowPartial, cacheDir });
     const wrong = data.files.findIndex((f, i) => f.sha256 !== job.spec.recordings[i]!.file.sha256);
     if (wrong >= 0) {
       // A cached copy changed on disk since it was verified: dropped, fetched again on the next attempt.
