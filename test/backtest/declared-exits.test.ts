@@ -48,7 +48,10 @@ function config(name: string, extra: Record<string, unknown>): string {
 function orders(dir: string): Record<string, string>[] {
   const [head, ...lines] = readFileSync(join(dir, 'orders.csv'), 'utf8').trim().split('\n');
   const keys = head!.split(',');
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [keys[i], v])));
+  return lines.map((l): Record<string, string> => {
+    const values = l.split(',');
+    return Object.fromEntries(keys.map((k, i): [string, string] => [k, values[i] ?? '']));
+  });
 }
 
 describe('declared exits in a backtest', () => {
