@@ -100,7 +100,7 @@ const DROP = [20_000, 19_600, 19_200, 18_800];
 
 const tags = (intents: readonly Intent[]) => intents.map((i) => (i.kind === 'CANCEL' ? 'CANCEL' : \`\${i.side} \${i.tag}\`));
 
-async function walk(h: Harness, prices: readonly number[]): Promise<string[]> {
+async function walk<S extends object>(h: Harness<S>, prices: readonly number[]): Promise<string[]> {
   return tags(await h.walk(prices, MINUTE));
 }
 
@@ -182,6 +182,8 @@ const TSCONFIG = `${JSON.stringify(
       strict: true,
       noEmit: true,
       skipLibCheck: true,
+      // @types/node comes with spot-bot (installed from a checkout, with its own dependencies).
+      typeRoots: ['./node_modules/spot-bot/node_modules/@types', './node_modules/@types'],
       types: ['node'],
     },
     include: ['*.ts'],
