@@ -159,6 +159,15 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     for (const chart of ['.symbol-chart[data-symbol="BTCUSDT"]', '#equity'])
       expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
 
+    // Figures are the API's decimal text (already rounded to the pair), thousands grouped, never re-rounded
+    // through a float: the newest fill's price and quantity read exactly as the API gives them.
+    const newest = ((await api('/api/v1/fills?limit=1')).body as { fills: { price: string; quantity: string }[] })
+      .fills[0]!;
+    const grouped = (text: string) => text.replace(/^(-?\d+)/, (int) => int.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+    const row = page.locator('#fills tbody tr').first().locator('td.num');
+    await expect.poll(() => row.nth(0).textContent()).toBe(grouped(newest.price));
+    expect(await row.nth(1).textContent()).toBe(grouped(newest.quantity));
+
     // Equity per quote asset: the three instances trade BTCUSDT, so one row, in USDT.
     await page.locator('#quotes tr[data-quote="USDT"] td[data-figure="equity"]').waitFor();
     expect(await page.locator('#quotes tbody tr').count()).toBe(1);

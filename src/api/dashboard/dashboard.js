@@ -126,11 +126,37 @@
     for (const c of children) if (c !== null && c !== undefined) node.append(c);
     return node;
   };
+  /**
+   * Decimal text for reading, rounded on its digits (half to even) and never through a float: at most `digits`
+   * places (2 from 1,000 up), trailing zeros dropped, thousands grouped. The API already rounds to the pair.
+   */
   const num = (text, digits = 8) => {
     if (text === null || text === undefined) return '–';
-    const n = Number(text);
-    if (!Number.isFinite(n)) return String(text);
-    return n.toLocaleString(undefined, { maximumFractionDigits: Math.abs(n) >= 1000 ? 2 : digits });
+    const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(String(text));
+    if (!m) return String(text);
+    let [, sign, int, frac = ''] = m;
+    const places = int.replace(/^0+/, '').length >= 4 ? Math.min(digits, 2) : digits;
+    if (frac.length > places) {
+      const kept = int + frac.slice(0, places);
+      const rest = frac.slice(places);
+      const odd = Number(kept[kept.length - 1]) % 2 === 1;
+      const up = rest[0] > '5' || (rest[0] === '5' && (/[1-9]/.test(rest.slice(1)) || odd));
+      let digitsText = kept;
+      if (up) {
+        const chars = digitsText.split('');
+        let i = chars.length - 1;
+        while (i >= 0 && chars[i] === '9') chars[i--] = '0';
+        if (i < 0) chars.unshift('1');
+        else chars[i] = String(Number(chars[i]) + 1);
+        digitsText = chars.join('');
+      }
+      int = digitsText.slice(0, digitsText.length - places) || '0';
+      frac = digitsText.slice(digitsText.length - places);
+    }
+    frac = frac.replace(/0+$/, '');
+    int = int.replace(/^0+(?=\d)/, '');
+    if (/^0*$/.test(int + frac)) sign = '';
+    return `${sign}${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${frac === '' ? '' : `.${frac}`}`;
   };
   const signed = (text, digits = 4) => {
     if (text === null || text === undefined) return '–';
