@@ -431,6 +431,7 @@ export class Engine implements FillSink {
           );
         }
       }
+      this.sync.reportExternal(true);
       this.state = 'running';
       for (const r of this.runners) {
         if (!r.markStarted()) continue;
@@ -764,12 +765,13 @@ export class Engine implements FillSink {
     let failure: { symbol: string; err: unknown } | undefined;
     for (const symbol of journal.symbols()) {
       try {
-        await this.sync.poll(symbol, false);
+        await this.sync.poll(symbol, this.symbols.has(symbol));
       } catch (err) {
         failure ??= { symbol, err };
         logger.debug({ err, symbol }, 'orders poll failed');
       }
     }
+    this.sync.reportExternal(false);
     const complete = failure === undefined;
     if (complete) this.polledRevision = revision;
     if (recovering && complete) guard.journalRecovered();
@@ -797,10 +799,29 @@ export class Engine implements FillSink {
     if (this.state !== 'running') return Promise.resolve();
     return this.lock.run(async () => {
       await this.refreshLocked();
+      await this.pollIdleSymbols();
       for (const r of this.runners) if (r.status === 'running') r.saveState();
       for (const r of this.runners) r.saveWatch();
       this.saveCandles();
     });
+  }
+
+  /**
+   * The orders poll reads only symbols with live journal rows: a traded symbol without any is read here (once
+   * a refresh), so orders another owner places there are seen too (external-orders.ts).
+   */
+  private async pollIdleSymbols(): Promise<void> {
+    const { journal, logger } = this.parts;
+    const live = journal.symbols();
+    for (const symbol of this.symbols) {
+      if (live.has(symbol)) continue;
+      try {
+        await this.sync.poll(symbol, true);
+      } catch (err) {
+        logger.debug({ err, symbol }, 'open orders of an idle symbol unavailable');
+      }
+    }
+    this.sync.reportExternal(false);
   }
 
   private async refreshLocked(): Promise<void> {

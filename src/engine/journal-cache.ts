@@ -54,19 +54,33 @@ export class JournalCache {
 
   /** Writes a new row to the journal; mirrored once it is committed (a write that fails leaves no trace here). */
   insert(row: OrderRow): void {
+    this.insertMany([row]);
+  }
+
+  /** Writes new rows to the journal in one transaction (one sync to disk, whatever their number); mirrored once committed. */
+  insertMany(rows: readonly OrderRow[]): void {
     const { store } = this;
     store.transaction(() => {
-      store.orders.insert(row);
-      store.whenCommitted(() => this.mirror(row));
+      for (const row of rows) store.orders.insert(row);
+      store.whenCommitted(() => {
+        for (const row of rows) this.mirror(row);
+      });
     });
   }
 
   /** Writes the row's outcome to the journal; mirrored once it is committed. */
   save(row: OrderRow): void {
+    this.saveMany([row]);
+  }
+
+  /** Writes rows' outcomes in one transaction (one sync to disk, whatever their number); mirrored once committed. */
+  saveMany(rows: readonly OrderRow[]): void {
     const { store } = this;
     store.transaction(() => {
-      store.orders.update(row);
-      store.whenCommitted(() => this.mirror(row));
+      for (const row of rows) store.orders.update(row);
+      store.whenCommitted(() => {
+        for (const row of rows) this.mirror(row);
+      });
     });
   }
 
@@ -76,6 +90,18 @@ export class JournalCache {
 
   byExchangeId(exchangeId: string): OrderRow | undefined {
     return this.byExchange.get(exchangeId) ?? this.store.orders.byExchangeId(exchangeId);
+  }
+
+  /** The live row with this exchange id (memory only: no database read for an id it does not hold). */
+  liveByExchangeId(exchangeId: string): OrderRow | undefined {
+    return this.byExchange.get(exchangeId);
+  }
+
+  /** External rows (orders of another owner) still live. */
+  externalLive(): number {
+    let n = 0;
+    for (const row of this.live.values()) if (row.external && isActive(row.status)) n++;
+    return n;
   }
 
   isKnownExchangeId(exchangeId: string): boolean {

@@ -13,6 +13,7 @@ import { executedOf, FillRecorder, type FillRecorderOptions, type FillSink } fro
 import { iso, readPages } from './history-pages.js';
 import { journalStatus } from './outcome-matching.js';
 import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
+import { ExternalOrders } from './external-orders.js';
 
 export type OrderSyncOptions = ReconcilerOptions & Omit<FillRecorderOptions, 'skewMs'>;
 
@@ -24,6 +25,7 @@ export class OrderSync {
   /** The order history read failed last time (its warning is logged once per incident). */
   private historyFailing = false;
   private readonly reconciler: OutcomeReconciler;
+  private readonly external: ExternalOrders;
   private readonly fills: FillRecorder;
 
   constructor(
@@ -32,6 +34,7 @@ export class OrderSync {
     sink: FillSink,
   ) {
     this.reconciler = new OutcomeReconciler(p, options);
+    this.external = new ExternalOrders(p);
     this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink);
   }
 
@@ -42,7 +45,15 @@ export class OrderSync {
     return this.p.journal.needsAttention();
   }
 
-  /** Polls one symbol. `adopt`: journal open orders nobody knows as external (at start). Throws when open orders cannot be read. */
+  /** Tells the open orders of another owner the polls counted (external-orders.ts): at start, and after polls. */
+  reportExternal(atStart: boolean): void {
+    this.external.report(atStart);
+  }
+
+  /**
+   * Polls one symbol. `adopt` (a symbol an instance trades): journal open orders nobody knows as external and
+   * count them. Throws when open orders cannot be read.
+   */
   async poll(symbol: string, adopt: boolean): Promise<void> {
     const { venue, guard, journal, inFlight } = this.p;
     const open = (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol))).filter(
@@ -52,6 +63,7 @@ export class OrderSync {
     const seen = new Map<string, OrderRecord>();
     let missingExecuted = false;
     const gone: OrderRow[] = [];
+    const changes: OrderRow[] = [];
     for (const row of journal.forSymbol(symbol)) {
       if (row.exchangeId === undefined || !isActive(row.status)) continue;
       const record = openById.get(row.exchangeId);
@@ -62,8 +74,9 @@ export class OrderSync {
       if (record.executedQty === undefined) missingExecuted = true;
       seen.set(row.exchangeId, record);
       this.missing.delete(row.localId);
-      this.apply(row, record, true);
+      this.apply(row, record, true, changes);
     }
+    this.save(changes);
     const rows = journal.forSymbol(symbol);
     const unresolved = rows.filter((row) => isUnresolved(row) && !inFlight.has(row.localId));
     const outstanding = rows.filter(
@@ -72,6 +85,7 @@ export class OrderSync {
 
     let history: OrderRecord[] = [];
     let historyComplete = false;
+    let historyRead = false;
     const lookups = [...gone, ...unresolved, ...outstanding];
     if (lookups.length > 0) {
       const from = Math.min(...lookups.map((row) => row.sentAt ?? row.createdAt)) - this.options.window.skewMs;
@@ -86,6 +100,7 @@ export class OrderSync {
         );
         history = read.items.filter((o) => o.symbol === symbol);
         historyComplete = read.complete;
+        historyRead = true;
         if (this.historyFailing) {
           this.historyFailing = false;
           this.p.logger.info({ symbol }, 'order history readable again');
@@ -101,18 +116,22 @@ export class OrderSync {
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
     const foundNarrowly = historyComplete
       ? new Set<string>()
-      : await this.lookUpOld(symbol, [...gone, ...outstanding], historyById);
+      : await this.lookUpOld(symbol, [...gone.filter((row) => !row.external), ...outstanding], historyById);
     for (const row of gone) {
       const record = historyById.get(row.exchangeId as string);
       if (record) {
         seen.set(row.exchangeId as string, record);
         this.missing.delete(row.localId);
         // History may still show it live while open orders no longer do: then it stays as it is until one catches up.
-        this.apply(row, record, false);
+        this.apply(row, record, false, changes);
+      } else if (row.external) {
+        // Another owner's, listed nowhere any more: closed (its fate is theirs), never left OPEN for ever.
+        if (historyRead) changes.push(this.vanished(row));
       } else if (historyComplete || foundNarrowly.has(row.localId)) {
         this.reportMissing(row);
       }
     }
+    this.save(changes);
     for (const row of outstanding) {
       const record = historyById.get(row.exchangeId as string);
       if (record) seen.set(row.exchangeId as string, record);
@@ -121,7 +140,7 @@ export class OrderSync {
       crashPoint('during-reconcile');
       this.reconciler.reconcile(unresolved, open, history, historyComplete, seen);
     }
-    if (adopt) this.reconciler.adopt(symbol, open);
+    if (adopt) this.external.observe(symbol, open);
     await this.fills.recordFills(symbol, seen, missingExecuted);
   }
 
@@ -159,15 +178,45 @@ export class OrderSync {
     return complete;
   }
 
-  /** Applies what the venue reports; `live`: the record came from open orders (whatever its status says). */
-  private apply(row: OrderRow, record: OrderRecord, live: boolean): void {
+  /** What the venue reports, into `changes`; `live`: the record came from open orders (whatever its status says). */
+  private apply(row: OrderRow, record: OrderRecord, live: boolean, changes: OrderRow[]): void {
     const executed = D.max(executedOf(record), row.execQty);
     const status = journalStatus(row, record.status, executed, live);
     const execQty = plain(executed);
     if (status === row.status && execQty === row.execQty && record.status === row.venueStatus) return;
-    this.p.journal.save({ ...row, status, venueStatus: record.status, execQty, updatedAt: this.p.clock.now() });
-    if (!isActive(status))
-      this.p.logger.info({ localId: row.localId, exchangeId: row.exchangeId, status }, 'order closed on the venue');
+    changes.push({ ...row, status, venueStatus: record.status, execQty, updatedAt: this.p.clock.now() });
+  }
+
+  /** An external row no longer listed anywhere, closed. */
+  private vanished(row: OrderRow): OrderRow {
+    return {
+      ...row,
+      status: 'CANCELED',
+      matchMethod: 'vanished',
+      rejectReason: 'external order no longer listed by the venue (in neither open orders nor order history)',
+      updatedAt: this.p.clock.now(),
+    };
+  }
+
+  /**
+   * Writes the rows a poll changed, all in one transaction (a thousand orders closed cost one sync to disk, not
+   * a thousand), and empties `changes`. Our own orders that closed are logged one line each; external ones are not.
+   */
+  private save(changes: OrderRow[]): void {
+    if (changes.length === 0) return;
+    this.p.journal.saveMany(changes);
+    let closedExternal = 0;
+    for (const row of changes) {
+      if (isActive(row.status)) continue;
+      if (row.external) closedExternal++;
+      else
+        this.p.logger.info(
+          { localId: row.localId, exchangeId: row.exchangeId, status: row.status },
+          'order closed on the venue',
+        );
+    }
+    if (closedExternal > 0) this.p.logger.debug({ closedExternal }, 'external orders closed on the venue');
+    changes.length = 0;
   }
 
   private reportMissing(row: OrderRow): void {

@@ -1,24 +1,19 @@
 /**
  * Reconciling the journal with the venue: rows whose create outcome is unknown are matched to the venue's
- * orders (outcome-matching.ts) or, once the window has passed with history readable, declared NOT_PLACED;
- * at start, open orders nobody journaled are adopted as external. Never by sending again (invariant 3).
+ * orders (outcome-matching.ts) or, once the window has passed with history readable, declared NOT_PLACED.
+ * Never by sending again (invariant 3).
  */
-import { fromWire, plain } from '../market/decimal.js';
+import { plain } from '../market/decimal.js';
 import type { OrderRecord } from '../ports/venue-records.js';
-import { isUnresolved, type MatchMethod, newOrderRow, type OrderRow } from '../store/order-journal.js';
+import type { MatchMethod, OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { executedOf } from './fill-recorder.js';
-import { parseTime } from './history-pages.js';
-import { type Candidate, journalStatus, type MatchWindow, matchUnresolved, sameOrder } from './outcome-matching.js';
+import { type Candidate, journalStatus, type MatchWindow, matchUnresolved } from './outcome-matching.js';
 
 export interface ReconcilerOptions {
   window: MatchWindow;
   /** Clean misses (history read in full, after the window) before an unknown create is NOT_PLACED. */
   notPlacedConfirmations: number;
-}
-
-function wirePrice(n: number | undefined): string | undefined {
-  return n === undefined || n === 0 ? undefined : plain(fromWire(n));
 }
 
 export class OutcomeReconciler {
@@ -110,59 +105,6 @@ export class OutcomeReconciler {
       });
       logger.warn({ localId: row.localId }, `order not placed: ${reason}`);
       store.events.record(now, row.instance, 'not-placed', { localId: row.localId, reason });
-    }
-  }
-
-  /** At start: journals open orders on the symbol that no row knows, as external (no strategy owns them). */
-  adopt(symbol: string, open: readonly OrderRecord[]): void {
-    const { journal, clock, store, logger } = this.p;
-    const now = clock.now();
-    const waiting = journal.forSymbol(symbol).filter((row) => isUnresolved(row));
-    for (const record of open) {
-      if (journal.isKnownExchangeId(record.displayingId)) continue;
-      const maybeOurs = waiting.find((row) => sameOrder(row, record));
-      if (maybeOurs) {
-        // It could be the order behind an unknown create: adopting it as external would hide it from its owner.
-        logger.warn(
-          { exchangeId: record.displayingId, localId: maybeOurs.localId },
-          'open order not adopted: it may be an unresolved order of ours',
-        );
-        continue;
-      }
-      const executed = executedOf(record);
-      const row = newOrderRow({
-        localId: `ext-${symbol}-${record.displayingId}`,
-        instance: undefined,
-        symbol,
-        side: record.side,
-        type: record.type,
-        price: wirePrice(record.price),
-        stopPrice: wirePrice(record.stopPrice),
-        limitPrice: record.type === 'OCO' ? wirePrice(record.limitPrice) : undefined,
-        quantity: plain(fromWire(record.quantity)),
-        status: executed.isZero() ? 'OPEN' : 'PARTIALLY_FILLED',
-        venueStatus: record.status,
-        exchangeId: record.displayingId,
-        execQty: plain(executed),
-        matchMethod: 'adopted',
-        external: true,
-        createdAt: parseTime(record.createdAt) ?? now,
-        updatedAt: now,
-      });
-      journal.insert(row);
-      logger.warn(
-        { exchangeId: record.displayingId, side: row.side, type: row.type, price: row.price, quantity: row.quantity },
-        'adopted an open order the journal did not know (external: no strategy owns it)',
-      );
-      store.events.record(now, undefined, 'adopted', {
-        localId: row.localId,
-        exchangeId: record.displayingId,
-        symbol,
-        side: row.side,
-        type: row.type,
-        price: row.price,
-        quantity: row.quantity,
-      });
     }
   }
 }

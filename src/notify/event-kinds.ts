@@ -99,6 +99,15 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: 'warn',
     line: (d) => `external order adopted: ${joined(str(d.symbol), str(d.side), str(d.type), str(d.quantity))}`,
   },
+  'external-orders': {
+    level: (d) => (d.total === 0 ? 'info' : 'warn'),
+    line: (d) => {
+      if (d.total === 0) return 'no open orders of another owner left on the account';
+      const symbols = typeof d.symbols === 'object' && d.symbols !== null ? Object.entries(d.symbols as Data) : [];
+      const listed = symbols.map(([symbol, n]) => `${symbol} ${str(n)}`).join(', ');
+      return `ANOTHER BOT MAY BE TRADING THIS ACCOUNT: ${str(d.total)} open order(s) not placed by this bot (${listed})`;
+    },
+  },
   refused: {
     level: 'warn',
     line: (d) =>

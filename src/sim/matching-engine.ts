@@ -664,7 +664,8 @@ export class MatchingEngine {
       book.nextArrival = book.arriving.reduce((m, x) => Math.min(m, x.arrivesAt as number), Infinity);
       o.arrivesAt = undefined;
     }
-    this.recomputeThresholds(book);
+    // Its leaving changes no other order's thresholds (they depend on the order and book.through): only the book's.
+    this.bookThresholds(book);
     this.changes++;
     this.ledger?.orderChanged(o);
     this.ledger?.commit();
@@ -887,10 +888,15 @@ export class MatchingEngine {
   }
 
   private recomputeThresholds(book: Book): void {
+    for (const o of book.open) this.setThresholds(o, book.through);
+    this.bookThresholds(book);
+  }
+
+  /** The book's thresholds from its orders' own (a numbers-only pass: thousands of open orders cost little). */
+  private bookThresholds(book: Book): void {
     let down = 0;
     let up = Infinity;
     for (const o of book.open) {
-      this.setThresholds(o, book.through);
       if (o.downAt > down) down = o.downAt;
       if (o.upAt < up) up = o.upAt;
     }

@@ -59,6 +59,11 @@ export interface StatusReport {
   instances: InstanceStatusReport[];
   /** External (adopted) orders still live. */
   externalOrders: OrderRow[];
+  /**
+   * The last count of open orders on the account this bot did not place (the engine's `external-orders`
+   * event): another bot may be trading the account while it says some are open.
+   */
+  foreignOrders: EventRow | undefined;
   killSwitch: EventRow | undefined;
   circuitBreaker: EventRow | undefined;
   authFailure: EventRow | undefined;
@@ -122,6 +127,7 @@ export function readStatus(
     time: options.now,
     instances,
     externalOrders: active.filter((o) => o.external),
+    foreignOrders: latest(store, 'external-orders'),
     killSwitch: latest(store, 'kill-switch'),
     circuitBreaker: latest(store, 'circuit-breaker'),
     authFailure: latest(store, 'auth-failed'),

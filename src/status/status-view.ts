@@ -16,6 +16,9 @@ import { paperAccountJson, paperAccountLines, paperAccountView, type PaperAccoun
 /** How many of the latest operator actions the view carries. */
 const RECENT_ACTIONS = 10;
 
+/** External orders listed one per line in the terminal's status (the rest are counted). */
+const EXTERNAL_LINES = 20;
+
 export interface DaemonState {
   /** running: started and its process is alive; ended: started, process gone, no clean stop recorded. */
   state: 'running' | 'stopped' | 'ended' | 'never';
@@ -195,6 +198,7 @@ export function statusJson(view: StatusView) {
     daemon: { ...daemon, since: iso(daemon.since) },
     instances: report.instances.map((i) => instanceJson(i, view.rules)),
     externalOrders: report.externalOrders.map(orderJson),
+    foreignOrders: foreignOrdersJson(report.foreignOrders),
     lastPrices: view.prices.map((p) => ({ symbol: p.symbol, price: p.price, time: iso(p.time) })),
     killSwitch: {
       /** The file's present state: the switch itself. */
@@ -212,6 +216,37 @@ export function statusJson(view: StatusView) {
   };
 }
 
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** The last count of orders another owner has open, while it says some are (else null). */
+function foreignOrdersJson(e: EventRow | undefined) {
+  const line = foreignOrdersLine(e);
+  if (e === undefined || line === undefined) return null;
+  const symbols = typeof e.data.symbols === 'object' && e.data.symbols !== null ? e.data.symbols : {};
+  return {
+    warning: line,
+    total: count(e.data.total),
+    symbols,
+    journaled: count(e.data.journaled),
+    untracked: count(e.data.untracked),
+    time: iso(e.time),
+  };
+}
+
+/** `another bot may be trading this account: ...` while the last count says orders of another owner are open. */
+function foreignOrdersLine(e: EventRow | undefined): string | undefined {
+  const total = count(e?.data.total);
+  if (e === undefined || total === 0) return undefined;
+  const symbols = typeof e.data.symbols === 'object' && e.data.symbols !== null ? Object.entries(e.data.symbols) : [];
+  const listed = symbols.map(([symbol, n]) => `${symbol} ${count(n)}`).join(', ');
+  const untracked = count(e.data.untracked);
+  return (
+    `ANOTHER BOT MAY BE TRADING THIS ACCOUNT: ${total} open order(s) not placed by this bot (${listed}) at ` +
+    `${short(e.time)}; ${count(e.data.journaled)} journaled as external` +
+    (untracked > 0 ? `, ${untracked} not followed` : '')
+  );
+}
+
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]) =>
@@ -225,7 +260,10 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 const short = (ms: number | undefined): string =>
   ms === undefined ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
 
-/** The kill switch, circuit breaker and authentication, one line each (as `bot status` prints them). */
+/**
+ * The kill switch, stop-buy, circuit breaker and authentication, one line each (as `bot status` prints them),
+ * and a warning while orders another owner placed are open on the account.
+ */
 export function guardLines(view: StatusView): string[] {
   const { report } = view;
   const file = view.killSwitchFile.present ? ` (file ${view.killSwitchFile.path} present)` : '';
@@ -243,12 +281,14 @@ export function guardLines(view: StatusView): string[] {
       : view.authHalted
         ? `FAILED at ${short(auth.time)}: ${text(auth, 'message') ?? ''} (trading halted: fix the keys or clock, then kill -USR2 the daemon, clear it through the control API, or restart)`
         : `ok (last failure ${short(auth.time)}, ${lastStart !== undefined && auth.time < lastStart ? 'before the last start' : 'cleared or the daemon is not running'})`;
+  const foreign = foreignOrdersLine(report.foreignOrders);
   return [
     // The file is the switch: its present state, not the last event (which may be from before it was removed).
     `kill switch: ${view.killSwitchFile.present ? 'ON' : 'off'}${file}`,
     `stop-buy: ${view.stopBuy.on ? 'ON (no new BUY orders; exits still go out)' : 'off'}`,
     `circuit breaker: ${breakerText}`,
     `authentication: ${authText}`,
+    ...(foreign === undefined ? [] : [foreign]),
   ];
 }
 
@@ -313,7 +353,9 @@ export function statusTable(view: StatusView): string {
       for (const o of i.openOrders) out.push(`  ${i.instance}: ${orderText(o)}`);
     }
   }
-  for (const o of report.externalOrders) out.push(`  (external): ${orderText(o)}`);
+  for (const o of report.externalOrders.slice(0, EXTERNAL_LINES)) out.push(`  (external): ${orderText(o)}`);
+  if (report.externalOrders.length > EXTERNAL_LINES)
+    out.push(`  (external): ${report.externalOrders.length - EXTERNAL_LINES} more (bot status --json lists them all)`);
   if (view.recentActions.length > 0) {
     out.push('', 'operator actions (latest first):');
     for (const a of view.recentActions) out.push(`  ${short(a.time)}  ${actionText(a)}`);

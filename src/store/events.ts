@@ -27,7 +27,10 @@ export const EVENT_KINDS = [
   'reconciled',
   'not-placed',
   'order-missing',
+  // One per external order, written by earlier builds (still told when read back); now one count for all:
   'adopted',
+  // Open orders on the account this bot did not place (engine/external-orders.ts): a count, at start and on change.
+  'external-orders',
   // The brakes (trading-guard.ts).
   'kill-switch',
   'circuit-breaker',

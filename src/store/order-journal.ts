@@ -39,7 +39,7 @@ export interface OrderCount {
   n: number;
 }
 
-export type MatchMethod = 'response' | 'open-orders' | 'history' | 'not-found' | 'adopted';
+export type MatchMethod = 'response' | 'open-orders' | 'history' | 'not-found' | 'adopted' | 'vanished';
 export type FillSource = 'trades' | 'delta';
 
 export interface OrderRow {

@@ -17,7 +17,7 @@ import { storeQueries } from '../support/store-queries.js';
 import { type ApiServer, startApiServer } from '../../src/api/server.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { captureLogger } from '../notify/stand-ins.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 interface Answer {
   status: number;

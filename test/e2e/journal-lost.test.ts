@@ -20,6 +20,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const TOKEN = 'journal-lost-test-token-0123456789';
+
 function track(p: DaemonProcess): DaemonProcess {
   processes.push(p);
   return p;
@@ -85,9 +87,26 @@ it('stops trading when its database file is deleted, and a restart on an empty j
   expect(refusal[0]).toMatch(/--adopt-open-orders/);
   expect(journal(db)).toEqual([]);
 
-  const third = track(new DaemonProcess(env, ['run', '--adopt-open-orders']));
+  const third = track(new DaemonProcess({ ...env, API_TOKEN: TOKEN }, ['run', '--adopt-open-orders']));
   await waitFor('running', () => third.messages(/daemon running/).length > 0, { daemon: third });
   const rows = journal(db);
   expect(rows.filter((r) => r.local_id.startsWith('ext-'))).toHaveLength(3);
+
+  // Issue 27: another bot may be trading this account: one log line, one notification, status and the API.
+  const told =
+    /another bot may be trading this account: 3 open order\(s\) on it were not placed by this bot \(BTCUSDT 3\)/;
+  expect(third.messages(told)).toHaveLength(1);
+  await waitFor('the notification', () => receiver!.received.some((m) => /ANOTHER BOT MAY BE TRADING/.test(m.body)), {
+    daemon: third,
+  });
+  const api = await http(`${url}/api/v1/status`, { token: TOKEN });
+  expect(api.body).toMatchObject({ foreignOrders: { total: 3, symbols: { BTCUSDT: 3 }, journaled: 3, untracked: 0 } });
+  const status = track(new DaemonProcess(env, ['status', '--db', db]));
+  expect(await status.exited).toEqual({ code: 0, signal: null });
+  expect(status.messages(/ANOTHER BOT MAY BE TRADING THIS ACCOUNT: 3 open order\(s\)/)).toHaveLength(1);
+  // Polls go on (one a second): nothing more is said while the same orders stay open.
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  expect(third.messages(told)).toHaveLength(1);
+  expect(receiver.received.filter((m) => /ANOTHER BOT MAY BE TRADING/.test(m.body))).toHaveLength(1);
   expect(await third.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 });

@@ -526,7 +526,7 @@ describe('restart (invariant 2)', () => {
     expect(h.store.orders.get('a-2')?.status).toBe('UNKNOWN');
     await h.tick(100, 6_000); // confirmed
     expect(h.store.orders.get('a-2')).toMatchObject({ status: 'NOT_PLACED' });
-    expect(h.events('adopted')).toEqual([]);
+    expect(h.events('external-orders')).toEqual([]);
   });
 
   it('delivers after a restart a fill whose onFill threw (the instance was paused, the fill kept undelivered)', async () => {
@@ -582,7 +582,11 @@ describe('instances and adoption', () => {
     expect(seen).toEqual([0, 0]);
     expect(fills).toEqual([]);
     expect(h.store.orders.byExchangeId(external.displayingId)).toMatchObject({ status: 'FILLED', filledQty: '0.5' });
-    expect(h.events('adopted')).toHaveLength(1);
+    // Told at start, and once more when it is gone (filled).
+    expect(h.events('external-orders').map((e) => e.data)).toEqual([
+      { total: 1, symbols: { BTCUSDT: 1 }, journaled: 1, untracked: 0 },
+      { total: 0, symbols: {}, journaled: 0, untracked: 0 },
+    ]);
   });
 
   it('pauses a throwing strategy with its reason while another instance keeps trading', async () => {

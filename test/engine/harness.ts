@@ -53,6 +53,8 @@ export class FaultyVenue implements Venue {
   /** 'after-place': the order is placed, then the answer is lost. 'before-place': lost before reaching the venue. */
   createFault: { when: 'after-place' | 'before-place'; error: Error } | undefined;
   historyFails = false;
+  /** Exchange ids order history no longer lists (an exchange that keeps only recent history). */
+  readonly historyForgets = new Set<string>();
   tradesFail = false;
   /** Every call fails with this error (an exchange outage). */
   outage: Error | undefined;
@@ -89,7 +91,9 @@ export class FaultyVenue implements Venue {
   }
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
     if (this.historyFails) return Promise.reject(venueError('temporary', 'E_TIMEOUT'));
-    return this.guard(() => this.inner.orderHistory(query));
+    return this.guard(async () =>
+      (await this.inner.orderHistory(query)).filter((o) => !this.historyForgets.has(o.displayingId)),
+    );
   }
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
     if (this.tradesFail) return Promise.reject(venueError('temporary', 'E_HTTP'));

@@ -12,7 +12,8 @@ import type { Timers } from '../../src/ports/clock.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import type { Transport } from '../../src/notify/transport.js';
 import { WebhookTransport } from '../../src/notify/webhook.js';
-import { captureLogger, Receiver, VirtualTimers } from './stand-ins.js';
+import { Receiver, VirtualTimers } from './stand-ins.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 let receiver: Receiver;
 beforeEach(async () => {

@@ -18,7 +18,8 @@ import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { storeQueries } from '../support/store-queries.js';
-import { BotApi, captureLogger, until } from './stand-ins.js';
+import { BotApi, until } from './stand-ins.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,7 +8,8 @@ import { nextSummaryTime } from '../../src/notify/daily-summary.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
-import { captureLogger, ManualTimers, Receiver } from './stand-ins.js';
+import { ManualTimers, Receiver } from './stand-ins.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 const DAY = Date.UTC(2024, 0, 1);
 const HOUR = 3_600_000;

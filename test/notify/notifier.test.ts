@@ -18,7 +18,8 @@ import { wallClock } from '../../src/clocks/wall-clock.js';
 import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
-import { BotApi, captureLogger, Receiver, until } from './stand-ins.js';
+import { BotApi, Receiver, until } from './stand-ins.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,6 +39,7 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   reconciled: { localId: 'g-6', status: 'FILLED' },
   'cancel-failed': { localId: 'g-7', message: 'unknown order' },
   adopted: { symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', quantity: '0.1' },
+  'external-orders': { total: 3, symbols: { BTCUSDT: 3 }, journaled: 3, notJournaled: 0, maybeOurs: 0 },
   refused: { reason: 'kill switch on' },
   paused: { reason: 'onTick threw: boom' },
   'start-refused': { reason: 'no pair config' },

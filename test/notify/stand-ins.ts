@@ -1,12 +1,10 @@
 /**
  * Local HTTP stand-ins on 127.0.0.1 for the notification tests: a webhook receiver (also Discord's), and
- * Telegram's Bot API (sendMessage, and getUpdates as a long poll fed by `say`), plus a logger whose lines a
- * test can read and virtual timers under which waits take no wall-clock time.
+ * Telegram's Bot API (sendMessage, and getUpdates as a long poll fed by `say`), and virtual timers under which
+ * waits take no wall-clock time. (The logger whose lines a test reads is test/support/capture-logger.ts.)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
 import type { Timers } from '../../src/ports/clock.js';
 
 export interface Received {
@@ -167,28 +165,6 @@ export class BotApi {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
-}
-
-/** A pino logger writing JSON lines into `lines`. */
-export function captureLogger(): { logger: Logger; lines: string[]; messages: (re: RegExp) => string[] } {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(
-        ...chunk
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l !== ''),
-      );
-      done();
-    },
-  });
-  const logger = pino({ level: 'debug', base: undefined }, stream);
-  return {
-    logger,
-    lines,
-    messages: (re) => lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((msg) => re.test(msg)),
-  };
 }
 
 /**
