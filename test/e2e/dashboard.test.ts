@@ -158,6 +158,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     expect(await page.evaluate('sessionStorage.length')).toBe(1);
     for (const chart of ['.symbol-chart[data-symbol="BTCUSDT"]', '#equity'])
       expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
+    // Names and latest PnL in the legend, nothing but the scale's own figures on the PnL chart's price scale.
+    for (const name of ['brackets', 'exiter', 'swing-trader'])
+      expect(await page.locator(`#equity-legend [data-instance="${name}"]`).textContent()).toMatch(/^\S+ -?[\d.,]+$/);
+    expect((await priceAxisLabels(page, '#equity')).filter((label) => /[a-z]/i.test(label))).toEqual([]);
 
     // Figures are the API's decimal text (already rounded to the pair), thousands grouped, never re-rounded
     // through a float: the newest fill's price and quantity read exactly as the API gives them.

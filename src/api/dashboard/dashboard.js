@@ -722,17 +722,29 @@
     for (const [instance, points] of Object.entries(pnl.instances)) {
       let series = eq.series.get(instance);
       if (!series) {
-        // No title on the price scale: the names are in the legend above the chart.
+        // Nothing over the price scale: the names and latest values are in the legend above the chart.
         const color = PALETTE[eq.series.size % PALETTE.length];
-        series = eq.chart.addSeries(L.LineSeries, { color, lineWidth: 2, priceLineVisible: false });
+        series = eq.chart.addSeries(L.LineSeries, {
+          color,
+          lineWidth: 2,
+          priceLineVisible: false,
+          lastValueVisible: false,
+        });
         series.color = color;
         eq.series.set(instance, series);
       }
       series.setData(perSecond(points.map((p) => [p.time, Number(p.total)])));
+      series.last = points.length > 0 ? points[points.length - 1].total : null;
     }
     $('equity-legend').replaceChildren(
       ...[...eq.series.entries()].map(([name, series]) =>
-        el('span', {}, el('i', { style: `background:${series.color}` }), name),
+        el(
+          'span',
+          { 'data-instance': name },
+          el('i', { style: `background:${series.color}` }),
+          `${name} `,
+          signed(series.last),
+        ),
       ),
     );
     if (eq.series.size > 0) eq.chart.timeScale().fitContent();
