@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
+import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import { Harness, instance } from './harness.js';
 
 /** Buys 0.01 at MARKET `buys` times (one a tick, tag `entry`); sells what it holds when the price is `sellAt`. */
@@ -208,5 +209,22 @@ describe('a declared stop held on the exchange', () => {
     expect(rows(h)).toEqual([]);
     await h.tick(19_600);
     expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
+  });
+
+  it("is placed on the pair's PRICE_FILTER tick and quantity step (a coarse pair)", async () => {
+    const [btc, usdt] = ['BTC', 'USDT'].map((code) => DEFAULT_ASSETS.find((a) => a.code === code)!) as [
+      (typeof DEFAULT_ASSETS)[number],
+      (typeof DEFAULT_ASSETS)[number],
+    ];
+    const pair = simPairConfig(btc, usdt, { tickSize: 5, stepSize: '0.001', minQty: '0.001' });
+    h = new Harness({ balances: { USDT: '10000' }, sim: { pairs: [pair] } });
+    h.price(20_000);
+    await h.start([instance('b', buyer({ stopLossPct: 2 }))]);
+    await h.tick(20_000);
+    // 0.00999 held: 0.009 on the step. Stop 19619.62 rounded up onto the 5 tick (19620); limit 0.5 % under it,
+    // rounded down (19521.9 to 19520).
+    expect(rows(h).map((r) => [r.type, r.status, r.quantity, r.stop_price, r.price])).toEqual([
+      ['STOP_LIMIT', 'OPEN', '0.009', '19620', '19520'],
+    ]);
   });
 });
