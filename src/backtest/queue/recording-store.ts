@@ -130,9 +130,12 @@ export async function serveRecordings(host: string, port: number): Promise<Recor
       for (const f of list) files.set(f.sha256, path.resolve(f.path));
     },
     close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+      // Idempotent: a server already closed would wait for a second 'close' event that never comes.
+      server.listening
+        ? new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          })
+        : Promise.resolve(),
   };
 }
