@@ -308,6 +308,30 @@ describe('refusals before the network', () => {
     expect(h.events('daily-loss-halt')).toHaveLength(1);
   });
 
+  it("resets the daily loss limit at the venue clock's UTC midnight (the data's day), not the wall's", async () => {
+    h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
+    // The data's clock, years from the wall's: 23:59:40 on 2 January 2024, a day the wall clock never sees.
+    h.clock.time = Date.UTC(2024, 0, 2, 23, 59, 40);
+    h.price(100);
+    const plan: ((ctx: StrategyContext) => void)[] = [
+      (ctx) => ctx.market('BUY', { quantity: '1' }),
+      (ctx) => ctx.market('SELL', { quantity: '0.5' }), // realises a loss of ~5 at 23:59:50
+      (ctx) => ctx.market('BUY', { quantity: '0.1' }), // 23:59:55: refused, the data's day is not over
+      (ctx) => ctx.market('BUY', { quantity: '0.1' }), // 00:00:00 on 3 January in the data: a new day
+    ];
+    let step = 0;
+    await h.start([instance('a', strategy({ onTick: (ctx) => plan[step++]?.(ctx) }), { risk: { dailyLossLimit: 3 } })]);
+    await h.tick(100, 5_000);
+    await h.tick(90, 5_000);
+    await h.tick(90, 5_000);
+    expect(h.events('refused').map((e) => e.data.reason)).toEqual([matching(/daily loss limit reached/)]);
+    expect(new Date(h.clock.now()).toISOString()).toBe('2024-01-02T23:59:55.000Z');
+    await h.tick(90, 5_000);
+    expect(new Date(h.clock.now()).toISOString()).toBe('2024-01-03T00:00:00.000Z');
+    expect(h.events('refused')).toHaveLength(1);
+    expect(h.venue.creates).toBe(3);
+  });
+
   it('refuses a SELL beyond the free base balance and a BUY beyond the free quote', async () => {
     h = new Harness({ balances: { USDT: '50', BTC: '0.001' } });
     h.price(100);
