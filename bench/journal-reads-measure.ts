@@ -36,6 +36,7 @@ const openMs = performance.now() - t;
 const read = createQueries({
   store,
   now: () => now,
+  wallNow: () => now,
   killSwitchFile: join(root, 'no-such-kill-switch'),
   engine: {
     instances: () => [],

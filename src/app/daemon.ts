@@ -134,7 +134,11 @@ export class Daemon {
       instances = await loadInstances(env);
       opened = openRunStore(
         env.DB_PATH,
-        { mode: plan.mode, venue: plan.mode === 'live' ? plan.baseUrl : 'embedded' },
+        {
+          mode: plan.mode,
+          venue: plan.mode === 'live' ? plan.baseUrl : 'embedded',
+          clock: clock === wallClock ? 'wall' : 'data',
+        },
         // When the daemon started is the wall clock's (told beside the venue's time where shown).
         wallClock,
         { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
@@ -257,6 +261,7 @@ export class Daemon {
           store,
           engine,
           now: () => clock.now(),
+          wallNow: () => wallClock.now(),
           killSwitchFile: env.KILL_SWITCH_FILE,
           jobs: () => scheduler.stats(),
           prices: () => venue.recentPrices(),

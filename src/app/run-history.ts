@@ -1,5 +1,5 @@
 /**
- * Which kind of run a database belongs to. Each daemon start is recorded ('daemon-started': mode, venue, pid)
+ * Which kind of run a database belongs to. Each daemon start is recorded ('daemon-started': mode, venue, clock, pid)
  * and checked against the previous one, because a journal only makes sense against the venue that holds its
  * orders: live and paper never share a database. The embedded simulated exchange keeps its own state in the
  * same database (paper-ledger.ts), so a paper run resumes the previous one; the database is moved aside
@@ -16,6 +16,11 @@ export interface RunIdentity {
   mode: 'paper' | 'live';
   /** The exchange's URL live; 'embedded' for the in-process simulated exchange. */
   venue: string;
+  /**
+   * The venue's clock: 'wall' (live, paper on live prices), 'data' (paper on recordings: the recording's time,
+   * which `status` then tells beside the wall's). Not part of what must match between runs.
+   */
+  clock?: 'wall' | 'data';
 }
 
 export interface RunStoreOptions {

@@ -35,7 +35,8 @@ function status(argv: string[]): number {
   }
   const store = openStore({ path, clock: wallClock });
   try {
-    const view = buildStatusView(store, { now: wallClock.now(), killSwitchFile: env.KILL_SWITCH_FILE });
+    // The venue's time comes from the store (the daemon's clock is in another process): see buildStatusView.
+    const view = buildStatusView(store, { wallNow: wallClock.now(), killSwitchFile: env.KILL_SWITCH_FILE });
     console.log(flags.values.json ? JSON.stringify(statusJson(view), null, 2) : statusTable(view));
     return 0;
   } finally {

@@ -40,7 +40,9 @@ export interface DaemonInfo {
 export interface QueryDeps {
   store: Store;
   engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem' | 'pairRules'>;
+  /** The venue's time (the daemon's clock) and the wall's. */
   now: () => number;
+  wallNow: () => number;
   killSwitchFile: string;
   jobs: () => JobStats[];
   /** Recent prices per symbol (the chart). */
@@ -65,6 +67,7 @@ export function createQueries(deps: QueryDeps) {
     if (cached === undefined || now - cached.at >= STATUS_CACHE_MS || now < cached.at) {
       const view = buildStatusView(store, {
         now,
+        wallNow: deps.wallNow(),
         killSwitchFile: deps.killSwitchFile,
         rules: (symbol) => engine.pairRules(symbol),
       });

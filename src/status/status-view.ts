@@ -25,11 +25,28 @@ export interface DaemonState {
   pid: number | undefined;
   mode: string | undefined;
   venue: string | undefined;
+  /** Wall-clock time, as every daemon start and stop is recorded. */
   since: number | undefined;
+  /** The venue's clock of the last run: the wall's, or the recording's time (paper on recordings). */
+  clock: 'wall' | 'data';
+}
+
+/**
+ * The two times a status speaks: the venue's (what "today", fills and daily limits go by: the recording's time
+ * on paper on recordings) and the wall's (when the daemon started or stopped), each labelled where shown.
+ */
+export interface StatusClock {
+  /** The wall clock's time of the reading; undefined when not told (the daily summary). */
+  wall: number | undefined;
+  /** The venue's time; undefined while a recording's time is not known (no price recorded yet). */
+  venue: number | undefined;
+  venueClock: 'wall' | 'data';
 }
 
 export interface StatusView {
+  /** `report.time` is the venue's time when known, else the wall's. */
   report: StatusReport;
+  clock: StatusClock;
   daemon: DaemonState;
   prices: LastPrice[];
   killSwitchFile: { path: string; present: boolean };
@@ -66,24 +83,39 @@ function text(event: EventRow | undefined, key: string): string | undefined {
 
 function daemonState(store: Store, isAlive: (pid: number) => boolean): DaemonState {
   const started = store.events.latest(['daemon-started']);
-  if (!started) return { state: 'never', pid: undefined, mode: undefined, venue: undefined, since: undefined };
+  if (!started)
+    return { state: 'never', pid: undefined, mode: undefined, venue: undefined, since: undefined, clock: 'wall' };
   const pid = typeof started.data.pid === 'number' ? started.data.pid : undefined;
-  const run = { pid, mode: text(started, 'mode'), venue: text(started, 'venue') };
+  const clock: DaemonState['clock'] = started.data.clock === 'data' ? 'data' : 'wall';
+  const run = { pid, mode: text(started, 'mode'), venue: text(started, 'venue'), clock };
   const last = store.events.latest(['daemon-started', 'daemon-stopped']);
   if (last && last.kind === 'daemon-stopped') return { ...run, state: 'stopped', since: last.time };
   return { ...run, state: pid !== undefined && isAlive(pid) ? 'running' : 'ended', since: started.time };
 }
 
+/**
+ * The status of the store's run. `now`: the venue's time, from the daemon's clock (the control API);
+ * without it (`bot status`, another process) it is the wall's for a run on the wall clock, and for a run on a
+ * recording's time the time the daemon last wrote its prices (at most a few seconds of data time behind).
+ */
 export function buildStatusView(
   store: Store,
-  options: { now: number; killSwitchFile: string; isAlive?: (pid: number) => boolean; rules?: RulesOf },
+  options: {
+    wallNow?: number;
+    now?: number;
+    killSwitchFile: string;
+    isAlive?: (pid: number) => boolean;
+    rules?: RulesOf;
+  },
 ): StatusView {
   const prices = store.prices.all();
+  const daemon = daemonState(store, options.isAlive ?? pidAlive);
+  const venue = options.now ?? (daemon.clock === 'data' ? store.prices.lastWritten() : options.wallNow);
+  const clock: StatusClock = { wall: options.wallNow, venue, venueClock: daemon.clock };
   const report = readStatus(store, {
-    now: options.now,
+    now: venue ?? options.wallNow ?? 0,
     prices: new Map(prices.map((p) => [p.symbol, p.price])),
   });
-  const daemon = daemonState(store, options.isAlive ?? pidAlive);
   if (daemon.state !== 'running') {
     // The last lifecycle event of an instance whose daemon died says "running": it is not.
     for (const i of report.instances)
@@ -94,6 +126,7 @@ export function buildStatusView(
   }
   return {
     report,
+    clock,
     daemon,
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
@@ -195,6 +228,7 @@ export function statusJson(view: StatusView) {
   const { report, daemon } = view;
   return {
     time: iso(report.time),
+    clock: { wall: iso(view.clock.wall), venue: iso(view.clock.venue), venueClock: view.clock.venueClock },
     daemon: { ...daemon, since: iso(daemon.since) },
     instances: report.instances.map((i) => instanceJson(i, view.rules)),
     externalOrders: report.externalOrders.map(orderJson),
@@ -313,16 +347,27 @@ function actionText(e: EventRow): string {
   return `${what}: ${outcome}${source}`;
 }
 
+/** When a status was read, both clocks labelled: "venue … UTC (the recording's time) · wall … UTC". */
+export function clockLine(clock: StatusClock): string {
+  const wall = clock.wall === undefined ? '' : `${short(clock.wall)} UTC`;
+  if (clock.venueClock === 'wall') return `${wall} (wall clock; the venue's time is the wall's)`;
+  const venue =
+    clock.venue === undefined
+      ? "venue: the recording's time is not known yet (no price recorded)"
+      : `venue ${short(clock.venue)} UTC (the recording's time)`;
+  return `${venue}${wall === '' ? '' : ` · wall ${wall}`}`;
+}
+
 /** The view as lines for a terminal. */
 export function statusTable(view: StatusView): string {
   const { report, daemon } = view;
   const daemonText = {
-    running: `running (pid ${daemon.pid}, ${daemon.mode ?? '?'} on ${daemon.venue ?? '?'}) since ${short(daemon.since)}`,
-    stopped: `stopped at ${short(daemon.since)}`,
-    ended: `not running: the run started ${short(daemon.since)} ended without a clean stop`,
+    running: `running (pid ${daemon.pid}, ${daemon.mode ?? '?'} on ${daemon.venue ?? '?'}) since ${short(daemon.since)} UTC (wall)`,
+    stopped: `stopped at ${short(daemon.since)} UTC (wall)`,
+    ended: `not running: the run started ${short(daemon.since)} UTC (wall) ended without a clean stop`,
     never: 'never started on this database',
   }[daemon.state];
-  const out = [`status at ${short(report.time)} UTC`, `daemon: ${daemonText}`, ...guardLines(view)];
+  const out = [`status at ${clockLine(view.clock)}`, `daemon: ${daemonText}`, ...guardLines(view)];
   if (view.paper !== undefined) out.push(...paperAccountLines(view.paper, short));
   out.push('');
   if (report.instances.length === 0) out.push('no instances recorded yet');

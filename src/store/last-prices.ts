@@ -12,6 +12,7 @@ export interface LastPrice {
 export class LastPrices {
   private readonly putStmt;
   private readonly allStmt;
+  private readonly writtenStmt;
 
   constructor(db: Db) {
     this.putStmt = db.prepare<[string, string, number, number]>(
@@ -20,6 +21,12 @@ export class LastPrices {
         'recorded_at = excluded.recorded_at WHERE excluded.time >= last_prices.time',
     );
     this.allStmt = db.prepare<[], LastPrice>('SELECT symbol, price, time FROM last_prices ORDER BY symbol');
+    this.writtenStmt = db.prepare<[], number | null>('SELECT MAX(recorded_at) FROM last_prices').pluck();
+  }
+
+  /** When prices were last written, in the writer's clock (the venue's time: the daemon's clock), if ever. */
+  lastWritten(): number | undefined {
+    return this.writtenStmt.get() ?? undefined;
   }
 
   /** Keeps the newer of the stored and the given price (by ticker time). */

@@ -230,7 +230,7 @@ describe('composition', () => {
     // Status shows the account across both runs.
     const resumed = openStore({ path: paper.DB_PATH, clock: wallClock });
     try {
-      const view = buildStatusView(resumed, { now: Date.now(), killSwitchFile: join(dir, 'KILL') });
+      const view = buildStatusView(resumed, { wallNow: Date.now(), killSwitchFile: join(dir, 'KILL') });
       expect(view.paper).toMatchObject({ data: 'recording', runs: 2, funding: { USDT: '10000' } });
       expect(view.paper!.orders).toBeGreaterThanOrEqual(before);
       expect(statusTable(view)).toMatch(

@@ -102,7 +102,7 @@ afterEach(() => {
 
 describe('status view', () => {
   it('reports states, open orders, fills today and PnL at the last recorded price, as JSON', () => {
-    const view = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: (pid) => pid === 4242 });
+    const view = buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: (pid) => pid === 4242 });
     const json = statusJson(view);
     expect(json.daemon).toEqual({
       state: 'running',
@@ -110,7 +110,9 @@ describe('status view', () => {
       mode: 'paper',
       venue: 'embedded',
       since: new Date(NOW - 60_000).toISOString(),
+      clock: 'wall',
     });
+    expect(json.clock).toEqual({ wall: json.time, venue: json.time, venueClock: 'wall' });
     const grid = json.instances.find((i) => i.instance === 'grid')!;
     expect(grid).toMatchObject({
       state: 'running',
@@ -133,7 +135,7 @@ describe('status view', () => {
   });
 
   it('shows the file as the kill switch, an authentication halt until cleared, and the operator actions', () => {
-    const view = () => buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
+    const view = () => buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true });
     // The last event says on, the file is absent: off.
     expect(statusJson(view()).killSwitch).toMatchObject({ on: false, last: { on: true } });
     expect(statusTable(view())).toContain('kill switch: off');
@@ -173,7 +175,7 @@ describe('status view', () => {
     // The journal keeps every digit.
     expect(store.fills.positions.tracker('avg').position.averagePrice.toFixed()).toMatch(/^100\.6{40,}/);
 
-    const bare = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true });
+    const bare = buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true });
     const row = statusTable(bare)
       .split('\n')
       .find((l) => l.startsWith('avg '))!;
@@ -186,7 +188,7 @@ describe('status view', () => {
 
     // With the pair's rules (BTCUSDT: tick 0.01, base precision 6, quote precision 2), as the daemon has them.
     const view = buildStatusView(store, {
-      now: NOW,
+      wallNow: NOW,
       killSwitchFile: killFile,
       isAlive: () => true,
       rules: (symbol) => (symbol === 'BTCUSDT' ? BTCUSDT : undefined),
@@ -207,7 +209,7 @@ describe('status view', () => {
   it('prints a table with the reasons, the open orders and the brakes', () => {
     writeFileSync(killFile, '');
     store.events.record(NOW - 1000, undefined, 'auth-failed', { call: 'balance', code: 'E_AUTH', message: 'HTTP 401' });
-    const text = statusTable(buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true }));
+    const text = statusTable(buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true }));
     expect(text).toContain('daemon: running (pid 4242, paper on embedded) since 2024-05-02 11:59:00');
     expect(text).toContain(`kill switch: ON (file ${killFile} present)`);
     expect(text).toContain('circuit breaker: open until 2024-05-02 12:01:00');
@@ -222,15 +224,55 @@ describe('status view', () => {
     expect(text).toContain('last prices: BTCUSDT 110.5 (2024-05-02 11:59:58)');
   });
 
+  it("speaks the recording's time on paper on recordings, and shows it beside the wall's, labelled", () => {
+    // The daemon runs two and a half years after the data: "today" is the data's day, not the wall's.
+    const wall = Date.UTC(2026, 10, 26, 9, 0, 0);
+    store.events.record(wall - 60_000, undefined, 'daemon-started', {
+      mode: 'paper',
+      venue: 'embedded',
+      clock: 'data',
+      pid: 4242,
+    });
+    // `bot status` (another process): the venue's time is when the daemon last wrote its prices (NOW).
+    const view = buildStatusView(store, { wallNow: wall, killSwitchFile: killFile, isAlive: () => true });
+    const json = statusJson(view);
+    expect(json.time).toBe(new Date(NOW).toISOString());
+    expect(json.clock).toEqual({ wall: new Date(wall).toISOString(), venue: json.time, venueClock: 'data' });
+    const grid = json.instances.find((i) => i.instance === 'grid')!;
+    expect([grid.realisedToday, grid.todaysFills.map((f) => f.fillKey)]).toEqual(['20', ['t2']]);
+    const text = statusTable(view);
+    expect(text.split('\n')[0]).toBe(
+      "status at venue 2024-05-02 12:00:00 UTC (the recording's time) · wall 2026-11-26 09:00:00 UTC",
+    );
+    expect(text).toContain('since 2026-11-26 08:59:00 UTC (wall)');
+    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
+    // The control API gives the daemon's clock; a day of data later, nothing is today's any more.
+    const later = buildStatusView(store, { now: NOW + 86_400_000, wallNow: wall, killSwitchFile: killFile });
+    expect(statusJson(later).instances.find((i) => i.instance === 'grid')?.realisedToday).toBe('0');
+    // Before any price was written, the recording's time is not known and says so.
+    const empty = openStore({ path: join(dir, 'empty.db'), clock });
+    try {
+      empty.events.record(wall, undefined, 'daemon-started', { mode: 'paper', venue: 'embedded', clock: 'data' });
+      const first = statusTable(buildStatusView(empty, { wallNow: wall, killSwitchFile: killFile }));
+      expect(first.split('\n')[0]).toBe(
+        "status at venue: the recording's time is not known yet (no price recorded) · wall 2026-11-26 09:00:00 UTC",
+      );
+    } finally {
+      empty.close();
+    }
+  });
+
   it('tells a clean stop from a daemon that died, and then shows no instance as running', () => {
-    const dead = buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => false });
+    const dead = buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => false });
     expect(dead.daemon.state).toBe('ended');
     expect(dead.report.instances.find((i) => i.instance === 'grid')).toMatchObject({
       state: 'stopped',
       reason: 'the daemon ended without a clean stop',
     });
     store.events.record(NOW - 500, undefined, 'daemon-stopped', { pid: 4242, reason: 'SIGTERM' });
-    const stopped = statusTable(buildStatusView(store, { now: NOW, killSwitchFile: killFile, isAlive: () => true }));
+    const stopped = statusTable(
+      buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true }),
+    );
     expect(stopped).toContain('daemon: stopped at 2024-05-02 11:59:59');
   });
 });

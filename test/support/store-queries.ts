@@ -16,6 +16,7 @@ export function storeQueries(
   return createQueries({
     store,
     now: () => Date.now(),
+    wallNow: () => Date.now(),
     killSwitchFile: join(dir, 'KILL'),
     engine: {
       instances: () => [],

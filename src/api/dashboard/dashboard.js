@@ -301,9 +301,12 @@
           ? `polling every ${POLL_MS / 1000} s (no live stream: ${state.streamProblem})`
           : 'connecting';
     $('footer').dataset.updates = state.updates;
-    $('footer').textContent = s
-      ? `status at ${time(s.time)} UTC (venue time) · daemon pid ${s.daemon.pid ?? '–'} · ${updates}`
-      : updates;
+    // Both clocks, labelled, when the venue runs on a recording's time.
+    const at =
+      s && s.clock && s.clock.venueClock === 'data'
+        ? `venue ${time(s.clock.venue)} UTC (the recording's time) · wall ${time(s.clock.wall)} UTC`
+        : s && `${time(s.time)} UTC (venue time)`;
+    $('footer').textContent = s ? `status at ${at} · daemon pid ${s.daemon.pid ?? '–'} · ${updates}` : updates;
   }
 
   function instanceButton(label, action, i, options) {
