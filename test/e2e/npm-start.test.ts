@@ -5,21 +5,20 @@
  * on the signals npm forwards, on those it does not (SIGHUP, SIGKILL: npm dies, the bot notices its parent is
  * gone), and on SIGHUP to the bot itself.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   daemonEnv,
+  npmStart,
   everyOrderFile,
   readDb,
-  ROOT,
   TEST_STRATEGIES,
   waitFor,
   writeSwingRecording,
 } from './daemon-process.js';
-import { trackChild } from '../support/child-processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,26 +90,18 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       const recording = join(run, 'swing.jsonl.gz');
       await writeSwingRecording(recording);
       const db = join(run, 'bot.db');
-      // Its own process group, so that the cleanup can reach whatever a failure leaves.
-      npm = trackChild(
-        spawn('npm', ['start'], {
-          cwd: ROOT,
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: daemonEnv({
-            DB_PATH: db,
-            CONFIG_DIR: join(run, 'config'),
-            STRATEGIES_DIR: TEST_STRATEGIES,
-            PAPER_DATA: recording,
-            PAPER_LOCKSTEP: 'true',
-            KILL_SWITCH_FILE: join(run, 'KILL'),
-          }),
+      const started = npmStart(
+        daemonEnv({
+          DB_PATH: db,
+          CONFIG_DIR: join(run, 'config'),
+          STRATEGIES_DIR: TEST_STRATEGIES,
+          PAPER_DATA: recording,
+          PAPER_LOCKSTEP: 'true',
+          KILL_SWITCH_FILE: join(run, 'KILL'),
         }),
-        { group: true },
       );
-      const lines: string[] = [];
-      npm.stdout?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
-      npm.stderr?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
+      npm = started.npm;
+      const { lines } = started;
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
         npm!.once('exit', (code, sig) => resolve({ code, signal: sig })),
       );
