@@ -127,3 +127,21 @@ it('waits out a Redis SIGKILLed and restarted mid-sweep; the outputs are unchang
     rmSync(data, { recursive: true, force: true });
   }
 }, 120_000);
+
+it('runs a walk-forward on the queue byte-identical to the local one', async () => {
+  const walk = ['--sweep', 'spacingPct=0.3,0.5', '--sweep', 'levels=3,5', '--walk-forward', '2'];
+  expect((await bot(sliceFlags(config, join(dir, 'walk-local'), [...walk, '--workers', '2']))).code).toBe(0);
+  const redis = await startRedis();
+  const worker = await startWorker(redis.url, join(dir, 'cache'));
+  try {
+    const r = await bot(sliceFlags(config, join(dir, 'walk-queued'), [...walk, '--queue', redis.url]));
+    expect(r.code).toBe(0);
+    expect(outputs(join(dir, 'walk-queued'))).toEqual(outputs(join(dir, 'walk-local')));
+    expect(readFileSync(join(dir, 'walk-queued', 'sweep.json'), 'utf8')).toContain('"walkForward"');
+    // Each window: its 4 train combinations and its chosen one on the test part.
+    expect(worker.done()).toBe(2 * (4 + 1));
+  } finally {
+    await worker.stop('SIGKILL');
+    await redis.stop();
+  }
+}, 120_000);
