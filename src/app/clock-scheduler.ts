@@ -3,8 +3,9 @@
  * live, the replay clock on paper on recordings, a virtual clock in tests). A job never overlaps itself (a
  * firing while it runs is skipped and counted), so a slow job delays only itself; errors are caught, logged
  * and counted per job. Jobs are idempotent, so correctness never depends on a particular firing (design.md).
- * A failing job logs once when it starts failing (with the error), a count at most once a minute while it
- * goes on failing, and once when it recovers: an outage is a few lines, not one stack trace per firing.
+ * A failing job is an incident (ops/incident.ts): one line when it starts failing (with the error), a count at
+ * most once a minute while it goes on, and one when it has recovered (quiet for a while: a job that flaps
+ * between failing and working is one incident): an outage is a few lines, not one stack trace per firing.
  * Figures for readiness (when a job ran, its interval) are in wall-clock time, whatever the jobs' clock:
  * whether the daemon keeps up is a question of the machine's time.
  */
@@ -13,9 +14,7 @@ import type { Logger } from '../ops/logger.js';
 import type { Clock, Timer } from '../ports/clock.js';
 import type { JobStats, Scheduler } from '../ports/scheduler.js';
 import { cronProblem, CronSchedule } from '../clocks/cron-schedule.js';
-
-/** While a job keeps failing, one line with the count at most this often (the first failure is logged in full). */
-export const FAILING_REPORT_MS = 60_000;
+import { Incident } from '../ops/incident.js';
 
 interface Job {
   stats: JobStats;
@@ -56,7 +55,7 @@ export class ClockScheduler implements Scheduler {
       lastSucceededAt: undefined,
     };
     const log = this.logger.child({ job: name });
-    let failing: { since: number; count: number; reportedAt: number } | undefined;
+    const failing = new Incident(log, this.wallNow, `job ${name}`);
     let lastDue: number | undefined;
     const fire = (due: number): Promise<void> | undefined => {
       // Matches a late wake-up jumped over (a stalled event loop, a fast replay) are not run: counted.
@@ -78,31 +77,10 @@ export class ClockScheduler implements Scheduler {
         try {
           await run();
           stats.lastSucceededAt = this.wallNow();
-          if (failing) {
-            const seconds = Math.round((this.wallNow() - failing.since) / 1000);
-            log.info(
-              { failures: failing.count },
-              `job ${name} recovered after ${failing.count} failure(s) over ${seconds} s`,
-            );
-            failing = undefined;
-          }
+          failing.succeeded();
         } catch (err) {
           stats.failures++;
-          const now = this.wallNow();
-          const message = err instanceof Error ? err.message : String(err);
-          if (!failing) {
-            failing = { since: now, count: 1, reportedAt: now };
-            log.warn({ err }, `job ${name} failing: ${message}`);
-          } else {
-            failing.count++;
-            if (now - failing.reportedAt >= FAILING_REPORT_MS) {
-              failing.reportedAt = now;
-              log.warn(
-                { failures: failing.count },
-                `job ${name} still failing: ${failing.count} failures in a row over ${Math.round((now - failing.since) / 1000)} s (last: ${message})`,
-              );
-            } else log.debug({ err }, `job ${name} failed again`);
-          }
+          failing.failed(err);
         } finally {
           stats.running = false;
           job.current = undefined;

@@ -6,11 +6,12 @@
  */
 import { D, type Dec, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import { crashPoint } from '../ops/crash-points.js';
+import { Incidents } from '../ops/incident.js';
 import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import type { FeeIn, FillRow } from '../store/fills.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { iso, parseTime, readPages } from './history-pages.js';
+import { HISTORY_READ_LIMIT, iso, parseTime, readPages } from './history-pages.js';
 import { isLiveVenueStatus } from './outcome-matching.js';
 
 /** Where a newly recorded fill goes (the engine: the position, the strategy's onFill). */
@@ -45,11 +46,29 @@ export class FillRecorder {
   /** Consecutive trade-history failures by symbol; a symbol is absent once a read succeeds. */
   private readonly tradeFailures = new Map<string, number>();
 
+  /** Trade history reads failing, by symbol: told per incident (a fault that flaps is one), never per poll. */
+  private readonly tradesFailing: Incidents;
+  /** Trade history reads that could not read every page, by symbol: told per incident. */
+  private readonly tradesPartial: Incidents;
+  /** Symbols whose incident has told that fills come from executedQty deltas. */
+  private readonly deltaTold = new Set<string>();
+
   constructor(
     private readonly p: EngineParts,
     private readonly options: FillRecorderOptions,
     private readonly sink: FillSink,
-  ) {}
+  ) {
+    this.tradesFailing = new Incidents(
+      p.logger,
+      () => p.clock.now(),
+      (symbol) => `trade history ${symbol}`,
+    );
+    this.tradesPartial = new Incidents(
+      p.logger,
+      () => p.clock.now(),
+      (symbol) => `trade history ${symbol} in full`,
+    );
+  }
 
   /** Trade history is failing somewhere: a poll may record delta fills even if the venue reports no change. */
   hasPendingWork(): boolean {
@@ -81,19 +100,24 @@ export class FillRecorder {
       );
       trades = read.items;
       this.tradeFailures.delete(symbol);
+      if (read.complete) this.tradesPartial.succeeded(symbol, { symbol });
+      else {
+        const detail = `more than ${HISTORY_READ_LIMIT} trades since the oldest one owed: older trades are not read`;
+        this.tradesPartial.get(symbol).failed(new Error(detail), detail, { symbol });
+      }
+      if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
     } catch (err) {
       const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
       this.tradeFailures.set(symbol, failures);
-      // Once when it starts, and once when fills start coming from executedQty deltas instead; not per poll.
-      const fallback = failures === this.options.tradeHistoryFallbackAfter;
-      if (failures === 1 || fallback)
+      // Once when it starts, and once an incident when fills start coming from executedQty deltas; not per poll.
+      this.tradesFailing.get(symbol).failed(err, undefined, { symbol });
+      if (failures === this.options.tradeHistoryFallbackAfter && !this.deltaTold.has(symbol)) {
+        this.deltaTold.add(symbol);
         this.p.logger.warn(
-          { err, symbol, failures },
-          fallback
-            ? 'trade history still unavailable: fills now come from executedQty deltas'
-            : 'trade history unavailable',
+          { symbol, failures },
+          'trade history still unavailable: fills now come from executedQty deltas',
         );
-      else this.p.logger.debug({ err, symbol, failures }, 'trade history unavailable');
+      }
     }
     if (trades) {
       const ordered = trades

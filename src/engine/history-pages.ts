@@ -19,6 +19,9 @@ export function parseTime(text: string | null | undefined): number | undefined {
   return Number.isFinite(t) ? t : undefined;
 }
 
+/** The most items one history read returns. */
+export const HISTORY_READ_LIMIT = PAGE_SIZE * MAX_PAGES;
+
 /** Pages through a history endpoint (newest first, PAGE_SIZE a page); `complete` when the last page was short. */
 export async function readPages<T>(
   guard: TradingGuard,
@@ -37,6 +40,7 @@ export async function readPages<T>(
     if (items.length < PAGE_SIZE) return { items: [...byId.values()], complete: true };
     if (byId.size === before) break; // the venue ignores `page`: what lies beyond cannot be read
   }
-  logger.warn({ query }, `${what}: could not read every page, read incomplete`);
+  // The caller says what an incomplete read means (per incident, not per poll): here it is only traced.
+  logger.debug({ query }, `${what}: could not read every page, read incomplete`);
   return { items: [...byId.values()], complete: false };
 }

@@ -10,6 +10,7 @@ import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { isActive, isUnresolved, newOrderRow, type OrderRow } from '../store/order-journal.js';
+import { Incident } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
 import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
@@ -69,12 +70,17 @@ export class OrderManager {
   /** Set when an order was sent (or may have been) since the last orders poll: fills should be looked for. */
   placedSincePoll = false;
 
+  /** The venue unreadable when an instance must reconcile before sending: told per incident, not per intent. */
+  private readonly reconcileFailing: Incident;
+
   constructor(
     private readonly p: EngineParts,
     private readonly feeMargin: Dec,
     /** Reconciles the symbol's unresolved rows against the venue before an instance sends again. */
     private readonly sync: OrderSync,
-  ) {}
+  ) {
+    this.reconcileFailing = new Incident(p.logger, () => p.clock.now(), 'reconciliation before sending');
+  }
 
   /** Processes the intents in order. The caller holds the engine's lock. */
   async process(r: InstanceRunner, intents: readonly Intent[]): Promise<void> {
@@ -131,8 +137,9 @@ export class OrderManager {
     if (this.unresolvedRows(r).length > 0) {
       try {
         await this.sync.poll(r.symbol, false);
+        this.reconcileFailing.succeeded();
       } catch (err) {
-        r.logger.warn({ err }, 'reconciliation before sending failed');
+        this.reconcileFailing.failed(err, undefined, { instance: r.name, symbol: r.symbol });
       }
       const waiting = this.unresolvedRows(r);
       if (waiting.length > 0)

@@ -14,6 +14,7 @@ import { iso, readPages } from './history-pages.js';
 import { journalStatus } from './outcome-matching.js';
 import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
 import { ExternalOrders } from './external-orders.js';
+import { Incidents } from '../ops/incident.js';
 
 export type OrderSyncOptions = ReconcilerOptions & Omit<FillRecorderOptions, 'skewMs'>;
 
@@ -22,8 +23,8 @@ const MISSING_REPORT_AFTER = 3;
 
 export class OrderSync {
   private readonly missing = new Map<string, number>();
-  /** The order history read failed last time (its warning is logged once per incident). */
-  private historyFailing = false;
+  /** Order history reads failing, by symbol: told per incident (a fault that flaps is one), never per poll. */
+  private readonly historyFailing: Incidents;
   private readonly reconciler: OutcomeReconciler;
   private readonly external: ExternalOrders;
   private readonly fills: FillRecorder;
@@ -35,6 +36,11 @@ export class OrderSync {
   ) {
     this.reconciler = new OutcomeReconciler(p, options);
     this.external = new ExternalOrders(p);
+    this.historyFailing = new Incidents(
+      p.logger,
+      () => p.clock.now(),
+      (symbol) => `order history ${symbol}`,
+    );
     this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink);
   }
 
@@ -101,16 +107,9 @@ export class OrderSync {
         history = read.items.filter((o) => o.symbol === symbol);
         historyComplete = read.complete;
         historyRead = true;
-        if (this.historyFailing) {
-          this.historyFailing = false;
-          this.p.logger.info({ symbol }, 'order history readable again');
-        }
+        this.historyFailing.succeeded(symbol, { symbol });
       } catch (err) {
-        // Once per incident: a failing endpoint must not write a stack trace per poll.
-        const text = 'order history unavailable: orders gone from open orders stay as they are';
-        if (this.historyFailing) this.p.logger.debug({ err, symbol }, text);
-        else this.p.logger.warn({ err, symbol }, text);
-        this.historyFailing = true;
+        this.historyUnavailable(symbol, err);
       }
     }
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
@@ -172,10 +171,17 @@ export class OrderSync {
         for (const o of read.items) if (o.symbol === symbol) historyById.set(o.displayingId, o);
         if (read.complete) complete.add(row.localId);
       } catch (err) {
-        this.p.logger.warn({ err, symbol, localId: row.localId }, 'order history around an old order unavailable');
+        this.historyUnavailable(symbol, err);
       }
     }
     return complete;
+  }
+
+  private historyUnavailable(symbol: string, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    this.historyFailing
+      .get(symbol)
+      .failed(err, `${message} (orders gone from open orders stay as they are until it answers)`, { symbol });
   }
 
   /** What the venue reports, into `changes`; `live`: the record came from open orders (whatever its status says). */

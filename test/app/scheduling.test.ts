@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { ClockScheduler } from '../../src/app/clock-scheduler.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { WallClock, wallClock } from '../../src/clocks/wall-clock.js';
 import { DaemonScheduling } from '../../src/app/daemon-scheduling.js';
+import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
-import { Harness, instance, strategy } from '../engine/harness.js';
+import { Harness, instance, matching, strategy } from '../engine/harness.js';
+import { captureLogger } from '../support/capture-logger.js';
 
 /** Waits until `check` holds (polling), failing after `ms`: waits on events, asserts no timing. */
 async function until(check: () => boolean, ms = 8_000): Promise<void> {
@@ -56,23 +57,51 @@ describe('ClockScheduler on the wall clock', () => {
 
 describe('ClockScheduler logging of a failing job', () => {
   it('logs once when a job starts failing, not per firing, and once when it recovers', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const logger = pino(
-      { level: 'info' },
-      { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
-    );
-    const s = new ClockScheduler(logger, wallClock);
+    const log = captureLogger();
+    const clock = new VirtualClock(Date.UTC(2024, 0, 1));
+    const s = new ClockScheduler(log.logger, clock, () => clock.now());
     let runs = 0;
     s.schedule('flaky', '* * * * * *', () => {
       runs++;
       return runs <= 3 ? Promise.reject(new Error(`outage ${runs}`)) : Promise.resolve();
     });
-    await until(() => runs >= 4 && lines.some((l) => /recovered/.test(l.msg)), 10_000);
+    await clock.advanceBy(3_000);
+    await clock.advanceBy(INCIDENT_QUIET_MS + 2_000);
     expect(await s.stop(1000)).toBe(true);
-    const messages = lines.map((l) => l.msg);
-    expect(messages).toHaveLength(2);
-    expect(messages[0]).toBe('job flaky failing: outage 1');
-    expect(messages[1]).toMatch(/^job flaky recovered after 3 failure\(s\) over \d+ s$/);
+    const told = log.lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 30);
+    // Recovered once quiet for INCIDENT_QUIET_MS after the last failure (3 s): at 33 s, 32 s after the first.
+    expect(told.map((l) => l.msg)).toEqual([
+      'job flaky failing: outage 1',
+      'job flaky recovered after 3 failure(s) over 32 s',
+    ]);
+  });
+
+  it('a job that flaps (fails, works, fails again) is one incident: a line when it starts, a count a minute, one when it ends', async () => {
+    const log = captureLogger();
+    const clock = new VirtualClock(Date.UTC(2024, 0, 1));
+    const s = new ClockScheduler(log.logger, clock, () => clock.now());
+    let runs = 0;
+    // Five minutes of a fault that flaps: every other firing fails; then it stays healed.
+    const flapping = 300;
+    s.schedule('orders poll', '* * * * * *', () => {
+      runs++;
+      return runs <= flapping && runs % 2 === 1 ? Promise.reject(new Error(`reset ${runs}`)) : Promise.resolve();
+    });
+    await clock.advanceBy(flapping * 1_000);
+    await clock.advanceBy(INCIDENT_QUIET_MS + 5_000);
+    expect(await s.stop(1000)).toBe(true);
+    const lines = log.lines.map((l) => JSON.parse(l) as { level: number; msg: string });
+    const told = lines.filter((l) => l.level >= 30).map((l) => l.msg);
+    expect(told[0]).toBe('job orders poll failing: reset 1');
+    // One count a minute while it flaps (150 failures over five minutes), then one line when it has ended.
+    expect(told.slice(1, -1)).toEqual([
+      matching(/^job orders poll still failing: 31 failures over 60 s \(last: reset 61\)$/),
+      matching(/^job orders poll still failing: 61 failures over 120 s/),
+      matching(/^job orders poll still failing: 91 failures over 180 s/),
+      matching(/^job orders poll still failing: 121 failures over 240 s/),
+    ]);
+    expect(told.at(-1)).toMatch(/^job orders poll recovered after 150 failure\(s\) over \d+ s$/);
+    expect(told).toHaveLength(6);
   });
 });
 
