@@ -41,6 +41,7 @@ import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWin
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
+import { stepOf } from '../sim/data-step.js';
 import { parseFlags } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
@@ -99,6 +100,38 @@ paused or refused at start).`;
 
 function usage(message: string): BotError {
   return new BotError('E_USAGE', `backtest: ${message}`);
+}
+
+const isoOf = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * --from/--to asking for more than the data hold is refused, naming the flag and where the data start or end
+ * (a span reported as asked for would not be the one tested). A step or a minute of slack: --from at the data's
+ * first candle's open, --to at the end of its last one.
+ */
+function checkSpan(data: TickData, from: number | undefined, to: number | undefined): void {
+  const { time } = data.columns;
+  let first = Infinity;
+  let last = -Infinity;
+  for (let i = 0; i < data.length; i++) {
+    const t = time[i] as number;
+    if (t < first) first = t;
+    if (t > last) last = t;
+  }
+  if (data.length === 0) return;
+  const slack = Math.max(2 * stepOf(time.subarray(0, Math.min(data.length, 4096))), 60_000);
+  const files = data.files.map((f) => f.name).join(', ');
+  const span = `(the data read span ${isoOf(first)} to ${isoOf(last)})`;
+  if (from !== undefined && first > from + slack)
+    throw usage(
+      `--from ${isoOf(from)} asks for more than the data hold: ${files} have no tick from then until ` +
+        `${isoOf(first)} ${span}; give a --from within the data, or leave it out`,
+    );
+  if (to !== undefined && last < to - slack)
+    throw usage(
+      `--to ${isoOf(to)} asks for more than the data hold: ${files} have no tick after ${isoOf(last)} ` +
+        `${span}; give a --to within the data, or leave it out`,
+    );
 }
 
 function intFlag(name: string, value: string | undefined, min: number): number | undefined {
@@ -292,6 +325,7 @@ async function backtest(argv: string[]): Promise<number> {
       allowPartial: settings.allowPartial,
       cacheDir: values['no-cache'] === true ? undefined : columnCacheDir(),
     });
+    checkSpan(data, from, to);
     const dataName = data.files[0]!.name + (data.files.length > 1 ? `+${data.files.length - 1}` : '');
     // A run with --set gets a folder of its own, not the plain run's.
     const setName = overrideAssignments(fixed)

@@ -152,6 +152,31 @@ describe('outputs that never overwrite another run silently', () => {
 });
 
 describe('data you can trust', () => {
+  it('refuses --from/--to asking for more than the data hold, naming the flag and the data read', async () => {
+    const args = ['--config', downTick, '--strategies', 'bench/strategies', '--data', data, '--balance', 'USD=10000'];
+    const early = await bot([...args, '--out', join(dir, 'span1'), '--from', '2023-03-09T00:00:00Z']);
+    expect(early.code).toBe(2);
+    expect(early.err.join('\n')).toMatch(
+      /^backtest: --from 2023-03-09T00:00:00\.000Z asks for more than the data hold: \S+ have no tick from then until 2023-03-10T00:00:00\.000Z \(the data read span 2023-03-10T00:00:00\.000Z to 2023-03-10T05:59:45\.000Z\); give a --from within the data, or leave it out$/,
+    );
+    const late = await bot([...args, '--out', join(dir, 'span2'), '--to', '2023-03-11T00:00:00Z']);
+    expect(late.code).toBe(2);
+    expect(late.err.join('\n')).toMatch(
+      /^backtest: --to 2023-03-11T00:00:00\.000Z asks for more than the data hold: .* no tick after 2023-03-10T05:59:45\.000Z/,
+    );
+    // Within the data (to the end of the last candle): runs.
+    const within = await bot([
+      ...args,
+      '--out',
+      join(dir, 'span3'),
+      '--from',
+      '2023-03-10T00:00:00Z',
+      '--to',
+      '2023-03-10T06:00:00Z',
+    ]);
+    expect(within.code, within.err.join('\n')).toBe(0);
+  });
+
   it('stops at a truncated recording naming the file, line and byte, unless --allow-partial, then says how much', async () => {
     const cut = join(dir, 'cut');
     mkdirSync(cut);
