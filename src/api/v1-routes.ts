@@ -86,8 +86,15 @@ export function v1Routes(operator: Operator): Hono {
   const { read, act: actions } = operator;
   const v1 = new Hono();
 
-  const unknownInstance = (c: Context, instance: string) =>
-    fail(c, 404, 'E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(instance)}`);
+  /** A query about one instance or all: its fields, or the answer refusing it (a bad field, an unknown instance). */
+  const instanceQuery = <T extends z.ZodType<{ instance?: string | undefined }>>(c: Context, schema: T) => {
+    const q = query(c, schema);
+    if (!q.success) return { refused: badRequest(c, 'query', q.error) };
+    const { instance } = q.data;
+    if (!read.knownInstance(instance))
+      return { refused: fail(c, 404, 'E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(instance)}`) };
+    return { data: q.data };
+  };
   /** Runs an operator action: its result, or its stable error code and message (and every problem). */
   const act = async (c: Context, action: () => Promise<ActionResult>) => {
     try {
@@ -120,35 +127,30 @@ export function v1Routes(operator: Operator): Hono {
   );
   v1.get('/instances', (c) => c.json({ instances: read.instances() }));
   v1.get('/orders', (c) => {
-    const q = query(c, OrdersQuery);
-    if (!q.success) return badRequest(c, 'query', q.error);
-    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const q = instanceQuery(c, OrdersQuery);
+    if (!q.data) return q.refused;
     return c.json({ orders: read.orders(q.data.instance) });
   });
   v1.get('/fills', (c) => {
-    const q = query(c, FillsQuery);
-    if (!q.success) return badRequest(c, 'query', q.error);
-    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const q = instanceQuery(c, FillsQuery);
+    if (!q.data) return q.refused;
     const page = read.fills(q.data);
     return c.json({ fills: page.items, next: page.next });
   });
   v1.get('/events', (c) => {
-    const q = query(c, EventsQuery);
-    if (!q.success) return badRequest(c, 'query', q.error);
-    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const q = instanceQuery(c, EventsQuery);
+    if (!q.data) return q.refused;
     const page = read.events(q.data);
     return c.json({ events: page.items, next: page.next });
   });
   v1.get('/pnl', (c) => {
-    const q = query(c, PnlQuery);
-    if (!q.success) return badRequest(c, 'query', q.error);
-    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const q = instanceQuery(c, PnlQuery);
+    if (!q.data) return q.refused;
     return c.json({ instances: read.pnl(q.data.instance) });
   });
   v1.get('/trades', (c) => {
-    const q = query(c, TradesQuery);
-    if (!q.success) return badRequest(c, 'query', q.error);
-    if (!read.knownInstance(q.data.instance)) return unknownInstance(c, q.data.instance as string);
+    const q = instanceQuery(c, TradesQuery);
+    if (!q.data) return q.refused;
     const page = read.trades(q.data);
     return c.json({ trades: page.items, next: page.next });
   });
