@@ -19,6 +19,7 @@ import {
   ROOT,
   waitFor,
 } from '../test/e2e/daemon-process.js';
+import { processAlive } from '../test/support/child-processes.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? '3');
 const dir = mkdtempSync(join(tmpdir(), 'bench-lifecycle-'));
@@ -28,14 +29,6 @@ const show = (what: string, xs: number[]) =>
   console.log(
     `${what.padEnd(28)} median ${median(xs).toFixed(0)} ms, min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)} (${xs.length} rounds)`,
   );
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function main(): Promise<void> {
   const refusals: number[] = [];
@@ -84,7 +77,7 @@ async function main(): Promise<void> {
     t = performance.now();
     process.kill(npm.pid!, 'SIGKILL');
     if (Number.isFinite(botPid)) {
-      await waitFor('the orphaned bot to stop', () => !alive(botPid), { ms: 30_000 });
+      await waitFor('the orphaned bot to stop', () => !processAlive(botPid), { ms: 30_000 });
       orphans.push(performance.now() - t);
     }
     try {

@@ -1,16 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../e2e/daemon-process.js';
-import { killTrackedChildren, trackChild } from './child-processes.js';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { killTrackedChildren, processAlive, trackChild } from './child-processes.js';
 
 describe.runIf(process.platform === 'linux')('the clean-up of the processes a test starts', () => {
   it('kills a tracked child still running, and the rest of a tracked group after its leader is gone', async () => {
@@ -32,9 +23,9 @@ describe.runIf(process.platform === 'linux')('the clean-up of the processes a te
     );
     leader.kill('SIGKILL');
     await new Promise((resolve) => leader.once('exit', resolve));
-    expect(alive(orphan)).toBe(true);
+    expect(processAlive(orphan)).toBe(true);
 
     expect(killTrackedChildren()).toBe(2);
-    await waitFor('both processes gone', () => !alive(plain.pid!) && !alive(orphan));
+    await waitFor('both processes gone', () => !processAlive(plain.pid!) && !processAlive(orphan));
   });
 });
