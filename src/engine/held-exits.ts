@@ -18,7 +18,7 @@
  * risk, balance, journal before send).
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { type PairRules, roundPrice, roundQuantity } from '../market/pair-rules.js';
+import { belowMinimum, type PairRules, roundPrice, roundQuantity } from '../market/pair-rules.js';
 import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
@@ -87,8 +87,7 @@ export class HeldExits {
     const roi0 = exits.roi?.['0'];
     const takeProfit =
       kind === 'OCO' && roi0 !== undefined ? roundPrice(rules, averagePrice.mul(1 + roi0 / 100), 'SELL') : undefined;
-    if (quantity.isZero() || quantity.lt(rules.minQty) || quantity.mul(stopLimit).lt(rules.minNotional))
-      return undefined;
+    if (belowMinimum(rules, quantity, stopLimit)) return undefined;
     return { kind, stopPrice, stopLimit, takeProfit, quantity };
   }
 
@@ -168,7 +167,7 @@ export class HeldExits {
     }
     const free = market.free(rules.baseAsset);
     const quantity = free === undefined ? plan.quantity : D.min(plan.quantity, roundQuantity(rules, free));
-    if (quantity.isZero() || quantity.lt(rules.minQty) || quantity.mul(plan.stopLimit).lt(rules.minNotional)) return;
+    if (belowMinimum(rules, quantity, plan.stopLimit)) return;
     const intent: OrderIntent =
       plan.kind === 'OCO'
         ? {

@@ -6,7 +6,7 @@
  * less what working exit orders still sell, so asking again (or finishing after a restart) never sells twice.
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { roundPrice, roundQuantity } from '../market/pair-rules.js';
+import { belowMinimum, roundPrice, roundQuantity } from '../market/pair-rules.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
@@ -106,11 +106,7 @@ export async function exitPosition(
   const available = free === undefined ? held : D.min(held, free);
   const quantity = roundQuantity(rules, available);
   const price = order.type === 'LIMIT' ? roundPrice(rules, order.price, 'SELL') : last;
-  const tooSmall =
-    quantity.isZero() ||
-    quantity.lt(rules.minQty) ||
-    (price !== undefined && quantity.mul(price).lt(rules.minNotional));
-  if (tooSmall) {
+  if (belowMinimum(rules, quantity, price)) {
     result.dust = held;
     return result;
   }

@@ -112,6 +112,13 @@ export function roundQuantity(rules: PairRules, quantity: DecimalLike): Dec {
   return toStep(dec(quantity), rules.stepSize, false);
 }
 
+/** Too small to place: nothing, under the pair's minQty, or (where the price is known) under its minNotional. */
+export function belowMinimum(rules: PairRules, quantity: Dec, price: Dec | undefined): boolean {
+  return (
+    quantity.isZero() || quantity.lt(rules.minQty) || (price !== undefined && quantity.mul(price).lt(rules.minNotional))
+  );
+}
+
 export function isOnTick(rules: PairRules, price: Dec): boolean {
   return price.mod(rules.tickSize).isZero();
 }
