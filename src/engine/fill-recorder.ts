@@ -254,6 +254,8 @@ export class FillRecorder {
       journal.save(next);
       return next;
     });
-    if (inserted) this.sink.fillRecorded(inserted, fill);
+    if (inserted === undefined) return;
+    crashPoint('after-fill-record');
+    this.sink.fillRecorded(inserted, fill);
   }
 }

@@ -11,6 +11,8 @@ export const CRASH_POINTS = [
   'after-send',
   /** A fill was seen on the venue; it is not yet recorded. */
   'before-fill-record',
+  /** A fill and its order row are committed; the engine (position, declared exits, protections) is not told yet. */
+  'after-fill-record',
   /** Orders whose outcome is unknown are being matched against the venue. */
   'during-reconcile',
   /** A manual exit cancelled the instance's orders; its sell is not journaled yet. */

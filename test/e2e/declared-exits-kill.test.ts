@@ -1,0 +1,234 @@
+/**
+ * The exits and protections the engine enforces on ticks (not held on the exchange), through a real paper
+ * daemon on live prices the test moves (paperLiveUpstream): the trailing stop, the roi exit, the losing-trades
+ * protection and the max-drawdown protection each trigger once on a price path that crosses them, and survive
+ * a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's order journaled
+ * and not sent (after-journal), sent and filled with the answer not journaled (after-send), a losing fill
+ * committed with the protection not yet decided (after-fill-record). Restarted on the same database, the
+ * journal agrees with the paper exchange, which holds exactly one exit SELL per exit, and a protection trips
+ * exactly once. Every wait is on a fact in the database: the saved watch, a journal row, an event.
+ */
+import { describe, expect, it } from 'vitest';
+import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
+import { DaemonProcess, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
+
+/** The refresh saves the watch every second (its high is what the test waits on); unknown outcomes resolve in 2 s. */
+const EXTRA = { REFRESH: '* * * * * *', RECONCILE_WINDOW_MS: '2000' };
+
+const strategyFile = (decl: { entries: number; exits: object; protections?: object }) =>
+  JSON.stringify({
+    name: 'x',
+    strategy: 'reenter',
+    symbol: 'BTCUSDT',
+    schedule: '* * * * * *',
+    params: { entries: decl.entries },
+    exits: decl.exits,
+    ...(decl.protections === undefined ? {} : { protections: decl.protections }),
+  });
+
+interface Row {
+  side: string;
+  type: string;
+  tag: string;
+  status: string;
+}
+
+const orders = (db: string) =>
+  readDb(db, (d) =>
+    d.prepare("SELECT side, type, tag, status FROM orders WHERE instance = 'x' ORDER BY seq").all(),
+  ) as Row[];
+const filled = (db: string, tag: string) => orders(db).filter((r) => r.tag === tag && r.status === 'FILLED').length;
+const fillCount = (db: string) =>
+  readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM fills WHERE instance = 'x'").pluck().get()) as number;
+const events = (db: string, kind: string) =>
+  readDb(db, (d) =>
+    (d.prepare('SELECT data FROM events WHERE kind = ? ORDER BY id').pluck().all(kind) as string[]).map(
+      (j) => JSON.parse(j) as Record<string, unknown>,
+    ),
+  );
+/** The declared exits' watch as the daemon last saved it. */
+const watch = (db: string) =>
+  readDb(db, (d) => {
+    const text = d.prepare("SELECT state FROM strategy_state WHERE instance = 'x/exits'").pluck().get() as
+      string | undefined;
+    return text === undefined ? undefined : (JSON.parse(text) as { peak?: number });
+  });
+/** SELLs on the paper exchange's own ledger (the strategy sends none: each is an exit). */
+const paperSells = (db: string) =>
+  readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'SELL'").pluck().get()) as number;
+const paperBuys = (db: string) =>
+  readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'BUY'").pluck().get()) as number;
+
+/** Runs the first daemon armed to kill itself at `point`; `drive` moves prices until it does. */
+async function killedAt(env: NodeJS.ProcessEnv, point: string, drive: (d: DaemonProcess) => Promise<void>) {
+  const first = new DaemonProcess({ ...env, ...EXTRA, BOT_TEST_HOOKS: '1', BOT_CRASH_AT: point });
+  await drive(first);
+  await waitFor(`the daemon to kill itself at ${point}`, () => first.exit, { ms: 30_000 });
+  expect(first.exit, first.lines.slice(-20).join('\n')).toEqual({ code: null, signal: 'SIGKILL' });
+}
+
+/** Restarts on the same database and waits until the journal agrees with the paper exchange after `until`. */
+async function restarted(env: NodeJS.ProcessEnv, db: string, until: string, check: () => boolean) {
+  const second = new DaemonProcess({ ...env, ...EXTRA });
+  await waitFor(until, check, { daemon: second, ms: 40_000 });
+  await paperAuditSettled('the journal to agree with the paper exchange', db, second);
+  expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+  expect(auditPaperDb(db).problems).toEqual([]);
+}
+
+/**
+ * The trailing stop arms once the high clears the average entry (fee included) by trailingActivationPct: the
+ * price goes to `price` and the test waits until the daemon's saved watch holds it as the position's high.
+ */
+function highs(suite: ReturnType<typeof paperLiveUpstream>) {
+  return async (daemon: DaemonProcess, price: number) => {
+    suite.price(price);
+    await waitFor(`the watch to save the high ${price}`, () => watch(suite.db)?.peak === price, { daemon });
+  };
+}
+
+describe.each(['after-journal:2', 'after-send:2'])('trailing stop, killed -9 at %s of its exit', (point) => {
+  const suite = paperLiveUpstream('e2e-trailing-', 20_000);
+  const high = highs(suite);
+  it('sells once at the trailed level after the restart; the position re-entered is not sold again', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({ entries: 2, exits: { trailingStopPct: 1, trailingActivationPct: 1 } }),
+    });
+    await killedAt(env, point, async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      // Armed (1 % up) with a high of 20,400: its stop is at 20,196.
+      await high(first, 20_400);
+      suite.price(20_100);
+    });
+    expect(events(db, 'exit-triggered')).toEqual([
+      expect.objectContaining({ reason: 'trailing-stop', price: 20_100, level: 20_196 }),
+    ]);
+    expect(
+      orders(db)
+        .filter((r) => r.tag === 'exit:trailing-stop')
+        .map((r) => r.status),
+    ).toEqual(['PENDING']);
+
+    // Restarted: the exit is sent (again only when the first never left), then the strategy re-enters at 20,100,
+    // which proves the engine saw the position flat; that new position's own high (20,100) arms nothing.
+    await restarted(env, db, 'the exit filled and the second entry', () => filled(db, 'entry') === 2);
+    const exits = orders(db).filter((r) => r.tag === 'exit:trailing-stop');
+    expect(exits.filter((r) => r.status === 'FILLED')).toHaveLength(1);
+    expect(paperSells(db)).toBe(1);
+    if (point.startsWith('after-send')) {
+      // It reached the exchange: the restart found it there and decided nothing again.
+      expect(exits).toHaveLength(1);
+      expect(events(db, 'exit-triggered')).toHaveLength(1);
+    } else {
+      // It never left: the restart found it not placed, and the same stop (its high kept) sold once.
+      expect(exits.map((r) => r.status)).toEqual(['NOT_PLACED', 'FILLED']);
+      expect(events(db, 'exit-triggered').map((e) => e.level)).toEqual([20_196, 20_196]);
+    }
+  }, 150_000);
+});
+
+describe('roi, killed -9 after its exit was sent', () => {
+  const suite = paperLiveUpstream('e2e-roi-', 20_000);
+  it('takes the profit once; the restart finds the sell on the exchange and sends nothing more', async () => {
+    const { db } = suite;
+    const env = suite.env({ 'x.json': strategyFile({ entries: 2, exits: { roi: { '0': 2 } } }) });
+    await killedAt(env, 'after-send:2', async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      suite.price(20_500);
+    });
+    // The average entry carries the fee taken in BTC (20,000 / 0.999); the target is 2 % over it.
+    const [triggered] = events(db, 'exit-triggered') as {
+      reason: string;
+      price: number;
+      level: number;
+      entry: string;
+    }[];
+    expect(triggered).toMatchObject({ reason: 'roi', price: 20_500 });
+    expect(triggered!.level).toBeCloseTo(Number(triggered!.entry) * 1.02, 6);
+    expect(events(db, 'exit-triggered')).toHaveLength(1);
+    await restarted(env, db, 'the exit filled and the second entry', () => filled(db, 'entry') === 2);
+    expect(orders(db).filter((r) => r.tag === 'exit:roi')).toEqual([
+      { side: 'SELL', type: 'MARKET', tag: 'exit:roi', status: 'FILLED' },
+    ]);
+    expect(paperSells(db)).toBe(1);
+    // The second entry, at 20,500, has its own target (20,910): the price there sells nothing.
+    expect(events(db, 'exit-triggered')).toHaveLength(1);
+  }, 150_000);
+});
+
+/** Entries refused by a tripped protection (the strategy tries on every tick while flat). */
+const refusedBy = (db: string, re: RegExp) =>
+  events(db, 'refused').filter((e) => typeof e.reason === 'string' && re.test(e.reason));
+
+describe('losingTrades, killed -9 between the second losing fill and the protection', () => {
+  const suite = paperLiveUpstream('e2e-losing-', 20_000);
+  const high = highs(suite);
+  it('trips once at the restart, from the journal, and refuses every entry after', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({
+        entries: 1_000,
+        exits: { trailingStopPct: 1 },
+        protections: { losingTrades: { count: 2, windowMinutes: 60, pauseMinutes: 60 } },
+      }),
+    });
+    // Fills: entry 20,000, high 20,100, stopped out at 19,700; entry 19,700, high 19,800, stopped out at 19,400
+    // (the 4th fill).
+    await killedAt(env, 'after-fill-record:4', async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await high(first, 20_100);
+      suite.price(19_700);
+      await waitFor('the first loss and the second entry', () => filled(db, 'entry') === 2, { daemon: first });
+      expect(events(db, 'protection-tripped')).toEqual([]);
+      await high(first, 19_800);
+      suite.price(19_400);
+    });
+    expect(fillCount(db)).toBe(4);
+    expect(events(db, 'protection-tripped')).toEqual([]);
+
+    await restarted(env, db, 'an entry refused by the protection', () => refusedBy(db, /losing trades/).length > 0);
+    expect(events(db, 'protection-tripped')).toEqual([
+      expect.objectContaining({
+        protection: 'losingTrades',
+        reason: '2 losing trades within 60 min (protections.losingTrades)',
+      }),
+    ]);
+    expect(events(db, 'exit-triggered').map((e) => e.reason)).toEqual(['trailing-stop', 'trailing-stop']);
+    expect(paperBuys(db)).toBe(2);
+    expect(paperSells(db)).toBe(2);
+  }, 150_000);
+});
+
+describe('maxDrawdown, killed -9 between the losing fill and the protection', () => {
+  const suite = paperLiveUpstream('e2e-drawdown-', 20_000);
+  const high = highs(suite);
+  it('trips once at the restart and refuses every entry after', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({
+        entries: 1_000,
+        exits: { trailingStopPct: 1 },
+        protections: { maxDrawdown: { pct: 3, pauseMinutes: 60 } },
+      }),
+    });
+    // One trade: bought at 20,000, high 20,100, stopped out at 19,000 (5 % down, over the 3 % allowed): the 2nd fill.
+    await killedAt(env, 'after-fill-record:2', async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await high(first, 20_100);
+      suite.price(19_000);
+    });
+    expect(fillCount(db)).toBe(2);
+    expect(events(db, 'protection-tripped')).toEqual([]);
+
+    await restarted(env, db, 'an entry refused by the protection', () => refusedBy(db, /maxDrawdown/).length > 0);
+    const tripped = events(db, 'protection-tripped');
+    expect(tripped).toHaveLength(1);
+    expect(tripped[0]).toMatchObject({ protection: 'maxDrawdown' });
+    expect(String(tripped[0]!.reason)).toMatch(
+      /^closed trades 5\.\d+ % under their best \(protections\.maxDrawdown, 3 %\)$/,
+    );
+    expect(paperBuys(db)).toBe(1);
+    expect(paperSells(db)).toBe(1);
+  }, 150_000);
+});
