@@ -65,6 +65,21 @@ function catchUp(engine: MatchingEngine, store: Store): number {
   return fed;
 }
 
+/** Where a replay started and how much of the data before it the strategies' candles warm up on, in one line. */
+function logReplayStart(feed: PriceFeed, logger: Logger): void {
+  const from = feed.progress.from;
+  if (from === undefined) return;
+  const warmUp = feed.warmUpTickers?.() ?? [];
+  const since = warmUp[0]?.t;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  logger.info(
+    { component: 'sim', replayFrom: iso(from), warmUpFrom: since === undefined ? undefined : iso(since) },
+    since === undefined
+      ? `the replay starts at ${iso(from)} (the recording's time)`
+      : `the replay starts at ${iso(from)} (the recording's time); the strategies' candles warmed up on the data from ${iso(since)}`,
+  );
+}
+
 /** Opens (restores or funds) the paper account and says so. */
 function openPaper(
   engine: MatchingEngine,
@@ -178,7 +193,8 @@ export async function setUpVenue(
       warn('PAPER_FROM starts a new replay: this paper account resumes its own where it stopped');
     feed = plan.lockstep
       ? lockstepFeed({ files, warn, resume })
-      : replayFeed({ files, clock, loop: true, warn, resume, from: env.PAPER_FROM, warmUpMs });
+      : // A new replay starts where PAPER_FROM says, else once the data have filled every lookback.
+        replayFeed({ files, clock, loop: true, warn, resume, from: env.PAPER_FROM ?? 'warmed-up', warmUpMs });
     const position = feed.position?.bind(feed);
     if (position) paper.ledger.trackReplay(position);
   }
@@ -204,6 +220,7 @@ export async function setUpVenue(
     await upstream?.close();
     throw err;
   }
+  logReplayStart(feed, logger);
   const client = new ExchangeClient({
     ...clientOptionsFromEnv({
       ...env,

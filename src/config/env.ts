@@ -103,7 +103,8 @@ const daemonEnv = {
   PAPER_SPEED: withDefault(positiveNumber, '60'),
   /**
    * Paper on recordings: where a new replay starts, an ISO date or time (2023-03-08, 2023-03-08T12:00:00Z). The
-   * data before it warms the strategies' candles and indicators up, as a backtest's --from does. A resumed paper
+   * data before it warms the strategies' candles and indicators up, as a backtest's --from does. Unset, a new
+   * replay starts once the recordings have filled the strategies' longest warm-up (warmUpMs). A resumed paper
    * account goes on where it stopped instead.
    */
   PAPER_FROM: optional(

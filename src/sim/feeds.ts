@@ -37,6 +37,8 @@ export interface FeedProgress {
   done: boolean;
   /** Time (epoch ms) of the last ticker fed. */
   time?: number;
+  /** Time (epoch ms) of the first ticker a replay fed: where it started (PAPER_FROM, after the warm-up, resumed). */
+  from?: number;
   /** Tickers in the recordings, once counted (replay and lockstep count them in the background at start). */
   total?: number;
 }
@@ -86,6 +88,9 @@ class WarmUpWindow {
     return this.tickers.slice(this.head).filter((t) => t.t >= start - this.ms && t.t < start);
   }
 }
+
+/** Hours, to one decimal place where it has one. */
+const hours = (ms: number) => String(Math.round(ms / 360_000) / 10);
 
 /** Tickers fed between two turns of the event loop, so requests are served during a fast replay. */
 const YIELD_EVERY = 2000;
@@ -189,9 +194,13 @@ class ReplayCursor {
     return true;
   }
 
-  /** Takes the tickers recorded before `time` in the first pass (handed to `skipped`): a replay from a time. */
-  async skipBefore(time: number, skipped: (ticker: WireTicker) => void): Promise<void> {
+  /**
+   * Takes the tickers recorded before `time` in the first pass (handed to `skipped`): a replay from a time. True
+   * when the pass holds a ticker at or after it (a looping cursor does not start the next pass here).
+   */
+  async skipBefore(time: number, skipped: (ticker: WireTicker) => void): Promise<boolean> {
     while ((await this.cursor.ready()) && this.cursor.peek().t < time) skipped(this.take());
+    return this.cursor.ready();
   }
 
   /** True when a ticker is waiting; at the end of a pass, a looping cursor starts the next one. */
@@ -270,13 +279,18 @@ export function replayFeed(options: {
   warn?: (m: string) => void;
   /** Where a previous run stopped: the replay goes on from there. */
   resume?: ReplayPosition;
-  /** A new replay (not resumed) starts at the first ticker recorded at or after this time (PAPER_FROM). */
-  from?: number;
+  /**
+   * Where a new replay (not resumed) starts: the first ticker recorded at or after this time (PAPER_FROM), or
+   * 'warmed-up': `warmUpMs` after the recordings' first ticker, so the data before it fills every lookback
+   * (from the first ticker when the recordings hold no more than that).
+   */
+  from?: number | 'warmed-up';
   /** How much of the data before the start position warmUpTickers() keeps (the strategies' candle lookback). */
   warmUpMs?: number;
 }): PriceFeed {
   const speed = options.speed ?? 1;
-  const window = new WarmUpWindow(options.warmUpMs ?? 0);
+  const warmUpMs = options.warmUpMs ?? 0;
+  const window = new WarmUpWindow(warmUpMs);
   let warmUp: readonly WireTicker[] = [];
   if (!(speed > 0 && Number.isFinite(speed))) throw feedError(`replay speed must be a positive number, got ${speed}`);
   const clock: ReplayTime = options.clock ?? new ReplayClock(speed);
@@ -324,18 +338,32 @@ export function replayFeed(options: {
     position: () => replay?.position(options.files),
     warmUpTickers: () => warmUp,
     async start(engine) {
-      const r = await openReplay(options.files, engine, progress, () => stopped, {
-        loop: options.loop ?? false,
-        resume: options.resume,
-        warn,
-        window,
-      });
+      const open = () =>
+        openReplay(options.files, engine, progress, () => stopped, {
+          loop: options.loop ?? false,
+          resume: options.resume,
+          warn,
+          window,
+        });
+      let r = await open();
       replay = r;
       const from = options.from;
-      if (from !== undefined && options.resume === undefined) {
-        await r.skipBefore(from, (t) => window.add(t));
-        if (!(await r.ready()))
+      const keep = (t: WireTicker) => window.add(t);
+      if (typeof from === 'number' && options.resume === undefined) {
+        if (!(await r.skipBefore(from, keep)))
           throw feedError(`PAPER_FROM: nothing recorded at or after ${new Date(from).toISOString()} in the recordings`);
+      } else if (from === 'warmed-up' && options.resume === undefined && warmUpMs > 0 && (await r.ready())) {
+        const first = r.peekTime();
+        if (!(await r.skipBefore(first + warmUpMs, keep))) {
+          warn(
+            `the recordings hold no more than the strategies' warm-up (${hours(warmUpMs)} h of data before the first ` +
+              'decision): the replay starts at their first ticker, and the lookbacks fill as it plays',
+          );
+          window.clear();
+          await r.close();
+          r = await open();
+          replay = r;
+        }
       }
       if (!(await r.ready())) {
         progress.done = true;
@@ -347,6 +375,7 @@ export function replayFeed(options: {
       window.clear();
       const first = r.take();
       clock.anchor?.(first.t);
+      progress.from = first.t;
       feed(engine, first);
       // What is due already goes in, and the timer for the next ticker is set, before the server starts (a
       // virtual clock must not move before that timer exists); a long backlog goes on in the background.

@@ -107,6 +107,9 @@ describe('backtest / paper parity', () => {
         jobs: JOBS,
         from: first,
         to: last,
+        // The backtest starts at the slice's first ticker: so does the replay (a new one otherwise starts once
+        // the data have filled the strategies' warm-up, as a backtest --from that time would).
+        env: { PAPER_FROM: new Date(first).toISOString() },
       });
       const store = openStore({ path: db, clock: wallClock });
       const rules = pairRulesFrom(DEFAULT_PAIRS[0]!);

@@ -206,6 +206,65 @@ describe('replay feed', () => {
     ]);
   });
 
+  it('a new replay starts once the data have filled the warm-up, which it hands over; PAPER_FROM overrides it', async () => {
+    const dir = tempDir();
+    const file = writeRecording(
+      dir,
+      'BTCUSDT',
+      Array.from({ length: 10 }, (_, i) => usdt(i * 1000, 100 + i)),
+    );
+    const warmedUp = replayFeed({ files: [file], speed: 1e9, from: 'warmed-up', warmUpMs: 4000 });
+    const engine = new RecordingEngine();
+    await warmedUp.start(engine);
+    cleanups.push(() => warmedUp.stop());
+    // The first ticker fed is 4 s after the recording's first; those before it are the warm-up, not traded on.
+    expect(engine.fed[0]).toMatchObject({ t: T0 + 4000, p: 104 });
+    expect(warmedUp.progress.from).toBe(T0 + 4000);
+    expect(warmedUp.warmUpTickers?.().map((t) => t.p)).toEqual([100, 101, 102, 103]);
+
+    // PAPER_FROM (a time) wins; a resumed replay goes on where it stopped whatever `from` says.
+    const pinned = replayFeed({ files: [file], speed: 1e9, from: T0 + 1000, warmUpMs: 4000 });
+    const second = new RecordingEngine();
+    await pinned.start(second);
+    cleanups.push(() => pinned.stop());
+    expect(second.fed[0]).toMatchObject({ t: T0 + 1000 });
+    expect(pinned.warmUpTickers?.().map((t) => t.p)).toEqual([100]);
+    const resume = { files: [file], taken: 2, shift: 0, first: T0, last: T0 + 1000, step: 1000 };
+    const resumed = replayFeed({ files: [file], speed: 1e9, from: 'warmed-up', warmUpMs: 4000, resume });
+    const third = new RecordingEngine();
+    await resumed.start(third);
+    cleanups.push(() => resumed.stop());
+    expect(third.fed[0]).toMatchObject({ t: T0 + 2000 });
+  });
+
+  it('recordings no longer than the warm-up start at their first ticker, warned; PAPER_FROM past them is refused', async () => {
+    const dir = tempDir();
+    const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
+    const warnings: string[] = [];
+    const short = replayFeed({
+      files: [file],
+      speed: 1e9,
+      loop: true,
+      from: 'warmed-up',
+      warmUpMs: 3_600_000,
+      warn: (m) => warnings.push(m),
+    });
+    const engine = new RecordingEngine();
+    await short.start(engine);
+    cleanups.push(() => short.stop());
+    expect(engine.fed[0]).toMatchObject({ t: T0, p: 100 });
+    expect(short.warmUpTickers?.()).toEqual([]);
+    expect(warnings).toEqual([
+      "the recordings hold no more than the strategies' warm-up (1 h of data before the first decision): the replay starts at their first ticker, and the lookbacks fill as it plays",
+    ]);
+    // A looping replay does not wrap around to find a PAPER_FROM its recordings do not reach.
+    const late = replayFeed({ files: [file], speed: 1e9, loop: true, from: T0 + 60_000 });
+    await expect(late.start(new RecordingEngine())).rejects.toThrow(
+      'PAPER_FROM: nothing recorded at or after 2023-03-01T00:01:00.000Z in the recordings',
+    );
+    await late.stop();
+  });
+
   it('skips a ticker the engine refuses, with a warning, and goes on', async () => {
     const dir = tempDir();
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, -5), usdt(2000, 102)]);
