@@ -1,7 +1,8 @@
 /**
  * The dashboard in real headless Chromium (Debian's package, driven by playwright-core): a daemon on paper
  * serves it. The page asks for the token once and loads with no console error; it shows every leg of an OCO on
- * the card and on the chart, whose price scale takes in orders resting far outside the swing; its buttons
+ * the card and on the chart, whose price scale takes in orders resting far outside the swing and shows nothing
+ * but its own figures (none covered by a line's label); its buttons
  * (after a confirmation) pause an instance, cancel one order, turn stop-buy on and off, and exit a position
  * through the control API, as the journal records, saying what was sent or why not; it follows the live stream
  * (no polling) and polls when the stream cannot be had; its closed trades and profit tables and equity per
@@ -14,7 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium, priceAxisLabels, recordCanvasText, timeAxisLabelsCut } from './chromium.js';
+import {
+  CHROMIUM,
+  launchChromium,
+  priceAxisLabels,
+  priceScale,
+  recordCanvasText,
+  type ScaleText,
+  timeAxisLabelsCut,
+} from './chromium.js';
 import {
   DaemonProcess,
   everyOrderFile,
@@ -137,6 +146,37 @@ const lastAction = () =>
 const attributes = async (locator: Locator, name: string) =>
   Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
 
+/**
+ * What is wrong with a price scale (empty when nothing): a text on it that is not one of its own figures, figures
+ * not evenly spaced (a label at an order's price among them), two texts overlapping (one covers the other), or a
+ * price in `within` outside the range the scale shows (read from where its figures are drawn: the scale is
+ * linear).
+ */
+function scaleProblems(scale: { height: number; texts: ScaleText[] }, within: number[]): string[] {
+  const problems: string[] = [];
+  const figures = scale.texts.map((t) => ({
+    ...t,
+    value: Number(t.text.replace(/,/g, '')),
+    y: (t.top + t.bottom) / 2,
+  }));
+  for (const f of figures) if (!/^-?[\d,]+(\.\d+)?$/.test(f.text)) problems.push(`not a figure: ${f.text}`);
+  for (let k = 1; k < figures.length; k++) {
+    const [a, b] = [figures[k - 1]!, figures[k]!];
+    // Two pixels: the padding of a label's box around its text.
+    if (a.bottom + 2 > b.top) problems.push(`${b.text} covers ${a.text}`);
+  }
+  if (figures.length < 3) return [...problems, `only ${figures.length} figures on the scale`];
+  const steps = figures.slice(1).map((f, k) => figures[k]!.value - f.value);
+  const step = steps[0]!;
+  if (steps.some((s) => Math.abs(s - step) > Math.abs(step) * 1e-6))
+    problems.push(`figures not evenly spaced: ${figures.map((f) => f.text).join(' ')}`);
+  const [first, last] = [figures[0]!, figures[figures.length - 1]!];
+  const at = (y: number) => first.value + ((y - first.y) * (last.value - first.value)) / (last.y - first.y);
+  const [low, high] = [at(scale.height), at(0)];
+  for (const p of within) if (!(p > low && p < high)) problems.push(`${p} outside the scale's ${low}..${high}`);
+  return problems;
+}
+
 const overflow = (page: Page) =>
   page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
@@ -194,7 +234,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     expect(main.problems).toEqual([]);
   }, 60_000);
 
-  it('shows every leg of an OCO on the card and on the chart, whose scale takes in orders far outside the swing', async () => {
+  it('shows every leg of an OCO on the card and on the chart, whose scale takes in orders far outside the swing and stays readable', async () => {
     const { page } = main;
     const oco = card(page, 'exiter').locator('li[data-order-type="OCO"]');
     await oco.waitFor();
@@ -207,12 +247,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     const prices = [bracket?.price, bracket?.stopPrice, bracket?.limitPrice, dip?.price].map(Number);
     expect(prices.every((p) => p > 0)).toBe(true);
     const chart = '.symbol-chart[data-symbol="BTCUSDT"]';
-    // Each leg named in the chart's legend and drawn as a line whose price label is on the scale: the legs rest
-    // 5 % and 6 % from a price that swings 1.5 %, so the scale was stretched to take them in.
-    for (const p of prices) {
-      await page.locator(`${chart} .legend [data-leg-price="${p}"]`).first().waitFor();
-      await expect.poll(async () => priceAxisLabels(page, chart)).toContain(p.toFixed(2));
-    }
+    // Each leg named in the chart's legend (its line drawn across the chart, no label on the scale); the legs rest
+    // 5 % and 6 % from a price that swings 1.5 %, so the scale was stretched to take them in, and its own
+    // figures stay readable.
+    for (const p of prices) await page.locator(`${chart} .legend [data-leg-price="${p}"]`).first().waitFor();
+    await expect.poll(async () => scaleProblems(await priceScale(page, chart), prices)).toEqual([]);
     if (process.env.SCREENSHOT === '1') {
       // Half a minute of prices makes a chart worth looking at.
       await page.waitForTimeout(30_000);
@@ -231,6 +270,14 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     await phone.page.locator('#trades tbody tr').first().waitFor();
     await phone.page.locator('.symbol-chart canvas').first().waitFor();
     expect(await overflow(phone.page)).toBe(0);
+    // The legs still in the price chart's range and its figures readable on a narrow chart.
+    const legs = (
+      await attributes(phone.page.locator('.symbol-chart[data-symbol="BTCUSDT"] [data-leg-price]'), 'data-leg-price')
+    ).map(Number);
+    expect(legs.length).toBeGreaterThan(3);
+    await expect
+      .poll(async () => scaleProblems(await priceScale(phone.page, '.symbol-chart[data-symbol="BTCUSDT"]'), legs))
+      .toEqual([]);
     if (process.env.SCREENSHOT === '1') {
       await phone.page.waitForTimeout(2500);
       await phone.page.screenshot({

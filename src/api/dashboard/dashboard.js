@@ -604,11 +604,14 @@
     $('charts').append(wrap);
     const c = L.createChart(box, chartOptions());
     chart = { chart: c, wrap, legend, lines: [], orderPrices: [], data: [] };
-    // The price scale takes in every open order's legs, so none is off the chart however far it rests.
+    // The price scale takes in every open order's legs, so none is off the chart however far it rests. Nothing
+    // but the scale's own figures on it: the last price and each leg are named in the legend above the chart
+    // (their labels on the scale covered its figures), the lines drawn across the chart.
     chart.series = c.addSeries(L.LineSeries, {
       color: '#2962ff',
       lineWidth: 2,
       priceLineVisible: true,
+      lastValueVisible: false,
       autoscaleInfoProvider: (original) => {
         const range = original();
         if (!range || chart.orderPrices.length === 0) return range;
@@ -651,7 +654,7 @@
               color: o.side === 'BUY' ? '#089981' : '#f23645',
               lineWidth: 1,
               lineStyle: LEG_STYLE[leg.kind],
-              axisLabelVisible: true,
+              axisLabelVisible: false,
               title: '',
             }),
           );
@@ -663,7 +666,15 @@
             ),
           );
         }
-      chart.legend.replaceChildren(...(legend.length > 0 ? legend : [el('span', { class: 'muted' }, 'no open order')]));
+      const last = points.length > 0 ? points[points.length - 1][1] : undefined;
+      chart.legend.replaceChildren(
+        el(
+          'span',
+          { class: 'last-price', 'data-last-price': last ?? '' },
+          `last ${last === undefined ? '–' : num(last)}`,
+        ),
+        ...(legend.length > 0 ? legend : [el('span', { class: 'muted' }, 'no open order')]),
+      );
       chart.series.setData(chart.data);
       // The whole recent window, always: the page is for a glance, not for study.
       chart.chart.timeScale().fitContent();
