@@ -67,24 +67,41 @@ export async function recordCanvasText(context: BrowserContext): Promise<void> {
   })()`);
 }
 
+/** A text drawn on a time axis, its left and right edges in CSS pixels. */
+interface AxisText {
+  text: string;
+  left: number;
+  right: number;
+}
+
 /**
- * The time labels a Lightweight Charts chart inside `selector` drew reaching past its time axis's edges (the
- * page opened in a context given to `recordCanvasText`): none, when the library keeps the first and last label
- * inside. Positions are in CSS pixels, as the library draws its labels.
+ * The labels a Lightweight Charts chart inside `selector` shows on its time axis now, left to right, and the
+ * axis's width (the page opened in a context given to `recordCanvasText`).
  */
-export function timeAxisLabelsCut(page: Page, selector: string): Promise<string[]> {
+export function timeAxis(page: Page, selector: string): Promise<{ width: number; labels: AxisText[] }> {
   // A string: the test project has no DOM types.
   return page.evaluate(`(() => {
     const rows = document.querySelectorAll(${JSON.stringify(`${selector} table > tr`)});
     const canvas = rows[rows.length - 1]?.children[1]?.querySelector('canvas');
     if (!canvas) throw new Error('no time axis in ' + ${JSON.stringify(selector)});
-    const labels = window.__canvasText.filter((t) => t.canvas === canvas);
+    const labels = window.__canvasText
+      .filter((t) => t.canvas === canvas)
+      .map((t) => ({ text: t.text, left: t.left, right: t.right }))
+      .sort((a, b) => a.left - b.left);
     if (labels.length === 0) throw new Error('no time label drawn in ' + ${JSON.stringify(selector)});
-    const width = canvas.clientWidth;
-    return labels
-      .filter((t) => t.left < -0.5 || t.right > width + 0.5)
-      .map((t) => t.text + ' at ' + t.left.toFixed(1) + '..' + t.right.toFixed(1) + ' of 0..' + width);
+    return { width: canvas.clientWidth, labels };
   })()`);
+}
+
+/**
+ * The time labels a Lightweight Charts chart inside `selector` drew reaching past its time axis's edges: none,
+ * when the library keeps the first and last label inside.
+ */
+export async function timeAxisLabelsCut(page: Page, selector: string): Promise<string[]> {
+  const { width, labels } = await timeAxis(page, selector);
+  return labels
+    .filter((t) => t.left < -0.5 || t.right > width + 0.5)
+    .map((t) => `${t.text} at ${t.left.toFixed(1)}..${t.right.toFixed(1)} of 0..${width}`);
 }
 
 /**

@@ -637,8 +637,10 @@
       const chart = symbolChart(symbol);
       const fills = state.fills.filter((x) => x.symbol === symbol);
       chart.data = perSecond(withEarlierFills(points, fills));
-      const from = chart.data[0];
-      chart.wrap.dataset.from = from ? new Date(from.time * 1000).toISOString() : '';
+      // The first and last times shown (the venue's: on paper on a recording, the recording's).
+      const iso = (point) => (point ? new Date(point.time * 1000).toISOString() : '');
+      chart.wrap.dataset.from = iso(chart.data[0]);
+      chart.wrap.dataset.to = iso(chart.data[chart.data.length - 1]);
       const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
       for (const line of chart.lines) chart.series.removePriceLine(line);
       chart.lines = [];
