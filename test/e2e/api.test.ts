@@ -12,7 +12,16 @@ import { z } from 'zod';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
 import { familyOf, parseExposition, sampleSum } from '../support/prometheus-text.js';
-import { DaemonProcess, everyOrderFile, freePort, http, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
+import {
+  DaemonProcess,
+  everyOrderFile,
+  freePort,
+  http,
+  readDb,
+  fillCount,
+  waitFor,
+  lockstepPaperEnv,
+} from './daemon-process.js';
 
 const TOKEN = 'e2e-token-5f1c2a9b7d3e';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-api-'));
@@ -173,11 +182,7 @@ describe('the control API of a daemon on paper', () => {
     const orders = z.object({ orders: z.array(Order) }).parse((await api('/api/v1/orders?instance=churn')).body);
     expect(orders.orders.every((o) => o.instance === 'churn')).toBe(true);
 
-    await waitFor(
-      'three fills',
-      () => readDb(db, (d) => d.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number) >= 3,
-      { daemon },
-    );
+    await waitFor('three fills', () => fillCount(db) >= 3, { daemon });
     const FillPage = z.object({ fills: z.array(Fill), next: z.number().nullable() });
     const first = FillPage.parse((await api('/api/v1/fills?instance=churn&limit=2')).body);
     expect(first.fills).toHaveLength(2);

@@ -173,6 +173,10 @@ export interface JournalRow {
 export const journal = (path: string): JournalRow[] =>
   readDb(path, (db) => db.prepare('SELECT * FROM orders ORDER BY created_at, local_id').all() as JournalRow[]);
 
+/** How many fills the journal at `path` holds. */
+export const fillCount = (path: string): number =>
+  readDb(path, (db) => db.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number);
+
 export const fillKeys = (path: string): string[] =>
   readDb(path, (db) => db.prepare('SELECT fill_key FROM fills ORDER BY fill_key').pluck().all() as string[]);
 

@@ -29,6 +29,7 @@ import {
   everyOrderFile,
   freePort,
   http,
+  fillCount,
   journal,
   lockstepPaperEnv,
   readDb,
@@ -70,9 +71,7 @@ beforeAll(async () => {
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   await waitFor(
     'some fills and closed trades',
-    () =>
-      readDb(db, (d) => d.prepare('SELECT COUNT(*) FROM fills').pluck().get() as number) >= 12 &&
-      journal(db).some((r) => r.tag === 'bracket' && r.status === 'OPEN'),
+    () => fillCount(db) >= 12 && journal(db).some((r) => r.tag === 'bracket' && r.status === 'OPEN'),
     { daemon, ms: 60_000 },
   );
   browser = await launchChromium();
