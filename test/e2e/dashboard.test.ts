@@ -203,13 +203,18 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     expect((await priceAxisLabels(page, '#equity')).filter((label) => /[a-z]/i.test(label))).toEqual([]);
 
     // Figures are the API's decimal text (already rounded to the pair), thousands grouped, never re-rounded
-    // through a float: the newest fill's price and quantity read exactly as the API gives them.
-    const newest = ((await api('/api/v1/fills?limit=1')).body as { fills: { price: string; quantity: string }[] })
-      .fills[0]!;
+    // through a float: the newest fill shown reads exactly as the API gives it (the row and its fill's key read
+    // at once: new fills keep coming).
+    const newest = (await page.evaluate(`(() => {
+      const row = document.querySelector('#fills tbody tr[data-fill]');
+      return [row.dataset.fill, ...[...row.querySelectorAll('td.num')].map((td) => td.textContent)];
+    })()`)) as string[];
+    const fill = (
+      (await api('/api/v1/fills?limit=500')).body as { fills: { fillKey: string; price: string; quantity: string }[] }
+    ).fills.find((f) => f.fillKey === newest[0]);
     const grouped = (text: string) => text.replace(/^(-?\d+)/, (int) => int.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-    const row = page.locator('#fills tbody tr').first().locator('td.num');
-    await expect.poll(() => row.nth(0).textContent()).toBe(grouped(newest.price));
-    expect(await row.nth(1).textContent()).toBe(grouped(newest.quantity));
+    expect(fill, `fill ${newest[0]}`).toBeDefined();
+    expect(newest.slice(1, 3)).toEqual([grouped(fill!.price), grouped(fill!.quantity)]);
 
     // Equity per quote asset: the three instances trade BTCUSDT, so one row, in USDT.
     await page.locator('#quotes tr[data-quote="USDT"] td[data-figure="equity"]').waitFor();

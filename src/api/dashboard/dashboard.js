@@ -481,7 +481,7 @@
       body.append(
         el(
           'tr',
-          {},
+          { 'data-fill': f.fillKey },
           el('td', {}, shortTime(f.time)),
           el('td', {}, f.instance ?? 'external'),
           el('td', { class: f.side }, f.side),
