@@ -14,9 +14,12 @@ ENV npm_config_nodedir=/usr/local npm_config_build_from_source=true
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY bin/build.js ./bin/
 COPY src ./src
 COPY strategies ./strategies
-# The compiled layout mirrors the sources (src/, strategies/); the package's exports (spot-bot/strategy, …) are
+# `npm run build` checks the types, then bin/build.js makes the build that `npm start` and `bot` run in a checkout
+# (dist/src, dist/strategies: each file transpiled by esbuild, the dashboard's files copied); only that build is
+# kept. The compiled layout mirrors the sources (src/, strategies/); the package's exports (spot-bot/strategy, …) are
 # pointed at the compiled files. A strategy folder mounted anywhere imports 'spot-bot/strategy' and zod, and the
 # loader hands it the image's own. Of better-sqlite3's build only the addon is kept.
 RUN npm run build \

@@ -149,6 +149,11 @@ export default tseslint.config(
   {
     files: ['eslint.config.js', 'bin/*.js'],
     ...tseslint.configs.disableTypeChecked,
+    // bin/ runs on Node as it is (the launcher and the build that come before any TypeScript).
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: Object.fromEntries(['process', 'console', 'URL', 'performance'].map((g) => [g, 'readonly'])),
+    },
   },
   {
     // The dashboard's script runs in the browser as it is (no build step).

@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// The package's `bot` command. It runs the TypeScript sources in this very process through tsx's loader hooks:
-// no build step, and no child process, so signals reach the bot itself. (The image runs the compiled build.)
-import { register } from 'tsx/esm/api';
+// The package's `bot` command, and `npm start`: runs the compiled build (dist/, made or brought up to date first
+// when a source changed: bin/build.js) in this very process: no child process, so signals reach the bot itself.
+// Strategy modules in TypeScript still load (the loader registers tsx for the first one). Where the build cannot
+// be made (a read-only checkout), it runs the TypeScript sources through tsx, as one line on stderr says.
+import { compiledEntry } from './build.js';
 
-register();
-await import('../src/cli.ts');
+const entry = await compiledEntry();
+if (entry !== undefined) {
+  await import(entry);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli.ts');
+}

@@ -10,7 +10,7 @@ import { issueLines, valueAt } from '../config/problems.js';
 import { definitionExitProblems, StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
-import { loadStrategy, shown, strategyModuleFile } from '../strategy/loader.js';
+import { loadStrategy, shown, strategySourceFile } from '../strategy/loader.js';
 import type { ConfigInput } from './summary.js';
 
 /** A strategy file as read: what crosses to a worker thread (plain JSON). */
@@ -37,7 +37,7 @@ export async function readConfigs(
   const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
   for (const instance of instances) {
     const bytes = await readFile(instance.file);
-    const module = await strategyModuleFile(instance.config.strategy, strategiesDir);
+    const module = await strategySourceFile(instance.config.strategy, strategiesDir);
     sources.push({
       file: instance.file,
       sha256: sha256(bytes),

@@ -2,9 +2,10 @@
  * Finds a strategy module by name in strategies/ and checks that its default export is what
  * defineStrategy returns, so that a broken plugin is a config error at start, not a crash on the first tick.
  */
+import { readFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { register } from 'node:module';
-import { isAbsolute, join, relative } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { BotError } from '../errors.js';
@@ -163,6 +164,27 @@ export async function strategyModuleFile(name: string, dir: string = defaultStra
   throw new StrategyLoadError(`${shown(dir)}/`, [
     `expected a strategy module ${EXTENSIONS.map((e) => name + e).join(' or ')}, found none`,
   ]);
+}
+
+/**
+ * The source of strategy `name`'s module in `dir`, for what a run records of it (its path and sha256): a shipped
+ * strategy run from the build (bin/build.js's dist/strategies/NAME.js) is its strategies/NAME.ts, as the build's
+ * record (dist/sources.json) lists it, so a run from the build and one from the sources name the same file and
+ * hash. Any other module (a folder of one's own, the image's compiled strategies) is its own source.
+ */
+export async function strategySourceFile(name: string, dir: string = defaultStrategiesDir): Promise<string> {
+  const file = await strategyModuleFile(name, dir);
+  if (!COMPILED || join(dirname(file), '/') !== defaultStrategiesDir) return file;
+  const source = `strategies/${basename(file).replace(/\.js$/, '.ts')}`;
+  try {
+    const record = JSON.parse(readFileSync(new URL('../../sources.json', import.meta.url), 'utf8')) as {
+      files?: Record<string, string>;
+    };
+    if (record.files?.[source] !== undefined) return fileURLToPath(new URL(`../../../${source}`, import.meta.url));
+  } catch {
+    // No record: not bin/build.js's build (the image's), whose modules are their own sources.
+  }
+  return file;
 }
 
 /**

@@ -20,14 +20,13 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TEST_STRATEGIES = join(ROOT, 'test/e2e/strategies');
 
 /**
- * `npm start` in the checkout as users run it, in its own process group (so that the clean-up reaches whatever
- * a failure leaves), with its output gathered line by line.
+ * `npm start` in the checkout (or another, `cwd`) as users run it, in its own process group (so that the clean-up
+ * reaches whatever a failure leaves), with its output gathered line by line.
  */
-export function npmStart(env: NodeJS.ProcessEnv): { npm: ChildProcess; lines: string[] } {
-  const npm = trackChild(
-    spawn('npm', ['start'], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env }),
-    { group: true },
-  );
+export function npmStart(env: NodeJS.ProcessEnv, cwd: string = ROOT): { npm: ChildProcess; lines: string[] } {
+  const npm = trackChild(spawn('npm', ['start'], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env }), {
+    group: true,
+  });
   const lines: string[] = [];
   npm.stdout?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));
   npm.stderr?.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n')));

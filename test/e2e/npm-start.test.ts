@@ -111,9 +111,9 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       });
 
       const before = tree(npmPid);
-      // The bot is npm's child itself: no shell, no tsx CLI in between.
+      // The bot is npm's child itself: no shell, no tsx CLI in between (bin/bot.js runs the build in its process).
       const bot = before.find((p) => p.ppid === npmPid);
-      expect(bot?.cmd).toMatch(/node .*--import tsx src\/cli\.ts run$/);
+      expect(bot?.cmd).toMatch(/node bin\/bot\.js run$/);
       expect(before.filter((p) => p.ppid === npmPid)).toHaveLength(1);
 
       process.kill(to === 'npm' ? npmPid : bot!.pid, signal);
@@ -123,9 +123,11 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
         () => before.every((p) => !alive(p.pid)),
         { ms: 10_000 },
       );
-      const log = lines.join('\n');
-      expect(log).toContain('every-order: onStop ran');
-      expect(log).toContain('stopped: database closed');
+      // The bot's last lines may reach this end of the pipe after the process is gone: wait for them.
+      await waitFor('the last log line', () => lines.some((l) => l.includes('stopped: database closed')), {
+        ms: 5_000,
+      });
+      expect(lines.join('\n')).toContain('every-order: onStop ran');
       const events = readDb(db, (d) =>
         d.prepare("SELECT kind, data FROM events WHERE kind LIKE 'daemon-%' ORDER BY id").all(),
       ) as { kind: string; data: string }[];

@@ -6,20 +6,12 @@
  * (no package.json, no node_modules: a Docker volume), importing `zod` itself: the bot resolves
  * `spot-bot/strategy` and zod to its own. The container test does the same inside the image.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cleanClone } from '../support/clean-clone.js';
 import { daemonEnv, ROOT } from './daemon-process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'e2e-outside-'));
@@ -28,21 +20,6 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 const clone = join(work, 'spot-bot');
 const mine = join(work, 'my-strategies');
 const bare = join(work, 'volume');
-
-/** The tracked files (and new ones not ignored) of the working tree: what a clone of it, committed, holds. */
-function cleanClone(): void {
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  })
-    .split('\0')
-    .filter((f) => f !== '' && existsSync(join(ROOT, f)));
-  for (const file of files) {
-    mkdirSync(dirname(join(clone, file)), { recursive: true });
-    copyFileSync(join(ROOT, file), join(clone, file));
-  }
-  symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'), 'dir');
-}
 
 function run(cwd: string, command: string, args: string[]) {
   const result = spawnSync(command, args, { cwd, env: daemonEnv({}), encoding: 'utf8' });
@@ -54,7 +31,7 @@ describe('a strategy outside the checkout', () => {
     'is scaffolded, type-checked, tested, checked and backtested from its own folder in a clean clone',
     { timeout: 300_000 },
     () => {
-      cleanClone();
+      cleanClone(ROOT, clone);
       mkdirSync(mine);
       writeFileSync(join(mine, 'package.json'), '{ "name": "my-strategies", "private": true, "type": "module" }\n');
       const install = run(mine, 'npm', ['install', '--save-dev', '--offline', '--no-audit', '--no-fund', clone]);

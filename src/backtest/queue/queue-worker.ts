@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { Worker as ThreadWorker } from 'node:worker_threads';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import { shown, strategyModuleFile } from '../../strategy/loader.js';
+import { shown, strategySourceFile } from '../../strategy/loader.js';
 import type { WorkerReply, WorkerRequest } from '../sweep.js';
 import { workerEntry } from '../sweep.js';
 import { COLUMN_CACHE_ENV } from '../column-cache.js';
@@ -87,7 +87,7 @@ async function verifiedSources(job: ComboJob, strategiesDir: string | undefined)
     const name = String(source.raw.strategy);
     let file: string;
     try {
-      file = await strategyModuleFile(name, dir);
+      file = await strategySourceFile(name, dir);
     } catch (err) {
       throw new UnrecoverableError(`on ${hostname()}: ${(err as Error).message}`);
     }

@@ -1,0 +1,217 @@
+/**
+ * `npm start` and `bot backtest` run the compiled build (bin/build.js makes dist/ on the first start of a clean
+ * clone, with no build step) and still load a strategy written in TypeScript from a folder outside the checkout,
+ * in the daemon and in a sweep's worker threads: the strategy module reports which `spot-bot/strategy` it was
+ * handed, the build's .js or the sources' .ts. The build is never run stale: an edited source (even one whose
+ * size and mtime are put back), a deleted strategy and a strategy that does not compile each show at the next
+ * start; where the build cannot be written, the sources run through tsx and one line says so.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanClone } from '../support/clean-clone.js';
+import { daemonEnv, lockstepPaperEnv, npmStart, ROOT, waitFor } from './daemon-process.js';
+
+const work = mkdtempSync(join(tmpdir(), 'e2e-compiled-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const clone = join(work, 'spot-bot');
+const mine = join(work, 'my-strategies');
+const probes = join(work, 'probes');
+const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
+const DAY = ['--from', '2023-03-08', '--to', '2023-03-09'];
+
+/** A strategy of one's own, outside the checkout, that tells which strategy API it got, from which thread. */
+const PROBE_STRATEGY = `import { writeFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
+import { defineStrategy, z, type StrategyContext } from 'spot-bot/strategy';
+
+const api: string = import.meta.resolve('spot-bot/strategy');
+writeFileSync(\`\${process.env.PROBE_DIR}/\${process.pid}-\${threadId}.json\`, JSON.stringify({ api, threadId }));
+
+const params = z.object({ below: z.number().positive() });
+
+export default defineStrategy<typeof params>({
+  name: 'probe',
+  params,
+  orderTypes: ['LIMIT'],
+  onTick(ctx: StrategyContext<z.infer<typeof params>>) {
+    const p = ctx.price;
+    if (p === undefined || ctx.openOrders.length > 0) return;
+    ctx.limit('BUY', p.mul(1 - ctx.params.below / 100), '0.001', { tag: 'probe' });
+  },
+});
+`;
+
+const probeFile = (below = 50) =>
+  JSON.stringify({
+    name: 'probe-btcusdt',
+    strategy: 'probe',
+    symbol: 'BTCUSDT',
+    schedule: '* * * * * *',
+    params: { below },
+  });
+
+interface Probe {
+  api: string;
+  threadId: number;
+}
+
+function readProbes(): Probe[] {
+  return readdirSync(probes).map((f) => JSON.parse(readFileSync(join(probes, f), 'utf8')) as Probe);
+}
+
+const BUILT_API = () => pathToFileURL(join(clone, 'dist/src/strategy/api.js')).href;
+
+function bot(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [join(clone, 'bin/bot.js'), ...args], {
+    cwd: mine,
+    env: daemonEnv({ PROBE_DIR: probes, ...env }),
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+beforeAll(() => {
+  cleanClone(ROOT, clone);
+  mkdirSync(join(mine, 'config'), { recursive: true });
+  writeFileSync(join(mine, 'probe.ts'), PROBE_STRATEGY);
+  writeFileSync(join(mine, 'config', 'probe-btcusdt.json'), probeFile());
+  mkdirSync(probes);
+});
+
+describe('the compiled build', () => {
+  it('npm start in a clean clone makes the build, runs it, and loads a .ts strategy from outside', async () => {
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    const env = await lockstepPaperEnv(
+      mkdtempSync(join(work, 'paper-')),
+      { 'probe.json': probeFile() },
+      { count: 400 },
+      { STRATEGIES_DIR: mine, PROBE_DIR: probes },
+    );
+    const { npm, lines } = npmStart(env, clone);
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    await waitFor('the probe strategy to place its order', () => lines.some((l) => l.includes('"order placed"')), {
+      ms: 90_000,
+    });
+    npm.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(readProbes()).toEqual([{ api: BUILT_API(), threadId: 0 }]);
+    expect(existsSync(join(clone, 'dist/src/cli.js'))).toBe(true);
+    expect(existsSync(join(clone, 'dist/strategies/grid.js'))).toBe(true);
+    expect(existsSync(join(clone, 'dist/src/api/dashboard/index.html'))).toBe(true);
+  }, 120_000);
+
+  it('bot backtest and its sweep workers run the build and load the .ts strategy in every thread', () => {
+    rmSync(probes, { recursive: true });
+    mkdirSync(probes);
+    const out = join(work, 'sweep');
+    const run = bot([
+      'backtest',
+      '--strategies',
+      '.',
+      '--config',
+      'config/probe-btcusdt.json',
+      '--data',
+      SAMPLE,
+      ...DAY,
+      '--sweep',
+      'below=1,2,3,4',
+      '--workers',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const seen = readProbes();
+    // The main thread (it validates the params) and both workers, each with the build's strategy API.
+    expect(seen.filter((p) => p.threadId === 0)).toHaveLength(1);
+    expect(new Set(seen.filter((p) => p.threadId !== 0).map((p) => p.threadId)).size).toBe(2);
+    expect(new Set(seen.map((p) => p.api))).toEqual(new Set([BUILT_API()]));
+    const summary = readFileSync(join(out, 'sweep.csv'), 'utf8');
+    expect(summary.split('\n').filter((l) => /^\d/.test(l))).toHaveLength(4);
+  }, 120_000);
+
+  it('names a shipped strategy by its source (path and sha256), as a run from the sources does', () => {
+    const out = join(work, 'grid');
+    const run = bot([
+      'backtest',
+      '--config',
+      join(clone, 'config/grid-btcusdt.json'),
+      '--data',
+      SAMPLE,
+      ...DAY,
+      '--out',
+      out,
+    ]);
+    expect(run.status, run.stderr).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
+      inputs: { configs: { module: { file: string; sha256: string } }[] };
+    };
+    const source = join(clone, 'strategies/grid.ts');
+    expect(summary.inputs.configs[0]!.module).toEqual({
+      file: source,
+      sha256: createHash('sha256').update(readFileSync(source)).digest('hex'),
+    });
+  }, 120_000);
+
+  it('is never run stale: an edit, one with its size and mtime put back, a deleted and a broken strategy', () => {
+    const cli = join(clone, 'src/cli.ts');
+    const original = readFileSync(cli, 'utf8');
+    const help = (): string => bot(['--help']).stdout;
+    expect(help()).toContain('run the daemon (paper unless MODE=live)');
+
+    // Both edits leave the same size and mtime (a whole second, exact): only the ctime tells them apart.
+    const T = new Date('2024-01-01T00:00:00Z');
+    writeFileSync(cli, original.replace('run the daemon (paper unless MODE=live)', 'run the daemon (edited once)'));
+    utimesSync(cli, T, T);
+    expect(help()).toContain('run the daemon (edited once)');
+    const before = statSync(cli);
+    writeFileSync(cli, original.replace('run the daemon (paper unless MODE=live)', 'run the daemon (edited anew)'));
+    utimesSync(cli, T, T);
+    const after = statSync(cli);
+    expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs]);
+    expect(help()).toContain('run the daemon (edited anew)');
+
+    const dca = join(clone, 'config/dca-btcusdt.json');
+    expect(bot(['check-config', dca]).status).toBe(0);
+    rmSync(join(clone, 'strategies/dca.ts'));
+    const gone = bot(['check-config', dca]);
+    expect(gone.status).toBe(1);
+    expect(gone.stdout + gone.stderr).toContain('expected a strategy module dca.js or dca.ts, found none');
+    expect(existsSync(join(clone, 'dist/strategies/dca.js'))).toBe(false);
+
+    writeFileSync(join(clone, 'strategies/broken.ts'), 'export default {\n  name: "broken",,\n};\n');
+    writeFileSync(join(work, 'broken.json'), probeFile().replace('"probe"', '"broken"'));
+    const broken = bot(['check-config', join(work, 'broken.json')]);
+    expect(broken.status).toBe(1);
+    expect(broken.stdout + broken.stderr).toMatch(/cannot be loaded: strategies\/broken\.ts:2:\d+: /);
+    // The other commands still run.
+    expect(bot(['--version']).stdout).toMatch(/^spot-bot \d+\.\d+\.\d+/);
+  }, 120_000);
+
+  it('runs the sources through tsx, saying so, where the build cannot be written', () => {
+    rmSync(join(clone, 'dist'), { recursive: true, force: true });
+    writeFileSync(join(clone, 'dist'), 'not a folder\n');
+    const run = bot(['--help']);
+    expect(run.stderr).toMatch(
+      /^bot: running the TypeScript sources through tsx \(slower to start\): cannot make the build in /,
+    );
+    expect(run.stdout).toContain('run the daemon (edited anew)');
+    expect(run.status).toBe(0);
+  }, 60_000);
+});
