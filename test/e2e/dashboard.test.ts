@@ -205,10 +205,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     // Figures are the API's decimal text (already rounded to the pair), thousands grouped, never re-rounded
     // through a float: the newest fill shown reads exactly as the API gives it (the row and its fill's key read
     // at once: new fills keep coming).
-    const newest = (await page.evaluate(`(() => {
+    const newest = await page.evaluate<string[]>(`(() => {
       const row = document.querySelector('#fills tbody tr[data-fill]');
       return [row.dataset.fill, ...[...row.querySelectorAll('td.num')].map((td) => td.textContent)];
-    })()`)) as string[];
+    })()`);
     const fill = (
       (await api('/api/v1/fills?limit=500')).body as { fills: { fillKey: string; price: string; quantity: string }[] }
     ).fills.find((f) => f.fillKey === newest[0]);
