@@ -5,11 +5,13 @@
  * 2. the cold first pass (read + scan + replay) against merely reading and JSON.parse-ing the same file, and the
  *    warm load from the column cache against the cold one;
  * 3. a sweep of 8 grid combinations on 1 and on 2 worker threads, on the synthetic recording (each combination
- *    replays over a million ticks), three rounds alternating; next to what the machine itself gives a second
- *    thread on a cache-bound and on a memory-bound loop.
+ *    replays over a million ticks), three rounds alternating, each round next to what the machine itself gives
+ *    a second thread on an allocating loop; wall and CPU seconds, the CPU ratio and the speed-up as a share of
+ *    the machine's (and, once, the machine on a compute-bound and a memory-bound loop).
  * On the sample recording and on a synthetic one 10x longer (the sample repeated with shifted times and
  * scaled prices, written to a temp dir). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
- * sweep included, where start-up outweighs the work).
+ * sweep included, where start-up outweighs the work). `npm run bench:sweep [-- --quick --rounds N --combos N]`:
+ * part 3 alone.
  */
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,15 @@ import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js'
 const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 const GRID = 'config/grid-btcusdt.json';
 const quick = process.argv.includes('--quick');
+const sweepOnly = process.argv.includes('--sweep');
+const numberArg = (name: string, fallback: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  const value = i < 0 ? fallback : Number(process.argv[i + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name}: expected a whole number >= 1`);
+  return value;
+};
+const ROUNDS = numberArg('rounds', 3);
+const COMBOS = numberArg('combos', 8);
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -159,62 +170,101 @@ async function coldPass(file: string, label: string): Promise<TickData> {
   }
 }
 
+/** The loops machineScaling times on each thread; 'alloc' is the allocating one the sweep is read against. */
+const LOOPS = {
+  compute:
+    'let x = 1; for (let i = 0; i < 3e8; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; } if (x === 0) console.log(x);',
+  alloc:
+    "const s = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ a: i, b: 'x' + i, c: [i, i * 1.5] }))); " +
+    'for (let i = 0; i < 1000; i++) JSON.parse(s);',
+  memory:
+    'const a = new Float64Array(1 << 22); for (let r = 0; r < 40; r++) for (let i = 0; i < a.length; i++) a[i] = a[i] * 1.0001 + i;',
+} as const;
+
+/** One loop on each of n worker threads at once, timed inside each thread (its start-up left out): the slowest. */
+async function loopOn(kind: keyof typeof LOOPS, n: number): Promise<number> {
+  const code = `const { parentPort } = require('node:worker_threads'); const t0 = performance.now(); ${LOOPS[kind]}
+    parentPort.postMessage(performance.now() - t0);`;
+  const times = await Promise.all(
+    Array.from(
+      { length: n },
+      () => new Promise<number>((done) => new Worker(code, { eval: true }).once('message', done)),
+    ),
+  );
+  return Math.max(...times) / 1000;
+}
+
+/** Two threads doing one thread's work each, against one: perfect scaling is 2x. */
+const twoThreadFactor = (one: number, two: number) => (2 * one) / two;
+
 /**
- * The sweep on 1 and on 2 workers, alternately, `rounds` times each: on a shared virtual machine a run can
- * take a quarter longer than the one before, so single timings do not make a ratio. Best and median of each;
- * and, to show where a second worker's time goes, when the first combination finished (each worker starts,
- * loads the code and warms up V8's compiler before its first result) and the process's CPU seconds over all
- * threads (the same combinations on two workers cost more CPU by each worker's own start-up and compilation).
+ * The sweep on 1 and on 2 workers, alternately, `rounds` times each, and in each round next to it the machine's
+ * own 2-thread factor on an allocating loop (JSON.parse over and over: it allocates as a backtest does): on a
+ * shared virtual machine a run can take a quarter longer than the one before, so only figures of the same round
+ * make a ratio. Each run starts its pool (the threads' start-up, loading the code and warming up V8's compiler
+ * are in both), and the CPU seconds are the process's over all its threads. Printed: each round; then the
+ * medians of the 2-thread factor, of the wall and CPU seconds, of the CPU ratio (2 workers over 1; aim at most
+ * 1.15) and of the speed-up as a share of the machine's factor of the same round (aim at least 0.9).
  */
-async function sweepSpeedup(data: TickData, label: string, rounds: number): Promise<void> {
+async function sweepSpeedup(data: TickData, label: string, rounds: number, spacings: number): Promise<void> {
   const { sources } = await readConfigs([GRID]);
   // Smaller spacings place more orders: the costlier combinations come first, as the grid hands them out.
   const combos = sweepGrid([
-    { key: 'spacingPct', values: ['0.15', '0.2', '0.25', '0.3', '0.35', '0.4', '0.45', '0.5'] },
+    { key: 'spacingPct', values: Array.from({ length: spacings }, (_, i) => (0.15 + 0.05 * i).toFixed(2)) },
   ]);
   const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
-  type Round = { seconds: number; first: number; cpu: number };
-  const timings: Record<1 | 2, Round[]> = { 1: [], 2: [] };
-  for (let r = 0; r < rounds; r++) {
-    for (const workers of [1, 2] as const) {
-      let first = NaN;
-      const t0 = performance.now();
-      const cpu0 = process.cpuUsage();
-      await runSweep(job, workers, (p) => {
-        if (p.runs === 1 && Number.isNaN(first)) first = (performance.now() - t0) / 1000;
-      });
-      const cpu = process.cpuUsage(cpu0);
-      timings[workers].push({ seconds: (performance.now() - t0) / 1000, first, cpu: (cpu.user + cpu.system) / 1e6 });
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const stats = (rs: Round[]) => {
-    const seconds = rs.map((x) => x.seconds);
-    return {
-      best: Math.min(...seconds),
-      median: median(seconds),
-      first: median(rs.map((x) => x.first)),
-      cpu: median(rs.map((x) => x.cpu)),
-      runs: seconds.map((x) => x.toFixed(2)).join(', '),
-    };
+  type Run = { seconds: number; first: number; cpu: number };
+  const sweep = async (workers: number): Promise<Run> => {
+    let first = NaN;
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    await runSweep(job, workers, (p) => {
+      if (p.runs === 1 && Number.isNaN(first)) first = (performance.now() - t0) / 1000;
+    });
+    const cpu = process.cpuUsage(cpu0);
+    return { seconds: (performance.now() - t0) / 1000, first, cpu: (cpu.user + cpu.system) / 1e6 };
   };
-  const one = stats(timings[1]);
-  const two = stats(timings[2]);
-  const rate = (s: number) => `${fmt((combos.length * data.length) / s)} ticks/s`;
   console.log(
-    `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds`,
+    `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds ` +
+      'alternating (a shared 2-core machine: wall figures move with the neighbours, compare within a round)',
   );
-  for (const [name, s] of [
-    ['1 worker ', one],
-    ['2 workers', two],
-  ] as const) {
+  type Round = { machine: number; one: Run; two: Run };
+  const done: Round[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const alloc1 = await loopOn('alloc', 1);
+    const alloc2 = await loopOn('alloc', 2);
+    const one = await sweep(1);
+    const two = await sweep(2);
+    const round = { machine: twoThreadFactor(alloc1, alloc2), one, two };
+    done.push(round);
+    const speedUp = one.seconds / two.seconds;
     console.log(
-      `    ${name}   best ${s.best.toFixed(2)} s (${rate(s.best)}); runs ${s.runs} s; ` +
-        `first result after ${s.first.toFixed(2)} s; ${s.cpu.toFixed(1)} CPU s (median)`,
+      `    round ${r + 1}: allocating loop ${alloc1.toFixed(2)} s on 1 thread, ${alloc2.toFixed(2)} s on 2 ` +
+        `(${round.machine.toFixed(2)}x); sweep 1 worker ${one.seconds.toFixed(2)} s (${one.cpu.toFixed(1)} CPU s, ` +
+        `first result ${one.first.toFixed(2)} s), 2 workers ${two.seconds.toFixed(2)} s (${two.cpu.toFixed(1)} CPU s, ` +
+        `first result ${two.first.toFixed(2)} s): ${speedUp.toFixed(2)}x = ${(speedUp / round.machine).toFixed(2)} ` +
+        `of the machine's; CPU ${(two.cpu / one.cpu).toFixed(2)}`,
     );
   }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const of = (pick: (r: Round) => number) => median(done.map(pick));
+  const rate = (s: number) => `${fmt((combos.length * data.length) / s)} ticks/s`;
+  const [wall1, wall2] = [of((r) => r.one.seconds), of((r) => r.two.seconds)];
+  const [cpu1, cpu2] = [of((r) => r.one.cpu), of((r) => r.two.cpu)];
+  console.log(`    medians over the rounds:`);
+  console.log(`      machine, 2 threads of an allocating loop  ${of((r) => r.machine).toFixed(2)}x`);
   console.log(
-    `    speed-up    ${(one.best / two.best).toFixed(2)}x (best against best), ${(one.median / two.median).toFixed(2)}x (median against median)`,
+    `      sweep on 1 worker                        ${wall1.toFixed(2)} s (${rate(wall1)}), ${cpu1.toFixed(1)} CPU s`,
+  );
+  console.log(
+    `      sweep on 2 workers                       ${wall2.toFixed(2)} s (${rate(wall2)}), ${cpu2.toFixed(1)} CPU s`,
+  );
+  console.log(
+    `      wall speed-up on 2 workers               ${of((r) => r.one.seconds / r.two.seconds).toFixed(2)}x = ` +
+      `${of((r) => r.one.seconds / r.two.seconds / r.machine).toFixed(2)} of the machine's factor in the same round (aim >= 0.90)`,
+  );
+  console.log(
+    `      CPU seconds, 2 workers over 1            ${of((r) => r.two.cpu / r.one.cpu).toFixed(2)} (aim <= 1.15)`,
   );
 }
 
@@ -226,58 +276,40 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number): Prom
  * neighbours' load while the first stays near 2x.
  */
 async function machineScaling(): Promise<void> {
-  const code = (kind: string) => `
-    const { parentPort } = require('node:worker_threads');
-    const t0 = performance.now();
-    if (${JSON.stringify(kind)} === 'compute') {
-      let x = 1;
-      for (let i = 0; i < 3e8; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; }
-      if (x === 0) console.log(x);
-    } else if (${JSON.stringify(kind)} === 'cache') {
-      const s = JSON.stringify(Array.from({ length: 2000 }, (_, i) => ({ a: i, b: 'x' + i, c: [i, i * 1.5] })));
-      for (let i = 0; i < 1000; i++) JSON.parse(s);
-    } else {
-      const a = new Float64Array(1 << 22);
-      for (let r = 0; r < 40; r++) for (let i = 0; i < a.length; i++) a[i] = a[i] * 1.0001 + i;
-    }
-    parentPort.postMessage(performance.now() - t0);`;
-  /** The slowest thread's loop time. */
-  const loop = async (kind: string, n: number): Promise<number> =>
-    Math.max(
-      ...(await Promise.all(
-        Array.from(
-          { length: n },
-          () => new Promise<number>((done) => new Worker(code(kind), { eval: true }).once('message', done)),
-        ),
-      )),
-    );
   const line: string[] = [];
-  for (const kind of ['compute', 'cache', 'memory']) {
+  for (const kind of ['compute', 'alloc', 'memory'] as const) {
     let one = Infinity;
     let two = Infinity;
     for (let r = 0; r < 3; r++) {
-      one = Math.min(one, await loop(kind, 1));
-      two = Math.min(two, await loop(kind, 2));
+      one = Math.min(one, await loopOn(kind, 1));
+      two = Math.min(two, await loopOn(kind, 2));
     }
-    // Two threads doing one thread's work each: perfect scaling takes the same time as one.
-    line.push(`${kind}-bound ${((2 * one) / two).toFixed(2)}x`);
+    line.push(
+      `${kind === 'alloc' ? 'allocating (cache-bound)' : `${kind}-bound`} ${twoThreadFactor(one, two).toFixed(2)}x`,
+    );
   }
   console.log(`  this machine, 2 threads against 1 on the same loop: ${line.join(', ')}`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
 try {
-  const sample = await coldPass(SAMPLE, 'sample');
-  await replayRate(sample, 'sample');
-  await machineScaling();
-  if (quick) {
-    await sweepSpeedup(sample, 'sample', 1);
+  if (sweepOnly) {
+    // The sweep alone (npm run bench:sweep): on the synthetic recording, or the sample with --quick.
+    const data = quick ? await loadTicks([SAMPLE]) : await loadTicks([await synthetic(dir, 10)]);
+    await sweepSpeedup(data, quick ? 'sample' : 'synthetic 10x', ROUNDS, COMBOS);
   } else {
-    const [file, genS] = await timed(() => synthetic(dir, 10));
-    console.log(`  (synthetic 10x recording written in ${genS.toFixed(1)} s)`);
-    const long = await coldPass(file, 'synthetic 10x');
-    await replayRate(long, 'synthetic 10x');
-    await sweepSpeedup(long, 'synthetic 10x', 3);
+    const sample = await coldPass(SAMPLE, 'sample');
+    await replayRate(sample, 'sample');
+    await machineScaling();
+    if (quick) {
+      await sweepSpeedup(sample, 'sample', 1, COMBOS);
+    } else {
+      const [file, genS] = await timed(() => synthetic(dir, 10));
+      console.log(`  (synthetic 10x recording written in ${genS.toFixed(1)} s)`);
+      const long = await coldPass(file, 'synthetic 10x');
+      await replayRate(long, 'synthetic 10x');
+      await sweepSpeedup(long, 'synthetic 10x', ROUNDS, COMBOS);
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

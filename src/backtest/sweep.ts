@@ -214,6 +214,20 @@ export function defaultWorkers(): number {
   return availableParallelism();
 }
 
+/**
+ * A sweep's threads: `asked` (--workers N; every core when not given), at most the machine's cores (a thread
+ * more than the cores only adds its start-up and its compiler's warm-up: nothing runs sooner) and at most the
+ * combinations. `capped` says the cores cut what was asked.
+ */
+export function sweepThreads(
+  asked: number | undefined,
+  combinations: number,
+  cores = availableParallelism(),
+): { threads: number; capped: boolean } {
+  const wanted = asked ?? cores;
+  return { threads: Math.max(1, Math.min(wanted, cores, combinations)), capped: wanted > cores };
+}
+
 /** What a run of the pool tracks: its job, results, and which combination each worker holds. */
 interface PoolRun {
   job: SweepJob;

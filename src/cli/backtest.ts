@@ -27,6 +27,7 @@ import {
   type Ranking,
   runSweep,
   SweepPool,
+  sweepThreads,
   sweepGrid,
   type SweepProgress,
   type SweepResult,
@@ -78,7 +79,7 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --strategies DIR           where strategy modules live (default: the project's strategies/)
   --set key=value            run with a params path set to value (repeatable; the file is not changed)
   --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
-  --workers N                sweep worker threads (default: available cores)
+  --workers N                sweep worker threads, at most the cores (default: every core)
   --queue redis://HOST:PORT  run the combinations as jobs on this Redis instead (SWEEP_QUEUE does the same;
                              rediss:// for TLS, redis://:PASSWORD@HOST:PORT with a password): 'bot worker'
                              processes on any machine run them; same outputs as a local run
@@ -311,10 +312,13 @@ async function backtest(argv: string[]): Promise<number> {
   if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
 
   // A sweep's worker threads start now: they load the code and the strategies while the data is read.
-  const pool =
-    axes.length > 0 && !queue
-      ? new SweepPool(Math.min(threads ?? defaultWorkers(), combos.length), units[0]!.sources, settings)
-      : undefined;
+  let pool: SweepPool | undefined;
+  if (axes.length > 0 && !queue) {
+    const { threads: size, capped } = sweepThreads(threads, combos.length);
+    if (capped)
+      console.error(`backtest: --workers ${threads}: this machine has ${defaultWorkers()} cores; using ${size}`);
+    pool = new SweepPool(size, units[0]!.sources, settings);
+  }
   try {
     const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
     // The strategies' candles warm up on the data before --from (the backtest trades from --from on).

@@ -10,7 +10,14 @@ import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
 import { equityCurve } from '../../src/backtest/equity-tracker.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { sweepHtml } from '../../src/backtest/sweep-html.js';
-import { parseSweep, runSweep, SweepPool, type SweepProgress, sweepGrid } from '../../src/backtest/sweep.js';
+import {
+  parseSweep,
+  runSweep,
+  SweepPool,
+  type SweepProgress,
+  sweepGrid,
+  sweepThreads,
+} from '../../src/backtest/sweep.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
 import { tempProject } from '../config/temp-project.js';
@@ -85,6 +92,15 @@ it('runs a 2 x 2 grid on two workers, identical to each combination run alone, r
   };
   expect(embedded.curves.map((c) => c.rank)).toEqual([1, 2, 3, 4]);
   expect(embedded.curves.map((c) => c.equity)).toEqual(results.map((r) => r.equity));
+});
+
+it('runs a sweep on every core by default, never on more threads than cores or combinations', () => {
+  expect(sweepThreads(undefined, 100, 8)).toEqual({ threads: 8, capped: false });
+  expect(sweepThreads(4, 100, 8)).toEqual({ threads: 4, capped: false });
+  expect(sweepThreads(16, 100, 8)).toEqual({ threads: 8, capped: true });
+  expect(sweepThreads(undefined, 3, 8)).toEqual({ threads: 3, capped: false });
+  expect(sweepThreads(16, 3, 8)).toEqual({ threads: 3, capped: true });
+  expect(sweepThreads(1, 1, 1)).toEqual({ threads: 1, capped: false });
 });
 
 it('reports progress while the combinations run, not only when each ends', async () => {
