@@ -29,6 +29,8 @@ export interface JobSettings {
   jobs: DaemonJobs;
   refreshMs: number;
   sampleMs: number;
+  /** Longer stretches without a tick are gaps in the data (`--max-gap`); undefined: 4 data steps, at least 60 s. */
+  maxGapMs: number | undefined;
   /** As given on the command line (the data were loaded within them). */
   from: string | undefined;
   to: string | undefined;
@@ -47,6 +49,7 @@ export const DEFAULT_JOB_SETTINGS: JobSettings = {
   jobs: { ...DEFAULT_DAEMON_SCHEDULE },
   refreshMs: 60_000,
   sampleMs: 3_600_000,
+  maxGapMs: undefined,
   from: undefined,
   to: undefined,
   allowPartial: false,

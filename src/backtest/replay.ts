@@ -15,6 +15,7 @@ import type { Dec } from '../market/decimal.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
+import type { GapSamples } from './data-gaps.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
 import type { VirtualClock } from '../clocks/virtual-clock.js';
 
@@ -60,6 +61,8 @@ export interface ReplayParts {
   balances: BalanceReader;
   /** Per symbol of the data: the assets its tickers name (the market's, ids made unique). */
   symbols: readonly SymbolInfo[];
+  /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
+  gaps: GapSamples;
 }
 
 const PROGRESS_MASK = (1 << 16) - 1;
@@ -109,10 +112,10 @@ export class TickAccount {
     this.fillCount = this.fills.length;
   }
 
-  /** The equity samples due by `t` (before the tick at `t` moves anything). */
+  /** The equity samples due by `t` (before the tick at `t` moves anything), none inside a hole in the data. */
   sampleUpTo(t: number): void {
     while (t >= this.nextSample) {
-      this.p.equity.sample(this.nextSample);
+      if (!this.p.gaps.madeUp(this.nextSample)) this.p.equity.sample(this.nextSample);
       this.nextSample += this.sampleMs;
     }
   }

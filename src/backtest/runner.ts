@@ -19,6 +19,7 @@ import type { OrderRow } from '../store/order-journal.js';
 import { openStore, type Store } from '../store/store.js';
 import { type ChartPoint, ChartSeries } from './chart-series.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
+import { type DataGap, defaultMaxGapMs, findGaps, GapSamples } from './data-gaps.js';
 import { NoCancelVenue } from '../venues/no-cancel-venue.js';
 import { assetTotals, BalanceReader, Replay } from './replay.js';
 import { RunLog } from './run-log.js';
@@ -54,6 +55,8 @@ export interface BacktestSettings {
   jobs?: DaemonJobs;
   /** The equity curve is sampled at every multiple of this (default one hour). */
   sampleMs?: number;
+  /** Longer stretches without a tick of a symbol are gaps (data-gaps.ts; default 4 data steps, at least 60 s). */
+  maxGapMs?: number;
   /**
    * Epoch ms at which trading starts: ticks before it only build the strategies' candles (their warm-up), as
    * the data before a daemon's start would have. Default: the first tick.
@@ -88,8 +91,14 @@ export interface BacktestRun {
   final: Record<string, Dec>;
   initialEquity: Dec;
   finalEquity: Dec;
-  /** At the first tick, at every sampleMs boundary (the state before the boundary's first tick), at the end. */
+  /**
+   * At the first tick, at every sampleMs boundary (the state before the boundary's first tick) but those inside
+   * a gap past maxGapMs, at the end.
+   */
   equity: EquitySample[];
+  /** The bound applied, and the gaps in the data replayed (from the first traded tick on) longer than it. */
+  maxGapMs: number;
+  gaps: DataGap[];
   /** Per symbol (in `symbols` order): its downsampled price, with the equity at those ticks, for the report. */
   charts: { symbol: string; points: ChartPoint[] }[];
   /** The deepest fall of equity from a previous peak over all ticks, exact at both ends. */
@@ -246,6 +255,8 @@ export async function runBacktest(
   const clock = new VirtualClock(time[first] as number);
   const dataStepMs = stepOf(symbolTimes(data, symIndex[0] as number));
   const latencyMs = settings.latencyMs ?? dataStepMs;
+  const maxGapMs = settings.maxGapMs ?? defaultMaxGapMs(dataStepMs);
+  const gaps = findGaps(data, slot, first, maxGapMs);
   const sim = new MatchingEngine({
     ...market,
     clock,
@@ -297,7 +308,16 @@ export async function runBacktest(
       const { baseAsset: b, quoteAsset: q, baseAssetId, quoteAssetId } = pair;
       return { symbol: info.symbol, b, q, bi: baseAssetId ?? undefined, qi: quoteAssetId ?? undefined };
     });
-    const parts = { clock, sim, engine, equity, charts, balances, symbols: infos };
+    const parts = {
+      clock,
+      sim,
+      engine,
+      equity,
+      charts,
+      balances,
+      symbols: infos,
+      gaps: new GapSamples(gaps, maxGapMs),
+    };
     const replay =
       settings.everyTick === true
         ? new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY)
@@ -348,6 +368,8 @@ export async function runBacktest(
       initialEquity: (samples[0] as EquitySample).equity,
       finalEquity: (samples[samples.length - 1] as EquitySample).equity,
       equity: samples,
+      maxGapMs,
+      gaps,
       charts: charts.map((chart, k) => ({ symbol: symbols[k] as string, points: chart.points })),
       drawdown: equity.drawdown(),
       fills,

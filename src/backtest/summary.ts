@@ -107,11 +107,22 @@ export interface HookErrorRow {
   at: string | null;
 }
 
+/** A stretch of data time without a tick of `symbol`, longer than the run's --max-gap. */
+export interface GapRow {
+  symbol: string;
+  from: string;
+  to: string;
+  ms: number;
+}
+
 export interface BacktestSummary {
   inputs: BacktestInputs;
   /** The assumptions the fills were made under (fill-model.ts). */
   fillModel: FillModel;
   period: { from: string; to: string; ticks: number; symbols: string[]; quoteAsset: string };
+  /** The bound of `--max-gap` applied (ms of data time) and the gaps longer than it (data-gaps.ts), oldest first. */
+  maxGapMs: number;
+  gaps: GapRow[];
   metrics: Metrics;
   drawdown: { peakTime: string; peakEquity: string; troughTime: string; troughEquity: string } | null;
   /** The longest stretch under a previous peak (end null: not recovered by the end). */
@@ -242,6 +253,8 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       symbols: run.symbols,
       quoteAsset: run.quoteAsset,
     },
+    maxGapMs: run.maxGapMs,
+    gaps: run.gaps.map((g) => ({ symbol: g.symbol, from: iso(g.from), to: iso(g.to), ms: g.ms })),
     metrics: {
       initialEquity: run.initialEquity.toFixed(),
       finalEquity: run.finalEquity.toFixed(),

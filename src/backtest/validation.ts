@@ -28,14 +28,14 @@ export interface WalkWindow {
 }
 
 const YEAR_MS = 365 * 86_400_000;
-const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
-/** "7d", "36h", "90m", "2w" in ms; `flag` names the flag in the error. */
-export function parseDuration(text: string, flag: string): number {
-  const m = /^(\d+(?:\.\d+)?)([mhdw])$/.exec(text.trim());
+/** "7d", "36h", "90m", "2w", "45s" in ms; `flag` names the flag in the error, `examples` the lengths it suggests. */
+export function parseDuration(text: string, flag: string, examples = '7d, 36h, 90m or 2w'): number {
+  const m = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(text.trim());
   const ms = m ? Math.round(Number(m[1]) * (UNIT_MS[m[2]!] as number)) : 0;
   if (!m || ms <= 0)
-    throw new BotError('E_USAGE', `backtest: ${flag} expects a length such as 7d, 36h, 90m or 2w, got '${text}'`);
+    throw new BotError('E_USAGE', `backtest: ${flag} expects a length such as ${examples}, got '${text}'`);
   return ms;
 }
 

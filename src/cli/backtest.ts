@@ -60,6 +60,9 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --maker-fee R, --taker-fee R  one of the two alone (over --fee)
   --no-cache                 neither read nor write the column cache (COLUMN_CACHE_DIR, default
                              data/cache/columns; COLUMN_CACHE_DIR=off turns it off for every run)
+  --max-gap LEN              a longer stretch without a tick of a pair (90s, 5m, 2h) is a gap: listed in
+                             summary.json and the report, and the equity series takes no sample inside it
+                             (default 4 steps of the data, at least 60s: a missing one-minute candle is one)
   --allow-partial            read a truncated or corrupt recording up to where it breaks (the summary says
                              how much was used) instead of stopping with the file and offset
   --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
@@ -223,6 +226,7 @@ async function backtest(argv: string[]): Promise<number> {
     'maker-fee': { type: 'string' },
     'taker-fee': { type: 'string' },
     'allow-partial': { type: 'boolean' },
+    'max-gap': { type: 'string' },
     'no-cache': { type: 'boolean' },
     'fill-through-ticks': { type: 'string' },
     out: { type: 'string' },
@@ -268,6 +272,8 @@ async function backtest(argv: string[]): Promise<number> {
       intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
     latencyMs: intFlag('latency-ms', values['latency-ms'], 0) ?? DEFAULT_JOB_SETTINGS.latencyMs,
     slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
+    maxGapMs:
+      values['max-gap'] === undefined ? undefined : parseDuration(values['max-gap'], '--max-gap', '90s, 5m or 2h'),
     cancel: values['no-cancel'] !== true,
     everyTick: values['every-tick'] === true,
     from: values.from,

@@ -11,11 +11,14 @@ import {
   statSync,
   copyFileSync,
   mkdirSync,
+  writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
+import { riskRatios } from '../../src/backtest/metrics.js';
+import { D } from '../../src/market/decimal.js';
 import { bot, capture, tempDir } from './fixtures.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
@@ -23,9 +26,8 @@ let dir: string;
 let data: string;
 let downTick: string;
 
-beforeAll(async () => {
-  dir = tempDir();
-  data = join(dir, 'rec');
+/** One-minute candles imported as BTCUSD, a pair of their own (tick 0.01, 6 base decimals). */
+async function importBtcusd(csv: string, out: string): Promise<void> {
   const r = await capture(importCandles, [
     '--symbol',
     'BTCUSD',
@@ -34,12 +36,17 @@ beforeAll(async () => {
     '--base-precision',
     '6',
     '--out',
-    data,
-    CANDLES,
+    out,
+    csv,
   ]);
   expect(r.code, r.err.join('\n')).toBe(0);
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  data = join(dir, 'rec');
+  await importBtcusd(CANDLES, data);
   downTick = join(dir, 'down-tick.json');
-  const { writeFileSync } = await import('node:fs');
   writeFileSync(
     downTick,
     JSON.stringify({
@@ -54,7 +61,7 @@ beforeAll(async () => {
 });
 
 // The down-tick probe decides on every recorded ticker (--every-tick): what is under test is the fill model.
-const run = (out: string, ...extra: string[]) =>
+const runOn = (recordings: string, out: string, ...extra: string[]) =>
   bot([
     '--every-tick',
     '--config',
@@ -62,13 +69,14 @@ const run = (out: string, ...extra: string[]) =>
     '--strategies',
     'bench/strategies',
     '--data',
-    data,
+    recordings,
     '--balance',
     'USD=10000',
     '--out',
     out,
     ...extra,
   ]);
+const run = (out: string, ...extra: string[]) => runOn(data, out, ...extra);
 
 function csvRows(file: string): Record<string, string>[] {
   const [header, ...rows] = readFileSync(file, 'utf8').trim().split('\n');
@@ -202,5 +210,68 @@ describe('data you can trust', () => {
       reason: 'the gzip data ends early (truncated)',
     });
     expect(summary.fillModel.statements.join(' ')).toMatch(/was read only up to line \d+/);
+  });
+
+  it('lists the gaps longer than --max-gap and takes no made-up equity sample inside one', async () => {
+    // The candles with two holes: 01:30 to 03:09 (100 minutes: the hourly samples of 02:00 and 03:00 fall in it)
+    // and the candle of 04:30 alone (75 s between ticks: over the default bound of a minute).
+    const [head, ...rows] = readFileSync(CANDLES, 'utf8').trim().split('\n');
+    const missing = (row: string) => {
+      const t = row.slice(11, 16);
+      return (t >= '01:30' && t < '03:10') || t === '04:30';
+    };
+    const csv = join(dir, 'holes.csv');
+    writeFileSync(csv, [head, ...rows.filter((r) => !missing(r))].join('\n') + '\n');
+    const holes = join(dir, 'holes');
+    await importBtcusd(csv, holes);
+    const read = (out: string) => JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+
+    const out = join(dir, 'gaps');
+    const r = await runOn(holes, out);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const summary = read(out);
+    expect(summary.maxGapMs).toBe(60_000);
+    expect(summary.gaps).toEqual([
+      { symbol: 'BTCUSD', from: '2023-03-10T01:29:45.000Z', to: '2023-03-10T03:10:00.000Z', ms: 6_015_000 },
+      { symbol: 'BTCUSD', from: '2023-03-10T04:29:45.000Z', to: '2023-03-10T04:31:00.000Z', ms: 75_000 },
+    ]);
+    const report = readFileSync(join(out, 'report.html'), 'utf8');
+    expect(report).toContain('Gaps in the data: 2 longer than 60 s (--max-gap)');
+    expect(report).toContain('<td>2023-03-10T01:29:45.000Z</td><td>2023-03-10T03:10:00.000Z</td>');
+    const times = csvRows(join(out, 'equity.csv')).map((row) => row.time);
+    expect(times).toContain('2023-03-10T01:00:00.000Z');
+    expect(times).not.toContain('2023-03-10T02:00:00.000Z');
+    expect(times).not.toContain('2023-03-10T03:00:00.000Z');
+    expect(times).toContain('2023-03-10T04:00:00.000Z');
+
+    // The same run with a bound the holes fit in: nothing listed, and the equity of 01:29:45 (the last price
+    // before the hole) sampled at 02:00 and again at 03:00. Sharpe without those made-up samples is the one the run above reports.
+    const lax = join(dir, 'gaps-lax');
+    expect((await runOn(holes, lax, '--max-gap', '2h')).code).toBe(0);
+    expect(read(lax)).toMatchObject({ maxGapMs: 7_200_000, gaps: [] });
+    const all = csvRows(join(lax, 'equity.csv'));
+    const madeUp = all.filter(
+      (row) => row.time === '2023-03-10T02:00:00.000Z' || row.time === '2023-03-10T03:00:00.000Z',
+    );
+    expect(madeUp).toHaveLength(2);
+    expect(madeUp[1]!.equity_USD).toBe(madeUp[0]!.equity_USD);
+    const kept = all.filter((row) => !madeUp.includes(row)).map((row) => new D(row.equity_USD!));
+    const sharpe = riskRatios(kept, 3_600_000).sharpe!;
+    expect(summary.metrics.sharpe).toBe(sharpe.toFixed(4));
+    expect(read(lax).metrics.sharpe).not.toBe(summary.metrics.sharpe);
+    expect(read(lax).metrics.finalEquity).toBe(summary.metrics.finalEquity);
+
+    // A bound of 90 s lets the missing candle through and still lists the long hole.
+    const ninety = join(dir, 'gaps-90');
+    expect((await runOn(holes, ninety, '--max-gap', '90s')).code).toBe(0);
+    expect(read(ninety).gaps.map((g) => g.ms)).toEqual([6_015_000]);
+  });
+
+  it('refuses a --max-gap that is not a length, naming the flag', async () => {
+    for (const bad of ['0s', '60', 'a minute', '5 min']) {
+      const r = await bot(['--config', downTick, '--strategies', 'bench/strategies', '--data', data, '--max-gap', bad]);
+      expect(r.code).toBe(2);
+      expect(r.err).toEqual([`backtest: --max-gap expects a length such as 90s, 5m or 2h, got '${bad}'`]);
+    }
   });
 });
