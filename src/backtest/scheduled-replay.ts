@@ -35,6 +35,8 @@ interface Job {
   due: number;
   /** A market job's symbols (the unit's slots), in the order the venue's market watch lists them. */
   slots: number[];
+  /** The tickers a market job hands the engine, refilled at each firing (the engine keeps none of the array). */
+  watch: Ticker[];
 }
 
 /** Steps of one tick at which the loop may stop for a promise and resume. */
@@ -51,6 +53,22 @@ export class ScheduledReplay {
   private readonly jobs: Job[];
   /** Per symbol of the data, the index of its last tick replayed (-1: none yet). */
   private readonly latest: Int32Array;
+  /**
+   * Per symbol of the data, the ticker of its last tick once a market job asked for it, and that tick's index:
+   * built once per tick, not per firing. A schedule every second over 15-second ticks fires 15 times per tick
+   * on the same figures, and building a ticker each time was most of what a backtest allocated (its young
+   * generation, hence its peak memory, and its time). Each tick still gets its own object, never rewritten,
+   * so a strategy that keeps the previous ticker keeps its figures.
+   */
+  private readonly tickers: (Ticker | undefined)[];
+  private readonly tickerOf: Int32Array;
+  /**
+   * Per symbol of the data, the entry that moves the market, rewritten in place at each of its ticks while it
+   * has the same keys (the matching engine keeps only the last one, and copies it when it lists the market).
+   */
+  private readonly inputs: (TickerInput | undefined)[];
+  /** Which of h, l, vb, vq (bits 1, 2, 4, 8) each symbol's entry has. */
+  private readonly inputKeys: Int8Array;
 
   constructor(
     private readonly data: TickData,
@@ -67,6 +85,10 @@ export class ScheduledReplay {
     this.gate = new RefreshGate(p);
     this.latest = new Int32Array(slot.length).fill(-1);
     this.latest[sym0(data, first)] = first;
+    this.tickers = new Array<Ticker | undefined>(slot.length).fill(undefined);
+    this.tickerOf = new Int32Array(slot.length).fill(-1);
+    this.inputs = new Array<TickerInput | undefined>(slot.length).fill(undefined);
+    this.inputKeys = new Int8Array(slot.length);
     const listed = p.sim.pairConfigs().map((c) => c.symbol);
     const instances = p.engine.instances();
     const job = (kind: number, schedule: string): Job => {
@@ -75,7 +97,7 @@ export class ScheduledReplay {
       const slots = listed
         .filter((name) => symbols.has(name))
         .map((name) => data.symbols.findIndex((info) => info.symbol === name));
-      return { kind, schedule, cron, due: cron.next(now), slots };
+      return { kind, schedule, cron, due: cron.next(now), slots, watch: [] };
     };
     this.jobs = [
       ...p.engine.schedules().map((s) => job(MARKET, s)),
@@ -103,6 +125,31 @@ export class ScheduledReplay {
     return t;
   }
 
+  /** The entry of tick i for the matching engine: its symbol's, rewritten, or a new one when its keys differ. */
+  private marketEntry(i: number): TickerInput {
+    const { sym, time, price, high, low, vb, vq } = this.data.columns;
+    const s = sym[i] as number;
+    const h = high[i] as number;
+    const l = low[i] as number;
+    const b = vb[i] as number;
+    const q = vq[i] as number;
+    const keys = (h === h ? 1 : 0) | (l === l ? 2 : 0) | (b === b ? 4 : 0) | (q === q ? 8 : 0);
+    const entry = this.inputs[s];
+    if (entry === undefined || this.inputKeys[s] !== keys) {
+      const fresh = ScheduledReplay.ticker(this.data, i);
+      this.inputs[s] = fresh;
+      this.inputKeys[s] = keys;
+      return fresh;
+    }
+    entry.p = price[i] as number;
+    entry.t = time[i] as number;
+    if (keys & 1) entry.h = h;
+    if (keys & 2) entry.l = l;
+    if (keys & 4) entry.vb = b;
+    if (keys & 8) entry.vq = q;
+    return entry;
+  }
+
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
   run(): Promise<void> | undefined {
     const { sym, time, price } = this.data.columns;
@@ -122,7 +169,7 @@ export class ScheduledReplay {
       this.account.sampleUpTo(t);
       clock.time = t;
       const p = price[i] as number;
-      if (i !== this.first) sim.onTicker(ScheduledReplay.ticker(this.data, i));
+      if (i !== this.first) sim.onTicker(this.marketEntry(i));
       this.latest[sym[i] as number] = i;
       equity.prices[k] = p;
       this.account.settle(t, k, p);
@@ -146,19 +193,29 @@ export class ScheduledReplay {
     }
   }
 
-  /** What the daemon's market job would read: a fresh ticker per symbol, as the last tick left it. */
-  private marketWatch(slots: readonly number[]): Ticker[] {
-    const out: Ticker[] = [];
-    for (const s of slots) {
+  /** What the daemon's market job would read: a ticker per symbol, as the last tick left it. */
+  private marketWatch(job: Job): Ticker[] {
+    const { slots, watch } = job;
+    let n = 0;
+    for (let j = 0; j < slots.length; j++) {
+      const s = slots[j] as number;
       const i = this.latest[s] as number;
-      if (i !== -1) out.push(tickerAt(this.data, this.p.symbols, i));
+      if (i === -1) continue;
+      let ticker = this.tickers[s];
+      if (this.tickerOf[s] !== i) {
+        ticker = tickerAt(this.data, this.p.symbols, i);
+        this.tickers[s] = ticker;
+        this.tickerOf[s] = i;
+      }
+      watch[n++] = ticker as Ticker;
     }
-    return out;
+    if (watch.length !== n) watch.length = n;
+    return watch;
   }
 
   private fire(job: Job): Promise<void> | undefined {
     const engine: Engine = this.p.engine;
-    if (job.kind === MARKET) return engine.observeCycle(this.marketWatch(job.slots), job.schedule);
+    if (job.kind === MARKET) return engine.observeCycle(this.marketWatch(job), job.schedule);
     if (job.kind === POLL) return engine.pollOrders();
     return this.gate.refresh();
   }

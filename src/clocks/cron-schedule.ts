@@ -35,6 +35,12 @@ export class CronSchedule {
   private readonly cron: Cron;
   /** Offsets (ms) of the matches within any hour, when the expression repeats every hour. */
   private readonly hourly: number[] | undefined;
+  /**
+   * The last answer from the table and its index in it: a schedule is mostly asked for the match after the one
+   * it gave last (a backtest's jobs, the timers), which is then the next entry, without a search.
+   */
+  private lastNext = NaN;
+  private lastIndex = 0;
 
   /** Throws an Error naming the problem (callers say which file or variable it came from). */
   constructor(readonly expression: string) {
@@ -60,14 +66,26 @@ export class CronSchedule {
     if (hourly.length === 0) return Infinity;
     const hour = Math.floor(after / HOUR_MS) * HOUR_MS;
     const offset = after - hour;
-    let lo = 0;
-    let hi = hourly.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((hourly[mid] as number) <= offset) lo = mid + 1;
-      else hi = mid;
+    let lo: number;
+    if (after === this.lastNext) lo = this.lastIndex + 1;
+    else {
+      lo = 0;
+      let hi = hourly.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if ((hourly[mid] as number) <= offset) lo = mid + 1;
+        else hi = mid;
+      }
     }
-    return lo < hourly.length ? hour + (hourly[lo] as number) : hour + HOUR_MS + (hourly[0] as number);
+    let next: number;
+    if (lo < hourly.length) next = hour + (hourly[lo] as number);
+    else {
+      lo = 0;
+      next = hour + HOUR_MS + (hourly[0] as number);
+    }
+    this.lastNext = next;
+    this.lastIndex = lo;
+    return next;
   }
 
   /** The time between two consecutive matches after `after` (ms), Infinity when there are not two. */

@@ -54,6 +54,8 @@ export class MarketState {
 
   setTicker(t: Ticker): void {
     const previous = this.tickers.get(t.symbol);
+    // A backtest hands the same ticker to every market job until its symbol's next tick.
+    if (previous === t) return;
     this.tickers.set(t.symbol, t);
     // Asset ids from the first ticker of a symbol only: this runs on every tick.
     if (previous === undefined) {

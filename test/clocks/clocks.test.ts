@@ -28,6 +28,29 @@ describe('CronSchedule', () => {
     );
   });
 
+  it.each(['*/2 * * * * *', '7,31 3-17 * * * *', '0 59 * * * *'])(
+    '%s: a run of next() from its own answers, with jumps between, stays croner’s next run',
+    (expression) => {
+      const cron = new Cron(expression, { timezone: 'UTC', paused: true });
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.boolean(), fc.integer({ min: T0, max: T0 + 3 * 86_400_000 })), { maxLength: 40 }),
+          (steps) => {
+            // One schedule asked over and over, as a replay asks it: mostly from its previous answer.
+            const schedule = new CronSchedule(expression);
+            let at = T0;
+            for (const [jump, t] of steps) {
+              const after = jump ? t : at;
+              at = schedule.next(after);
+              expect(at).toBe(cron.nextRun(new Date(after))!.getTime());
+            }
+          },
+        ),
+        { numRuns: 100 },
+      );
+    },
+  );
+
   it('names what is wrong with an expression', () => {
     expect(cronProblem('*/5 * * *')).toBe('expected 5 or 6 fields but got 4');
     expect(cronProblem('99 * * * * *')).toMatch(/second/);
