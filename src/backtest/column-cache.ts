@@ -12,8 +12,16 @@
  * A file is written under a temporary name and renamed into place, so a crash mid-write leaves no file under
  * the final name; a file whose magic, version, sha256 or size do not match is ignored and written anew. The
  * name is the content's hash: a recording that changes gets another entry, never a stale one.
+ *
+ * Beside the entries, `paths/` holds a hint per recording file met (by its resolved path): the sha256 it had at
+ * its size and modification time. The hint only says which way to read: a file with a current hint is
+ * expected in the cache, so it is hashed on its own before its entry is read (as a warm load must); a file
+ * without one is expected to be new, so it is read once, hashed as it is read, and those bytes are scanned on
+ * a miss instead of reading the file twice. The entry found is always the one of the content's hash.
  */
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
@@ -105,6 +113,43 @@ export async function openCached(dir: string, sha256: string): Promise<CachedCol
   } catch {
     await handle.close();
     return undefined;
+  }
+}
+
+/** The hint file of a recording (its resolved path hashed: any path, one flat folder). */
+function hintFile(dir: string, file: string): string {
+  return path.join(dir, 'paths', `${createHash('sha256').update(path.resolve(file)).digest('hex')}.json`);
+}
+
+interface PathHint {
+  path: string;
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+}
+
+/** The sha256 the file had when last cached, if it still has that size and modification time. */
+export async function pathHint(dir: string, file: string, stats: Stats): Promise<string | undefined> {
+  try {
+    const hint = JSON.parse(await readFile(hintFile(dir, file), 'utf8')) as Partial<PathHint>;
+    const current = hint.path === path.resolve(file) && hint.size === stats.size && hint.mtimeMs === stats.mtimeMs;
+    return current && typeof hint.sha256 === 'string' ? hint.sha256 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Notes the file's sha256 at its size and modification time (temporary name, renamed; best effort). */
+export async function writePathHint(dir: string, file: string, stats: Stats, sha256: string): Promise<void> {
+  const final = hintFile(dir, file);
+  const temp = `${final}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  const hint: PathHint = { path: path.resolve(file), size: stats.size, mtimeMs: stats.mtimeMs, sha256 };
+  try {
+    await mkdir(path.dirname(final), { recursive: true });
+    await writeFile(temp, JSON.stringify(hint));
+    await rename(temp, final);
+  } catch {
+    await rm(temp, { force: true });
   }
 }
 

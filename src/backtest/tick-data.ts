@@ -5,14 +5,22 @@
  * per-symbol b, q, bi, qi); the recording's other keys are filler (docs/recording-format.md) and are not replayed.
  */
 import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
 import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/recording-format.js';
 import type { RecordingHeader } from '../record/recording-format.js';
-import { partial, type Warn } from '../record/recording-reader.js';
+import { type HashedFile, partial, readHashed, type Warn } from '../record/recording-reader.js';
 import { scanRecording } from '../record/recording-scanner.js';
-import { COLUMN_CACHE_VERSION, type CachedColumns, openCached, writeCached } from './column-cache.js';
+import {
+  COLUMN_CACHE_VERSION,
+  type CachedColumns,
+  openCached,
+  pathHint,
+  writeCached,
+  writePathHint,
+} from './column-cache.js';
 
 export interface SymbolInfo {
   symbol: string;
@@ -148,10 +156,10 @@ class ColumnBuilder {
   }
 }
 
-async function fileInfo(file: string): Promise<RecordingFile> {
-  let size: number;
+async function fileInfo(file: string): Promise<{ info: RecordingFile; stats: Stats }> {
+  let stats: Stats;
   try {
-    size = (await stat(file)).size;
+    stats = await stat(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new RecordingError(`expected a recording file, found none (${code})`, { file }, err);
@@ -160,7 +168,7 @@ async function fileInfo(file: string): Promise<RecordingFile> {
   const stem = base.endsWith(RECORDING_EXTENSION) ? base.slice(0, -RECORDING_EXTENSION.length) : base;
   // A recorder day file (SYMBOL/YYYY-MM-DD.jsonl.gz) is named by its folder too.
   const name = dayFileSpan(file) ? `${path.basename(path.dirname(path.resolve(file)))}-${stem}` : stem;
-  return { path: file, name, size, sha256: '' };
+  return { info: { path: file, name, size: stats.size, sha256: '' }, stats };
 }
 
 /** The sha256 of a file's bytes, read through one buffer (a stream's chunk per read would be garbage to collect). */
@@ -212,7 +220,8 @@ interface FileRead {
  */
 export async function loadTicks(files: readonly string[], options: LoadTicksOptions = {}): Promise<TickData> {
   if (files.length === 0) throw new RecordingError('expected at least one recording', { file: '--data' });
-  const infos = await Promise.all(files.map(fileInfo));
+  const found = await Promise.all(files.map(fileInfo));
+  const infos = found.map((f) => f.info);
   const symbols: SymbolInfo[] = [];
   const index = new Map<string, number>();
   const symbolOf = (info: SymbolInfo): number => {
@@ -245,11 +254,24 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     const start = builder.length;
     fileStarts.push(start);
     const info = infos[k] as RecordingFile;
-    if (cacheDir !== undefined) info.sha256 = await fileSha256(file);
-    const cached = cacheDir === undefined ? undefined : await openCached(cacheDir, info.sha256);
+    const stats = (found[k] as { stats: Stats }).stats;
+    // The file is hashed to find its entry. One the cache has seen at this size and time (its hint) is hashed
+    // alone; another is read once, its bytes kept as they are hashed, and scanned from them on a miss.
+    let compressed: HashedFile['chunks'] | undefined;
+    let hinted: string | undefined;
+    let cached: CachedColumns | undefined;
+    if (cacheDir !== undefined) {
+      hinted = await pathHint(cacheDir, file, stats);
+      if (hinted !== undefined) info.sha256 = await fileSha256(file);
+      else ({ sha256: info.sha256, chunks: compressed } = await readHashed(file));
+      cached = await openCached(cacheDir, info.sha256);
+    }
     let read: FileRead;
-    if (cached) read = await fromCache(cached, builder, symbolOf, file, to);
-    else {
+    if (cached) {
+      compressed = undefined;
+      read = await fromCache(cached, builder, symbolOf, file, to);
+      if (hinted !== info.sha256) await writePathHint(cacheDir as string, file, stats, info.sha256);
+    } else {
       const local: SymbolInfo[] = [];
       const global: number[] = [];
       const scan = await scanRecording(
@@ -270,7 +292,12 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
           },
           push: (s, time, price, high, low, vb, vq) => builder.push(file, s, time, price, high, low, vb, vq),
         },
-        { to: options.to, readAll: cacheDir !== undefined, sha256: cacheDir === undefined ? undefined : info.sha256 },
+        {
+          to: options.to,
+          readAll: cacheDir !== undefined,
+          sha256: cacheDir === undefined ? undefined : info.sha256,
+          compressed,
+        },
       );
       read = scan;
       if (cacheDir === undefined) info.sha256 = scan.sha256 ?? (await fileSha256(file));
@@ -282,6 +309,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
             { ...meta, header: scan.header, pairs: scan.pairs },
             localColumns(builder.views(start, start + scan.count), global),
           );
+          await writePathHint(cacheDir, file, stats, info.sha256);
         } catch (err) {
           warn(`column cache: cannot write in ${cacheDir} (${(err as Error).message}); going on without it`);
           cacheDir = undefined;

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -27,6 +29,12 @@ function firstPriceOffset(file: string, count: number): number {
   return 16 + ((metaBytes + 7) & ~7) + count * 8;
 }
 
+/** The cache's entries (its `paths/` hints left out). */
+const entries = (cache: string) =>
+  readdirSync(cache)
+    .filter((name) => name.endsWith('.cols'))
+    .sort();
+
 let dir: string;
 beforeEach(() => {
   dir = tempDir('column-cache-');
@@ -53,13 +61,38 @@ describe('column cache', () => {
     expect(marked.columns.price[1]).toBe(plain.columns.price[1]);
   });
 
+  it('reads a recording it has not seen once: hashed in the pass that scans it, not read again', async () => {
+    const cache = join(dir, 'cache');
+    // A named pipe gives its bytes once: a second read would wait for another writer, and the test time out.
+    const pipe = join(dir, 'BTCUSDT-pipe.jsonl.gz');
+    execFileSync('mkfifo', [pipe]);
+    const writer = writeFile(pipe, readFileSync(SAMPLE));
+    const data = await loadTicks([pipe], { cacheDir: cache });
+    await writer;
+    const plain = await loadTicks([SAMPLE]);
+    expect(fingerprint(data).columns).toEqual(fingerprint(plain).columns);
+    expect(data.files[0]!.sha256).toBe(sha256(SAMPLE));
+    expect(entries(cache)).toEqual([`${sha256(SAMPLE)}.cols`]);
+    // The same bytes under another name, new to the cache, are found by their hash: read from the entry (its
+    // marked price comes back), not scanned.
+    const file = cacheFile(cache, sha256(SAMPLE));
+    const bytes = readFileSync(file);
+    bytes.writeDoubleLE(23456.5, firstPriceOffset(file, plain.length));
+    writeFileSync(file, bytes);
+    const copy = join(dir, 'BTCUSDT-copy.jsonl.gz');
+    copyFileSync(SAMPLE, copy);
+    expect((await loadTicks([copy], { cacheDir: cache })).columns.price[0]).toBe(23456.5);
+    // Seen at its size and time (the hint written the first time), the file is hashed and its entry read.
+    expect((await loadTicks([copy], { cacheDir: cache })).columns.price[0]).toBe(23456.5);
+  });
+
   it('reads a windowed, multi-file load from the cache as from the recordings', async () => {
     const cache = join(dir, 'cache');
     const window = { from: Date.parse('2023-03-05T00:00:00Z'), to: Date.parse('2023-03-09T00:00:00Z') };
     const plain = await loadTicks([OTHER, SAMPLE], window);
     const cold = await loadTicks([OTHER, SAMPLE], { ...window, cacheDir: cache });
     // A --to load still caches the whole file.
-    expect(readdirSync(cache).sort()).toEqual([`${sha256(OTHER)}.cols`, `${sha256(SAMPLE)}.cols`].sort());
+    expect(entries(cache)).toEqual([`${sha256(OTHER)}.cols`, `${sha256(SAMPLE)}.cols`].sort());
     const warm = await loadTicks([OTHER, SAMPLE], { ...window, cacheDir: cache });
     expect(fingerprint(cold)).toEqual(fingerprint(plain));
     expect(fingerprint(warm)).toEqual(fingerprint(plain));
@@ -81,7 +114,7 @@ describe('column cache', () => {
     expect(after.columns.price[0]).toBe(1.25);
     expect(before.columns.price[0]).not.toBe(1.25);
     expect(after.files[0]!.sha256).toBe(sha256(recording));
-    expect(readdirSync(cache)).toHaveLength(2);
+    expect(entries(cache)).toHaveLength(2);
   });
 
   it('ignores an entry cut short or left under a temporary name by a crash, and writes it anew', async () => {
@@ -123,7 +156,7 @@ describe('column cache', () => {
     expect(existsSync(cache)).toBe(false);
     vi.stubEnv('COLUMN_CACHE_DIR', cache);
     expect((await bot([...sliceFlags(config, join(dir, 'cold'))])).code).toBe(0);
-    expect(readdirSync(cache)).toEqual([`${sha256(SAMPLE)}.cols`]);
+    expect(entries(cache)).toEqual([`${sha256(SAMPLE)}.cols`]);
     expect((await bot([...sliceFlags(config, join(dir, 'warm'))])).code).toBe(0);
     for (const name of ['summary.json', 'fills.csv', 'equity.csv'])
       expect(readFileSync(join(dir, 'warm', name), 'utf8')).toBe(readFileSync(join(dir, 'off', name), 'utf8'));
