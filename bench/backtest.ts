@@ -1,19 +1,22 @@
 /**
  * Backtester throughput, printed next to its baselines (no assertions):
  * 1. replay once loaded (ticks/s), with the grid strategy (config/grid-btcusdt.json) and with a strategy that
- *    does nothing (the engine + matching + replay loop alone);
+ *    does nothing (the engine + matching + replay loop alone), next to a plain loop over the same columns (what
+ *    the engine adds per tick is the difference);
  * 2. the cold first pass (read + scan + replay) against merely reading and JSON.parse-ing the same file, and the
  *    warm load from the column cache against the cold one;
  * 3. a sweep of 8 grid combinations on 1 and on 2 worker threads, on the synthetic recording (each combination
  *    replays over a million ticks), three rounds alternating, each round next to what the machine itself gives
  *    a second thread on an allocating loop; wall and CPU seconds, the CPU ratio and the speed-up as a share of
  *    the machine's (and, once, the machine on a compute-bound and a memory-bound loop).
- * On the sample recording and on a synthetic one 10x longer (the sample repeated with shifted times and
- * scaled prices, written to a temp dir). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
+ * 4. the peak RSS of `bot backtest` (the grid) over the synthetic recording, cold and warm, next to a bare node
+ *    process and one that only loads the same columns (bench/peak-rss.ts).
+ * On the sample recording and on a synthetic one 10x longer (1.2M ticks: the sample repeated with shifted
+ * times and scaled prices, generated once into data/cache/bench/ and kept there). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
  * sweep included, where start-up outweighs the work). `npm run bench:sweep [-- --quick --rounds N --combos N]`:
  * part 3 alone.
  */
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -27,9 +30,12 @@ import { runSweep, sweepGrid } from '../src/backtest/sweep.js';
 import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';
 import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
+import { peakRssRuns } from './peak-rss.js';
 
 const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 const GRID = 'config/grid-btcusdt.json';
+/** Where the synthetic recording is kept (data/cache/ is not committed). */
+const SYNTHETIC_DIR = 'data/cache/bench';
 const quick = process.argv.includes('--quick');
 const sweepOnly = process.argv.includes('--sweep');
 const numberArg = (name: string, fallback: number): number => {
@@ -64,8 +70,14 @@ function bareParse(file: string): number {
   return n;
 }
 
-/** The sample `times` times over, each copy later by the sample's span and its prices scaled by 1 + 2 % x k. */
+/**
+ * The sample `times` times over, each copy later by the sample's span and its prices scaled by 1 + 2 % x k;
+ * written once into `dir` and kept (data/cache/ is not committed).
+ */
 async function synthetic(dir: string, times: number): Promise<string> {
+  const file = join(dir, `BTCUSDT-synthetic-x${times}.jsonl.gz`);
+  if (existsSync(file)) return file;
+  mkdirSync(dir, { recursive: true });
   const lines = gunzipSync(readFileSync(SAMPLE))
     .toString('utf8')
     .split('\n')
@@ -73,9 +85,9 @@ async function synthetic(dir: string, times: number): Promise<string> {
   const [header, ...tickers] = lines;
   const parsed = tickers.map((l) => JSON.parse(l) as Record<string, number>);
   const span = parsed[parsed.length - 1]!.t! - parsed[0]!.t! + 15_000;
-  const file = join(dir, `BTCUSDT-synthetic-x${times}.jsonl.gz`);
+  const temp = `${file}.${process.pid}.tmp`;
   const gzip = createGzip();
-  const out = gzip.pipe(createWriteStream(file));
+  const out = gzip.pipe(createWriteStream(temp));
   gzip.write(`${header}\n`);
   for (let k = 0; k < times; k++) {
     const scale = 1 + 0.02 * k;
@@ -91,6 +103,7 @@ async function synthetic(dir: string, times: number): Promise<string> {
   }
   gzip.end();
   await finished(out);
+  renameSync(temp, file);
   return file;
 }
 
@@ -112,17 +125,56 @@ async function warm(runs: number, fn: () => Promise<unknown>): Promise<{ median:
   return { median: seconds[Math.floor(runs / 2)]!, best: seconds[0]! };
 }
 
+/**
+ * The baseline of the replay: a plain loop over the same columns, reading every column of each tick of the
+ * symbol and keeping a running figure from them (so that nothing is left out), as a replay that did nothing
+ * else would.
+ */
+function plainLoop(data: TickData): number {
+  const { sym, time, price, high, low, vb, vq } = data.columns;
+  let acc = 0;
+  let last = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (sym[i] !== 0) continue;
+    const p = price[i] as number;
+    acc += (time[i] as number) - last + p * 1e-9 + ((high[i] as number) - (low[i] as number)) * 1e-9;
+    acc += ((vb[i] as number) + (vq[i] as number)) * 1e-12;
+    last = time[i] as number;
+  }
+  return acc;
+}
+
 async function replayRate(data: TickData, label: string): Promise<void> {
   const { sources } = await readConfigs([GRID]);
   const [grid] = await timed(() => runJob(sources, data, DEFAULT_JOB_SETTINGS));
   const gridS = await warm(5, () => runJob(sources, data, DEFAULT_JOB_SETTINGS));
-  const idleS = await warm(5, () => runIdle(data));
+  // The idle replay and the plain loop alternate, five rounds after a warm-up of each.
+  await runIdle(data);
+  plainLoop(data);
+  const idleRuns: number[] = [];
+  const plainRuns: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    idleRuns.push((await timed(() => runIdle(data)))[1]);
+    plainRuns.push((await timed(() => Promise.resolve(plainLoop(data))))[1]);
+  }
+  const stats = (runs: number[]) => {
+    const sorted = [...runs].sort((a, b) => a - b);
+    return { median: sorted[Math.floor(runs.length / 2)]!, best: sorted[0]! };
+  };
+  const idleS = stats(idleRuns);
+  const plainS = stats(plainRuns);
   const noRefreshS = await warm(5, () => runIdle(data, 1e15));
   const rate = (s: { median: number; best: number }) =>
     `${fmt(data.length / s.median)} ticks/s median, ${fmt(data.length / s.best)} best (${s.median.toFixed(2)} s)`;
+  const ns = (seconds: number) => `${((seconds * 1e9) / data.length).toFixed(1)} ns`;
   console.log(`  replay once loaded and warm (5 runs after a warm-up), ${label}: ${fmt(data.length)} ticks`);
   console.log(`    grid strategy            ${rate(gridS)}, ${grid.run.fills.length} fills`);
-  console.log(`    idle strategy            ${rate(idleS)}`);
+  console.log(`    idle strategy            ${rate(idleS)} (its schedule every second: 15 market jobs a tick)`);
+  console.log(`    baseline: plain loop     ${rate(plainS)} over the same columns`);
+  console.log(
+    `    engine overhead a tick   ${ns(idleS.median - plainS.median)} median (${ns(idleS.best - plainS.best)} best): ` +
+      `the idle replay is ${(idleS.median / plainS.median).toFixed(0)}x the plain loop (median against median)`,
+  );
   console.log(`    idle, refresh never due  ${rate(noRefreshS)}`);
 }
 
@@ -295,7 +347,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
 try {
   if (sweepOnly) {
     // The sweep alone (npm run bench:sweep): on the synthetic recording, or the sample with --quick.
-    const data = quick ? await loadTicks([SAMPLE]) : await loadTicks([await synthetic(dir, 10)]);
+    const data = quick ? await loadTicks([SAMPLE]) : await loadTicks([await synthetic(SYNTHETIC_DIR, 10)]);
     await sweepSpeedup(data, quick ? 'sample' : 'synthetic 10x', ROUNDS, COMBOS);
   } else {
     const sample = await coldPass(SAMPLE, 'sample');
@@ -304,10 +356,11 @@ try {
     if (quick) {
       await sweepSpeedup(sample, 'sample', 1, COMBOS);
     } else {
-      const [file, genS] = await timed(() => synthetic(dir, 10));
-      console.log(`  (synthetic 10x recording written in ${genS.toFixed(1)} s)`);
+      const [file, genS] = await timed(() => synthetic(SYNTHETIC_DIR, 10));
+      console.log(`  (synthetic 10x recording ${file}, ready in ${genS.toFixed(1)} s)`);
       const long = await coldPass(file, 'synthetic 10x');
       await replayRate(long, 'synthetic 10x');
+      peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(long.length)} ticks)`);
       await sweepSpeedup(long, 'synthetic 10x', ROUNDS, COMBOS);
     }
   }
