@@ -15,6 +15,7 @@ import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine } from '../engine/engine.js';
 import { DEFAULT_CIRCUIT_BREAKER } from '../engine/risk.js';
 import { ConfigError, errorCode } from '../errors.js';
+import { journalEnd } from '../notify/notifier.js';
 import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
 import type { Logger } from '../ops/logger.js';
@@ -32,7 +33,7 @@ import { createOperatorActions, interruptedExits } from '../operator/actions.js'
 import type { Operator } from '../operator/operator.js';
 import { createQueries } from '../operator/queries.js';
 import { installation } from './installation.js';
-import { openRunStore } from './run-history.js';
+import { openRunStore, type RunStore } from './run-history.js';
 import { bannerText, planVenue, type VenuePlan } from './venue-plan.js';
 import { setUpVenue, type VenueSetup } from './venue-setup.js';
 
@@ -124,14 +125,28 @@ export class Daemon {
       throw new ConfigError([
         'PAPER_FRESH (or --fresh): starts a new paper account, and this is MODE=live; a live database is never archived',
       ]);
+    // When the start began (the wall's): a chat command sent before it was sent while the daemon was not running.
+    const startedAt = wallClock.now();
     ensureWritableFolder(env.DB_PATH, 'DB_PATH');
     // One daemon per journal: a second one stops here, at once, before the strategy modules load and before
     // the journal, the paper account or the venue is touched.
     const lock = acquireJournalLock(env.DB_PATH);
     let instances: StrategyInstance[];
-    let opened: ReturnType<typeof openRunStore>;
+    let opened: RunStore;
+    const metrics = createMetrics();
+    // Health and metrics answer from here on: a venue that cannot be reached yet is a readiness problem, not
+    // a reason for an orchestrator to restart the bot (or for its probe to time out). Bound before the journal
+    // is opened: a port taken fails the start before anything is written.
+    const probes = new ProbeState();
+    let listeners: DaemonListeners;
     try {
       instances = await loadInstances(env);
+      listeners = await DaemonListeners.start(env, probes, metrics, logger);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+    try {
       opened = openRunStore(
         env.DB_PATH,
         {
@@ -144,11 +159,14 @@ export class Daemon {
         { fresh: env.PAPER_FRESH, archivesKept: env.PAPER_ARCHIVES_KEPT },
       );
     } catch (err) {
+      await listeners.close();
       lock.release();
       throw err;
     }
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
-    const { store, archivedTo, archivedBecause, deleted } = opened;
+    const { store, archivedTo, archivedBecause } = opened;
+    // Where this run's records begin: its notifications start there once it runs.
+    const runBegan = journalEnd(store);
     logger.info(
       { lock: lockPathOf(env.DB_PATH), pid: lock.holder.pid, host: lock.holder.host },
       `holding the journal's lock (${lockPathOf(env.DB_PATH)}): no other daemon can use ${env.DB_PATH} while this one runs`,
@@ -159,29 +177,15 @@ export class Daemon {
       );
     else if (archivedBecause === 'fresh')
       logger.warn(`fresh start asked for: the previous paper account was moved to ${archivedTo}`);
-    if (deleted.length > 0)
-      logger.info(
-        { deleted },
-        `deleted ${deleted.length} old archive(s) (PAPER_ARCHIVES_KEPT=${env.PAPER_ARCHIVES_KEPT})`,
-      );
-    // Started before the venue, so that a start that keeps failing is told as well.
-    const notifications = notificationsFromEnv(env, { store, logger, mode: plan.mode, venueClock: clock });
-    const cleanup: (() => Promise<void> | void)[] = [];
-    const undo = async (err: unknown) => {
+    const cleanup: (() => Promise<void> | void)[] = [() => listeners.close()];
+    // A start that fails writes nothing: the journal is left as it was (run-history.ts), and only the log and the
+    // exit status tell of it.
+    const undo = async () => {
       for (const step of cleanup.reverse()) await step();
-      const reason = `start failed: ${err instanceof Error ? err.message : String(err)}`;
-      store.events.record(wallClock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
-      await notifications?.stop(NOTIFY_STOP_MS);
-      store.close();
+      opened.abandon();
       lock.release();
     };
     try {
-      const metrics = createMetrics();
-      // Health and metrics answer from here on: a venue that cannot be reached yet is a readiness problem, not
-      // a reason for an orchestrator to restart the bot (or for its probe to time out).
-      const probes = new ProbeState();
-      const listeners = await DaemonListeners.start(env, probes, metrics, logger);
-      cleanup.push(() => listeners.close());
       probes.starting('setting up the venue');
       const retry = {
         logger,
@@ -281,7 +285,6 @@ export class Daemon {
       cleanup.push(async () => {
         await scheduler.stop(options.stopTimeoutMs ?? 10_000);
       });
-      notifications?.attachCommands(operator);
       // Readiness, the metrics and log budgets are about the machine: wall-clock time (the venue's time is
       // the operator layer's, above).
       const now = () => wallClock.now();
@@ -296,6 +299,22 @@ export class Daemon {
         probes,
       });
       probes.running({ ready: () => readinessNow({ read: operator.read, now, metrics }), jobs: operator.read.jobs });
+      // The daemon runs: its start is recorded, and told from here on.
+      const deleted = opened.started();
+      if (deleted.length > 0)
+        logger.info(
+          { deleted },
+          `deleted ${deleted.length} old archive(s) (PAPER_ARCHIVES_KEPT=${env.PAPER_ARCHIVES_KEPT})`,
+        );
+      const notifications = notificationsFromEnv(env, {
+        store,
+        logger,
+        mode: plan.mode,
+        venueClock: clock,
+        startedAt,
+        runBegan,
+      });
+      notifications?.attachCommands(operator);
       logger.info({ ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH, db: env.DB_PATH }, 'daemon running');
       const stopMs = options.stopTimeoutMs ?? 10_000;
       return new Daemon(
@@ -314,9 +333,7 @@ export class Daemon {
         lock,
       );
     } catch (err) {
-      await undo(err).catch((closeErr: unknown) =>
-        logger.error({ err: closeErr }, 'closing after a failed start failed'),
-      );
+      await undo().catch((closeErr: unknown) => logger.error({ err: closeErr }, 'closing after a failed start failed'));
       throw err;
     }
   }

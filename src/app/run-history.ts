@@ -5,6 +5,10 @@
  * same database (paper-ledger.ts), so a paper run resumes the previous one; the database is moved aside
  * (archived next to it, the newest PAPER_ARCHIVES_KEPT kept) only when a fresh start is asked for, or when it
  * holds a paper journal from before the exchange kept its state (its orders are gone with that exchange).
+ *
+ * A start is recorded only once the daemon runs (`started`); a start that fails (`abandon`) leaves the database
+ * as it was: a database it made is removed, one it archived is put back, an existing one is only closed (a
+ * journal of an older version keeps the migrations applied to it: an upgrade the next start makes anyway).
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -36,8 +40,13 @@ export interface RunStore {
   archivedTo: string | undefined;
   /** Why: asked for (fresh), or a paper journal whose exchange state was never kept (legacy). */
   archivedBecause: 'fresh' | 'legacy' | undefined;
-  /** Older archives deleted to keep PAPER_ARCHIVES_KEPT. */
-  deleted: string[];
+  /**
+   * The daemon runs: records this start ('daemon-started') and deletes the archives beyond PAPER_ARCHIVES_KEPT.
+   * Returns the archives deleted.
+   */
+  started(): string[];
+  /** The start failed: closes the store and leaves the database as it was before openRunStore. */
+  abandon(): void;
 }
 
 const hasOrders = (store: Store) => store.orders.instances().length > 0 || store.orders.active().length > 0;
@@ -75,23 +84,35 @@ export function listArchives(path: string): string[] {
     .map((f) => join(dir, f));
 }
 
-/** Moves the database (and any WAL left by a crash) aside, then deletes the archives beyond `kept`. */
-function archive(path: string, now: number, kept: number): { archivedTo: string; deleted: string[] } {
+/** A database's files: the file, and the WAL and shared memory a crash may leave. */
+const DB_SUFFIXES = ['', '-wal', '-shm'];
+
+/** Moves a database's files from `from` to `to`. */
+function moveDatabase(from: string, to: string): void {
+  for (const suffix of DB_SUFFIXES) if (existsSync(from + suffix)) renameSync(from + suffix, to + suffix);
+}
+
+/** Moves the database (and any WAL left by a crash) aside; returns where. */
+function archive(path: string, now: number): string {
   let at = now;
   // Two archives in one millisecond (scripts, tests) must not overwrite each other.
   while (existsSync(archiveName(path, stampOf(at)))) at++;
   const archivedTo = archiveName(path, stampOf(at));
-  renameSync(path, archivedTo);
-  for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, archivedTo + suffix);
+  moveDatabase(path, archivedTo);
+  return archivedTo;
+}
+
+/** Deletes the archives of `path` beyond the newest `kept`; returns them. */
+function pruneArchives(path: string, kept: number): string[] {
   const all = listArchives(path);
   const deleted = all.slice(0, Math.max(0, all.length - kept));
-  for (const old of deleted) for (const suffix of ['', '-wal', '-shm']) rmSync(old + suffix, { force: true });
-  return { archivedTo, deleted };
+  for (const old of deleted) for (const suffix of DB_SUFFIXES) rmSync(old + suffix, { force: true });
+  return deleted;
 }
 
 /**
  * Opens the store for a run of `identity` at `path`: refuses a database of the other mode, archives a paper
- * one when asked to (or when it predates the paper exchange's ledger), and records this start.
+ * one when asked to (or when it predates the paper exchange's ledger). The start is recorded by `started`.
  */
 export function openRunStore(
   path: string,
@@ -99,8 +120,10 @@ export function openRunStore(
   clock: ClockReading,
   options: RunStoreOptions = {},
 ): RunStore {
+  const onDisk = path !== ':memory:';
+  const existed = onDisk && existsSync(path);
   let store = openStore({ path, clock });
-  let moved: { archivedTo: string; deleted: string[] } | undefined;
+  let archivedTo: string | undefined;
   let archivedBecause: RunStore['archivedBecause'];
   const previous = previousRun(store);
   const previousMode = previous === 'unknown' ? undefined : previous?.mode;
@@ -120,10 +143,26 @@ export function openRunStore(
     if (archivedBecause !== undefined) {
       // The clean close checkpoints the WAL and removes it: the database is one file again.
       store.close();
-      moved = archive(path, clock.now(), options.archivesKept ?? 5);
+      archivedTo = archive(path, clock.now());
       store = openStore({ path, clock });
     }
   }
-  store.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid });
-  return { store, archivedTo: moved?.archivedTo, archivedBecause, deleted: moved?.deleted ?? [] };
+  const opened = store;
+  return {
+    store,
+    archivedTo,
+    archivedBecause,
+    started() {
+      opened.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid });
+      return archivedTo === undefined ? [] : pruneArchives(path, options.archivesKept ?? 5);
+    },
+    abandon() {
+      opened.close();
+      if (!onDisk) return;
+      // What this start made goes; what it moved aside comes back.
+      if (archivedTo !== undefined || !existed)
+        for (const suffix of DB_SUFFIXES) rmSync(path + suffix, { force: true });
+      if (archivedTo !== undefined) moveDatabase(archivedTo, path);
+    },
+  };
 }

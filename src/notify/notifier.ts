@@ -38,11 +38,26 @@ export interface NotifierOptions {
   dailySummaryAt: number | undefined;
   /** The kill-switch file, for the summary's read model. */
   killSwitchFile: string;
+  /**
+   * Where this run's records begin (journalEnd when the daemon began its start): a channel's first run is told
+   * from there, the records of the start-up (reconciliation, orders found at the venue) included. Default: this
+   * run's 'daemon-started' row.
+   */
+  runBegan?: Cursor;
 }
 
-interface Cursor {
+/** A place in the journal: the last event id and fill sequence number read. */
+export interface Cursor {
   event: number;
   fill: number;
+}
+
+/** The journal's end: its newest event and fill. */
+export function journalEnd(store: Store): Cursor {
+  return {
+    event: store.events.list({ limit: 1 })[0]?.id ?? 0,
+    fill: store.fills.seqBefore(Number.MAX_SAFE_INTEGER),
+  };
 }
 
 /**
@@ -112,11 +127,7 @@ export class Notifier {
     const [thisRun, previousRun] = starts;
     const fromRow = (e: EventRow): Cursor => ({ event: e.id - 1, fill: store.fills.seqBefore(e.time) });
     // Without any run recorded (a store used by a test alone), begin at the present end.
-    const present: Cursor = {
-      event: store.events.list({ limit: 1 })[0]?.id ?? 0,
-      fill: store.fills.seqBefore(Number.MAX_SAFE_INTEGER),
-    };
-    const fresh = thisRun === undefined ? present : fromRow(thisRun);
+    const fresh = this.options.runBegan ?? (thisRun === undefined ? journalEnd(store) : fromRow(thisRun));
     const floor = previousRun === undefined ? fresh : fromRow(previousRun);
     const records = store.events.list({ kinds: ['notification-sent', 'notification-dropped'], limit: 1000 });
     for (const c of this.channels) {

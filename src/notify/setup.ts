@@ -1,8 +1,8 @@
 /**
  * The notifier as the environment configures it: one channel per webhook, Discord webhook and Telegram chat
  * set, each with its kinds and minimum level; Telegram chat commands when asked for. Undefined when no
- * channel is configured. The daemon starts it right after its store opens and stops it just before the
- * store closes, so its own start and stop are told too.
+ * channel is configured. The daemon starts it once it runs (a start that fails writes nothing, so nothing is
+ * told of it but its log) and stops it just before the store closes, so its own start and stop are told too.
  */
 import { type CoreEnv, secretValues } from '../config/env.js';
 import type { NotifyEnv } from './env.js';
@@ -13,7 +13,7 @@ import { type ChatOperator, ChatCommands } from './chat-commands.js';
 import { DiscordTransport } from './discord.js';
 import type { Level, NoticeKind } from './event-kinds.js';
 import { type Mode, redactor } from './message.js';
-import { Notifier } from './notifier.js';
+import { type Cursor, Notifier } from './notifier.js';
 import { TelegramApi, TelegramTransport } from './telegram.js';
 import type { Timers } from '../ports/clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
@@ -41,11 +41,20 @@ export interface Notifications {
 
 export function notificationsFromEnv(
   env: NotifyEnv & CoreEnv,
-  deps: { store: Store; logger: Logger; mode: Mode; timers?: Timers; venueClock?: Timers },
+  deps: {
+    store: Store;
+    logger: Logger;
+    mode: Mode;
+    timers?: Timers;
+    venueClock?: Timers;
+    /** When the daemon began its start (default now): a chat command sent before it was sent while it was not running. */
+    startedAt?: number;
+    /** Where this run's records begin (NotifierOptions.runBegan). */
+    runBegan?: Cursor;
+  },
 ): Notifications | undefined {
   const timers = deps.timers ?? wallClock;
-  // The daemon sets this up first thing: a chat command sent before now was sent while it was not running.
-  const startedAt = timers.now();
+  const startedAt = deps.startedAt ?? timers.now();
   const redact = redactor(secretValues(env));
   const options = (
     kinds: 'all' | readonly NoticeKind[],
@@ -109,6 +118,7 @@ export function notificationsFromEnv(
     pollMs: 1000,
     dailySummaryAt: env.NOTIFY_DAILY_SUMMARY,
     killSwitchFile: env.KILL_SWITCH_FILE,
+    runBegan: deps.runBegan,
   });
   notifier.start();
   let commands: ChatCommands | undefined;

@@ -180,6 +180,26 @@ export const fillKeys = (path: string): string[] =>
   readDb(path, (db) => db.prepare('SELECT fill_key FROM fills ORDER BY fill_key').pluck().all() as string[]);
 
 /**
+ * Everything a journal holds, to compare before and after: its schema and version, and every table's rows
+ * (sqlite_sequence's counters included), each table's in a fixed order.
+ */
+export function journalContents(path: string): Record<string, unknown> {
+  return readDb(path, (db) => {
+    const schema = db
+      .prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%' ORDER BY type, name")
+      .all() as { type: string; name: string }[];
+    const contents: Record<string, unknown> = { schema, version: db.pragma('user_version', { simple: true }) };
+    for (const { name } of schema.filter((s) => s.type === 'table'))
+      contents[name] = db
+        .prepare(`SELECT * FROM "${name}"`)
+        .all()
+        .map((row) => JSON.stringify(row))
+        .sort();
+    return contents;
+  });
+}
+
+/**
  * A recording of `symbol`: `count` tickers one second apart from `start`, swinging ±`amplitudePct` around
  * `mid` with a period of `period` tickers (17 by default: prime, so a daemon sampling every few tickers still sees every phase), so resting limits, stops and brackets all get their turn.
  */

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
 import { NOTICE_KINDS, type NoticeKind } from '../../src/notify/event-kinds.js';
+import { journalEnd } from '../../src/notify/notifier.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER } from '../../src/notify/webhook.js';
@@ -306,6 +307,26 @@ describe('the notifier', () => {
       .join('\n');
     expect(texts).toContain('second run');
     expect(texts).not.toContain('first run');
+  });
+
+  it('tells a new channel what the start-up recorded before the start was (the daemon records it once running)', async () => {
+    // A previous run, then this run's start-up: the engine's records come before this run's 'daemon-started'.
+    store.events.record(Date.now(), 'grid', 'paused', { reason: 'previous run' });
+    const runBegan = journalEnd(store);
+    store.events.record(Date.now(), undefined, 'external-orders', SAMPLES['external-orders']);
+    store.events.record(Date.now(), undefined, 'daemon-started', { mode: 'paper', venue: 'embedded', pid: 2 });
+    const notifications = notificationsFromEnv(env(), {
+      store,
+      logger: captureLogger().logger,
+      mode: 'paper',
+      timers: wallClock,
+      runBegan,
+    });
+    await until('the start and the orders found told', () =>
+      ['daemon-started', 'external-orders'].every((k) => hookKinds().includes(k)),
+    );
+    await notifications?.stop(5000);
+    expect(hook.received.map((r) => (r.json as HookBody).text).join('\n')).not.toContain('previous run');
   });
 
   it('sends a webhook POST whose answer it never saw again at the next start, with the same id', async () => {
