@@ -362,9 +362,52 @@ export class Engine implements FillSink {
     return guard.clearHalt();
   }
 
-  /** New params and risk limits for instances, from strategy files reloaded and validated by the caller. */
-  reconfigure(specs: readonly InstanceSpec[]): void {
+  /**
+   * New params, risk limits, exits and protections for instances, from strategy files reloaded and validated by
+   * the caller; returns the instances whose exits or protections changed. Those apply under the lock, from the
+   * next tick: each change is recorded (`exits-changed`), a protection no longer declared is lifted, changed
+   * protections count the journal's trades again (as a start does), and a stop held on the exchange is brought
+   * in line through the order path (cancelled, then placed at the new level once; cancelled when no longer
+   * declared). The watch's state (a trailing stop's high, a protection's window and trips) is kept.
+   */
+  async reconfigure(specs: readonly InstanceSpec[]): Promise<string[]> {
     for (const spec of specs) this.byName.get(spec.config.name)?.reconfigure(spec);
+    return this.lock.run(async () => {
+      const { store, clock } = this.parts;
+      const redeclared: InstanceRunner[] = [];
+      for (const spec of specs) {
+        const r = this.byName.get(spec.config.name);
+        const change = r?.redeclare(spec);
+        if (r === undefined || change === undefined) continue;
+        redeclared.push(r);
+        const now = clock.now();
+        r.logger.warn({ exits: change.exits, protections: change.protections }, 'exits and protections reloaded');
+        store.transaction(() => {
+          store.events.record(now, r.name, 'exits-changed', { exits: change.exits, protections: change.protections });
+          for (const protection of change.lifted)
+            store.events.record(now, r.name, 'protection-lifted', { protection, reason: 'no longer declared' });
+          r.saveWatch();
+        });
+        if (change.reseed) this.seedProtections(r);
+      }
+      await this.held.syncAll(redeclared, true);
+      return redeclared.map((r) => r.name);
+    });
+  }
+
+  /**
+   * The protections count the instance's trades so far (their trips are in its saved watch; one decided but not
+   * saved before a crash is decided again here).
+   */
+  private seedProtections(r: InstanceRunner): void {
+    const { store, journal, market, clock } = this.parts;
+    const trips = r.watch?.seed(
+      store.fills.forInstance(r.name),
+      (id) => journal.get(id)?.tag ?? store.orders.get(id)?.tag,
+      market.rules.get(r.symbol)?.stepSize,
+      clock.now(),
+    );
+    if (trips !== undefined && trips.length > 0) this.protectionsTripped(r, trips, clock.now());
   }
 
   /** A pair's rules as the venue last gave them (undefined before they are loaded, or for another symbol). */
@@ -400,17 +443,7 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
-      // The protections count the instance's trades so far (their trips are in its saved watch; one decided
-      // but not saved before a crash is decided again here).
-      for (const r of this.runners) {
-        const trips = r.watch?.seed(
-          this.parts.store.fills.forInstance(r.name),
-          (id) => this.parts.journal.get(id)?.tag ?? this.parts.store.orders.get(id)?.tag,
-          market.rules.get(r.symbol)?.stepSize,
-          this.parts.clock.now(),
-        );
-        if (trips !== undefined && trips.length > 0) this.protectionsTripped(r, trips, this.parts.clock.now());
-      }
+      for (const r of this.runners) this.seedProtections(r);
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
@@ -618,9 +651,10 @@ export class Engine implements FillSink {
 
   /**
    * Whether an exit already working answers this trigger: an exit at market, or an order the exchange holds
-   * (held-exits.ts) whose leg for it can fill at this price (a stop-loss: the stop leg's limit is at or under
-   * it; a roi: the OCO's take-profit is at or under it). Otherwise the held order is cancelled by the exit
-   * (position-exit.ts) before it sells: never both.
+   * (held-exits.ts) whose leg for it can fill at this price (a stop-loss: its stop is reached and the stop
+   * leg's limit is at or under the price; a roi: the OCO's take-profit is at or under it). Otherwise the held
+   * order is cancelled by the exit (position-exit.ts) before it sells: never both. (A held stop under the price
+   * does not answer a stop-loss a reload tightened above it.)
    */
   private exitWorking(r: InstanceRunner, reason: string, last: number): boolean {
     let held = false;
@@ -628,7 +662,13 @@ export class Engine implements FillSink {
       if (!isActive(row.status) || !isExitOrder(row)) continue;
       if (!isHeldExit(row)) return true;
       const leg =
-        reason === 'stop-loss' ? heldStopLimit(row) : reason === 'roi' && row.type === 'OCO' ? row.price : undefined;
+        reason === 'stop-loss'
+          ? row.stopPrice !== undefined && Number(row.stopPrice) >= last
+            ? heldStopLimit(row)
+            : undefined
+          : reason === 'roi' && row.type === 'OCO'
+            ? row.price
+            : undefined;
       if (leg !== undefined && Number(leg.toString()) <= last) held = true;
     }
     return held;

@@ -75,17 +75,44 @@ function roiRows(roi: Readonly<Record<string, number>> | undefined): [number, nu
 /** One instance's declared exits, checked on ticks. */
 export class PositionWatch {
   state: WatchState = {};
-  private readonly roi: [number, number][];
+  private roi: [number, number][];
   /** The instance's closed trades (only when a protection counts them). */
-  private readonly book: TradeBook | undefined;
+  private book: TradeBook | undefined;
 
   constructor(
-    readonly exits: ExitRulesDecl,
-    readonly protections: ProtectionsDecl,
+    public exits: ExitRulesDecl,
+    public protections: ProtectionsDecl,
   ) {
     this.roi = roiRows(exits.roi);
-    this.book =
-      protections.losingTrades !== undefined || protections.maxDrawdown !== undefined ? new TradeBook() : undefined;
+    this.book = PositionWatch.countsTrades(protections) ? new TradeBook() : undefined;
+  }
+
+  private static countsTrades(p: ProtectionsDecl): boolean {
+    return p.losingTrades !== undefined || p.maxDrawdown !== undefined;
+  }
+
+  /**
+   * New declarations from a reload. The state is kept (the position's open time and high, a cooldown, the trips
+   * and when each protection last tripped), so a trailing stop keeps its high and a protection its window;
+   * exits apply from the next tick. Returns the protections whose trip is lifted because they are no longer
+   * declared. When the protections changed, the trade book starts empty: the caller seeds it again from the
+   * journal (`seed`, when `reseed`), as a start does, so the new rules count the same trades.
+   */
+  redeclare(exits: ExitRulesDecl, protections: ProtectionsDecl): { lifted: ProtectionName[]; reseed: boolean } {
+    this.exits = exits;
+    this.roi = roiRows(exits.roi);
+    if (protections.cooldownMinutes === undefined) delete this.state.cooldownUntil;
+    const protectionsChanged = JSON.stringify(protections) !== JSON.stringify(this.protections);
+    this.protections = protections;
+    if (protectionsChanged) this.book = PositionWatch.countsTrades(protections) ? new TradeBook() : undefined;
+    const dropped: ProtectionName[] = [];
+    for (const name of Object.keys(this.state.trips ?? {}) as ProtectionName[])
+      if (protections[name] === undefined) {
+        dropped.push(name);
+        delete this.state.trips?.[name];
+      }
+    if (this.state.trips !== undefined && Object.keys(this.state.trips).length === 0) delete this.state.trips;
+    return { lifted: dropped, reseed: protectionsChanged && this.book !== undefined };
   }
 
   /**
@@ -221,6 +248,8 @@ export class PositionWatch {
   check(now: number, last: number, entry: number): ExitTrigger | undefined {
     const s = this.state;
     if (s.peak === undefined || last > s.peak) s.peak = last;
+    // A position the watch did not see open (held before these exits were declared): held from now.
+    s.openedAt ??= now;
     const { stopLossPct, trailingStopPct, trailingActivationPct } = this.exits;
     if (stopLossPct !== undefined) {
       const level = entry * (1 - stopLossPct / 100);

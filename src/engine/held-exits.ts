@@ -128,10 +128,14 @@ export class HeldExits {
     if (held.length > 0 && !held.some(isUnresolved)) await this.cancel(r, held, 'the strategy sells');
   }
 
-  /** Brings every instance's held exit in line with its position. The caller holds the engine's lock. */
-  async syncAll(runners: readonly InstanceRunner[]): Promise<void> {
+  /**
+   * Brings every instance's held exit in line with its position. `redeclared`: a reload changed their exits, so
+   * one whose stop is no longer declared is looked at too (its held order is cancelled). The caller holds the
+   * engine's lock.
+   */
+  async syncAll(runners: readonly InstanceRunner[], redeclared = false): Promise<void> {
     for (const r of runners) {
-      if (r.watch?.exits.stopLossPct === undefined) continue;
+      if (r.watch?.exits.stopLossPct === undefined && !redeclared) continue;
       try {
         await this.syncOne(r);
       } catch (err) {
@@ -141,7 +145,13 @@ export class HeldExits {
   }
 
   private async syncOne(r: InstanceRunner): Promise<void> {
-    if (!this.holds(r)) return;
+    if (!this.holds(r)) {
+      // A reload took the declared stop away: the order held for it goes (once its outcome is known).
+      if (r.watch?.exits.stopLossPct !== undefined) return;
+      const held = live(this.p, r).filter(isHeldExit);
+      if (held.length > 0 && !held.some(isUnresolved)) await this.cancel(r, held, 'the declared stop was removed');
+      return;
+    }
     const { market, clock, store } = this.p;
     const rules = market.rules.get(r.symbol) as PairRules;
     let rows = live(this.p, r);

@@ -18,11 +18,13 @@ import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   Balance,
+  ExitRulesDecl,
   FillView,
   Intent,
   IntentBuilders,
   OrderView,
   Position,
+  ProtectionsDecl,
   StrategyContext,
   StrategyDefinition,
   StrategyLogger,
@@ -37,7 +39,7 @@ import { positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
-import { PositionWatch, type WatchState } from './exit-rules.js';
+import { PositionWatch, type ProtectionName, type WatchState } from './exit-rules.js';
 import { isHeldExit } from './exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
@@ -189,6 +191,16 @@ class InstanceContext implements StrategyContext<unknown, State> {
   }
 }
 
+/** What a reload changed in an instance's exits and protections (InstanceRunner.redeclare). */
+export interface Redeclared {
+  exits: ExitRulesDecl;
+  protections: ProtectionsDecl;
+  /** Protections no longer declared whose trip ends now. */
+  lifted: ProtectionName[];
+  /** The protections count trades anew: the caller seeds them from the journal. */
+  reseed: boolean;
+}
+
 export class InstanceRunner {
   readonly name: string;
   readonly symbol: string;
@@ -228,8 +240,8 @@ export class InstanceRunner {
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   candleLimits: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
-  /** The exits and protections the strategy declares (undefined: none). */
-  readonly watch: PositionWatch | undefined;
+  /** The exits and protections the strategy declares (undefined: none, since the start). */
+  watch: PositionWatch | undefined;
 
   constructor(
     spec: InstanceSpec,
@@ -383,6 +395,24 @@ export class InstanceRunner {
     this.limits = spec.config.risk;
     // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
     if (this.definition.indicators !== undefined) this.makeIndicators(spec);
+  }
+
+  /**
+   * The exits and protections of a reloaded strategy file (the strategy module's own, each key the file sets
+   * over them) applied to the watch, its state kept (exit-rules.ts `redeclare`); a watch is made when there was
+   * none, from the state saved under its key. Undefined when they are what the instance runs with already.
+   */
+  redeclare(spec: InstanceSpec): Redeclared | undefined {
+    const declared = declaredExits(this.definition, spec.config);
+    const exits = declared.exits ?? {};
+    const protections = declared.protections ?? {};
+    const now = { exits: this.watch?.exits ?? {}, protections: this.watch?.protections ?? {} };
+    if (JSON.stringify(now) === JSON.stringify({ exits, protections })) return undefined;
+    if (this.watch !== undefined) return { exits, protections, ...this.watch.redeclare(exits, protections) };
+    this.watch = new PositionWatch(exits, protections);
+    const saved = this.deps.store.state.get(this.watchKey);
+    this.watch.state = saved === undefined ? {} : (JSON.parse(saved) as WatchState);
+    return { exits, protections, ...this.watch.redeclare(exits, protections), reseed: true };
   }
 
   get isDirty(): boolean {

@@ -27,7 +27,7 @@ export const HELP = [
   '/stopbuy: stop-buy on (no new BUY orders; exits still go out)',
   '/startbuy: stop-buy off',
   '/killswitch on|off: the kill switch (no new orders at all)',
-  '/reload: reload the strategy files (params and risk)',
+  '/reload: reload the strategy files (params, risk, exits, protections)',
   '/version: the build that runs',
   '/help: this list',
 ].join('\n');

@@ -176,6 +176,11 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: 'info',
     line: (d) => `protection ${str(d.protection)} lifted: entries allowed again`,
   },
+  'exits-changed': {
+    level: 'warn',
+    line: (d) =>
+      `exits and protections reloaded: exits ${JSON.stringify(d.exits)}, protections ${JSON.stringify(d.protections)}`,
+  },
   'exit-requested': {
     level: 'warn',
     line: (d) =>

@@ -407,17 +407,19 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           return (
             old === undefined ||
             !sameJson(old.config.params, i.config.params) ||
-            !sameJson(old.config.risk, i.config.risk)
+            !sameJson(old.config.risk, i.config.risk) ||
+            !sameJson(old.config.exits, i.config.exits) ||
+            !sameJson(old.config.protections, i.config.protections)
           );
         });
-        engine.reconfigure(changed);
+        const exits = await engine.reconfigure(changed);
         running = loaded;
         const names = changed.map((i) => i.config.name);
         return {
           action: 'reload',
           changed: names.length > 0,
           outcome: names.length > 0 ? `reconfigured ${names.join(', ')}` : 'nothing changed',
-          details: { reconfigured: names },
+          details: { reconfigured: names, exitsChanged: exits },
         };
       }),
 

@@ -50,6 +50,8 @@ export const EVENT_KINDS = [
   // A protection the strategy file declares tripped (no new entries) or lifted (exit-rules.ts).
   'protection-tripped',
   'protection-lifted',
+  // A reload of the strategy files changed an instance's exits or protections (engine.ts reconfigure).
+  'exits-changed',
   // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.

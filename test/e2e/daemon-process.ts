@@ -240,6 +240,22 @@ export function everyOrderFile(name: string, params: Record<string, unknown> = {
 }
 
 /**
+ * A strategy file (instance `x`, BTCUSDT, every second) for the `reenter` test strategy (buys 0.001 when flat, at
+ * most `entries` times; never sells) with the exits and protections the engine enforces for it.
+ */
+export function reenterFile(decl: { entries: number; exits?: object; protections?: object }): string {
+  return JSON.stringify({
+    name: 'x',
+    strategy: 'reenter',
+    symbol: 'BTCUSDT',
+    schedule: '* * * * * *',
+    params: { entries: decl.entries },
+    ...(decl.exits === undefined ? {} : { exits: decl.exits }),
+    ...(decl.protections === undefined ? {} : { protections: decl.protections }),
+  });
+}
+
+/**
  * A paper daemon's environment in `dir`, replaying a swing recording in lockstep: the strategy files (name to
  * content) in dir/config, the recording in dir/swing.jsonl.gz, the journal in dir/bot.db and the kill switch
  * at dir/KILL; `extra` adds variables.

@@ -10,21 +10,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
-import { DaemonProcess, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
+import { DaemonProcess, paperLiveUpstream, readDb, reenterFile as strategyFile, waitFor } from './daemon-process.js';
 
 /** The refresh saves the watch every second (its high is what the test waits on); unknown outcomes resolve in 2 s. */
 const EXTRA = { REFRESH: '* * * * * *', RECONCILE_WINDOW_MS: '2000' };
-
-const strategyFile = (decl: { entries: number; exits: object; protections?: object }) =>
-  JSON.stringify({
-    name: 'x',
-    strategy: 'reenter',
-    symbol: 'BTCUSDT',
-    schedule: '* * * * * *',
-    params: { entries: decl.entries },
-    exits: decl.exits,
-    ...(decl.protections === undefined ? {} : { protections: decl.protections }),
-  });
 
 interface Row {
   side: string;

@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import { z } from 'zod';
 import { StrategyFileSchema } from '../../src/config/strategy-file.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { createOperatorActions, type OperatorDeps } from '../../src/operator/actions.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { VenueError, type VenueErrorMeaning } from '../../src/ports/venue-errors.js';
@@ -214,6 +215,21 @@ export function diskFull(store: Store): { on: boolean } {
     });
   };
   return fault;
+}
+
+/** The operator layer's actions on the harness's engine and store (the kill-switch file in its folder). */
+export function operatorActions(h: Harness, engine: Engine, deps: Partial<OperatorDeps> = {}) {
+  return createOperatorActions({
+    engine,
+    store: h.store,
+    clock: h.clock,
+    logger: silentLogger,
+    killSwitchFile: join(h.dir, 'KILL'),
+    configDir: h.dir,
+    strategiesDir: undefined,
+    instances: [],
+    ...deps,
+  });
 }
 
 export class Harness {

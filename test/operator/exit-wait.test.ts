@@ -4,11 +4,8 @@
  * less wall time), never on the wall's. Driven on a virtual clock: nothing moves unless the test moves the
  * venue's time, and everything the exit waits for happens at a venue time the test chose.
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOperatorActions } from '../../src/operator/actions.js';
-import { silentLogger } from '../../src/ops/logger.js';
-import { firstTick, Harness, instance, venueError } from '../engine/harness.js';
+import { firstTick, Harness, instance, operatorActions, venueError } from '../engine/harness.js';
 
 let h: Harness;
 afterEach(() => h.close());
@@ -31,17 +28,7 @@ async function interruptedExit(windowMs = WINDOW_MS) {
   h.store.events.record(h.clock.now(), 'a', 'exit-requested', { instance: 'a', type: 'MARKET', source: 'api' });
   const first = await engine.exitPosition('a', { type: 'MARKET' }, 'exit by the operator (api)');
   expect(first?.sent?.status).toBe('UNKNOWN');
-  const actions = createOperatorActions({
-    engine,
-    store: h.store,
-    clock: h.clock,
-    logger: silentLogger,
-    killSwitchFile: join(h.dir, 'KILL'),
-    configDir: h.dir,
-    strategiesDir: undefined,
-    instances: [],
-    exitWaitMs: EXIT_WAIT_MS,
-  });
+  const actions = operatorActions(h, engine, { exitWaitMs: EXIT_WAIT_MS });
   let settled = false;
   const started = h.clock.now();
   const finishing = actions.finishInterruptedExits().then(() => (settled = true));
