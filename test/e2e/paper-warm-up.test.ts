@@ -4,14 +4,17 @@
  * the position. The daemon (the real composition root, the simulated exchange's HTTP server fed by the replay
  * feed, the signed client, a SQLite file) on a virtual clock the test moves through the recording, against the
  * backtester with --from at the same time, order for order; and a backtest of the same hours without the data
- * before them decides otherwise, so the warm-up is what makes them agree.
+ * before them decides otherwise, so the warm-up is what makes them agree. Without PAPER_FROM (as `npm start`), a
+ * new replay starts once the data have filled the instances' warm-up (warmUpMs after the recording's first
+ * ticker), again order for order with a backtest --from that time.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS, runJob, warmUpMs } from '../../src/backtest/job.js';
+import { loadStrategyFiles } from '../../src/config/loader.js';
 import { storeTrace } from '../../src/backtest/runner.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
@@ -35,11 +38,11 @@ const PARAMS = { timeframe: '15m', fast: 3, slow: 8, rsiPeriod: 6, rsiMax: 80, a
 const dir = mkdtempSync(join(tmpdir(), 'paper-warm-up-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function strategyFiles(): { configDir: string; strategiesDir: string; file: string } {
-  const configDir = join(dir, 'config');
-  const strategiesDir = join(dir, 'strategies');
-  mkdirSync(configDir);
-  mkdirSync(strategiesDir);
+function strategyFiles(under = '.'): { configDir: string; strategiesDir: string; file: string } {
+  const configDir = join(dir, under, 'config');
+  const strategiesDir = join(dir, under, 'strategies');
+  mkdirSync(configDir, { recursive: true });
+  mkdirSync(strategiesDir, { recursive: true });
   writeFileSync(
     join(strategiesDir, 'ema-trend.ts'),
     `export { default } from '${pathToFileURL(join(ROOT, 'strategies/ema-trend.ts')).href}';\n`,
@@ -96,4 +99,45 @@ describe('paper on recordings from a replay position', () => {
       store.close();
     }
   });
+  it(
+    'without PAPER_FROM starts once the data have filled the warm-up, deciding as a backtest from that time',
+    { timeout: 300_000 },
+    async () => {
+      // Two recorded days: the warm-up (a slow EMA's 32 quarter-hours and a day) fits, and hours are left after it.
+      const recording = join(dir, 'BTCUSDT-two-days.jsonl.gz');
+      const { first, last } = await writeSlice(SAMPLE, recording, DATA_FROM - 24 * HOUR, DATA_TO);
+      const { configDir, strategiesDir, file } = strategyFiles('default-start');
+      const instances = await loadStrategyFiles(configDir, { strategiesDir });
+      const start = first + warmUpMs(instances);
+      expect(start).toBeLessThan(last - 6 * HOUR);
+      const { sources } = await readConfigs([file], strategiesDir);
+      const name = sources[0]!.raw.name as string;
+      const backtest = await runJob(sources, await loadTicks([recording]), {
+        ...DEFAULT_JOB_SETTINGS,
+        balances: { ...DEFAULT_PAPER_BALANCES },
+        jobs: JOBS,
+        from: new Date(start).toISOString(),
+      });
+      const expected = backtest.run.traces.get(name)!;
+      expect(expected.orders.length).toBeGreaterThan(1);
+
+      const db = await paperOnVirtualClock({
+        dir: join(dir, 'default-start'),
+        recording,
+        configDir,
+        strategiesDir,
+        jobs: JOBS,
+        from: start,
+        to: last,
+      });
+      const store = openStore({ path: db, clock: wallClock });
+      try {
+        expect(storeTrace(store, [name])).toEqual(expected);
+        // It started where the warm-up ends: no order before it.
+        expect(Math.min(...expected.orders.map((o) => o.time))).toBeGreaterThanOrEqual(start);
+      } finally {
+        store.close();
+      }
+    },
+  );
 });
