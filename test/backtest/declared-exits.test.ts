@@ -4,13 +4,17 @@
  * out by the stop the engine holds on the simulated exchange, each exit a STOP_LIMIT filled between its own
  * limit and stop (or at market where the price gapped under its limit, the held one cancelled first), one per
  * entry; and with protections.losingTrades the entries stop after the losses, refused
- * with the protection's reason, as on paper and live.
+ * with the protection's reason, as on paper and live. The exits on ticks (a trailing stop, a roi table) trigger at
+ * the level their rule gives from the data (the high the data held since the entry, the target for the time
+ * held), once per entry; a cooldown follows each stop-out; maxDrawdown stops the entries at the first trade that
+ * takes the compounded closed trades pct under their best.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempProject } from '../config/temp-project.js';
-import { bot, sliceFlags, tempDir } from './fixtures.js';
+import { readRecording } from '../../src/record/recording-reader.js';
+import { bot, FROM, SAMPLE, sliceFlags, TO, tempDir } from './fixtures.js';
 
 const project = tempProject();
 const out = tempDir();
@@ -53,6 +57,32 @@ function orders(dir: string): Record<string, string>[] {
     return Object.fromEntries(keys.map((k, i): [string, string] => [k, values[i] ?? '']));
   });
 }
+
+interface Trigger {
+  time: string;
+  reason: string;
+  price: number;
+  level: number;
+  entry: string;
+}
+
+/** The engine's `declared exit` lines of log.jsonl (pino's own `level` comes first; the trigger's wins). */
+function triggers(dir: string): Trigger[] {
+  return readFileSync(join(dir, 'log.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trigger & { msg: string })
+    .filter((l) => l.msg.startsWith('declared exit: '));
+}
+
+async function run(name: string, extra: Record<string, unknown>): Promise<string> {
+  const dir = join(out, name);
+  const result = await bot([...sliceFlags(config(name, extra), dir), '--strategies', project.strategiesDir]);
+  expect(result.code, result.err.join('\n')).toBe(0);
+  return dir;
+}
+
+const ms = (iso: string) => Date.parse(iso);
 
 describe('declared exits in a backtest', () => {
   it('stops out through the stop held on the simulated exchange, once per entry, within its prices', async () => {
@@ -108,5 +138,87 @@ describe('declared exits in a backtest', () => {
         ) as string,
       }),
     ]);
+  });
+
+  it('trailingStopPct sells pct under the high the data held since the entry, once armed; a cooldown follows', async () => {
+    const dir = await run('trailing', {
+      exits: { trailingStopPct: 0.5, trailingActivationPct: 0.2 },
+      protections: { cooldownMinutes: 60 },
+    });
+    const rows = orders(dir);
+    const entries = rows.filter((o) => o.tag === 'entry' && o.status === 'FILLED');
+    const fired = triggers(dir);
+    expect(fired.length).toBeGreaterThanOrEqual(2);
+    expect(fired.every((t) => t.reason === 'trailing-stop')).toBe(true);
+    expect(rows.filter((o) => o.tag === 'exit:trailing-stop' && o.status === 'FILLED')).toHaveLength(fired.length);
+    const prices: { t: number; p: number }[] = [];
+    for await (const w of readRecording(SAMPLE, { from: ms(FROM), to: ms(TO) }))
+      prices.push({ t: w.t, p: Number(w.p) });
+    for (const t of fired) {
+      // At or under the level, which is 0.5 % under a high at least 0.2 % over the entry (fees included)...
+      expect(t.price).toBeLessThanOrEqual(t.level);
+      const high = t.level / 0.995;
+      expect(high).toBeGreaterThanOrEqual(Number(t.entry) * 1.002 - 1e-6);
+      // ...and that high is the highest price the data held between the entry and the trigger.
+      const entered = ms(entries.filter((e) => ms(e.time!) < ms(t.time)).at(-1)!.time!);
+      const held = prices.filter((x) => x.t >= entered && x.t <= ms(t.time)).map((x) => x.p);
+      expect(held.some((p) => Math.abs(p - high) < 1e-6)).toBe(true);
+      expect(Math.max(...held)).toBeGreaterThanOrEqual(high - 1e-6);
+      // The cooldown: the next entry an hour after the stop-out at the earliest.
+      const next = entries.find((e) => ms(e.time!) > ms(t.time));
+      if (next !== undefined) expect(ms(next.time!) - ms(t.time)).toBeGreaterThanOrEqual(60 * 60_000);
+    }
+  });
+
+  it('roi sells at the target for the time held, once per entry', async () => {
+    const dir = await run('roi', { exits: { roi: { '0': 0.4, '30': 0.1 } } });
+    const rows = orders(dir);
+    const entries = rows.filter((o) => o.tag === 'entry' && o.status === 'FILLED');
+    const fired = triggers(dir);
+    expect(fired.length).toBeGreaterThanOrEqual(2);
+    expect(rows.filter((o) => o.tag === 'exit:roi' && o.status === 'FILLED')).toHaveLength(fired.length);
+    for (const t of fired) {
+      const entered = ms(entries.filter((e) => ms(e.time!) < ms(t.time)).at(-1)!.time!);
+      const target = ms(t.time) - entered >= 30 * 60_000 ? 0.1 : 0.4;
+      expect(t.level).toBeCloseTo(Number(t.entry) * (1 + target / 100), 6);
+      expect(t.price).toBeGreaterThanOrEqual(t.level);
+    }
+    expect(rows.filter((o) => o.side === 'SELL' && Number(o.filled_qty) > 0).length).toBeLessThanOrEqual(
+      entries.length,
+    );
+  });
+
+  it('protections.maxDrawdown stops the entries at the first trade that takes the closed trades pct under their best', async () => {
+    const dir = await run('drawdown', {
+      exits: { stopLossPct: 0.5 },
+      protections: { maxDrawdown: { pct: 1.5, pauseMinutes: 4000 } },
+    });
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as {
+      trades: { pnlPct: string }[];
+      refusals: { reason: string }[];
+    };
+    // Computed from the trades themselves: the first at which the compounded equity is 1.5 % under its best.
+    let equity = 1;
+    let best = 1;
+    let tripAt = -1;
+    for (const [i, t] of summary.trades.entries()) {
+      equity *= 1 + Number(t.pnlPct) / 100;
+      best = Math.max(best, equity);
+      if ((1 - equity / best) * 100 >= 1.5) {
+        tripAt = i;
+        break;
+      }
+    }
+    expect(tripAt).toBeGreaterThanOrEqual(1);
+    expect(summary.trades).toHaveLength(tripAt + 1);
+    expect(orders(dir).filter((o) => o.tag === 'entry' && o.status === 'FILLED')).toHaveLength(tripAt + 1);
+    const reason = summary.refusals.map((r) => r.reason);
+    expect(reason).toEqual([
+      expect.stringMatching(
+        /^closed trades \d+\.\d\d % under their best \(protections\.maxDrawdown, 1\.5 %\): no new entries until /,
+      ),
+    ]);
+    const said = Number(/^closed trades (\d+\.\d\d) %/.exec(reason[0]!)![1]);
+    expect(said).toBeCloseTo((1 - equity / best) * 100, 1);
   });
 });
