@@ -19,6 +19,10 @@ const commands: Record<string, Command> = {
     load: () => import('./cli/import-candles.js'),
   },
   record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./cli/record.js') },
+  data: {
+    summary: 'data export: recordings as CSV, Arrow or Parquet, for pandas, polars or DuckDB',
+    load: () => import('./cli/data.js'),
+  },
   'new-strategy': {
     summary: 'write a strategy of your own (module, tests, strategy file) into a folder outside the checkout',
     load: () => import('./cli/new-strategy.js'),

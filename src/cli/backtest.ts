@@ -43,7 +43,7 @@ import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
-import { parseFlags } from './flags.js';
+import { parseFlags, timeFlag } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
 
@@ -155,14 +155,6 @@ function hostPortFlag(name: string, value: string | undefined): { host: string; 
   return { host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port };
 }
 
-function timeFlag(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || !Number.isFinite(ms))
-    throw usage(`--${name} must be an ISO 8601 time such as 2023-03-10T00:00:00Z, got '${value}'`);
-  return ms;
-}
-
 /** Any asset the replayed pairs name (the run checks them against the pairs once the data are read). */
 function balanceFlag(value: string | undefined): Record<string, string> | undefined {
   if (value === undefined) return undefined;
@@ -259,8 +251,8 @@ async function backtest(argv: string[]): Promise<number> {
   if (configs.length === 0) throw usage('--config is required (a strategy file, e.g. config/grid-btcusdt.json)');
   if (dataFiles.length === 0)
     throw usage('--data is required (a recording, e.g. data/samples/BTCUSDT-2023-03-01_21.jsonl.gz)');
-  const from = timeFlag('from', values.from);
-  const to = timeFlag('to', values.to);
+  const from = timeFlag('backtest', 'from', values.from);
+  const to = timeFlag('backtest', 'to', values.to);
   if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
   const settings: JobSettings = {
     ...DEFAULT_JOB_SETTINGS,

@@ -42,6 +42,18 @@ export function numberFlag(command: string, name: string, value: string | undefi
   return n;
 }
 
+/** A flag that must be an ISO 8601 time (2023-03-10, 2023-03-10T12:00:00Z): epoch ms; the error names the flag. */
+export function timeFlag(command: string, name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || !Number.isFinite(ms))
+    throw new BotError(
+      'E_USAGE',
+      `${command}: --${name} must be an ISO 8601 time such as 2023-03-10T00:00:00Z, got '${value}'`,
+    );
+  return ms;
+}
+
 /**
  * parseFlags for a command with a usage text: on a bad flag prints the error and the usage to stderr and
  * returns 2; on --help prints the usage and returns 0; otherwise returns the parsed flags.

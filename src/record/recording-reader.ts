@@ -52,6 +52,8 @@ export interface ReadOptions {
   allowPartial?: boolean;
   /** Told where a file stopped when allowPartial let a partial read through. */
   onPartial?: (partial: PartialRead) => void;
+  /** Sees every compressed chunk of the file as it is read (a progress line counts the bytes). */
+  onCompressed?: (chunk: Buffer) => void;
 }
 
 export const defaultWarn: Warn = (message) => process.emitWarning(message, 'RecordingWarning');
@@ -160,12 +162,16 @@ export async function readHashed(file: string): Promise<HashedFile> {
  * inside a member or is corrupt ends the batches with one marked `broken` (the writer uses it to decide
  * whether a file needs repair, the readers to fail or read partially); with `strict` it throws instead.
  */
-export async function* readLineBatches(file: string, strict = false): AsyncGenerator<LineBatch> {
+export async function* readLineBatches(
+  file: string,
+  strict = false,
+  onCompressed?: (chunk: Buffer) => void,
+): AsyncGenerator<LineBatch> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
   let lineNo = 0;
   let broken: LineBatch['broken'];
-  for await (const chunk of gunzipChunks(file, strict)) {
+  for await (const chunk of gunzipChunks(file, strict, onCompressed)) {
     if (!Buffer.isBuffer(chunk)) {
       broken = chunk;
       break;
@@ -280,7 +286,7 @@ export async function* readRecordingBatches(file: string, options: ReadOptions =
   const warn = options.warn ?? defaultWarn;
   const from = options.from ?? -Infinity;
   const to = options.to ?? Infinity;
-  for await (const batch of readLineBatches(file)) {
+  for await (const batch of readLineBatches(file, false, options.onCompressed)) {
     const tickers: WireTicker[] = [];
     let lineNo = batch.firstLine;
     for (const line of batch.lines) {
