@@ -199,7 +199,7 @@ export class Daemon {
         retry,
       );
       cleanup.push(() => setup.close());
-      const banner = bannerText(plan, { simUrl: setup.sim?.url, files: setup.files });
+      const banner = bannerText(plan, { simUrl: setup.sim?.url, files: setup.files, replaying: setup.replaying });
       if (plan.mode === 'live') logger.warn({ mode: 'live', baseUrl: plan.baseUrl }, banner);
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 

@@ -4,8 +4,12 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { BotError, ConfigError } from '../errors.js';
+import { pairRulesFrom } from '../market/pair-rules.js';
+import type { PairConfig } from '../ports/venue-records.js';
+import { RecordingError } from '../record/recording-format.js';
 import { listRecordingFiles, readRecordingHeader } from '../record/recording-reader.js';
+import { scanRecording } from '../record/recording-scanner.js';
 import { projectRoot } from './installation.js';
 
 /** data/samples/ at the project root, wherever the daemon is started from, from the sources or a build. */
@@ -66,4 +70,84 @@ export async function paperDataFiles(
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return [...files];
+}
+
+/** What one symbol's recordings hold: its first and last recorded times and how many tickers. */
+export interface RecordedSpan {
+  symbol: string;
+  from: number;
+  to: number;
+  tickers: number;
+}
+
+/**
+ * Reads every PAPER_DATA file once before the replay starts (the backtest's byte scanner): a truncated or corrupt
+ * file stops the start with one line naming it, the line and the compressed byte where it breaks, unless
+ * `allowPartial` (PAPER_ALLOW_PARTIAL=true: one warning, and the complete lines before the break are replayed).
+ * A malformed line is always an error naming the file and the line. Returns each symbol's span, in name order.
+ */
+export async function checkPaperData(
+  files: readonly string[],
+  allowPartial: boolean,
+  warn: (message: string) => void,
+): Promise<RecordedSpan[]> {
+  const spans = new Map<string, RecordedSpan>();
+  for (const file of files) {
+    const local: RecordedSpan[] = [];
+    let result: Awaited<ReturnType<typeof scanRecording>>;
+    try {
+      result = await scanRecording(file, {
+        symbol: (first) => {
+          const span = spans.get(first.s) ?? { symbol: first.s, from: Infinity, to: -Infinity, tickers: 0 };
+          spans.set(first.s, span);
+          return local.push(span) - 1;
+        },
+        push: (s, time) => {
+          const span = local[s] as RecordedSpan;
+          if (time < span.from) span.from = time;
+          if (time > span.to) span.to = time;
+          span.tickers++;
+        },
+      });
+    } catch (err) {
+      if (err instanceof BotError) throw new BotError(err.code, `PAPER_DATA: ${err.message}`, { cause: err });
+      throw err;
+    }
+    const broken = result.broken;
+    if (broken === undefined) continue;
+    const where = new RecordingError(broken.reason, {
+      file,
+      line: broken.lines + 1,
+      ...(broken.byte === undefined ? {} : { byte: broken.byte }),
+    }).message;
+    if (!allowPartial)
+      throw new BotError(
+        'E_RECORDING',
+        `PAPER_DATA: ${where}; the ${broken.lines} lines before it are complete ` +
+          '(PAPER_ALLOW_PARTIAL=true replays them; a file still being written, as the recorder writes today, ends so)',
+      );
+    warn(`PAPER_DATA: ${where}: replaying the ${broken.lines} complete lines before it (PAPER_ALLOW_PARTIAL)`);
+  }
+  return [...spans.values()].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+}
+
+/**
+ * What a paper run replays, for its start line: the recordings' time range and each pair with its assets, tick
+ * and where its rules come from (the recording's own, or the built-in ones for a recording that carries none).
+ */
+export function replayDescription(
+  spans: readonly RecordedSpan[],
+  pairs: readonly PairConfig[],
+  recorded: ReadonlySet<string>,
+): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const from = Math.min(...spans.map((s) => s.from));
+  const to = Math.max(...spans.map((s) => s.to));
+  const pairText = spans.map((s) => {
+    const config = pairs.find((p) => p.symbol === s.symbol);
+    if (!config) return s.symbol;
+    const rules = recorded.has(s.symbol) ? 'rules from the recording' : 'built-in rules';
+    return `${s.symbol} (${config.baseAsset}/${config.quoteAsset}, tick ${pairRulesFrom(config).tickSize.toFixed()}, ${rules}, ${s.tickers} tickers)`;
+  });
+  return `data ${iso(from)} to ${iso(to)}; pairs ${pairText.join(', ')}`;
 }

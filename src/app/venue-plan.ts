@@ -29,7 +29,10 @@ export function planVenue(env: Env): VenuePlan {
 }
 
 /** The banner's one line: what is traded where, on which data. */
-export function bannerText(plan: VenuePlan, details: { simUrl?: string; files?: readonly string[] }): string {
+export function bannerText(
+  plan: VenuePlan,
+  details: { simUrl?: string; files?: readonly string[]; replaying?: string },
+): string {
   if (plan.mode === 'live') return `*** LIVE TRADING on ${plan.baseUrl}: real orders with real money ***`;
   const sim = details.simUrl === undefined ? '' : ` (simulated exchange at ${details.simUrl})`;
   if (plan.data === 'live') {
@@ -38,5 +41,6 @@ export function bannerText(plan: VenuePlan, details: { simUrl?: string; files?: 
   }
   const pace = plan.lockstep ? 'one tick per market poll' : `${plan.speed}x recorded speed`;
   const files = (details.files ?? []).join(', ');
-  return `PAPER TRADING on recorded data${sim}: ${files} at ${pace}`;
+  const replaying = details.replaying === undefined ? '' : `; ${details.replaying}`;
+  return `PAPER TRADING on recorded data${sim}: ${files} at ${pace}${replaying}`;
 }

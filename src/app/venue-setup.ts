@@ -30,7 +30,7 @@ import { MatchingEngine } from '../sim/matching-engine.js';
 import type { WireTicker } from '../exchange/wire-schemas.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
 import type { Store } from '../store/store.js';
-import { paperDataFiles } from './paper-data.js';
+import { checkPaperData, paperDataFiles, replayDescription } from './paper-data.js';
 import { CHECKPOINT_INTERVAL_MS, openPaperExchange, type PaperExchangeOpened } from './paper-ledger.js';
 import type { VenuePlan } from './venue-plan.js';
 
@@ -40,6 +40,8 @@ export interface VenueSetup {
   sim: SimServer | undefined;
   /** Recordings replayed (paper on recorded data only). */
   files: string[] | undefined;
+  /** What they hold, for the start line: their time range and pairs (paper-data.ts replayDescription). */
+  replaying: string | undefined;
   /**
    * Paper on recordings: the recorded tickers before the replay's start position (PAPER_FROM, or where a resumed
    * run stopped), within the warm-up asked for: the strategies' candles warm up on them. Empty otherwise.
@@ -138,13 +140,21 @@ export async function setUpVenue(
       logger: logger.child({ venue: 'live' }),
       observer,
     });
-    return { client, sim: undefined, files: undefined, warmUpTickers: () => [], close: () => client.close() };
+    return {
+      client,
+      sim: undefined,
+      files: undefined,
+      replaying: undefined,
+      warmUpTickers: () => [],
+      close: () => client.close(),
+    };
   }
   const warn = (message: string) => logger.warn({ component: 'sim' }, message);
   let feed: PriceFeed;
   let engine: MatchingEngine;
   let paper: PaperExchangeOpened;
   let files: string[] | undefined;
+  let replaying: string | undefined;
   let upstream: ExchangeClient | undefined;
   if (plan.data === 'live') {
     const { EXCHANGE_API_KEY: _key, EXCHANGE_API_SECRET: _secret, ...publicEnv } = env;
@@ -172,8 +182,12 @@ export async function setUpVenue(
     feed = proxyFeed({ upstream, warn });
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
+    // Every file read once before anything starts: one that breaks off stops the start, naming where.
+    const spans = await checkPaperData(files, env.PAPER_ALLOW_PARTIAL, warn);
     // The recordings' pairs (their rules as recorded), the built-in ones where a recording carries none.
-    const market = replayMarket(symbols, await recordedPairs(files), `PAPER_DATA (${files.join(', ')})`);
+    const recorded = await recordedPairs(files);
+    const market = replayMarket(symbols, recorded, `PAPER_DATA (${files.join(', ')})`);
+    replaying = replayDescription(spans, market.pairs, new Set(recorded.keys()));
     // Records carry the venue's time like the bot's own (today's fills, daily limits): the recording's time on
     // the replay clock, the wall clock's in lockstep. Orders reach the book a data step after the price they
     // were decided on, as in a backtest (parity).
@@ -235,6 +249,7 @@ export async function setUpVenue(
     client,
     sim,
     files,
+    replaying,
     warmUpTickers: () => feed.warmUpTickers?.() ?? [],
     async close() {
       clearInterval(checkpoints);

@@ -5,7 +5,7 @@
  */
 import { Daemon } from '../app/daemon.js';
 import { dotenvExposure } from '../config/env.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, errorCode } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { createLogger } from '../ops/logger.js';
 import { installShutdown } from '../ops/shutdown.js';
@@ -74,6 +74,9 @@ export async function run(argv: string[]): Promise<number> {
     if (err instanceof JournalLockedError) {
       // One line, naming the holder: nothing was opened, so there is nothing else to say.
       logger.fatal({ code: err.code, holder: err.holder }, `not started: ${err.message}`);
+    } else if (errorCode(err) === 'E_RECORDING') {
+      // A recording that cannot be replayed (PAPER_DATA): the message names the file and where; no stack.
+      logger.fatal({ code: 'E_RECORDING' }, `not started: ${(err as Error).message}`);
     } else if (err instanceof ConfigError) {
       for (const problem of err.problems) logger.error(problem);
       logger.error(`not started: ${err.problems.length} configuration problem(s)`);

@@ -121,6 +121,11 @@ const daemonEnv = {
   /** One recorded tick per market-watch request instead of by time (parity tests). */
   PAPER_LOCKSTEP: withDefault(flag, 'false'),
   /**
+   * Paper on recordings: replay the complete lines of a truncated or corrupt PAPER_DATA file (one warning says
+   * where it breaks) instead of refusing to start (as a backtest's --allow-partial).
+   */
+  PAPER_ALLOW_PARTIAL: withDefault(flag, 'false'),
+  /**
    * Paper on recordings: the data-time delay before an order reaches the simulated book, in ms (default one
    * step of the data, as a backtest's --latency-ms: an order never fills at the price it was decided on).
    */

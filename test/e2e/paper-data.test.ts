@@ -1,0 +1,114 @@
+/**
+ * Issue 21: paper on recordings says at its start what it replays (the files, the data's time range, the pairs
+ * and whose rules they trade by), and a PAPER_DATA file that breaks off or is corrupt stops the start in one
+ * line naming the file and where it breaks, with no stack trace, unless PAPER_ALLOW_PARTIAL=true (then one
+ * warning says where, and the complete lines are replayed). The daemon as a real process.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DaemonProcess,
+  daemonEnv,
+  everyOrderFile,
+  TEST_STRATEGIES,
+  waitFor,
+  writeSwingRecording,
+} from './daemon-process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'e2e-paper-data-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const START = Date.UTC(2024, 0, 1);
+const TICKERS = 20_000;
+let good: string;
+
+beforeAll(async () => {
+  mkdirSync(join(dir, 'config'));
+  writeFileSync(join(dir, 'config', 'all.json'), everyOrderFile('all-types', { near: 20_000 }));
+  good = join(dir, 'BTCUSDT-good.jsonl.gz');
+  await writeSwingRecording(good, { count: TICKERS, start: START });
+});
+
+const paper = (name: string, data: string, extra: Record<string, string> = {}) =>
+  new DaemonProcess(
+    daemonEnv({
+      DB_PATH: join(dir, `${name}.db`),
+      CONFIG_DIR: join(dir, 'config'),
+      STRATEGIES_DIR: TEST_STRATEGIES,
+      KILL_SWITCH_FILE: join(dir, 'KILL'),
+      PAPER_DATA: data,
+      PAPER_FROM: '2024-01-01',
+      ...extra,
+    }),
+  );
+
+/** The daemon's lines once it exited, but the one about the journal's lock (taken before the venue is set up). */
+async function refusal(daemon: DaemonProcess): Promise<string[]> {
+  expect(await daemon.exited).toEqual({ code: 1, signal: null });
+  return daemon.lines.filter((l) => l.trim() !== '' && !l.includes("holding the journal's lock"));
+}
+
+const msg = (line: string) => (JSON.parse(line) as { msg: string }).msg;
+
+describe('PAPER_DATA checked at the start', () => {
+  it('refuses a truncated recording in one line naming the file, the line and the byte', async () => {
+    const file = join(dir, 'BTCUSDT-cut.jsonl.gz');
+    writeFileSync(file, readFileSync(good));
+    const cut = Math.floor(statSync(file).size / 2);
+    truncateSync(file, cut);
+    const lines = await refusal(paper('cut', file));
+    expect(lines).toHaveLength(1);
+    expect(msg(lines[0]!)).toMatch(
+      new RegExp(
+        `^not started: PAPER_DATA: ${file}:\\d+ \\(compressed byte ${cut}\\): the gzip data ends early \\(truncated\\); ` +
+          'the \\d+ lines before it are complete \\(PAPER_ALLOW_PARTIAL=true replays them',
+      ),
+    );
+    expect(lines[0]).not.toMatch(/"stack"|\n\s+at /);
+  });
+
+  it('refuses a corrupt line in one line naming the file and the line', async () => {
+    const file = join(dir, 'BTCUSDT-bad.jsonl.gz');
+    const text = gunzipSync(readFileSync(good)).toString('utf8').split('\n');
+    text[500] = '{"s":"BTCUSDT","p":20000.5,"t":';
+    writeFileSync(file, gzipSync(text.join('\n')));
+    const lines = await refusal(paper('bad', file));
+    expect(lines).toHaveLength(1);
+    expect(msg(lines[0]!)).toMatch(new RegExp(`^not started: PAPER_DATA: ${file}:501: malformed JSON line`));
+    expect(lines[0]).not.toMatch(/"stack"|\n\s+at /);
+  });
+
+  it('with PAPER_ALLOW_PARTIAL=true replays what is complete, says where it stops, and what it replays', async () => {
+    const file = join(dir, 'BTCUSDT-partial.jsonl.gz');
+    writeFileSync(file, readFileSync(good));
+    truncateSync(file, Math.floor(statSync(file).size / 2));
+    const daemon = paper('partial', file, { PAPER_ALLOW_PARTIAL: 'true' });
+    try {
+      const banner = await waitFor('the start line', () => daemon.messages(/PAPER TRADING on recorded data/)[0], {
+        daemon,
+      });
+      const warnings = daemon.messages(/"msg":"PAPER_DATA: /);
+      expect(warnings).toHaveLength(1);
+      const m =
+        /:(\d+) \(compressed byte \d+\): the gzip data ends early \(truncated\): replaying the (\d+) complete lines before it \(PAPER_ALLOW_PARTIAL\)$/.exec(
+          msg(warnings[0]!),
+        );
+      expect(m, msg(warnings[0]!)).not.toBeNull();
+      const complete = Number(m![2]);
+      expect(Number(m![1])).toBe(complete + 1);
+      // The header is line 1; the tickers are one second apart from START.
+      const tickers = complete - 1;
+      expect(tickers).toBeGreaterThan(0);
+      expect(tickers).toBeLessThan(TICKERS);
+      expect(msg(banner)).toBe(
+        `PAPER TRADING on recorded data (simulated exchange at ${/http:\/\/127\.0\.0\.1:\d+/.exec(banner)![0]}): ` +
+          `${file} at 60x recorded speed; data ${new Date(START).toISOString()} to ` +
+          `${new Date(START + (tickers - 1) * 1000).toISOString()}; pairs BTCUSDT (BTC/USDT, tick 0.01, built-in rules, ${tickers} tickers)`,
+      );
+    } finally {
+      expect(await daemon.stop()).toEqual({ code: 0, signal: null });
+    }
+  });
+});
