@@ -865,13 +865,23 @@ export class Engine implements FillSink {
   }
 
   private async refreshLocked(): Promise<void> {
-    const { venue, guard, market, logger } = this.parts;
+    const { venue, guard, market, logger, store, clock } = this.parts;
     const symbols = [...this.symbols];
     const only = symbols.length === 1 ? symbols[0] : undefined;
     const configs = await guard.call('pair config', () =>
       only !== undefined ? venue.pairConfig(only) : venue.pairConfig(),
     );
     market.setPairs(configs, this.symbols);
+    // Kept for the processes that show figures without the venue (`bot status`, the notifier): a write that
+    // fails costs them the pair's rounding, not this refresh.
+    try {
+      store.pairRules.put(
+        configs.filter((c) => this.symbols.has(c.symbol)),
+        clock.now(),
+      );
+    } catch (err) {
+      logger.debug({ err }, 'pair rules not stored');
+    }
     for (const s of symbols)
       if (!configs.some((c) => c.symbol === s))
         logger.warn({ symbol: s }, `pair ${s} missing from the venue's configuration`);

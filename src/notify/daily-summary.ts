@@ -5,8 +5,8 @@
  * other: it shows in the events table, and a restart never sends one day's summary twice.
  */
 import { D, type Dec, ZERO } from '../market/decimal.js';
-import { roundedText } from '../market/display.js';
-import { buildStatusView } from '../status/status-view.js';
+import { buildStatusView, instanceRounder } from '../status/status-view.js';
+import type { FeeIn } from '../store/fills.js';
 import type { Store } from '../store/store.js';
 
 const DAY_MS = 86_400_000;
@@ -22,9 +22,6 @@ export function summaryRecorded(store: Store, at: number): boolean {
   return store.events.list({ kinds: ['daily-summary'], sinceTime: at }).some((e) => e.data.at === at);
 }
 
-/** The notifier reads the store alone (no pair rules): figures to 8 places. */
-const brief = (d: Dec): string => roundedText(d);
-
 /** The summary's data: the read model one millisecond before `at`, so 00:00 sums up the day just ended. */
 export function dailySummaryData(store: Store, at: number, killSwitchFile: string): Record<string, unknown> {
   const view = buildStatusView(store, { now: at - 1, killSwitchFile });
@@ -32,21 +29,25 @@ export function dailySummaryData(store: Store, at: number, killSwitchFile: strin
     at,
     day: new Date(at - 1).toISOString().slice(0, 10),
     instances: view.report.instances.map((i) => {
-      const fees = new Map<string, Dec>();
+      // To the pair's precision, as the daemon last stored its rules (8 places where it never did).
+      const r = instanceRounder(i, view.rules);
+      const fees = new Map<string, { sum: Dec; feeIn: FeeIn }>();
       for (const f of i.todaysFills) {
         const asset = f.feeAsset ?? '?';
-        fees.set(asset, (fees.get(asset) ?? ZERO).plus(new D(f.fee)));
+        fees.set(asset, { sum: (fees.get(asset)?.sum ?? ZERO).plus(new D(f.fee)), feeIn: f.feeIn });
       }
       return {
         instance: i.instance,
         state: i.state,
-        realisedToday: brief(i.realisedToday),
-        realisedPnl: brief(i.realisedPnl),
-        unrealisedPnl: i.unrealisedPnl === undefined ? undefined : brief(i.unrealisedPnl),
+        realisedToday: r.quote(i.realisedToday),
+        realisedPnl: r.quote(i.realisedPnl),
+        unrealisedPnl: i.unrealisedPnl === undefined ? undefined : r.quote(i.unrealisedPnl),
         fills: i.todaysFills.length,
-        fees: Object.fromEntries([...fees].filter(([, v]) => !v.isZero()).map(([a, v]) => [a, brief(v)])),
+        fees: Object.fromEntries(
+          [...fees].filter(([, f]) => !f.sum.isZero()).map(([a, f]) => [a, r.amount(f.sum, f.feeIn)]),
+        ),
         openOrders: i.openOrders.length,
-        position: { quantity: brief(i.position.quantity), averagePrice: brief(i.position.averagePrice) },
+        position: { quantity: r.baseAsset(i.position.quantity), averagePrice: r.price(i.position.averagePrice) },
       };
     }),
   };

@@ -7,7 +7,7 @@
  * recorded as events with the last ids they covered, and a channel resumes after those (never before the
  * start of the previous run, so a crash loses nothing of that run and an old database replays nothing).
  */
-import { roundedText } from '../market/display.js';
+import { rounder } from '../market/display.js';
 import type { Logger } from '../ops/logger.js';
 import { PositionTracker, positionFill } from '../market/position.js';
 import type { EventRow } from '../store/events.js';
@@ -228,13 +228,16 @@ export class Notifier {
 
   /** A fill as a notice: with the order's type and, for a fill that reduced the position, the PnL it realised. */
   private fillNotice(seq: number, f: FillRow): Notice {
+    // Rounded for people to the pair's tick and step, as the daemon last stored its rules (8 places where it
+    // never did), never '-0'.
+    const r = rounder(this.options.store.pairRules.get(f.symbol));
     const data: Record<string, unknown> = {
       symbol: f.symbol,
       side: f.side,
       type: this.options.store.orders.get(f.orderLocalId)?.type,
-      price: f.price,
-      qty: f.qty,
-      fee: f.fee,
+      price: r.price(f.price),
+      qty: r.base(f.qty),
+      fee: r.amount(f.fee, f.feeIn),
       feeAsset: f.feeAsset,
     };
     if (f.instance !== undefined) {
@@ -242,9 +245,8 @@ export class Notifier {
       const before = tracker.position.quantity.abs();
       const realised = tracker.apply(positionFill(f));
       const after = tracker.position.quantity;
-      // Rounded for people (the notifier has no pair rules: 8 places), never '-0'.
-      if (after.abs().lt(before)) data.pnl = roundedText(realised);
-      data.position = roundedText(after);
+      if (after.abs().lt(before)) data.pnl = r.quote(realised);
+      data.position = r.baseAsset(after);
     }
     const key = noticeKey(this.journal, 'fill', seq);
     return { source: 'fill', id: seq, key, kind: 'fill', instance: f.instance, time: f.time, data };

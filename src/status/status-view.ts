@@ -58,14 +58,15 @@ export interface StatusView {
   stopBuy: { on: boolean; last: EventRow | undefined };
   /** The latest operator actions, newest first. */
   recentActions: EventRow[];
-  /** Each pair's rules where this process knows them (the daemon's engine), for rounding what is shown. */
+  /**
+   * Each pair's rules for rounding what is shown: the daemon's engine's, or (another process: `bot status`) as the
+   * daemon last stored them.
+   */
   rules: RulesOf;
 }
 
 /** A pair's rules, or undefined where they are not known (then figures are shown to 8 places). */
 export type RulesOf = (symbol: string) => PairRules | undefined;
-
-const noRules: RulesOf = () => undefined;
 
 function pidAlive(pid: number): boolean {
   try {
@@ -105,6 +106,7 @@ export function buildStatusView(
     now?: number;
     killSwitchFile: string;
     isAlive?: (pid: number) => boolean;
+    /** Each pair's rules; by default as the daemon last stored them. */
     rules?: RulesOf;
   },
 ): StatusView {
@@ -134,7 +136,7 @@ export function buildStatusView(
     authHalted: authHalted(store, report.authFailure, daemon),
     stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
-    rules: options.rules ?? noRules,
+    rules: options.rules ?? ((symbol) => store.pairRules.get(symbol)),
   };
 }
 

@@ -317,6 +317,19 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     upgrade: refoldPositions,
   },
+  {
+    version: 6,
+    name: 'pair rules for display',
+    sql: `
+      -- Each traded pair's configuration (JSON) as the venue last gave the daemon: \`bot status\` and the
+      -- notifications round prices and quantities to its tick and step (store/pair-rules.ts).
+      CREATE TABLE pair_rules (
+        symbol      TEXT PRIMARY KEY,
+        config      TEXT NOT NULL,
+        updated_at  INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

@@ -7,6 +7,7 @@ import { FillStore } from './fills.js';
 import { LastPrices } from './last-prices.js';
 import { OrderJournal } from './order-journal.js';
 import { PaperExchangeStore } from './paper-exchange.js';
+import { PairRulesStore } from './pair-rules.js';
 import { StrategyStateStore } from './strategy-state.js';
 
 export class Store {
@@ -20,6 +21,8 @@ export class Store {
   readonly candles: CandleStore;
   /** The embedded simulated exchange's own tables (paper trading). */
   readonly paper: PaperExchangeStore;
+  /** Each traded pair's configuration as the venue last gave the daemon (for rounding what is shown). */
+  readonly pairRules: PairRulesStore;
   private readonly runInTransaction;
   /** Writes the database refused since it was opened, and the last one while no commit has succeeded since. */
   writeFailures = 0;
@@ -41,6 +44,7 @@ export class Store {
     this.prices = new LastPrices(db);
     this.candles = new CandleStore(db);
     this.paper = new PaperExchangeStore(db);
+    this.pairRules = new PairRulesStore(db);
     // One transaction wrapper created once; nested calls become savepoints (better-sqlite3).
     this.runInTransaction = db.transaction((fn: () => unknown) => fn());
   }

@@ -90,9 +90,9 @@ describe('the daemon in paper mode (embedded simulated exchange)', () => {
       instances: {
         instance: string;
         state: string;
-        todaysFills: unknown[];
         unrealisedPnl: string | null;
-        position: { quantity: string };
+        position: { quantity: string; averagePrice: string };
+        todaysFills: { price: string; quantity: string }[];
       }[];
       killSwitch: { filePresent: boolean };
     };
@@ -101,7 +101,15 @@ describe('the daemon in paper mode (embedded simulated exchange)', () => {
     const [instance] = report.instances;
     expect(instance).toMatchObject({ instance: 'all-types', state: 'stopped' });
     expect(instance!.todaysFills.length).toBeGreaterThanOrEqual(4);
-    expect(instance!.unrealisedPnl).toMatch(/^-?\d+(\.\d+)?$/);
+    // Rounded to the pair (tick 0.01, step 0.000001, quote precision 2) as the daemon stored its rules, though
+    // this process never asked the venue: the average of four fills has more places than that.
+    expect(readDb(db, (d) => d.prepare('SELECT symbol FROM pair_rules').pluck().all())).toEqual(['BTCUSDT']);
+    expect(instance!.unrealisedPnl).toMatch(/^-?\d+(\.\d{1,2})?$/);
+    expect(instance!.position.averagePrice).toMatch(/^\d+(\.\d{1,2})?$/);
+    for (const f of instance!.todaysFills) {
+      expect(f.price).toMatch(/^\d+(\.\d{1,2})?$/);
+      expect(f.quantity).toMatch(/^\d+(\.\d{1,6})?$/);
+    }
     expect(report.killSwitch.filePresent).toBe(false);
 
     const table = status();

@@ -17,6 +17,7 @@ import { journalEnd } from '../../src/notify/notifier.js';
 import { notificationsFromEnv } from '../../src/notify/setup.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER } from '../../src/notify/webhook.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { BotApi, Receiver, until } from './stand-ins.js';
@@ -254,6 +255,27 @@ describe('the notifier', () => {
     // Realised: 1 × (110 − 100) less the sell's quote fee 0.01; the buy (in the run before) is not told again.
     expect(text).toContain('LIVE · grid BTCUSDT SELL LIMIT 1 @ 110 fee 0.01 USDT PnL +9.99');
     expect(text).not.toContain('BUY LIMIT 2');
+  });
+
+  it('rounds a fill’s figures to the pair’s tick and step as the daemon stored its rules, else to 8 places', async () => {
+    const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
+      store,
+      logger: captureLogger().logger,
+      mode: 'live',
+      timers: wallClock,
+    });
+    const text = () => hook.received.map((r) => (r.json as HookBody).text).join('\n');
+    // No rules stored (a daemon that never read the venue): 8 places.
+    recordFill('0.123456789123', 'BUY', '20000.123456789');
+    await until('the first fill told', () => text().includes('BUY'));
+    expect(text()).toContain('BTCUSDT BUY LIMIT 0.12345679 @ 20000.12345679 fee 0.01 USDT');
+    // BTCUSDT's rules as the daemon's engine stores them: tick 0.01, step 0.000001, quote precision 2.
+    store.pairRules.put([DEFAULT_PAIRS[0]!], Date.now());
+    recordFill('0.100000449', 'SELL', '20100.4750001');
+    await until('the second fill told', () => text().includes('SELL'));
+    await notifications?.stop(5000);
+    // Realised 0.1 × (20100.4750001 − 20000.123456789) − 0.01 = 10.0251…: to the quote's 2 places.
+    expect(text()).toContain('BTCUSDT SELL LIMIT 0.1 @ 20100.48 fee 0.01 USDT PnL +10.03');
   });
 
   it('loses only the down channel’s messages while a receiver is down, records them, and delivers after', async () => {

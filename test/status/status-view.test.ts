@@ -204,6 +204,33 @@ describe('status view', () => {
         .split('\n')
         .find((l) => l.startsWith('avg ')),
     ).toMatch(/\s2\s+100\.67\s+-0\.67\s+-0\.67\s+19\.67$/);
+
+    // `bot status` (another process, no venue): the pair's rules as the daemon's engine last stored them, so
+    // the same figures as the daemon's.
+    store.pairRules.put([DEFAULT_PAIRS[0]!], NOW);
+    const stored = buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true });
+    expect(statusJson(stored).instances.find((i) => i.instance === 'avg')).toEqual(daemon);
+    expect(statusTable(stored)).toBe(statusTable(view));
+  });
+
+  it('keeps each pair’s rules as the daemon last stored them: written when they change, unreadable ones not used', () => {
+    const read = () =>
+      store.db.prepare('SELECT config, updated_at AS at FROM pair_rules WHERE symbol = ?').get('BTCUSDT') as
+        { config: string; at: number } | undefined;
+    expect(store.pairRules.get('BTCUSDT')).toBeUndefined();
+    store.pairRules.put([DEFAULT_PAIRS[0]!], NOW);
+    expect(store.pairRules.get('BTCUSDT')).toEqual(BTCUSDT);
+    // The same configuration again: nothing written.
+    store.pairRules.put([DEFAULT_PAIRS[0]!], NOW + 60_000);
+    expect(read()?.at).toBe(NOW);
+    // A new tick: written, and read so.
+    const finer = { ...DEFAULT_PAIRS[0]!, filters: [{ filterType: 'PRICE_FILTER', tickSize: '0.001' }] };
+    store.pairRules.put([finer], NOW + 120_000);
+    expect(read()?.at).toBe(NOW + 120_000);
+    expect(store.pairRules.get('BTCUSDT')?.tickSize.toFixed()).toBe('0.001');
+    // A configuration that does not read (a tick that is not a number): not used, figures to 8 places.
+    store.pairRules.put([{ ...finer, filters: [{ filterType: 'PRICE_FILTER', tickSize: 'tiny' }] }], NOW + 180_000);
+    expect(store.pairRules.get('BTCUSDT')).toBeUndefined();
   });
 
   it('prints a table with the reasons, the open orders and the brakes', () => {

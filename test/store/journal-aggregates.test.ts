@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS } from '../../src/store/migrations.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { trackChild } from '../support/child-processes.js';
 import { journalWriter, kept, recount } from './journal-writes.js';
@@ -162,7 +162,7 @@ describe('journal aggregates', () => {
     store.close();
 
     store = openStore({ path, clock, synchronous: 'NORMAL' });
-    expect(store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 5 });
+    expect(store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: LATEST_VERSION });
     expect(store.orders.counts().length).toBeGreaterThan(10);
     expectConsistent(store);
     writeSteps(store, 10, 300);
