@@ -5,10 +5,17 @@
  *    simulated exchange's HTTP server on 127.0.0.1 (Node's `http.server.request.start` diagnostics channel,
  *    i.e. once the request's headers are read), through everything live does: strategy hook, pair rules,
  *    risk and balance checks, the journal row committed to SQLite (FULL sync: an fsync) before the send, signing
- *    and the undici request. p50/p99 over many samples, with the journal on a file and in memory.
- * 2. Memory: RSS after 100k recorded ticks through 10 instances of the shipped strategies (the shipped
+ *    and the undici request. p50/p99 over many samples, with the journal on a file and in memory. Beside it, in
+ *    the same run and alternating sample by sample, its baseline: the same client's createOrder alone (signing,
+ *    undici, to the same server), so the engine's own part is the difference; and the CPU per order (the
+ *    process's, the in-process server's share included). Every order rests on the book, so by the end the
+ *    instance holds thousands of open orders: a path whose cost grows with them shows in the p99.
+ * 2. The fill cycle: a resting order filled on the in-process matching engine, then the orders poll that finds
+ *    the fill, journals it, updates the position and calls onFill (pollOrders until onFill ran): p50/p99.
+ * 3. Memory: RSS after 100k recorded ticks through 10 instances of the shipped strategies (the shipped
  *    configs' params) against the in-process matching engine, on a virtual clock, with the store on a file.
  *    BENCH_DB=:memory: or BENCH_SYNC=NORMAL show what the journal's commits cost there.
+ * `npm run bench:loop [-- --wire]` (--wire: 1 and 2 only). The machine is shared: compare figures of one run.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -88,22 +95,45 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
     tickerFromWire(TickerSchema.parse({ s: 'BTCUSDT', p: fire ? FIRE_PRICE : 20_000, t: Date.now() }));
   const quiet = ticker(false);
   const latencies: number[] = [];
+  const bare: number[] = [];
+  /** The baseline: the same order sent by the client alone (no engine, no journal). */
+  const request = { symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.001', price: '1000' } as const;
+  let cpu = 0;
   for (let i = 0; i < samples + 200; i++) {
     // A tick that places nothing first (the usual case), then the one that does.
     void engine.observe([ticker(false)]);
     const marked = ticker(true);
     arrived = 0;
+    const cpu0 = process.cpuUsage();
     const started = performance.now();
     const pending = engine.observe([marked]);
     if (pending) await pending;
+    const used = process.cpuUsage(cpu0);
     if (arrived === 0) throw new Error(`sample ${i}: no order reached the server`);
-    if (i >= 200) latencies.push(arrived - started); // the first 200 warm up JIT, connections, statements
+    const wire = arrived - started;
+    arrived = 0;
+    const bareStarted = performance.now();
+    await client.createOrder(request);
+    if (arrived === 0) throw new Error(`sample ${i}: the baseline's order did not reach the server`);
+    // The first 200 warm up JIT, connections, statements.
+    if (i >= 200) {
+      latencies.push(wire);
+      bare.push(arrived - bareStarted);
+      cpu += used.user + used.system;
+    }
   }
   latencies.sort((a, b) => a - b);
+  bare.sort((a, b) => a - b);
   const where = dbPath === ':memory:' ? 'journal in memory' : 'journal on a file, FULL sync';
   console.log(
     `tick-to-wire (${where}): p50 ${ms(percentile(latencies, 50))}, p99 ${ms(percentile(latencies, 99))}, ` +
-      `max ${ms(latencies.at(-1)!)} over ${latencies.length} orders`,
+      `max ${ms(latencies.at(-1)!)} over ${latencies.length} orders (${engine.instances()[0]!.counters.placed} ` +
+      `resting at the end); ${(cpu / 1000 / latencies.length).toFixed(3)} ms CPU per order, to the answer`,
+  );
+  console.log(
+    `  baseline, the client's createOrder alone to the same server: p50 ${ms(percentile(bare, 50))}, ` +
+      `p99 ${ms(percentile(bare, 99))}; the engine's part: p50 ` +
+      `${ms(percentile(latencies, 50) - percentile(bare, 50))}, p99 ${ms(percentile(latencies, 99) - percentile(bare, 99))}`,
   );
 
   // The usual tick: nothing to send.
@@ -121,6 +151,69 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
   store.close();
   await client.close();
   await sim.close();
+}
+
+/** A resting LIMIT BUY under the market on each ticker at FIRE_PRICE; counts its fills. */
+let fillsSeen = 0;
+const restThenFill = defineStrategy({
+  name: 'rest-then-fill',
+  params: z.object({}),
+  onTick(ctx) {
+    if (ctx.ticker?.last === FIRE_PRICE) ctx.limit('BUY', String(FIRE_PRICE - 10), '0.001');
+  },
+  onFill() {
+    fillsSeen++;
+  },
+});
+
+/**
+ * The fill cycle on the in-process matching engine (a virtual clock): an order rests, the price falls through
+ * it, and the orders poll finds the fill, journals it, updates the position and calls onFill. Timed: that poll.
+ */
+async function fillCycle(dbPath: string, cycles: number): Promise<void> {
+  const clock = new VirtualClock(Date.parse('2024-01-01T00:00:00Z'));
+  const sim = new MatchingEngine({ clock });
+  sim.createAccount({ apiKey: 'bench', balances: { USDT: '100000000', BTC: '10' } });
+  const venue = new InProcessVenue(sim, 'bench');
+  const store = openStore({ path: dbPath, clock });
+  const config = StrategyFileSchema.parse({ name: 'fill', strategy: 'rest-then-fill', symbol: 'BTCUSDT' });
+  const engine = new Engine({
+    venue,
+    clock,
+    store,
+    logger: silentLogger,
+    instances: [{ config, definition: restThenFill, params: {} }],
+  });
+  const tick = async (p: number) => {
+    clock.time += 1000;
+    const wire = { s: 'BTCUSDT', p, t: clock.time };
+    sim.onTicker(wire);
+    const pending = engine.observe([tickerFromWire(TickerSchema.parse(wire))]);
+    if (pending) await pending;
+  };
+  await tick(20_000);
+  await engine.start();
+  const times: number[] = [];
+  for (let i = 0; i < cycles + 100; i++) {
+    await tick(FIRE_PRICE); // places the order
+    const settled = engine.pollOrders(); // its answer settled: it rests
+    if (settled) await settled;
+    await tick(FIRE_PRICE - 20); // fills it on the matching engine
+    const before = fillsSeen;
+    const started = performance.now();
+    const polled = engine.pollOrders();
+    if (polled) await polled;
+    const took = performance.now() - started;
+    if (fillsSeen !== before + 1) throw new Error(`cycle ${i}: onFill ran ${fillsSeen - before} times, not once`);
+    if (i >= 100) times.push(took);
+  }
+  times.sort((a, b) => a - b);
+  const where = dbPath === ':memory:' ? 'journal in memory' : 'journal on a file, FULL sync';
+  console.log(
+    `fill cycle (${where}): p50 ${ms(percentile(times, 50))}, p99 ${ms(percentile(times, 99))} over ${times.length} fills`,
+  );
+  await engine.stop();
+  store.close();
 }
 
 async function memory(ticks: number): Promise<void> {
@@ -178,11 +271,14 @@ async function memory(ticks: number): Promise<void> {
   store.close();
 }
 
+const wireOnly = process.argv.includes('--wire');
 try {
   // Memory first, so that "before" is a fresh process with the modules loaded.
-  await memory(100_000);
+  if (!wireOnly) await memory(100_000);
   await tickToWire(join(dir, 'wire.db'), 2_000);
   await tickToWire(':memory:', 2_000);
+  await fillCycle(join(dir, 'fills.db'), 1_000);
+  await fillCycle(':memory:', 1_000);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -9,8 +9,38 @@
  * order vanish before onFill tells it why, or it would place it again (a tick can run while a poll that
  * recorded the fill is still awaiting the venue, and at start onStart runs before the delivery).
  */
+import { type Dec, ZERO } from '../market/decimal.js';
 import type { Store } from '../store/store.js';
-import { hasOutstandingFills, isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
+import { hasOutstandingFills, isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
+import { isHeldExit } from './exit-orders.js';
+
+/**
+ * What an instance's orders in its view (activeFor) may still bring, as the risk check reads it before every
+ * order: kept as the rows change, so an intent costs the same with 5 or 5,000 orders open.
+ */
+export interface OpenExposure {
+  /** Base still to come from the orders with a base quantity, per side (remainingBase of each). */
+  buy: Dec;
+  sell: Dec;
+  /** MARKET orders by quote amount: what they may still bring depends on the last price (remainingBase). */
+  byQuote: readonly OrderRow[];
+  /** The view's orders that are the strategy's (a held exit is the engine's): what maxOpenOrders counts. */
+  count: number;
+}
+
+/** One row's part in its instance's exposure (the base is undefined for an order by quote amount). */
+interface Part {
+  instance: string;
+  row: OrderRow;
+  base: Dec | undefined;
+}
+
+interface Totals {
+  buy: Dec;
+  sell: Dec;
+  byQuote: Map<string, OrderRow>;
+  count: number;
+}
 
 export class JournalCache {
   private readonly live = new Map<string, OrderRow>();
@@ -20,6 +50,9 @@ export class JournalCache {
   private readonly attention = new Set<string>();
   /** Recorded fills not yet delivered to onFill, by order. */
   private readonly undelivered = new Map<string, number>();
+  /** Each row of an instance's view, as counted in its instance's totals (exposure). */
+  private readonly parts = new Map<string, Part>();
+  private readonly totals = new Map<string, Totals>();
 
   constructor(private readonly store: Store) {}
 
@@ -28,6 +61,8 @@ export class JournalCache {
     this.byExchange.clear();
     this.attention.clear();
     this.undelivered.clear();
+    this.parts.clear();
+    this.totals.clear();
     for (const [localId, n] of this.store.fills.undeliveredByOrder()) this.undelivered.set(localId, n);
     for (const row of [...this.store.orders.active(), ...this.store.orders.withOutstandingFills()]) this.mirror(row);
     for (const localId of this.undelivered.keys()) {
@@ -110,10 +145,25 @@ export class JournalCache {
 
   activeFor(instance: string): OrderRow[] {
     const out: OrderRow[] = [];
-    for (const row of this.live.values()) {
-      if (row.instance === instance && (isActive(row.status) || this.undelivered.has(row.localId))) out.push(row);
+    for (const row of this.live.values()) if (row.instance === instance && this.inView(row)) out.push(row);
+    return out;
+  }
+
+  /** The instance's rows whose create's outcome is not known yet (PENDING, UNKNOWN): among the few needing attention. */
+  unresolvedFor(instance: string): OrderRow[] {
+    const out: OrderRow[] = [];
+    for (const localId of this.attention) {
+      const row = this.live.get(localId);
+      if (row !== undefined && row.instance === instance && isUnresolved(row)) out.push(row);
     }
     return out;
+  }
+
+  /** What the instance's view (activeFor) may still bring, kept as its rows change (no pass over them). */
+  exposure(instance: string): OpenExposure {
+    const totals = this.totals.get(instance);
+    if (!totals) return { buy: ZERO, sell: ZERO, byQuote: [], count: 0 };
+    return { buy: totals.buy, sell: totals.sell, byQuote: [...totals.byQuote.values()], count: totals.count };
   }
 
   forSymbol(symbol: string): OrderRow[] {
@@ -151,5 +201,45 @@ export class JournalCache {
     if (isUnresolved(row) || hasOutstandingFills(row)) this.attention.add(row.localId);
     else this.attention.delete(row.localId);
     if (row.instance !== undefined) this.versions.set(row.instance, this.version(row.instance) + 1);
+    this.account(row);
+  }
+
+  /** In its instance's view: not final, or final with fills its strategy has not been told of yet. */
+  private inView(row: OrderRow): boolean {
+    return isActive(row.status) || this.undelivered.has(row.localId);
+  }
+
+  /** Takes the row's previous part out of its instance's totals and puts its current one in (if in view). */
+  private account(row: OrderRow): void {
+    const before = this.parts.get(row.localId);
+    if (before) {
+      this.add(before, -1);
+      this.parts.delete(row.localId);
+    }
+    if (row.instance === undefined || this.live.get(row.localId) !== row || !this.inView(row)) return;
+    // A row's remaining base changes with its quantities only (a status or an id alone does not re-parse them).
+    const same = before !== undefined && before.row.quantity === row.quantity && before.row.filledQty === row.filledQty;
+    const part: Part = {
+      instance: row.instance,
+      row,
+      base: same ? before.base : row.quantity !== undefined ? remainingBase(row, undefined) : undefined,
+    };
+    this.parts.set(row.localId, part);
+    this.add(part, 1);
+  }
+
+  private add(part: Part, sign: 1 | -1): void {
+    let totals = this.totals.get(part.instance);
+    if (!totals) {
+      totals = { buy: ZERO, sell: ZERO, byQuote: new Map(), count: 0 };
+      this.totals.set(part.instance, totals);
+    }
+    const { row, base } = part;
+    if (base === undefined) {
+      if (sign > 0) totals.byQuote.set(row.localId, row);
+      else totals.byQuote.delete(row.localId);
+    } else if (row.side === 'BUY') totals.buy = sign > 0 ? totals.buy.plus(base) : totals.buy.minus(base);
+    else totals.sell = sign > 0 ? totals.sell.plus(base) : totals.sell.minus(base);
+    if (!isHeldExit(row)) totals.count += sign;
   }
 }

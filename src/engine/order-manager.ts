@@ -4,12 +4,12 @@
  * is resolved from open orders and history, never by sending again (invariants 2 and 3).
  */
 import { errorCode } from '../errors.js';
-import { D, type Dec, fromWire, plain, ZERO } from '../market/decimal.js';
+import { D, type Dec, fromWire, plain } from '../market/decimal.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
 import type { OrderRecord } from '../ports/venue-records.js';
-import { isActive, isUnresolved, newOrderRow, type OrderRow } from '../store/order-journal.js';
+import { isActive, newOrderRow, type OrderRow, remainingBase } from '../store/order-journal.js';
 import { Incident } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
 import type { EngineParts } from './engine-parts.js';
@@ -19,7 +19,6 @@ import { checkOrder, type CheckedOrder } from './order-checks.js';
 import { journalStatus } from './outcome-matching.js';
 import { utcDay } from '../market/position.js';
 import { riskProblem } from './risk.js';
-import { isHeldExit } from './exit-orders.js';
 
 /** What a cancel sent to the venue came to: the order's journal status after it, or why it failed. */
 export type CancelResult = { ok: true; status: string } | { ok: false; outcome: string; code: string; message: string };
@@ -32,18 +31,6 @@ export function describeIntent(intent: Intent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(intent)) out[key] = value instanceof D ? value.toFixed() : value;
   return out;
-}
-
-/**
- * Base a live order may still bring: its unfilled quantity, or for a MARKET order by quote amount (no base
- * quantity) the quote it has not spent yet, at the last price. Without a last price (none was ever seen: no
- * such order could have been placed) it counts nothing.
- */
-export function remainingBase(row: OrderRow, last: Dec | undefined): Dec {
-  if (row.quantity !== undefined) return D.max(new D(row.quantity).minus(row.filledQty), ZERO);
-  if (row.quoteAmount === undefined || last === undefined || !last.isPos()) return ZERO;
-  const spent = new D(row.filledQty).mul(row.avgPrice ?? 0);
-  return D.max(new D(row.quoteAmount).minus(spent), ZERO).div(last);
 }
 
 /**
@@ -106,7 +93,7 @@ export class OrderManager {
   }
 
   private unresolvedRows(r: InstanceRunner): OrderRow[] {
-    return this.p.journal.activeFor(r.name).filter((row) => isUnresolved(row) && !this.p.inFlight.has(row.localId));
+    return this.p.journal.unresolvedFor(r.name).filter((row) => !this.p.inFlight.has(row.localId));
   }
 
   /**
@@ -218,18 +205,16 @@ export class OrderManager {
   }
 
   private riskReason(r: InstanceRunner, side: 'BUY' | 'SELL', order: CheckedOrder, now: number): string | undefined {
-    let openBuy = ZERO;
-    let openSell = ZERO;
-    const active = this.p.journal.activeFor(r.name);
-    const last = this.p.market.lastPrice(r.symbol);
-    let openCount = 0;
-    for (const row of active) {
-      const remaining = remainingBase(row, last);
-      if (row.side === 'BUY') openBuy = openBuy.plus(remaining);
-      else openSell = openSell.plus(remaining);
-      // A stop the engine holds for the declared exits is not one of the strategy's orders (maxOpenOrders).
-      if (!isHeldExit(row)) openCount++;
+    // Kept by the journal's mirror as rows change: no pass over the open orders per intent.
+    const exposure = this.p.journal.exposure(r.name);
+    let openBuy = exposure.buy;
+    let openSell = exposure.sell;
+    const last = exposure.byQuote.length > 0 ? this.p.market.lastPrice(r.symbol) : undefined;
+    for (const row of exposure.byQuote) {
+      if (row.side === 'BUY') openBuy = openBuy.plus(remainingBase(row, last));
+      else openSell = openSell.plus(remainingBase(row, last));
     }
+    const openCount = exposure.count;
     const day = utcDay(now);
     const reason = riskProblem({
       limits: r.limits,

@@ -9,11 +9,11 @@ import { D, type Dec, plain, ZERO } from '../market/decimal.js';
 import { belowMinimum, roundPrice, roundQuantity } from '../market/pair-rules.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { OrderIntent } from '../strategy/api.js';
-import { isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
+import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { EXIT_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
 import type { InstanceRunner } from './instance-runner.js';
-import { type OrderManager, remainingBase } from './order-manager.js';
+import type { OrderManager } from './order-manager.js';
 import type { OrderSync } from './order-sync.js';
 
 export type ExitOrder = { type: 'MARKET' } | { type: 'LIMIT'; price: Dec };

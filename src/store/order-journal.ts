@@ -2,7 +2,7 @@
  * The order journal: one row per order the bot placed (or adopted), written BEFORE the request leaves
  * (invariant 2) and updated as the venue answers, reconciles and fills. Decimals are exact TEXT.
  */
-import { D } from '../market/decimal.js';
+import { D, type Dec, ZERO } from '../market/decimal.js';
 import { columnMapper } from './columns.js';
 import type { Db } from './database.js';
 import { distinctThroughIndex } from './columns.js';
@@ -26,6 +26,18 @@ export function isUnresolved(row: OrderRow): boolean {
 /** The venue reports more executed than the fills recorded so far. */
 export function hasOutstandingFills(row: OrderRow): boolean {
   return row.execQty !== row.filledQty && new D(row.execQty).gt(row.filledQty);
+}
+
+/**
+ * Base a live order may still bring: its unfilled quantity, or for a MARKET order by quote amount (no base
+ * quantity) the quote it has not spent yet, at the last price. Without a last price (none was ever seen: no
+ * such order could have been placed) it counts nothing.
+ */
+export function remainingBase(row: OrderRow, last: Dec | undefined): Dec {
+  if (row.quantity !== undefined) return D.max(new D(row.quantity).minus(row.filledQty), ZERO);
+  if (row.quoteAmount === undefined || last === undefined || !last.isPos()) return ZERO;
+  const spent = new D(row.filledQty).mul(row.avgPrice ?? 0);
+  return D.max(new D(row.quoteAmount).minus(spent), ZERO).div(last);
 }
 
 export interface OrderCount {
