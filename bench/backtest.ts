@@ -14,8 +14,9 @@
  * On the sample recording and on a synthetic one 10x longer (1.2M ticks: the sample repeated with shifted
  * times and scaled prices, generated once into data/cache/bench/ and kept there). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
  * sweep included, where start-up outweighs the work). `npm run bench:sweep [-- --quick --rounds N --combos N]`:
- * part 3 alone.
+ * part 3 alone. The sweep's workers run from the compiled build, as `bot backtest` runs them (--tsx: the sources).
  */
+import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,8 @@ import { z } from 'zod';
 import { DEFAULT_JOB_SETTINGS, runJob } from '../src/backtest/job.js';
 import { runBacktest } from '../src/backtest/runner.js';
 import { readConfigs } from '../src/backtest/strategy-configs.js';
-import { runSweep, sweepGrid } from '../src/backtest/sweep.js';
+import * as sweepSources from '../src/backtest/sweep.js';
+import { sweepGrid } from '../src/backtest/sweep.js';
 import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';
 import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
@@ -45,6 +47,8 @@ const numberArg = (name: string, fallback: number): number => {
   return value;
 };
 const ROUNDS = numberArg('rounds', 3);
+/** The sweep as `bot backtest` runs it: its workers from the compiled build (bin/build.js), unless --tsx. */
+const fromBuild = !process.argv.includes('--tsx');
 const COMBOS = numberArg('combos', 8);
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -222,6 +226,18 @@ async function coldPass(file: string, label: string): Promise<TickData> {
   }
 }
 
+/**
+ * runSweep from the compiled build, made or brought up to date first, as `bot backtest` runs it (its worker
+ * threads then load the build's sweep-worker.js, not the sources through tsx); with --tsx, from the sources.
+ */
+async function sweepModule(): Promise<typeof sweepSources> {
+  if (!fromBuild) return sweepSources;
+  const root = new URL('../', import.meta.url);
+  const made = spawnSync(process.execPath, [new URL('bin/build.js', root).pathname], { stdio: 'inherit' });
+  if (made.status !== 0) throw new Error('bin/build.js failed: run with --tsx to bench the sources');
+  return (await import(new URL('dist/src/backtest/sweep.js', root).href)) as typeof sweepSources;
+}
+
 /** The loops machineScaling times on each thread; 'alloc' is the allocating one the sweep is read against. */
 const LOOPS = {
   compute:
@@ -265,6 +281,7 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
     { key: 'spacingPct', values: Array.from({ length: spacings }, (_, i) => (0.15 + 0.05 * i).toFixed(2)) },
   ]);
   const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
+  const { runSweep } = await sweepModule();
   type Run = { seconds: number; first: number; cpu: number };
   const sweep = async (workers: number): Promise<Run> => {
     let first = NaN;
@@ -278,7 +295,8 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
   };
   console.log(
     `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds ` +
-      'alternating (a shared 2-core machine: wall figures move with the neighbours, compare within a round)',
+      `alternating, workers run ${fromBuild ? 'from the compiled build' : 'the sources through tsx'} ` +
+      '(a shared 2-core machine: wall figures move with the neighbours, compare within a round)',
   );
   type Round = { machine: number; one: Run; two: Run };
   const done: Round[] = [];
