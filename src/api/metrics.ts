@@ -149,12 +149,19 @@ export function createMetrics(): DaemonMetrics {
     'orders_unknown_outcome',
     'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
     ['bot_instance', 'symbol'],
-    () =>
-      db()?.orders.flatMap((c): Sample<'bot_instance' | 'symbol'>[] =>
-        c.status === 'UNKNOWN' || c.status === 'PENDING'
-          ? [[{ bot_instance: c.instance ?? 'external', symbol: c.symbol }, c.n]]
-          : [],
-      ),
+    // 0 for every instance and symbol with orders (a gauge with no sample would leave its panel empty).
+    () => {
+      const counts = db()?.orders;
+      if (counts === undefined) return undefined;
+      const awaiting = new Map<string, Sample<'bot_instance' | 'symbol'>>();
+      for (const c of counts) {
+        const labels = { bot_instance: c.instance ?? 'external', symbol: c.symbol };
+        const key = `${labels.bot_instance}\u0000${labels.symbol}`;
+        const n = c.status === 'UNKNOWN' || c.status === 'PENDING' ? c.n : 0;
+        awaiting.set(key, [labels, (awaiting.get(key)?.[1] ?? 0) + n]);
+      }
+      return [...awaiting.values()];
+    },
   );
   fromSource(
     'counter',
