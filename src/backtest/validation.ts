@@ -34,7 +34,7 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 8
 export function parseDuration(text: string, flag: string, examples = '7d, 36h, 90m or 2w'): number {
   const m = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(text.trim());
   const ms = m ? Math.round(Number(m[1]) * (UNIT_MS[m[2]!] as number)) : 0;
-  if (!m || ms <= 0)
+  if (!m || !(ms > 0 && Number.isFinite(ms)))
     throw new BotError('E_USAGE', `backtest: ${flag} expects a length such as ${examples}, got '${text}'`);
   return ms;
 }

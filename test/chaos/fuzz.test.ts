@@ -365,6 +365,7 @@ describe('fuzzing', () => {
         '--sweep',
         '--set',
         '--workers',
+        '--max-gap',
         '--out',
       ],
       'import-candles': ['--symbol', '--out', '--from', '--to'],
