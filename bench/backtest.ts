@@ -249,17 +249,22 @@ const LOOPS = {
     'const a = new Float64Array(1 << 22); for (let r = 0; r < 40; r++) for (let i = 0; i < a.length; i++) a[i] = a[i] * 1.0001 + i;',
 } as const;
 
-/** One loop on each of n worker threads at once, timed inside each thread (its start-up left out): the slowest. */
-async function loopOn(kind: keyof typeof LOOPS, n: number): Promise<number> {
+/**
+ * One loop on each of n worker threads at once, timed inside each thread (its start-up left out): the slowest;
+ * and the process's CPU seconds over the whole (every thread's, their short start-up included).
+ */
+async function loopOn(kind: keyof typeof LOOPS, n: number): Promise<{ seconds: number; cpu: number }> {
   const code = `const { parentPort } = require('node:worker_threads'); const t0 = performance.now(); ${LOOPS[kind]}
     parentPort.postMessage(performance.now() - t0);`;
+  const cpu0 = process.cpuUsage();
   const times = await Promise.all(
     Array.from(
       { length: n },
       () => new Promise<number>((done) => new Worker(code, { eval: true }).once('message', done)),
     ),
   );
-  return Math.max(...times) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { seconds: Math.max(...times) / 1000, cpu: (cpu.user + cpu.system) / 1e6 };
 }
 
 /** Two threads doing one thread's work each, against one: perfect scaling is 2x. */
@@ -272,7 +277,9 @@ const twoThreadFactor = (one: number, two: number) => (2 * one) / two;
  * make a ratio. Each run starts its pool (the threads' start-up, loading the code and warming up V8's compiler
  * are in both), and the CPU seconds are the process's over all its threads. Printed: each round; then the
  * medians of the 2-thread factor, of the wall and CPU seconds, of the CPU ratio (2 workers over 1; aim at most
- * 1.15) and of the speed-up as a share of the machine's factor of the same round (aim at least 0.9).
+ * 1.15) beside the allocating loop's own (the same work on 2 threads over 1: what two threads at once cost this
+ * machine in CPU, with nothing of the pool's in it), and of the speed-up as a share of the machine's factor of
+ * the same round (aim at least 0.9).
  */
 async function sweepSpeedup(data: TickData, label: string, rounds: number, spacings: number): Promise<void> {
   const { sources } = await readConfigs([GRID]);
@@ -298,19 +305,25 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
       `alternating, workers run ${fromBuild ? 'from the compiled build' : 'the sources through tsx'} ` +
       '(a shared 2-core machine: wall figures move with the neighbours, compare within a round)',
   );
-  type Round = { machine: number; one: Run; two: Run };
+  /** machine: the allocating loop's 2-thread factor; machineCpu: its CPU on 2 threads over twice 1 thread's. */
+  type Round = { machine: number; machineCpu: number; one: Run; two: Run };
   const done: Round[] = [];
   for (let r = 0; r < rounds; r++) {
     const alloc1 = await loopOn('alloc', 1);
     const alloc2 = await loopOn('alloc', 2);
     const one = await sweep(1);
     const two = await sweep(2);
-    const round = { machine: twoThreadFactor(alloc1, alloc2), one, two };
+    const round = {
+      machine: twoThreadFactor(alloc1.seconds, alloc2.seconds),
+      machineCpu: alloc2.cpu / (2 * alloc1.cpu),
+      one,
+      two,
+    };
     done.push(round);
     const speedUp = one.seconds / two.seconds;
     console.log(
-      `    round ${r + 1}: allocating loop ${alloc1.toFixed(2)} s on 1 thread, ${alloc2.toFixed(2)} s on 2 ` +
-        `(${round.machine.toFixed(2)}x); sweep 1 worker ${one.seconds.toFixed(2)} s (${one.cpu.toFixed(1)} CPU s, ` +
+      `    round ${r + 1}: allocating loop ${alloc1.seconds.toFixed(2)} s on 1 thread, ${alloc2.seconds.toFixed(2)} s ` +
+        `on 2 (${round.machine.toFixed(2)}x, CPU ${round.machineCpu.toFixed(2)}); sweep 1 worker ${one.seconds.toFixed(2)} s (${one.cpu.toFixed(1)} CPU s, ` +
         `first result ${one.first.toFixed(2)} s), 2 workers ${two.seconds.toFixed(2)} s (${two.cpu.toFixed(1)} CPU s, ` +
         `first result ${two.first.toFixed(2)} s): ${speedUp.toFixed(2)}x = ${(speedUp / round.machine).toFixed(2)} ` +
         `of the machine's; CPU ${(two.cpu / one.cpu).toFixed(2)}`,
@@ -334,7 +347,8 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
       `${of((r) => r.one.seconds / r.two.seconds / r.machine).toFixed(2)} of the machine's factor in the same round (aim >= 0.90)`,
   );
   console.log(
-    `      CPU seconds, 2 workers over 1            ${of((r) => r.two.cpu / r.one.cpu).toFixed(2)} (aim <= 1.15)`,
+    `      CPU seconds, 2 workers over 1            ${of((r) => r.two.cpu / r.one.cpu).toFixed(2)} (aim <= 1.15); ` +
+      `the allocating loop's own, the same work on 2 threads over 1: ${of((r) => r.machineCpu).toFixed(2)}`,
   );
 }
 
@@ -351,8 +365,8 @@ async function machineScaling(): Promise<void> {
     let one = Infinity;
     let two = Infinity;
     for (let r = 0; r < 3; r++) {
-      one = Math.min(one, await loopOn(kind, 1));
-      two = Math.min(two, await loopOn(kind, 2));
+      one = Math.min(one, (await loopOn(kind, 1)).seconds);
+      two = Math.min(two, (await loopOn(kind, 2)).seconds);
     }
     line.push(
       `${kind === 'alloc' ? 'allocating (cache-bound)' : `${kind}-bound`} ${twoThreadFactor(one, two).toFixed(2)}x`,
