@@ -45,6 +45,27 @@ const MERGED = [
 
 const order = (fed: readonly TickerInput[]) => fed.map((t) => [t.s, t.t]);
 
+/**
+ * Runs a feed on a fresh engine until it has fed `count` tickers, and stops it right there (a looping replay at
+ * full speed would otherwise go round its recording for as long as the test takes to notice): `atCount` runs
+ * as the last of them goes in, before anything else. Returns what was fed (`count` tickers or a few more).
+ */
+async function feedUntil(feed: PriceFeed, count: number, atCount?: () => void): Promise<TickerInput[]> {
+  const engine = new (class extends RecordingEngine {
+    override onTicker(ticker: TickerInput, volume?: number): void {
+      super.onTicker(ticker, volume);
+      if (this.fed.length === count) {
+        atCount?.();
+        void feed.stop();
+      }
+    }
+  })();
+  await feed.start(engine);
+  await vi.waitFor(() => expect(engine.fed.length).toBeGreaterThanOrEqual(count));
+  await feed.stop();
+  return engine.fed;
+}
+
 async function serveWith(
   feed: PriceFeed,
   engine = new RecordingEngine(),
@@ -152,34 +173,19 @@ describe('replay feed', () => {
     const dir = tempDir();
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
     // The uninterrupted run, as the reference.
-    const whole = replayFeed({ files: [file], speed: 1e9, loop: true });
-    const reference = new RecordingEngine();
-    await whole.start(reference);
-    await vi.waitFor(() => expect(reference.fed.length).toBeGreaterThanOrEqual(12));
-    await whole.stop();
+    const reference = await feedUntil(replayFeed({ files: [file], speed: 1e9, loop: true }), 12);
     for (const stopAt of [1, 3, 4, 8]) {
       // A run stopped after `stopAt` tickers (the position read as the ledger would, at the last change)...
       const looping = replayFeed({ files: [file], speed: 1e9, loop: true });
       let position: ReturnType<NonNullable<PriceFeed['position']>>;
-      const stopper = new (class extends RecordingEngine {
-        override onTicker(ticker: TickerInput): void {
-          super.onTicker(ticker);
-          if (this.fed.length === stopAt) position = looping.position?.();
-        }
-      })();
-      await looping.start(stopper);
-      await vi.waitFor(() => expect(stopper.fed.length).toBeGreaterThanOrEqual(stopAt));
-      await looping.stop();
+      const stopped = await feedUntil(looping, stopAt, () => (position = looping.position?.()));
       expect(position).toMatchObject({ files: [file] });
       // ...and the next run from its position: together, the reference's tickers.
-      const resumed = replayFeed({ files: [file], speed: 1e9, loop: true, resume: position });
-      const engine = new RecordingEngine();
-      await resumed.start(engine);
-      await vi.waitFor(() => expect(engine.fed.length).toBeGreaterThanOrEqual(12 - stopAt));
-      await resumed.stop();
-      expect(order([...stopper.fed.slice(0, stopAt), ...engine.fed].slice(0, 12))).toEqual(
-        order(reference.fed.slice(0, 12)),
+      const resumed = await feedUntil(
+        replayFeed({ files: [file], speed: 1e9, loop: true, resume: position }),
+        12 - stopAt,
       );
+      expect(order([...stopped.slice(0, stopAt), ...resumed].slice(0, 12))).toEqual(order(reference.slice(0, 12)));
     }
   });
 
