@@ -5,9 +5,10 @@
 import { z } from 'zod';
 import { checkCoreEnv, coreEnvShape, loadDotenvFile, parseEnvWith } from '../config/env.js';
 import { checkNotifyEnv, notifyEnv } from '../notify/env.js';
+import { paperFillEnv } from '../sim/fill-env.js';
 
 /** Every area's variables; a new area adds its shape here rather than writing a second schema. */
-export const envShape = { ...coreEnvShape, ...notifyEnv };
+export const envShape = { ...coreEnvShape, ...notifyEnv, ...paperFillEnv };
 
 export const EnvSchema = z.object(envShape).superRefine((env, ctx) => {
   checkCoreEnv(env, ctx);

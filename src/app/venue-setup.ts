@@ -193,7 +193,14 @@ export async function setUpVenue(
     // were decided on, as in a backtest (parity).
     const latencyMs = env.PAPER_LATENCY_MS ?? (await recordedStepMs(files[0] as string));
     // In lockstep the clock is the wall's while the data move a ticker per request: latency counts in the data.
-    engine = new MatchingEngine({ ...market, clock, latencyMs, clockIsDataTime: !plan.lockstep });
+    // Candle recordings carry the volume traded on each tick: resting fills take at most PAPER_PARTICIPATION of it.
+    engine = new MatchingEngine({
+      ...market,
+      clock,
+      latencyMs,
+      clockIsDataTime: !plan.lockstep,
+      participationRate: env.PAPER_PARTICIPATION ?? undefined,
+    });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;
     if (typeof paper.replay !== 'string') {
@@ -206,9 +213,18 @@ export async function setUpVenue(
     if (resume && env.PAPER_FROM !== undefined)
       warn('PAPER_FROM starts a new replay: this paper account resumes its own where it stopped');
     feed = plan.lockstep
-      ? lockstepFeed({ files, warn, resume })
+      ? lockstepFeed({ files, warn, resume, candlePath: env.PAPER_CANDLE_PATH })
       : // A new replay starts where PAPER_FROM says, else once the data have filled every lookback.
-        replayFeed({ files, clock, loop: true, warn, resume, from: env.PAPER_FROM ?? 'warmed-up', warmUpMs });
+        replayFeed({
+          files,
+          clock,
+          loop: true,
+          warn,
+          resume,
+          from: env.PAPER_FROM ?? 'warmed-up',
+          warmUpMs,
+          candlePath: env.PAPER_CANDLE_PATH,
+        });
     const position = feed.position?.bind(feed);
     if (position) paper.ledger.trackReplay(position);
   }

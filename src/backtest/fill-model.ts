@@ -3,7 +3,10 @@
  * section, so that a result never comes without the assumptions that produced it. The model itself lives in
  * the simulated exchange (sim/matching-engine.ts), which paper on recordings shares.
  */
+import { dec } from '../market/decimal.js';
+import { CANDLE_PATH_WORDS, type CandlePath } from '../sim/candle-path.js';
 import type { JobSettings } from './job.js';
+import type { BacktestRun } from './runner.js';
 import type { RecordingFile } from './tick-data.js';
 
 export interface FillModel {
@@ -16,24 +19,19 @@ export interface FillModel {
   takerFee: string;
   /** Ticks a resting limit must be traded through to fill. */
   fillThroughTicks: number;
-  /** How the price moves inside a candle, when the data come from candles (null otherwise). */
-  candlePath: string | null;
-  /** Fills capped by traded volume: not modelled yet (every fill is in full). */
-  participation: null;
+  /** The model of the path inside a candle (sim/candle-path.ts), when the data come from candles (null otherwise). */
+  candlePath: CandlePath | null;
+  /** Share of each tick's traded base volume resting fills may take (a ratio), null when fills are not capped. */
+  participation: string | null;
   /** The same assumptions in plain words, as the report shows them. */
   statements: string[];
 }
 
-/** The path the candle importer walks (record/candles.ts walkCandle), as recorded in its provenance. */
-export const CANDLE_PATH =
-  'open, then the extreme nearer the open, then the other extreme, then close, at +0/15/30/45 s of the minute';
-
 export function fillModelOf(
-  settings: Pick<JobSettings, 'makerFee' | 'takerFee' | 'fillThroughTicks' | 'slippageBps'>,
-  run: { latencyMs: number; dataStepMs: number },
+  settings: Pick<JobSettings, 'makerFee' | 'takerFee' | 'fillThroughTicks' | 'slippageBps' | 'participation'>,
+  run: Pick<BacktestRun, 'latencyMs' | 'dataStepMs' | 'candlePath' | 'candles' | 'participation'>,
   data: readonly RecordingFile[],
 ): FillModel {
-  const candles = data.some((d) => d.source === 'candles');
   const { makerFee, takerFee, fillThroughTicks, slippageBps } = settings;
   const latency =
     run.latencyMs === run.dataStepMs
@@ -46,11 +44,13 @@ export function fillModelOf(
     `Takers pay ${slippageBps} bps of slippage; fees: maker ${makerFee}, taker ${takerFee} (a pair whose ` +
       'rules carry fees pays its own).',
     `A resting limit fills at its own price once the price trades ${fillThroughTicks} tick(s) through it.`,
-    'Fills are not capped by traded volume: every fill is in full.',
+    participationWords(settings.participation, run.participation),
   ];
-  if (candles)
+  if (run.candlePath !== null)
     statements.push(
-      `The data come from one-minute candles: moves inside a candle are modelled, not seen. Each candle walks ${CANDLE_PATH}.`,
+      `The data come from one-minute candles (${run.candles} found): moves inside a candle are modelled, not ` +
+        `seen. Each candle walks the '${run.candlePath}' path (--candle-path): ${CANDLE_PATH_WORDS[run.candlePath]}, ` +
+        'at +0/15/30/45 s of its minute.',
     );
   const partial = data.filter((d) => d.partial);
   for (const d of partial)
@@ -64,8 +64,24 @@ export function fillModelOf(
     makerFee,
     takerFee,
     fillThroughTicks,
-    candlePath: candles ? CANDLE_PATH : null,
-    participation: null,
+    candlePath: run.candlePath,
+    participation: run.participation,
     statements,
   };
+}
+
+function participationWords(asked: string | null, applied: string | null): string {
+  if (applied !== null)
+    return (
+      `Resting fills (limits, triggered stops) take at most ${percent(applied)} of the base volume traded on ` +
+      'each tick (a candle’s volume shared equally by its four ticks; --participation), so an order can fill in ' +
+      'parts over several ticks. MARKET orders and marketable limits take liquidity and fill in full on arrival.'
+    );
+  if (asked === null) return 'Fills are not capped by traded volume (--participation off): every fill is in full.';
+  return 'Fills are not capped by traded volume (the data carry no volume per tick): every fill is in full.';
+}
+
+/** A ratio as a percentage, exact (0.1 -> 10%). */
+function percent(ratio: string): string {
+  return `${dec(ratio).mul(100).toFixed()}%`;
 }

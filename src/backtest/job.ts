@@ -9,6 +9,7 @@ import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { TickData } from './tick-data.js';
+import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 
 export { warmUpMs } from '../strategy/candle-needs.js';
 
@@ -22,6 +23,10 @@ export interface JobSettings {
   latencyMs: number | undefined;
   /** Taker slippage in basis points. */
   slippageBps: string;
+  /** The path inside a candle on data imported from candles (sim/candle-path.ts). */
+  candlePath: CandlePath;
+  /** Share of a tick's traded volume resting fills may take on data that carry it (a ratio), null: no cap. */
+  participation: string | null;
   cancel: boolean;
   /** Every instance sees every tick (the loop before schedules applied); default false. */
   everyTick: boolean;
@@ -38,12 +43,20 @@ export interface JobSettings {
   allowPartial: boolean;
 }
 
+/**
+ * Resting fills on candle data take at most 10% of the volume traded: a common ceiling for an order that should
+ * not move the market (execution algorithms commonly participate at 5-20% of volume).
+ */
+export const DEFAULT_PARTICIPATION = '0.1';
+
 export const DEFAULT_JOB_SETTINGS: JobSettings = {
   makerFee: '0.001',
   takerFee: '0.001',
   fillThroughTicks: 1,
   latencyMs: undefined,
   slippageBps: '0',
+  candlePath: DEFAULT_CANDLE_PATH,
+  participation: DEFAULT_PARTICIPATION,
   cancel: true,
   everyTick: false,
   jobs: { ...DEFAULT_DAEMON_SCHEDULE },

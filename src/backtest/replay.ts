@@ -63,6 +63,15 @@ export interface ReplayParts {
   symbols: readonly SymbolInfo[];
   /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
   gaps: GapSamples;
+  /** Base volume traded on each tick (NaN: not known), for the participation cap; undefined: none known. */
+  volume: Float64Array | undefined;
+}
+
+/** The base volume traded on tick `i`, when known. */
+export function tickVolume(volume: Float64Array | undefined, i: number): number | undefined {
+  if (volume === undefined) return undefined;
+  const v = volume[i] as number;
+  return v === v ? v : undefined;
 }
 
 const PROGRESS_MASK = (1 << 16) - 1;
@@ -211,7 +220,7 @@ export class Replay {
         this.step = MARKET;
       }
       if (this.step === MARKET) {
-        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t);
+        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t, tickVolume(this.p.volume, i));
         prices[k] = p;
         this.batch[0] = tickerAt(this.data, infos, i);
         const observed = engine.observe(this.batch);

@@ -27,6 +27,8 @@ import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
 import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type DaemonJobs, ScheduledReplay } from './scheduled-replay.js';
+import { candleTicks } from './candle-ticks.js';
+import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 
 const API_KEY = 'backtest';
 
@@ -42,6 +44,13 @@ export interface BacktestSettings {
   latencyMs?: number;
   /** Taker slippage in basis points (default 0). */
   slippageBps?: string;
+  /** The path inside a candle, on data imported from candles (default DEFAULT_CANDLE_PATH, sim/candle-path.ts). */
+  candlePath?: CandlePath;
+  /**
+   * Share of a tick's traded base volume resting fills may take, a ratio in (0, 1], on data that carry it
+   * (candles); null or absent: no cap.
+   */
+  participation?: string | null;
   /** false: the venue has no cancel (strategies that require it are refused). Default true. */
   cancel?: boolean;
   /**
@@ -78,6 +87,11 @@ export interface BacktestRun {
   /** The latency the matching engine applied (ms of data time), and the data's step it defaults to. */
   latencyMs: number;
   dataStepMs: number;
+  /** The candle path applied, and to how many candles (null and 0 when the data hold none). */
+  candlePath: CandlePath | null;
+  candles: number;
+  /** The participation cap applied (a ratio), null when none (off, or no volume per tick in the data). */
+  participation: string | null;
   /** Each symbol's quantity step (a net position below it is fee dust, not exposure). */
   quantitySteps: ReadonlyMap<string, Dec>;
   quoteAsset: string;
@@ -230,11 +244,14 @@ export function checkAccounting(
 /** Runs one backtest of `instances` (one engine, one account) over the ticks of their symbols in `data`. */
 export async function runBacktest(
   instances: readonly InstanceSpec[],
-  data: TickData,
+  recorded: TickData,
   settings: BacktestSettings,
   options: RunOptions = {},
 ): Promise<BacktestRun> {
   if (instances.length === 0) throw new BotError('E_USAGE', 'a backtest needs at least one strategy file');
+  const candlePath = settings.candlePath ?? DEFAULT_CANDLE_PATH;
+  const { data, volume, candles } = candleTicks(recorded, candlePath);
+  const participation = volume === undefined ? null : (settings.participation ?? null);
   const refreshMs = settings.refreshMs ?? 60_000;
   const sampleMs = settings.sampleMs ?? 3_600_000;
   const { symbols, pairs, quoteAsset, symIndex, market } = unitSymbols(instances, data);
@@ -265,6 +282,7 @@ export async function runBacktest(
     fillThroughTicks: settings.fillThroughTicks ?? 1,
     makerFee: settings.makerFee ?? '0.001',
     takerFee: settings.takerFee ?? '0.001',
+    participationRate: participation ?? undefined,
   });
   const unknown = Object.keys(settings.balances).filter((code) => !market.assets.some((a) => a.code === code));
   if (unknown.length > 0)
@@ -317,6 +335,7 @@ export async function runBacktest(
       balances,
       symbols: infos,
       gaps: new GapSamples(gaps, maxGapMs),
+      volume,
     };
     const replay =
       settings.everyTick === true
@@ -352,6 +371,9 @@ export async function runBacktest(
       symbols,
       latencyMs,
       dataStepMs,
+      candlePath: candles > 0 ? candlePath : null,
+      candles,
+      participation,
       quantitySteps: new Map([...pairs].map(([symbol, p]) => [symbol, p.step])),
       quoteAsset,
       baseAssets: bases,

@@ -43,6 +43,7 @@ import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
+import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
 import { parseFlags, timeFlag } from './flags.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
@@ -70,6 +71,14 @@ virtual clock, no network). Each --config is its own backtest unless --together.
                              of the data, 15000 for imported candles): a MARKET order decided on a tick
                              fills at a later tick's price, never at the one the strategy saw
   --slippage-bps N           taker slippage in basis points (default 0)
+  --candle-path NAME         on data imported from candles, the path inside each candle (its high and low
+                             are seen, their order is not): shortest (default: an up candle dips first, a
+                             down candle rises first, the fewest crossings of resting orders), nearer-first
+                             (the extreme nearer the open first: the path before this choice), longest,
+                             high-first or low-first
+  --participation P          on candle data, resting fills take at most this share of the volume traded on
+                             each tick (a candle's volume in four equal parts): 10% (default), 0.25, 5%…;
+                             0 or off: no cap. MARKET orders fill in full
   --no-cancel                a venue without cancel (strategies that require it are refused)
   --every-tick               every instance sees every recorded tick (default: each instance's schedule, as
                              on paper, in the data's time, with the orders poll every 5 s and the refresh
@@ -224,6 +233,8 @@ async function backtest(argv: string[]): Promise<number> {
     out: { type: 'string' },
     'latency-ms': { type: 'string' },
     'slippage-bps': { type: 'string' },
+    'candle-path': { type: 'string' },
+    participation: { type: 'string' },
     force: { type: 'boolean' },
     strategies: { type: 'string' },
     set: { type: 'string', multiple: true },
@@ -266,6 +277,12 @@ async function backtest(argv: string[]): Promise<number> {
     slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
     maxGapMs:
       values['max-gap'] === undefined ? undefined : parseDuration(values['max-gap'], '--max-gap', '90s, 5m or 2h'),
+    candlePath:
+      values['candle-path'] === undefined ? DEFAULT_JOB_SETTINGS.candlePath : parseCandlePath(values['candle-path']),
+    participation:
+      values.participation === undefined
+        ? DEFAULT_JOB_SETTINGS.participation
+        : parseParticipation(values.participation, '--participation'),
     cancel: values['no-cancel'] !== true,
     everyTick: values['every-tick'] === true,
     from: values.from,

@@ -29,6 +29,7 @@ import { SimRejectError } from './error-codes.js';
 import type { MatchingEngine, TickerInput } from './matching-engine.js';
 import { mulberry32 } from './prng.js';
 import { countTickers, groupBySymbol, type SymbolFiles, TickerCursor } from './recorded-tickers.js';
+import { type CandlePath, DEFAULT_CANDLE_PATH, TICK_VOLUME, type WalkedTicker } from './candle-path.js';
 
 export interface FeedProgress {
   /** Tickers fed so far. */
@@ -105,7 +106,7 @@ function feedError(message: string): BotError {
 function feeder(progress: FeedProgress, warn: Warn) {
   return (engine: MatchingEngine, ticker: TickerInput): void => {
     try {
-      engine.onTicker(ticker);
+      engine.onTicker(ticker, (ticker as WalkedTicker)[TICK_VOLUME]);
     } catch (err) {
       if (!(err instanceof SimRejectError)) throw err;
       warn(`skipped a ticker of ${ticker.s} at ${ticker.t}: ${err.message}`);
@@ -135,6 +136,7 @@ async function openFeed(
   progress: FeedProgress,
   stopped: () => boolean,
   warn: Warn,
+  path: CandlePath,
 ): Promise<{ groups: SymbolFiles; cursor: TickerCursor }> {
   const groups = await openRecordings(files, engine, warn);
   countTickers(groups, stopped).then(
@@ -143,7 +145,7 @@ async function openFeed(
     },
     (err: unknown) => warn(`could not count the recorded tickers: ${describeError(err)}`),
   );
-  return { groups, cursor: new TickerCursor(groups, warn) };
+  return { groups, cursor: new TickerCursor(groups, warn, path) };
 }
 
 /**
@@ -174,6 +176,7 @@ class ReplayCursor {
     private readonly groups: SymbolFiles,
     private readonly loop: boolean,
     private readonly warn: Warn,
+    private readonly path: CandlePath,
   ) {}
 
   /**
@@ -211,7 +214,7 @@ class ReplayCursor {
       this.shift += (this.last ?? this.first) - this.first + (this.step ?? 1000);
       this.taken = 0;
       await this.cursor.close();
-      this.cursor = new TickerCursor(this.groups, this.warn);
+      this.cursor = new TickerCursor(this.groups, this.warn, this.path);
     }
     return true;
   }
@@ -249,10 +252,17 @@ async function openReplay(
   engine: MatchingEngine,
   progress: FeedProgress,
   stopped: () => boolean,
-  options: { loop: boolean; resume: ReplayPosition | undefined; warn: Warn; window: WarmUpWindow },
+  options: {
+    loop: boolean;
+    resume: ReplayPosition | undefined;
+    warn: Warn;
+    window: WarmUpWindow;
+    path: CandlePath | undefined;
+  },
 ): Promise<ReplayCursor> {
-  const { groups, cursor } = await openFeed(files, engine, progress, stopped, options.warn);
-  const replay = new ReplayCursor(cursor, groups, options.loop, options.warn);
+  const path = options.path ?? DEFAULT_CANDLE_PATH;
+  const { groups, cursor } = await openFeed(files, engine, progress, stopped, options.warn, path);
+  const replay = new ReplayCursor(cursor, groups, options.loop, options.warn, path);
   const { window } = options;
   if (options.resume && !(await replay.seek(options.resume, (t) => window.add(t)))) {
     options.warn(
@@ -260,8 +270,8 @@ async function openReplay(
     );
     window.clear();
     await replay.close();
-    const again = await openFeed(files, engine, progress, stopped, options.warn);
-    return new ReplayCursor(again.cursor, again.groups, options.loop, options.warn);
+    const again = await openFeed(files, engine, progress, stopped, options.warn, path);
+    return new ReplayCursor(again.cursor, again.groups, options.loop, options.warn, path);
   }
   return replay;
 }
@@ -287,6 +297,8 @@ export function replayFeed(options: {
   from?: number | 'warmed-up';
   /** How much of the data before the start position warmUpTickers() keeps (the strategies' candle lookback). */
   warmUpMs?: number;
+  /** The path inside a candle on recordings imported from candles (default DEFAULT_CANDLE_PATH). */
+  candlePath?: CandlePath;
 }): PriceFeed {
   const speed = options.speed ?? 1;
   const warmUpMs = options.warmUpMs ?? 0;
@@ -344,6 +356,7 @@ export function replayFeed(options: {
           resume: options.resume,
           warn,
           window,
+          path: options.candlePath,
         });
       let r = await open();
       replay = r;
@@ -398,6 +411,8 @@ export function lockstepFeed(options: {
   warn?: (m: string) => void;
   /** Where a previous run stopped: the next market watch goes on from there. */
   resume?: ReplayPosition;
+  /** The path inside a candle on recordings imported from candles (default DEFAULT_CANDLE_PATH). */
+  candlePath?: CandlePath;
 }): PriceFeed {
   const warn = options.warn ?? defaultWarn;
   const progress: FeedProgress = { fed: 0, done: false };
@@ -423,6 +438,7 @@ export function lockstepFeed(options: {
         resume: options.resume,
         warn,
         window: new WarmUpWindow(0),
+        path: options.candlePath,
       });
       engine = e;
     },

@@ -11,7 +11,7 @@
  *   it buys at that price; a BUY whose funds no longer cover it is CANCELED), a marketable LIMIT fills as a
  *   taker, anything else rests. With 0 an order arrives as it is placed, at the last price.
  * - A marketable order on arrival (MARKET; LIMIT BUY with price >= last, SELL with price <= last) fills at
- *   once, in full, at the last price moved against it by `slippageBps` (+ seeded jitter) and rounded onto
+ *   once, in full, at the last price moved against it by `slippageBps` and rounded onto
  *   the tick, never worse than its limit; taker fee.
  * - A resting limit fills at its own price (maker fee) once the last price trades through it by
  *   `fillThroughTicks` ticks: BUY when last <= price - n*tick, SELL when last >= price + n*tick (0 = touch).
@@ -51,7 +51,6 @@ import { restoredFill, restoredOrder } from './restore.js';
 import type { LedgerAccount, LedgerMarket } from '../ports/ledger-records.js';
 import type { SimLedger, SimState } from './ledger.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
-import { mulberry32 } from './prng.js';
 import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
 import type { SimAccount, SimBalance, SimFill, SimOrder, SimPair } from './state.js';
 
@@ -67,14 +66,10 @@ export interface MatchingEngineOptions {
   fillThroughTicks?: number;
   /** Taker slippage in basis points, default 0. */
   slippageBps?: DecimalLike;
-  /** Extra taker slippage drawn uniformly from [0, this) bps with the seeded PRNG; default 0. */
-  slippageJitterBps?: number;
   /** Partial fills: share of the traded base volume resting orders may take per tick; default off. */
   participationRate?: DecimalLike;
   /** Data-time delay before an order reaches the book, ms; default 0 (at once). See the fill model above. */
   latencyMs?: number;
-  /** PRNG seed (only the slippage jitter draws from it), default 1. */
-  seed?: number;
   /** Record times come from this clock when given, else from the last price's time. */
   clock?: ClockReading;
   /**
@@ -177,9 +172,7 @@ export class MatchingEngine {
   private readonly makerFee: Dec;
   private readonly takerFee: Dec;
   private readonly slippageBps: Dec;
-  private readonly jitterBps: number;
   private readonly participation: Dec | undefined;
-  private readonly random: () => number;
   private readonly clock: ClockReading | undefined;
   private readonly latencyMs: number;
   private readonly clockIsDataTime: boolean;
@@ -234,14 +227,11 @@ export class MatchingEngine {
       book.takerFee = own('takerFee', takerFee, this.takerFee);
     }
     this.slippageBps = dec(options.slippageBps ?? 0);
-    this.jitterBps = options.slippageJitterBps ?? 0;
-    if (this.slippageBps.lt(0) || !(this.jitterBps >= 0))
-      throw configError('slippageBps and slippageJitterBps must not be negative');
+    if (this.slippageBps.lt(0)) throw configError('slippageBps must not be negative');
     if (options.participationRate !== undefined) {
       this.participation = this.ratio('participationRate', options.participationRate);
       if (this.participation.isZero()) throw configError('participationRate must be above 0');
     }
-    this.random = mulberry32(options.seed ?? 1);
     this.clock = options.clock;
     this.latencyMs = options.latencyMs ?? 0;
     this.clockIsDataTime = options.clockIsDataTime ?? true;
@@ -745,8 +735,8 @@ export class MatchingEngine {
   /** The price a taker gets: the last price moved against it by the slippage, on the tick, within its limit. */
   private takerPrice(book: Book, side: Side, last: Dec, limit: Dec | undefined): Dec {
     let price = last;
-    if (!this.slippageBps.isZero() || this.jitterBps > 0) {
-      const bps = this.jitterBps > 0 ? this.slippageBps.plus(dec(this.random() * this.jitterBps)) : this.slippageBps;
+    if (!this.slippageBps.isZero()) {
+      const bps = this.slippageBps;
       const tick = book.pair.rules.tickSize;
       const moved = last
         .mul(side === 'BUY' ? BPS.plus(bps) : BPS.minus(bps))

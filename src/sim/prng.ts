@@ -1,6 +1,7 @@
 /**
- * mulberry32: a tiny seeded 32-bit generator. The simulator's only source of randomness, so the same seed
- * replays the same fills (design.md invariant 7); Math.random is never used.
+ * mulberry32: a tiny seeded 32-bit generator, the random-walk feed's (`bot sim --random-walk --seed S`): the
+ * same seed walks the same prices; Math.random is never used. The matching engine draws nothing at random, so a
+ * backtest or a paper replay on recordings has no seed: the same inputs give the same fills (design.md 7).
  */
 export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;

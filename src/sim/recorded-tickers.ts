@@ -10,6 +10,7 @@ import { stat } from 'node:fs/promises';
 import type { WireTicker } from '../exchange/wire-schemas.js';
 import { RecordingError } from '../record/recording-format.js';
 import { readRecording, readRecordingHeader, readRecordings, type Warn } from '../record/recording-reader.js';
+import { type CandlePath, DEFAULT_CANDLE_PATH, walkCandles } from './candle-path.js';
 
 /** Files by symbol, symbols in alphabetical order. */
 export type SymbolFiles = ReadonlyMap<string, readonly string[]>;
@@ -42,17 +43,44 @@ export async function groupBySymbol(files: readonly string[], warn: Warn): Promi
   return new Map([...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+const candleSymbolsOf = new WeakMap<SymbolFiles, Promise<Set<string>>>();
+
+/** The symbols whose recordings were imported from candles (their header says so), read once per grouping. */
+function candleSymbols(groups: SymbolFiles): Promise<Set<string>> {
+  let found = candleSymbolsOf.get(groups);
+  if (!found) {
+    found = (async () => {
+      const out = new Set<string>();
+      for (const [symbol, files] of groups)
+        if ((await readRecordingHeader(files[0] as string))?.source === 'candles') out.add(symbol);
+      return out;
+    })();
+    candleSymbolsOf.set(groups, found);
+  }
+  return found;
+}
+
 interface Head {
   it: AsyncIterator<WireTicker[]>;
   batch: WireTicker[];
   i: number;
 }
 
-/** Every ticker of every group, merged in time order, in batches. */
-export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGenerator<WireTicker[]> {
-  const iterators = [...groups.values()].map((files) =>
-    readRecordings(files, { warn, allowPartial: true })[Symbol.asyncIterator](),
-  );
+/**
+ * Every ticker of every group, merged in time order, in batches; a group recorded from candles walks `path`
+ * inside each candle (candle-path.ts).
+ */
+export async function* mergedTickers(
+  groups: SymbolFiles,
+  warn: Warn,
+  path: CandlePath = DEFAULT_CANDLE_PATH,
+): AsyncGenerator<WireTicker[]> {
+  const candles = await candleSymbols(groups);
+  const iterators: AsyncIterator<WireTicker[]>[] = [];
+  for (const [symbol, files] of groups) {
+    const read = readRecordings(files, { warn, allowPartial: true });
+    iterators.push((candles.has(symbol) ? walkCandles(read, path) : read)[Symbol.asyncIterator]());
+  }
   try {
     const heads: Head[] = [];
     for (const it of iterators) {
@@ -81,7 +109,7 @@ export async function* mergedTickers(groups: SymbolFiles, warn: Warn): AsyncGene
     }
     if (out.length > 0) yield out;
   } finally {
-    await Promise.all(iterators.map((it) => it.return?.(undefined)));
+    await Promise.all(iterators.map(async (it) => void (await it.return?.(undefined))));
   }
 }
 
@@ -103,8 +131,8 @@ export class TickerCursor {
   private batch: WireTicker[] = [];
   private i = 0;
 
-  constructor(groups: SymbolFiles, warn: Warn) {
-    this.source = mergedTickers(groups, warn);
+  constructor(groups: SymbolFiles, warn: Warn, path: CandlePath = DEFAULT_CANDLE_PATH) {
+    this.source = mergedTickers(groups, warn, path);
   }
 
   /** True when a ticker is waiting; false once the recordings are exhausted. */

@@ -99,7 +99,7 @@ describe('fills that do not flatter', () => {
       expect(Date.parse(f.time!)).toBeGreaterThanOrEqual(Date.parse(decided.get(f.order_id)!) + 15_000);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
     expect(summary.fillModel).toMatchObject({ latencyMs: 15_000, dataStepMs: 15_000, slippageBps: '0', makerFee: '0' });
-    expect(summary.fillModel.candlePath).toMatch(/^open, then the extreme nearer the open/);
+    expect(summary.fillModel.candlePath).toBe('shortest');
     expect(summary.fillModel.statements.join(' ')).toMatch(/moves inside a candle are modelled, not seen/);
     const report = readFileSync(join(out, 'report.html'), 'utf8');
     expect(report).toContain('<h2>Fill model</h2>');

@@ -1,0 +1,118 @@
+/**
+ * The path inside a candle (sim/candle-path.ts): which order each model walks, and that a backtest's columns
+ * and paper's recorded feed walk the same one with the same volume per tick (one import serves every model).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseEnv } from '../../src/app/env.js';
+import { candleTicks } from '../../src/backtest/candle-ticks.js';
+import type { ConfigError } from '../../src/errors.js';
+import { loadTicks } from '../../src/backtest/tick-data.js';
+import { importCandles } from '../../src/record/candles.js';
+import { CANDLE_PATHS, candleTickVolume, parseCandlePath, swapsExtremes } from '../../src/sim/candle-path.js';
+import { lockstepFeed } from '../../src/sim/feeds.js';
+import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
+import { tempDir } from './server-fixtures.js';
+
+const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
+
+/** The order a model walks a candle recorded (imported nearer-first) as open, p1, p2, close. */
+function walk(path: (typeof CANDLE_PATHS)[number], p: [number, number, number, number]): number[] {
+  const [o, a, b, c] = p;
+  return swapsExtremes(path, o, a, b, c) ? [o, b, a, c] : [o, a, b, c];
+}
+
+describe('candle path models', () => {
+  it('walks each candle in the order its model names, the shortest against the candle’s direction', () => {
+    const upHighNearer: [number, number, number, number] = [100, 102, 90, 101]; // imported high first
+    const downLowNearer: [number, number, number, number] = [100, 98, 110, 99]; // imported low first
+    expect(walk('nearer-first', upHighNearer)).toEqual([100, 102, 90, 101]);
+    expect(walk('shortest', upHighNearer)).toEqual([100, 90, 102, 101]); // up: dips first
+    expect(walk('longest', upHighNearer)).toEqual([100, 102, 90, 101]);
+    expect(walk('shortest', downLowNearer)).toEqual([100, 110, 98, 99]); // down: rises first
+    expect(walk('longest', downLowNearer)).toEqual([100, 98, 110, 99]);
+    expect(walk('high-first', downLowNearer)).toEqual([100, 110, 98, 99]);
+    expect(walk('low-first', upHighNearer)).toEqual([100, 90, 102, 101]);
+    // A flat candle keeps the import's order; a candle without range has nothing to swap.
+    expect(walk('shortest', [100, 102, 90, 100])).toEqual([100, 102, 90, 100]);
+    expect(walk('high-first', [100, 100, 100, 100])).toEqual([100, 100, 100, 100]);
+  });
+
+  it('makes the shortest path never longer than the other on real candles', () => {
+    const travel = (p: number[]) => p.slice(1).reduce((sum, x, i) => sum + Math.abs(x - (p[i] as number)), 0);
+    const rows = readFileSync(CANDLES, 'utf8').trim().split('\n').slice(1);
+    let shorter = 0;
+    for (const row of rows) {
+      const [, o, h, l, c] = row.split(',').map(Number);
+      const highFirst: [number, number, number, number] = [o!, h!, l!, c!];
+      const lowFirst: [number, number, number, number] = [o!, l!, h!, c!];
+      const shortest = travel(walk('shortest', highFirst));
+      expect(shortest).toBe(travel(walk('shortest', lowFirst)));
+      expect(shortest).toBeLessThanOrEqual(Math.min(travel(highFirst), travel(lowFirst)) + 1e-9);
+      if (shortest < travel(walk('nearer-first', highFirst)) - 1e-9) shorter++;
+    }
+    expect(shorter).toBeGreaterThan(rows.length / 10); // the import's path is often the longer one
+  });
+
+  it('gives a quarter of the candle’s volume to each of its ticks, exactly', () => {
+    expect(candleTickVolume(1234.5678, 1235.0122)).toBe(0.1111);
+    expect(candleTickVolume(0, 0.00001)).toBe(0.0000025);
+    expect(candleTickVolume(Number.NaN, 1)).toBeUndefined();
+  });
+
+  it('refuses an unknown model or share naming the flag or variable and what it takes', () => {
+    expect(() => parseCandlePath('sideways')).toThrow(
+      "--candle-path must be one of shortest, nearer-first, longest, high-first, low-first, got 'sideways'",
+    );
+    let problems: readonly string[] = [];
+    try {
+      parseEnv({ PAPER_CANDLE_PATH: 'x', PAPER_PARTICIPATION: '300%' });
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual([
+      "PAPER_CANDLE_PATH: expected one of shortest, nearer-first, longest, high-first, low-first, got 'x'",
+      "PAPER_PARTICIPATION: expected a share of the traded volume such as 10% or 0.25, or off, got '300%'",
+    ]);
+    expect(parseEnv({})).toMatchObject({ PAPER_CANDLE_PATH: 'shortest', PAPER_PARTICIPATION: '0.1' });
+    expect(parseEnv({ PAPER_PARTICIPATION: 'off' }).PAPER_PARTICIPATION).toBeNull();
+  });
+});
+
+/** The real engine, remembering each ticker it was fed and the volume with it. */
+class Fed extends MatchingEngine {
+  readonly fed: [number, number, number | undefined][] = [];
+  override onTicker(ticker: TickerInput, volume?: number): void {
+    this.fed.push([ticker.t, ticker.p, volume]);
+    super.onTicker(ticker, volume);
+  }
+}
+
+describe('one path for backtests and paper', () => {
+  it('walks the same prices with the same volumes in a backtest’s columns and in a recorded feed', async () => {
+    const dir = tempDir();
+    const csv = join(dir, 'candles.csv');
+    writeFileSync(csv, readFileSync(CANDLES, 'utf8').split('\n').slice(0, 61).join('\n'));
+    const { file } = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir });
+    const data = await loadTicks([file]);
+    const walked = new Map<string, string>();
+    for (const path of CANDLE_PATHS) {
+      const { data: ticks, volume, candles } = candleTicks(data, path);
+      expect(candles).toBe(60);
+      const columns = [...ticks.columns.time].map((t, i) => [t, ticks.columns.price[i], volume![i]]);
+      const engine = new Fed();
+      const feed = lockstepFeed({ files: [file], candlePath: path });
+      await feed.start(engine);
+      for (let i = 0; i < 240; i++) await feed.beforeMarketWatch!();
+      await feed.stop();
+      expect(engine.fed, path).toEqual(columns);
+      expect(volume!.every((v) => v >= 0)).toBe(true);
+      walked.set(path, JSON.stringify(columns));
+    }
+    // The models differ from one another on these candles, and the import's path is nearer-first.
+    expect(new Set(walked.values()).size).toBe(CANDLE_PATHS.length);
+    const nearer = JSON.parse(walked.get('nearer-first')!) as number[][];
+    expect(nearer.map((x) => x[1])).toEqual([...data.columns.price]);
+  });
+});
