@@ -28,32 +28,16 @@ function fills(out: string): Record<string, string>[] {
 
 describe('--candle-path', () => {
   let data: string;
-  let downTick: string;
   beforeAll(async () => {
     data = join(dir, 'rec');
-    const r = await capture(importCandles, [
-      ...['--symbol', 'BTCUSD', '--tick-size', '0.01', '--base-precision', '6'],
-      ...['--out', data, CANDLES],
-    ]);
+    const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
     expect(r.code, r.err.join('\n')).toBe(0);
-    downTick = join(dir, 'down-tick.json');
-    writeFileSync(
-      downTick,
-      JSON.stringify({
-        name: 'down-tick',
-        strategy: 'down-tick',
-        symbol: 'BTCUSD',
-        schedule: '*/5 * * * * *',
-        params: { quantity: '0.01' },
-        risk: { maxOrderNotional: '1000', maxOpenOrders: 2, maxPosition: '0.05', dailyLossLimit: '100000' },
-      }),
-    );
   });
+  // The down-tick probe (bench/strategies) decides on every recorded ticker: what is under test is the fill model.
   const run = (out: string, ...extra: string[]) =>
     bot([
-      '--every-tick',
-      ...['--config', downTick, '--strategies', 'bench/strategies', '--data', data, '--balance', 'USD=10000'],
-      ...['--fee', '0', '--out', out, ...extra],
+      ...['--every-tick', '--config', 'bench/configs/down-tick-btcusdt.json', '--strategies', 'bench/strategies'],
+      ...['--data', data, '--fee', '0', '--out', out, ...extra],
     ]);
 
   it('defaults to the shortest path, which walks candles otherwise than imported and changes the fills', async () => {
