@@ -100,6 +100,12 @@ describe('notifications from the daemon on paper', () => {
         daemon,
         ms: 60_000,
       });
+      // Closed trades and profit per period, from the running daemon's journal through the operator layer.
+      for (const command of ['/trades 3', '/profit', '/daily', '/weekly', '/monthly']) bot.say(111, command);
+      await waitFor('the monthly profit', () => bot.sent.some((m) => m.text.startsWith('PAPER · monthly profit')), {
+        daemon,
+        ms: 60_000,
+      });
     } finally {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       await Promise.all([hook.close(), bot.close()]);
@@ -128,6 +134,13 @@ describe('notifications from the daemon on paper', () => {
         'PAPER · churn already paused',
         'PAPER · churn resumed',
         'PAPER · reload: nothing changed',
+        expect.stringMatching(
+          /^PAPER · last 3 closed trades\n#\d+ churn BTCUSDT (long|short) [\d.]+ · [\d.]+ → [\d.]+ · [+-][\d.]+ USDT /,
+        ) as string,
+        expect.stringMatching(/^PAPER · profit of closed trades\nUSDT: [+-][\d.]+ · \d+ trades · /) as string,
+        expect.stringMatching(/^PAPER · daily profit \(UTC\)\n\d{4}-\d\d-\d\d USDT [+-][\d.]+ · \d+ trades/) as string,
+        expect.stringMatching(/^PAPER · weekly profit \(UTC\)\n\d{4}-\d\d-\d\d USDT /) as string,
+        expect.stringMatching(/^PAPER · monthly profit \(UTC\)\n\d{4}-\d\d USDT /) as string,
         expect.stringMatching(
           /^PAPER · refused: exit of churn refused: kill switch file .* exists: no new orders$/,
         ) as string,
