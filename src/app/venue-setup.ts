@@ -25,9 +25,9 @@ import {
   replayFeed,
   type ReplayPosition,
   type ReplayTime,
+  type WarmUpTick,
 } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
-import type { WireTicker } from '../exchange/wire-schemas.js';
 import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
 import type { Store } from '../store/store.js';
 import { checkPaperData, paperDataFiles, replayDescription } from './paper-data.js';
@@ -46,7 +46,7 @@ export interface VenueSetup {
    * Paper on recordings: the recorded tickers before the replay's start position (PAPER_FROM, or where a resumed
    * run stopped), within the warm-up asked for: the strategies' candles warm up on them. Empty otherwise.
    */
-  warmUpTickers(): readonly WireTicker[];
+  warmUpTickers(): readonly WarmUpTick[];
   /** Closes the client (requests in flight finish) and the embedded exchange. */
   close(): Promise<void>;
 }
