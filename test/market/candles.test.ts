@@ -7,6 +7,7 @@ import { D, type Dec } from '../../src/market/decimal.js';
 import { CandleBuilder, TIMEFRAME_MS, TIMEFRAMES, type Candle, type Timeframe } from '../../src/market/candles.js';
 import { CSV_HEADER, importCandles } from '../../src/record/candles.js';
 import { mulberry32 } from '../../src/sim/prng.js';
+import { writeRecording } from '../sim/server-fixtures.js';
 
 interface Row {
   openTime: number;
@@ -161,5 +162,87 @@ describe('candles built from ticks', () => {
     builder.tick(START + 20_000, 0, NaN);
     builder.tick(START + MINUTE, 11, NaN);
     expect(builder.candles('1m', 5)).toEqual([{ time: START, open: 10, high: 12, low: 10, close: 12, volume: 0 }]);
+  });
+});
+
+/**
+ * A ticker recording as the recorder writes one from a live exchange: ticks at uneven intervals (1 to 20 s, with
+ * a 7-minute and a 2-hour hole), each carrying the last price and the rolling 24-hour base volume. The trades
+ * happen at the ticks (integer units of 1e-8 BTC) and the window moves by the minute, as the builder assumes.
+ * Returns the wire lines and, kept apart, every tick's own trade: what an independent aggregation needs.
+ */
+function tickerTape(): { lines: { s: string; p: number; t: number; vb: number }[]; trades: number[] } {
+  const random = mulberry32(7);
+  const lines: { s: string; p: number; t: number; vb: number }[] = [];
+  const trades: number[] = [];
+  const perMinute = new Map<number, number>();
+  let windowUnits = 0;
+  let windowFrom = 0;
+  let price = 22_000;
+  let t = START + 3_000;
+  const end = START + 3 * 1440 * MINUTE + 5 * MINUTE;
+  while (t < end) {
+    const minute = Math.floor(t / MINUTE);
+    // The window holds the minutes [minute - 1439, minute].
+    for (; windowFrom <= minute - 1440; windowFrom++) windowUnits -= perMinute.get(windowFrom) ?? 0;
+    windowFrom = Math.max(windowFrom, minute - 1439);
+    // The tape starts with an empty window: a first figure above zero would hide a trade no builder can see.
+    const units = lines.length === 0 ? 0 : Math.floor(random() * 50_000_000);
+    perMinute.set(minute, (perMinute.get(minute) ?? 0) + units);
+    windowUnits += units;
+    price = Math.max(1, Math.round((price + (random() - 0.5) * 30) * 100) / 100);
+    lines.push({ s: 'BTCUSDT', p: price, t, vb: windowUnits / 1e8 });
+    trades.push(units);
+    const hole = lines.length === 5000 ? 7 * MINUTE : lines.length === 12_000 ? 2 * 60 * MINUTE : 0;
+    t += hole + 1_000 + Math.floor(random() * 19_000);
+  }
+  return { lines, trades };
+}
+
+describe('candles built from live ticker ticks (not imported candles)', () => {
+  it('equal the candles aggregated straight from the raw ticks, at every timeframe, volumes included', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'spot-bot-ticker-candles-'));
+    try {
+      const { lines, trades } = tickerTape();
+      const data = await loadTicks([writeRecording(dir, 'BTCUSDT', lines)]);
+      expect(data.length).toBe(lines.length);
+      const builder = new CandleBuilder(ALL);
+      feed(builder, data);
+      for (const tf of TIMEFRAMES) {
+        // Independently: bucket the raw lines by the timeframe, OHLC from their prices, volume from their trades.
+        const ms = TIMEFRAME_MS[tf];
+        const want: { time: number; open: number; high: number; low: number; close: number; units: number }[] = [];
+        lines.forEach((line, i) => {
+          const time = line.t - (line.t % ms);
+          const last = want.at(-1);
+          const units = trades[i] as number;
+          if (last === undefined || last.time !== time)
+            want.push({ time, open: line.p, high: line.p, low: line.p, close: line.p, units });
+          else {
+            last.high = Math.max(last.high, line.p);
+            last.low = Math.min(last.low, line.p);
+            last.close = line.p;
+            last.units += units;
+          }
+        });
+        const closed = want.slice(0, -1);
+        const got = builder.candles(tf, ALL[tf]);
+        expect(got.length, tf).toBe(Math.min(closed.length, ALL[tf]));
+        const tail = closed.slice(-got.length);
+        expect(
+          got.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })),
+          tf,
+        ).toEqual(tail.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
+        got.forEach((candle, i) => {
+          // The volume is recovered from the rolling 24-hour figure, to the exchange's 8 decimals.
+          expect(
+            Math.abs(candle.volume - (tail[i] as { units: number }).units / 1e8),
+            `${tf} ${candle.time}`,
+          ).toBeLessThan(2e-8 * (ms / MINUTE));
+        });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
