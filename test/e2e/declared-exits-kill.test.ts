@@ -1,8 +1,8 @@
 /**
  * The exits and protections the engine enforces on ticks (not held on the exchange), through a real paper
  * daemon on live prices the test moves (paperLiveUpstream): the trailing stop, the roi exit, the losing-trades
- * protection and the max-drawdown protection each trigger once on a price path that crosses them, and survive
- * a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's order journaled
+ * protection, the max-drawdown protection and the cooldown after a stop-out each trigger once on a price path
+ * that crosses them, and survive a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's order journaled
  * and not sent (after-journal), sent and filled with the answer not journaled (after-send), a losing fill
  * committed with the protection not yet decided (after-fill-record). Restarted on the same database, the
  * journal agrees with the paper exchange, which holds exactly one exit SELL per exit, and a protection trips
@@ -219,5 +219,44 @@ describe('maxDrawdown, killed -9 between the losing fill and the protection', ()
     );
     expect(paperBuys(db)).toBe(1);
     expect(paperSells(db)).toBe(1);
+  }, 150_000);
+});
+
+describe('cooldown, killed -9 between the stop-out and its sale', () => {
+  const suite = paperLiveUpstream('e2e-cooldown-', 20_000);
+  const high = highs(suite);
+  it('sells once after the restart and refuses every entry until the cooldown ends', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({
+        entries: 1_000,
+        exits: { trailingStopPct: 1 },
+        protections: { cooldownMinutes: 60 },
+      }),
+    });
+    // Entry at 20,000, high 20,100, stopped out at 19,700: the exit is journaled and the daemon dies before it leaves.
+    await killedAt(env, 'after-journal:2', async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await high(first, 20_100);
+      suite.price(19_700);
+    });
+    expect(events(db, 'exit-triggered')).toEqual([expect.objectContaining({ reason: 'trailing-stop', price: 19_700 })]);
+
+    // Restarted: the exit goes out once, and the flat instance's entries meet the cooldown the stop-out started.
+    await restarted(
+      env,
+      db,
+      'the exit filled and an entry refused by the cooldown',
+      () => filled(db, 'exit:trailing-stop') === 1 && refusedBy(db, /cooldown after a stop-out/).length > 0,
+    );
+    expect(String(refusedBy(db, /cooldown/)[0]!.reason)).toMatch(/\(protections\.cooldownMinutes\)$/);
+    expect(paperBuys(db)).toBe(1);
+    expect(paperSells(db)).toBe(1);
+    // The exit never left: the restart found it not placed and the same stop sold once.
+    expect(
+      orders(db)
+        .filter((r) => r.tag === 'exit:trailing-stop')
+        .map((r) => r.status),
+    ).toEqual(['NOT_PLACED', 'FILLED']);
   }, 150_000);
 });
