@@ -110,4 +110,5 @@ it('stops trading when its database file is deleted, and a restart on an empty j
   expect(third.messages(told)).toHaveLength(1);
   expect(receiver.received.filter((m) => /ANOTHER BOT MAY BE TRADING/.test(m.body))).toHaveLength(1);
   expect(await third.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-});
+  // Three daemon starts, a simulated exchange and a receiver: about 14 s on a loaded machine, more under a full suite.
+}, 90_000);

@@ -110,5 +110,6 @@ describe('restarts against an exchange that outlives the daemon (MODE=live on a 
     expect(fills.length).toBeGreaterThanOrEqual(4);
     // The strategy's opening orders were placed once, across three runs.
     for (const tag of ['market', 'limit', 'stop', 'oco']) expect(rows.filter((r) => r.tag === tag)).toHaveLength(1);
-  });
+    // Three daemon starts and a simulated exchange: about 16 s on a loaded machine, twice that under a full suite.
+  }, 90_000);
 });
