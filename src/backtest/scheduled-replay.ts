@@ -24,6 +24,7 @@ export interface DaemonJobs {
   refresh: string;
 }
 
+const HOUR_MS = 3_600_000;
 const MARKET = 0;
 const POLL = 1;
 const REFRESH = 2;
@@ -32,7 +33,6 @@ interface Job {
   kind: number;
   schedule: string;
   cron: CronSchedule;
-  due: number;
   /** A market job's symbols (the unit's slots), in the order the venue's market watch lists them. */
   slots: number[];
   /** The tickers a market job hands the engine, refilled at each firing (the engine keeps none of the array). */
@@ -51,6 +51,16 @@ export class ScheduledReplay {
   private step = JOBS;
   private readonly gate: RefreshGate;
   private readonly jobs: Job[];
+  /**
+   * When each job is next due (epoch ms), and for a schedule that repeats every hour (all the bot's), the
+   * hour of that time and its index in the schedule's table of the hour's matches: a job that fires is due
+   * next at the table's next entry, worked out here in place rather than asked of the schedule (a call that
+   * passes and returns a double takes two heap numbers, at every one of millions of firings).
+   */
+  private readonly due: Float64Array;
+  private readonly dueHour: Float64Array;
+  private readonly dueIndex: Int32Array;
+  private readonly offsets: (Float64Array | undefined)[];
   /** Per symbol of the data, the index of its last tick replayed (-1: none yet). */
   private readonly latest: Int32Array;
   /**
@@ -97,13 +107,20 @@ export class ScheduledReplay {
       const slots = listed
         .filter((name) => symbols.has(name))
         .map((name) => data.symbols.findIndex((info) => info.symbol === name));
-      return { kind, schedule, cron, due: cron.next(now), slots, watch: [] };
+      return { kind, schedule, cron, slots, watch: [] };
     };
     this.jobs = [
       ...p.engine.schedules().map((s) => job(MARKET, s)),
       job(POLL, jobs.ordersPoll),
       job(REFRESH, jobs.refresh),
     ];
+    this.due = Float64Array.from(this.jobs, (j) => j.cron.next(now));
+    this.dueHour = this.due.map((d) => Math.floor(d / HOUR_MS) * HOUR_MS);
+    this.offsets = this.jobs.map((j) => (j.cron.hourly ? Float64Array.from(j.cron.hourly) : undefined));
+    this.dueIndex = Int32Array.from(
+      this.jobs,
+      (_, j) => this.offsets[j]?.indexOf((this.due[j] as number) - (this.dueHour[j] as number)) ?? -1,
+    );
   }
 
   /** The market as a ticker moves it (the daemon's feed gives the simulated exchange the same keys). */
@@ -180,17 +197,35 @@ export class ScheduledReplay {
 
   /** Fires, in time order (then the jobs' order), the jobs due before `limit` (or at it when inclusive). */
   private fireDue(limit: number, inclusive: boolean): Promise<void> | undefined {
-    const jobs = this.jobs;
+    const due = this.due;
     for (;;) {
-      let next = jobs[0] as Job;
-      for (let j = 1; j < jobs.length; j++) if ((jobs[j] as Job).due < next.due) next = jobs[j] as Job;
-      if (inclusive ? next.due > limit : next.due >= limit) return undefined;
-      const due = next.due;
-      next.due = next.cron.next(due);
-      this.p.clock.time = due;
-      const pending = this.fire(next);
+      let next = 0;
+      for (let j = 1; j < due.length; j++) if ((due[j] as number) < (due[next] as number)) next = j;
+      const at = due[next] as number;
+      if (inclusive ? at > limit : at >= limit) return undefined;
+      const job = this.jobs[next] as Job;
+      this.advance(next, job);
+      this.p.clock.time = at;
+      const pending = this.fire(job);
       if (pending) return pending;
     }
+  }
+
+  /** Sets job j's next due time after its current one (which is about to fire). */
+  private advance(j: number, job: Job): void {
+    const offsets = this.offsets[j];
+    const index = this.dueIndex[j] as number;
+    if (offsets === undefined || index < 0) {
+      this.due[j] = job.cron.next(this.due[j] as number);
+      return;
+    }
+    let k = index + 1;
+    if (k === offsets.length) {
+      k = 0;
+      this.dueHour[j] = (this.dueHour[j] as number) + HOUR_MS;
+    }
+    this.dueIndex[j] = k;
+    this.due[j] = (this.dueHour[j] as number) + (offsets[k] as number);
   }
 
   /** What the daemon's market job would read: a ticker per symbol, as the last tick left it. */

@@ -33,8 +33,8 @@ function matchesWithin(pattern: string, from: number, span: number): number[] {
 
 export class CronSchedule {
   private readonly cron: Cron;
-  /** Offsets (ms) of the matches within any hour, when the expression repeats every hour. */
-  private readonly hourly: number[] | undefined;
+  /** Offsets (ms) of the matches within any hour, ascending, when the expression repeats every hour. */
+  readonly hourly: readonly number[] | undefined;
   /**
    * The last answer from the table and its index in it: a schedule is mostly asked for the match after the one
    * it gave last (a backtest's jobs, the timers), which is then the next entry, without a search.
