@@ -7,9 +7,16 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 
-/** Peak RSS (MB) of a node process with these arguments, as it reports it on exit (getrusage's ru_maxrss). */
+/**
+ * Peak RSS (MB) of a node process with these arguments, as it reports it on exit: VmHWM from /proc/self/status
+ * (getrusage's ru_maxrss survives exec on Linux, so a child spawned by a large process would report the
+ * parent's size), getrusage's elsewhere.
+ */
 function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): number {
-  const report = "process.on('exit', () => process.stderr.write(`\\nmaxrss ${process.resourceUsage().maxRSS}\\n`))";
+  const report =
+    "import { readFileSync } from 'node:fs'; process.on('exit', () => { let kb = process.resourceUsage().maxRSS;" +
+    " try { kb = Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}" +
+    ' process.stderr.write(`\\nmaxrss ${kb}\\n`); });';
   const child = spawnSync(
     process.execPath,
     ['--import', `data:text/javascript,${encodeURIComponent(report)}`, ...args],
