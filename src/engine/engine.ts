@@ -623,6 +623,7 @@ export class Engine implements FillSink {
       if (r.position.position.quantity.lt(rules.stepSize)) return;
       watch.triggered(now, trigger.reason);
       const data = {
+        symbol: r.symbol,
         reason: trigger.reason,
         price: ticker.last,
         level: trigger.level,
@@ -980,7 +981,7 @@ export class Engine implements FillSink {
   private heldExitFilled(r: InstanceRunner, watch: PositionWatch, row: OrderRow, fill: FillRow, entry: Dec): void {
     const reason = row.type === 'OCO' && new D(fill.price).gte(entry) ? 'roi' : 'stop-loss';
     watch.triggered(fill.time, reason);
-    const data = { reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
+    const data = { symbol: r.symbol, reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
     r.logger.warn(data, `declared exit filled on the exchange: ${reason}`);
     this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
   }

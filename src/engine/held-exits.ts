@@ -200,6 +200,7 @@ export class HeldExits {
     const outcome = await this.orders.submitExit(r, intent);
     if (!outcome.ok) return;
     const data = {
+      symbol: r.symbol,
       localId: outcome.row.localId,
       type: plan.kind,
       quantity: plain(quantity),

@@ -98,7 +98,13 @@ describe('a declared stop held on the exchange', () => {
     expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
     expect(rows(h).map((r) => [r.type, r.status])).toEqual([['STOP_LIMIT', 'FILLED']]);
     expect(h.events('held-exit-filled').map((e) => e.data)).toEqual([
-      { reason: 'stop-loss', price: '19600', entry: expect.stringMatching(/^20020\.02/) as string, localId: 'b-2' },
+      {
+        symbol: 'BTCUSDT',
+        reason: 'stop-loss',
+        price: '19600',
+        entry: expect.stringMatching(/^20020\.02/) as string,
+        localId: 'b-2',
+      },
     ]);
     expect(h.events('exit-triggered')).toEqual([]);
     expect(h.events('exit-held')).toHaveLength(1);

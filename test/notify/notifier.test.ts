@@ -278,6 +278,42 @@ describe('the notifier', () => {
     expect(text()).toContain('BTCUSDT SELL LIMIT 0.1 @ 20100.48 fee 0.01 USDT PnL +10.03');
   });
 
+  it('rounds a declared exit’s figures like a fill’s: to the pair’s tick and step once stored, else to 8 places', async () => {
+    const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
+      store,
+      logger: captureLogger().logger,
+      mode: 'live',
+      timers: wallClock,
+    });
+    const text = () => hook.received.map((r) => (r.json as HookBody).text).join('\n');
+    // As the engine records them: a trailing level is a float, an entry an exact average of every digit.
+    const exit = { symbol: 'BTCUSDT', reason: 'trailing-stop', price: 19650.5, quantity: '0.0104895104895' };
+    const level = 20_000 * 0.99 * (1 / 1.0001);
+    store.events.record(Date.now(), 'grid', 'exit-triggered', { ...exit, level, entry: '20020.02002002002002' });
+    await until('the first exit told', () => text().includes('EXIT'));
+    expect(text()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02019798, entry 20020.02002002)');
+    store.pairRules.put([DEFAULT_PAIRS[0]!], Date.now());
+    store.events.record(Date.now(), 'grid', 'exit-triggered', { ...exit, level, entry: '20020.02002002002002' });
+    store.events.record(Date.now(), 'grid', 'exit-held', {
+      symbol: 'BTCUSDT',
+      localId: 'b-2',
+      type: 'STOP_LIMIT',
+      quantity: '0.0104895104895',
+      stopPrice: '19600.004',
+      limitPrice: '19502.0049',
+      takeProfit: null,
+    });
+    await until('the held stop told', () => text().includes('stop held'));
+    await notifications?.stop(5000);
+    expect(text()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02, entry 20020.02)');
+    expect(text()).toContain('stop held on the exchange: STOP_LIMIT 0.01049 stop 19600 limit 19502');
+    // The journal keeps every digit: only what is told is rounded.
+    expect(store.events.list({ kinds: ['exit-triggered'] })[0]?.data).toMatchObject({
+      level,
+      entry: '20020.02002002002002',
+    });
+  });
+
   it('loses only the down channel’s messages while a receiver is down, records them, and delivers after', async () => {
     const log = captureLogger();
     hook.status = () => 503;
