@@ -143,6 +143,16 @@ type HookBody = {
   notifications: { id: string; kind: string; instance: string | null }[];
 };
 const hookKinds = () => hook.received.flatMap((r) => (r.json as HookBody).notifications.map((x) => x.kind));
+/** Everything the webhook received, as text. */
+const hookText = () => hook.received.map((r) => (r.json as HookBody).text).join('\n');
+/** A live daemon's notifier telling each notice at once (no grouping). */
+const liveUngrouped = () =>
+  notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
+    store,
+    logger: captureLogger().logger,
+    mode: 'live',
+    timers: wallClock,
+  });
 
 describe('the notifier', () => {
   it('takes every kind to the channels configured for it, signed, with no secret in any message', async () => {
@@ -242,56 +252,39 @@ describe('the notifier', () => {
     recordFill('2', 'BUY', '100');
     await new Promise((r) => setTimeout(r, 5));
     store.events.record(Date.now(), undefined, 'daemon-started', { mode: 'live', venue: 'x', pid: 2 });
-    const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
-      store,
-      logger: captureLogger().logger,
-      mode: 'live',
-      timers: wallClock,
-    });
+    const notifications = liveUngrouped();
     recordFill('1', 'SELL', '110');
     await until('the sell told', () => hookKinds().includes('fill'));
     await notifications?.stop(5000);
-    const text = hook.received.map((r) => (r.json as HookBody).text).join('\n');
+    const text = hookText();
     // Realised: 1 × (110 − 100) less the sell's quote fee 0.01; the buy (in the run before) is not told again.
     expect(text).toContain('LIVE · grid BTCUSDT SELL LIMIT 1 @ 110 fee 0.01 USDT PnL +9.99');
     expect(text).not.toContain('BUY LIMIT 2');
   });
 
   it('rounds a fill’s figures to the pair’s tick and step as the daemon stored its rules, else to 8 places', async () => {
-    const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
-      store,
-      logger: captureLogger().logger,
-      mode: 'live',
-      timers: wallClock,
-    });
-    const text = () => hook.received.map((r) => (r.json as HookBody).text).join('\n');
+    const notifications = liveUngrouped();
     // No rules stored (a daemon that never read the venue): 8 places.
     recordFill('0.123456789123', 'BUY', '20000.123456789');
-    await until('the first fill told', () => text().includes('BUY'));
-    expect(text()).toContain('BTCUSDT BUY LIMIT 0.12345679 @ 20000.12345679 fee 0.01 USDT');
+    await until('the first fill told', () => hookText().includes('BUY'));
+    expect(hookText()).toContain('BTCUSDT BUY LIMIT 0.12345679 @ 20000.12345679 fee 0.01 USDT');
     // BTCUSDT's rules as the daemon's engine stores them: tick 0.01, step 0.000001, quote precision 2.
     store.pairRules.put([DEFAULT_PAIRS[0]!], Date.now());
     recordFill('0.100000449', 'SELL', '20100.4750001');
-    await until('the second fill told', () => text().includes('SELL'));
+    await until('the second fill told', () => hookText().includes('SELL'));
     await notifications?.stop(5000);
     // Realised 0.1 × (20100.4750001 − 20000.123456789) − 0.01 = 10.0251…: to the quote's 2 places.
-    expect(text()).toContain('BTCUSDT SELL LIMIT 0.1 @ 20100.48 fee 0.01 USDT PnL +10.03');
+    expect(hookText()).toContain('BTCUSDT SELL LIMIT 0.1 @ 20100.48 fee 0.01 USDT PnL +10.03');
   });
 
   it('rounds a declared exit’s figures like a fill’s: to the pair’s tick and step once stored, else to 8 places', async () => {
-    const notifications = notificationsFromEnv(env({ NOTIFY_GROUP_MS: '0' }), {
-      store,
-      logger: captureLogger().logger,
-      mode: 'live',
-      timers: wallClock,
-    });
-    const text = () => hook.received.map((r) => (r.json as HookBody).text).join('\n');
+    const notifications = liveUngrouped();
     // As the engine records them: a trailing level is a float, an entry an exact average of every digit.
     const exit = { symbol: 'BTCUSDT', reason: 'trailing-stop', price: 19650.5, quantity: '0.0104895104895' };
     const level = 20_000 * 0.99 * (1 / 1.0001);
     store.events.record(Date.now(), 'grid', 'exit-triggered', { ...exit, level, entry: '20020.02002002002002' });
-    await until('the first exit told', () => text().includes('EXIT'));
-    expect(text()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02019798, entry 20020.02002002)');
+    await until('the first exit told', () => hookText().includes('EXIT'));
+    expect(hookText()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02019798, entry 20020.02002002)');
     store.pairRules.put([DEFAULT_PAIRS[0]!], Date.now());
     store.events.record(Date.now(), 'grid', 'exit-triggered', { ...exit, level, entry: '20020.02002002002002' });
     store.events.record(Date.now(), 'grid', 'exit-held', {
@@ -303,10 +296,10 @@ describe('the notifier', () => {
       limitPrice: '19502.0049',
       takeProfit: null,
     });
-    await until('the held stop told', () => text().includes('stop held'));
+    await until('the held stop told', () => hookText().includes('stop held'));
     await notifications?.stop(5000);
-    expect(text()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02, entry 20020.02)');
-    expect(text()).toContain('stop held on the exchange: STOP_LIMIT 0.01049 stop 19600 limit 19502');
+    expect(hookText()).toContain('EXIT trailing-stop at 19650.5 (level 19798.02, entry 20020.02)');
+    expect(hookText()).toContain('stop held on the exchange: STOP_LIMIT 0.01049 stop 19600 limit 19502');
     // The journal keeps every digit: only what is told is rounded.
     expect(store.events.list({ kinds: ['exit-triggered'] })[0]?.data).toMatchObject({
       level,
