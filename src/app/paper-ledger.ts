@@ -36,6 +36,7 @@ const ReplayPositionSchema = z.object({
   first: z.number().optional(),
   last: z.number().optional(),
   step: z.number().optional(),
+  base: z.number().optional(),
 });
 
 /** The replay position as stored, or undefined (with the reason) when there is none or it cannot be read. */
@@ -140,6 +141,20 @@ export interface PaperExchangeOpened {
   funding: Record<string, string>;
   /** Where a recorded replay stopped, or why it cannot resume (a sentence). */
   replay: ReplayPosition | string;
+  /**
+   * The latest time a resumed account's records carry (its last prices, orders and fills, in the venue's
+   * time): a replay that starts over must go on after it, or orders would fill before they were placed.
+   */
+  latest?: number;
+}
+
+/** The latest time in the snapshot's records (undefined when it holds none). */
+function latestTime(snapshot: PaperSnapshot): number | undefined {
+  let latest = -Infinity;
+  for (const o of snapshot.orders) latest = Math.max(latest, o.createdAt, o.updatedAt);
+  for (const f of snapshot.fills) latest = Math.max(latest, f.time);
+  for (const m of snapshot.market) latest = Math.max(latest, m.time);
+  return Number.isFinite(latest) ? latest : undefined;
 }
 
 /**
@@ -170,6 +185,7 @@ export function openPaperExchange(
       resumed: true,
       funding: snapshot.accounts[0]?.funding ?? {},
       replay: parseReplayPosition(exchange.replay),
+      latest: latestTime(snapshot),
     };
   }
   const now = options.clock.now();

@@ -82,6 +82,10 @@ function logReplayStart(feed: PriceFeed, logger: Logger): void {
   );
 }
 
+/** The later of two times, either of which may be missing. */
+const latestOf = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b);
+
 /** Opens (restores or funds) the paper account and says so. */
 function openPaper(
   engine: MatchingEngine,
@@ -221,6 +225,8 @@ export async function setUpVenue(
           loop: true,
           warn,
           resume,
+          // A replay that starts over on a resumed account goes on after everything it recorded.
+          after: paper.resumed ? latestOf(paper.latest, store.orders.latestTime()) : undefined,
           from: env.PAPER_FROM ?? 'warmed-up',
           warmUpMs,
           candlePath: env.PAPER_CANDLE_PATH,

@@ -94,6 +94,8 @@ class WarmUpWindow {
   }
 }
 
+const DAY_MS = 86_400_000;
+
 /** Hours, to one decimal place where it has one. */
 const hours = (ms: number) => String(Math.round(ms / 360_000) / 10);
 
@@ -165,11 +167,15 @@ export interface ReplayPosition {
   first?: number;
   last?: number;
   step?: number;
+  /** The first pass's shift, when a new replay went on after a resumed account's records (whole days). */
+  base?: number;
 }
 
 /** The recordings read from a position: the cursor, the pass's shift, and how far into the pass. */
 class ReplayCursor {
   shift = 0;
+  /** The first pass's shift: 0 unless a new replay must go on after a resumed account's records. */
+  base = 0;
   taken = 0;
   first: number | undefined;
   last: number | undefined;
@@ -189,6 +195,7 @@ class ReplayCursor {
    */
   async seek(at: ReplayPosition, skipped: (ticker: WireTicker) => void): Promise<boolean> {
     this.shift = at.shift;
+    this.base = at.base ?? 0;
     this.first = at.first;
     this.last = at.last;
     this.step = at.step;
@@ -232,7 +239,7 @@ class ReplayCursor {
   take(): WireTicker {
     const ticker = this.cursor.take();
     this.taken++;
-    if (this.shift === 0) {
+    if (this.shift === this.base) {
       this.first ??= ticker.t;
       this.step ??= ticker.t > this.first ? ticker.t - this.first : undefined;
       this.last = ticker.t;
@@ -240,9 +247,20 @@ class ReplayCursor {
     return this.shift === 0 ? ticker : { ...ticker, t: ticker.t + this.shift };
   }
 
+  /**
+   * Shifts a new replay (nothing taken in this pass's time yet) forward by whole days, so that its waiting
+   * ticker comes after `time`; whole days keep every candle boundary and the time of day. Returns the shift.
+   */
+  startAfter(time: number): number {
+    const gap = time - this.cursor.peek().t;
+    if (gap < 0) return 0;
+    this.shift = this.base = (Math.floor(gap / DAY_MS) + 1) * DAY_MS;
+    return this.base;
+  }
+
   position(files: string[]): ReplayPosition {
-    const { taken, shift, first, last, step } = this;
-    return { files, taken, shift, first, last, step };
+    const { taken, shift, first, last, step, base } = this;
+    return { files, taken, shift, first, last, step, ...(base === 0 ? {} : { base }) };
   }
 
   close(): Promise<void> {
@@ -250,7 +268,10 @@ class ReplayCursor {
   }
 }
 
-/** Opens a replay cursor, at `resume` when given and still within the recordings (else at the start, warned). */
+/**
+ * Opens a replay cursor, at `resume` when given and still within the recordings (else at the start, warned);
+ * `resumed` says which.
+ */
 async function openReplay(
   files: string[],
   engine: MatchingEngine,
@@ -263,7 +284,7 @@ async function openReplay(
     window: WarmUpWindow;
     path: CandlePath | undefined;
   },
-): Promise<ReplayCursor> {
+): Promise<{ cursor: ReplayCursor; resumed: boolean }> {
   const path = options.path ?? DEFAULT_CANDLE_PATH;
   const { groups, cursor } = await openFeed(files, engine, progress, stopped, options.warn, path);
   const replay = new ReplayCursor(cursor, groups, options.loop, options.warn, path);
@@ -275,9 +296,9 @@ async function openReplay(
     window.clear();
     await replay.close();
     const again = await openFeed(files, engine, progress, stopped, options.warn, path);
-    return new ReplayCursor(again.cursor, again.groups, options.loop, options.warn, path);
+    return { cursor: new ReplayCursor(again.cursor, again.groups, options.loop, options.warn, path), resumed: false };
   }
-  return replay;
+  return { cursor: replay, resumed: options.resume !== undefined };
 }
 
 /** A clock in the recording's time; a replay clock is anchored by the feed at the first ticker it feeds. */
@@ -293,6 +314,11 @@ export function replayFeed(options: {
   warn?: (m: string) => void;
   /** Where a previous run stopped: the replay goes on from there. */
   resume?: ReplayPosition;
+  /**
+   * A resumed paper account's latest record: a new replay (not resumed, or one whose recordings changed) whose
+   * data start before it is shifted forward by whole days to go on after it, warned.
+   */
+  after?: number;
   /**
    * Where a new replay (not resumed) starts: the first ticker recorded at or after this time (PAPER_FROM), or
    * 'warmed-up': `warmUpMs` after the recordings' first ticker, so the data before it fills every lookback
@@ -362,7 +388,7 @@ export function replayFeed(options: {
           window,
           path: options.candlePath,
         });
-      let r = await open();
+      let { cursor: r, resumed } = await open();
       replay = r;
       const from = options.from;
       const keep = (t: WireTicker) => window.add(t);
@@ -378,7 +404,7 @@ export function replayFeed(options: {
           );
           window.clear();
           await r.close();
-          r = await open();
+          ({ cursor: r, resumed } = await open());
           replay = r;
         }
       }
@@ -386,9 +412,16 @@ export function replayFeed(options: {
         progress.done = true;
         return;
       }
+      // A new replay on a resumed account goes on after the account's records: time never goes back.
+      const shifted = resumed || options.after === undefined ? 0 : r.startAfter(options.after);
+      if (shifted > 0)
+        warn(
+          `the replay's times are shifted ${shifted / DAY_MS} day(s) forward, to go on after the paper account's ` +
+            `last record (${new Date(options.after as number).toISOString()}): its time never goes back`,
+        );
       // The first ticker goes in now, so the market has a price before the server answers anything; the
       // replay's time starts there. The data before it is the strategies' warm-up.
-      warmUp = window.before(r.peekTime());
+      warmUp = window.before(r.peekTime() - shifted).map((t) => (shifted === 0 ? t : { ...t, t: t.t + shifted }));
       window.clear();
       const first = r.take();
       clock.anchor?.(first.t);
@@ -437,13 +470,13 @@ export function lockstepFeed(options: {
     progress,
     position: () => replay?.position(options.files),
     async start(e) {
-      replay = await openReplay(options.files, e, progress, () => stopped, {
+      ({ cursor: replay } = await openReplay(options.files, e, progress, () => stopped, {
         loop: false,
         resume: options.resume,
         warn,
         window: new WarmUpWindow(0),
         path: options.candlePath,
-      });
+      }));
       engine = e;
     },
     beforeMarketWatch() {

@@ -158,6 +158,7 @@ export class OrderJournal {
   private readonly activeForInstanceStmt;
   private readonly outstandingStmt;
   private readonly maxSeqStmt;
+  private readonly latestTimeStmt;
   private readonly instancesStmt;
   private readonly countsStmt;
 
@@ -183,6 +184,9 @@ export class OrderJournal {
       `SELECT ${COLUMNS} FROM orders WHERE status NOT IN (${ACTIVE_LIST}) AND exec_qty <> filled_qty ORDER BY created_at, rowid`,
     );
     this.maxSeqStmt = db.prepare<[string], { s: number | null }>('SELECT MAX(seq) AS s FROM orders WHERE instance = ?');
+    this.latestTimeStmt = db
+      .prepare<[], number | null>('SELECT MAX(MAX(created_at), MAX(updated_at)) FROM orders')
+      .pluck();
     this.instancesStmt = db.prepare<[], { instance: string }>(distinctThroughIndex('orders', 'instance'));
     // Kept by triggers as rows are written (migration 5): a scrape reads a few rows, not every order.
     this.countsStmt = db.prepare<[], OrderCount>(
@@ -194,6 +198,11 @@ export class OrderJournal {
   /** Rows counted by instance, symbol, side, type, status and whether the venue took them (metrics), as kept on write. */
   counts(): OrderCount[] {
     return this.countsStmt.all();
+  }
+
+  /** The latest time any order row carries (created or updated), undefined when there is none. */
+  latestTime(): number | undefined {
+    return this.latestTimeStmt.get() ?? undefined;
   }
 
   /** No order was ever journaled here (a new database, or one deleted and created again). */

@@ -13,6 +13,7 @@ import {
   DaemonProcess,
   daemonEnv,
   everyOrderFile,
+  readDb,
   TEST_STRATEGIES,
   waitFor,
   writeSwingRecording,
@@ -111,4 +112,74 @@ describe('PAPER_DATA checked at the start', () => {
       expect(await daemon.stop()).toEqual({ code: 0, signal: null });
     }
   });
+});
+
+describe('a paper account restarted on other data', () => {
+  it('goes on after its own records: the new data are shifted by whole days, and an order fills after it was placed, from its trade', async () => {
+    const db = join(dir, 'other-data.db');
+    const config = join(dir, 'resting-config');
+    mkdirSync(config);
+    writeFileSync(
+      join(config, 'rest.json'),
+      JSON.stringify({
+        name: 'rest',
+        strategy: 'resting',
+        symbol: 'BTCUSDT',
+        schedule: '* * * * * *',
+        params: { count: 1 },
+      }),
+    );
+    // The second recording starts when the first did, at a price that takes the resting BUY (half of 20,000).
+    const crash = join(dir, 'BTCUSDT-crash.jsonl.gz');
+    await writeSwingRecording(crash, { count: 900, start: START, mid: 9_000, amplitudePct: 0 });
+    const run = (data: string) =>
+      new DaemonProcess(
+        daemonEnv({
+          DB_PATH: db,
+          CONFIG_DIR: config,
+          STRATEGIES_DIR: TEST_STRATEGIES,
+          KILL_SWITCH_FILE: join(dir, 'no-kill'),
+          PAPER_DATA: data,
+          PAPER_SPEED: '60',
+        }),
+      );
+    const placed = () =>
+      readDb(db, (d) =>
+        d.prepare("SELECT exchange_id AS id, created_at AS at FROM orders WHERE status = 'OPEN'").all(),
+      ) as { id: string; at: number }[];
+
+    const first = run(good);
+    await waitFor('the resting order on the exchange', () => placed().length === 1, { daemon: first, ms: 60_000 });
+    const [order] = placed();
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+
+    const second = run(crash);
+    const fillOf = () =>
+      readDb(db, (d) =>
+        d
+          .prepare(
+            'SELECT f.fill_key AS key, f.source, f.time FROM fills f JOIN orders o ON o.local_id = f.order_local_id WHERE o.exchange_id = ?',
+          )
+          .get(order!.id),
+      ) as { key: string; source: string; time: number } | undefined;
+    // Long enough in the data's time for the fill grace (300 s) to pass: a trade outside the read window would
+    // have been recorded from the order's executed quantity by then.
+    await waitFor(
+      'the resting order filled and 400 s of data past it',
+      () => {
+        const fill = fillOf();
+        const now = readDb(db, (d) => d.prepare('SELECT MAX(time) FROM paper_market').pluck().get() as number);
+        return fill !== undefined && now > fill.time + 400_000;
+      },
+      { daemon: second, ms: 90_000 },
+    );
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+
+    const fill = fillOf()!;
+    expect(fill.source).toBe('trade');
+    expect(fill.key).toMatch(/^sim-trade-\d+$/);
+    expect(fill.time).toBeGreaterThan(order!.at);
+    expect(fill.time - START).toBeGreaterThanOrEqual(86_400_000);
+    expect(second.messages(/the replay's times are shifted 1 day\(s\) forward/)).toHaveLength(1);
+  }, 180_000);
 });

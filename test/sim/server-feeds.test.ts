@@ -243,6 +243,52 @@ describe('replay feed', () => {
     expect(third.fed[0]).toMatchObject({ t: T0 + 2000 });
   });
 
+  it('a new replay after a resumed account’s records is shifted by whole days past them, its warm-up too; it resumes and loops from there', async () => {
+    const DAY = 86_400_000;
+    const dir = tempDir();
+    const file = writeRecording(
+      dir,
+      'BTCUSDT',
+      Array.from({ length: 6 }, (_, i) => usdt(i * 1000, 100 + i)),
+    );
+    const warnings: string[] = [];
+    const after = T0 + DAY + 2500;
+    const shifted = replayFeed({
+      files: [file],
+      speed: 1e9,
+      loop: true,
+      from: 'warmed-up',
+      warmUpMs: 2000,
+      after,
+      warn: (m) => warnings.push(m),
+    });
+    let position: ReturnType<NonNullable<PriceFeed['position']>>;
+    const fed = await feedUntil(shifted, 3, () => (position = shifted.position?.()));
+    // Two days: the first whole number of days that puts the first ticker after `after`.
+    expect(fed.slice(0, 3).map((t) => t.t - T0)).toEqual([2 * DAY + 2000, 2 * DAY + 3000, 2 * DAY + 4000]);
+    expect(shifted.warmUpTickers?.().map((t) => t.t - T0)).toEqual([2 * DAY, 2 * DAY + 1000]);
+    expect(warnings).toEqual([
+      `the replay's times are shifted 2 day(s) forward, to go on after the paper account's last record (${new Date(after).toISOString()}): its time never goes back`,
+    ]);
+    expect(position).toMatchObject({ taken: 5, shift: 2 * DAY, base: 2 * DAY });
+
+    // Resumed from its position, `after` changes nothing, and the next pass follows on from the shifted one.
+    const resumed = await feedUntil(
+      replayFeed({ files: [file], speed: 1e9, loop: true, resume: position, after: T0 + 9 * DAY }),
+      4,
+    );
+    expect(resumed.slice(0, 4).map((t) => t.t - T0)).toEqual([
+      2 * DAY + 5000,
+      2 * DAY + 6000,
+      2 * DAY + 7000,
+      2 * DAY + 8000,
+    ]);
+
+    // Data that start after `after` are not shifted.
+    const later = await feedUntil(replayFeed({ files: [file], speed: 1e9, after: T0 - 1 }), 1);
+    expect(later[0]?.t).toBe(T0);
+  });
+
   it('recordings no longer than the warm-up start at their first ticker, warned; PAPER_FROM past them is refused', async () => {
     const dir = tempDir();
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
