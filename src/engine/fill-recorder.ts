@@ -141,7 +141,9 @@ export class FillRecorder {
       const record = seen.get(row.exchangeId);
       if (!record) continue;
       const closed = row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
-      const stale = closed && now - row.updatedAt > this.options.fillGraceMs;
+      // Closed long ago and still owing: only a trade read that succeeded and lacked the trade says history will
+      // not bring it; a failed read says nothing (repeated failures are deltaMode's).
+      const stale = closed && trades !== undefined && now - row.updatedAt > this.options.fillGraceMs;
       if (deltaMode || stale || row.fillSource === 'delta') this.insertDelta(row, record);
     }
   }

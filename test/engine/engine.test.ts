@@ -692,6 +692,24 @@ describe('fills without trade history', () => {
     expect(h.store.fills.forOrder('a-1')).toHaveLength(1);
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', fillSource: 'delta' });
   });
+
+  it('an order closed past the grace is not filled from its delta on one failed trade read: the next read brings the trade', async () => {
+    h = new Harness();
+    h.price(100);
+    const fills: FillView[] = [];
+    await h.start([instance('a', oneBuy('99.5', '0.01', fills))], { tradeHistoryFallbackAfter: 3, fillGraceMs: 1000 });
+    await h.tick(100);
+    h.venue.tradesFail = true;
+    await h.tick(99.4);
+    h.clock.advance(60_000);
+    await h.tick(99.4);
+    expect(fills).toHaveLength(0);
+    h.venue.tradesFail = false;
+    await h.tick(99.4);
+    expect(fills).toHaveLength(1);
+    expect(fills[0]!.fillId).not.toContain(':');
+    expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', fillSource: 'trades' });
+  });
 });
 
 describe('operator-facing behaviour', () => {
