@@ -14,7 +14,8 @@
  * On the sample recording and on a synthetic one 10x longer (1.2M ticks: the sample repeated with shifted
  * times and scaled prices, generated once into data/cache/bench/ and kept there). `npm run bench:backtest [-- --quick]` (--quick: the sample only,
  * sweep included, where start-up outweighs the work). `npm run bench:sweep [-- --quick --rounds N --combos N]`:
- * part 3 alone. The sweep's workers run from the compiled build, as `bot backtest` runs them (--tsx: the sources).
+ * part 3 alone; `npm run bench:backtest -- --rss-only [--rounds N] [--against DIR]`: part 4
+ * alone (--against: another checkout's build in the same rounds, for a before and after). The sweep's workers run from the compiled build, as `bot backtest` runs them (--tsx: the sources).
  */
 import { spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
@@ -40,6 +41,7 @@ const GRID = 'config/grid-btcusdt.json';
 const SYNTHETIC_DIR = 'data/cache/bench';
 const quick = process.argv.includes('--quick');
 const sweepOnly = process.argv.includes('--sweep');
+const rssOnly = process.argv.includes('--rss-only');
 const numberArg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   const value = i < 0 ? fallback : Number(process.argv[i + 1]);
@@ -377,7 +379,14 @@ async function machineScaling(): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
 try {
-  if (sweepOnly) {
+  if (rssOnly) {
+    // Part 4 alone (npm run bench:backtest -- --rss-only [--rounds N] [--against DIR]): children do the work.
+    const file = await synthetic(SYNTHETIC_DIR, 10);
+    const ticks = (await loadTicks([file])).length;
+    const at = process.argv.indexOf('--against');
+    const against = at < 0 ? undefined : process.argv[at + 1];
+    peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(ticks)} ticks)`, ROUNDS, ticks, against);
+  } else if (sweepOnly) {
     // The sweep alone (npm run bench:sweep): on the synthetic recording, or the sample with --quick.
     const data = quick ? await loadTicks([SAMPLE]) : await loadTicks([await synthetic(SYNTHETIC_DIR, 10)]);
     await sweepSpeedup(data, quick ? 'sample' : 'synthetic 10x', ROUNDS, COMBOS);
@@ -392,7 +401,7 @@ try {
       console.log(`  (synthetic 10x recording ${file}, ready in ${genS.toFixed(1)} s)`);
       const long = await coldPass(file, 'synthetic 10x');
       await replayRate(long, 'synthetic 10x');
-      peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(long.length)} ticks)`);
+      peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(long.length)} ticks)`, 3, long.length);
       await sweepSpeedup(long, 'synthetic 10x', ROUNDS, COMBOS);
     }
   }

@@ -2,21 +2,23 @@
  * Peak RSS of `bot backtest` in child processes, next to its baselines in the same rounds (bench:backtest's
  * part 4): the grid over a recording through bin/bot.js (the compiled build, as a user runs it), cold (the
  * recording scanned, the column cache written) and warm (from the cache), and two floors: a bare node process,
- * and one that loads the same columns from the cache and does nothing else.
+ * and one that loads the same columns from the cache and does nothing else. With --against DIR (another
+ * checkout, e.g. a worktree of the previous commit), its bin/bot.js runs the warm backtest in the same rounds.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * Peak RSS (MB) of a node process with these arguments, as it reports it on exit: VmHWM from /proc/self/status
  * (getrusage's ru_maxrss survives exec on Linux, so a child spawned by a large process would report the
  * parent's size), getrusage's elsewhere.
  */
-function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): number {
+function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): { mb: number; seconds: number } {
   const report =
     "import { readFileSync } from 'node:fs'; process.on('exit', () => { let kb = process.resourceUsage().maxRSS;" +
     " try { kb = Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}" +
     ' process.stderr.write(`\\nmaxrss ${kb}\\n`); });';
+  const t0 = performance.now();
   const child = spawnSync(
     process.execPath,
     ['--import', `data:text/javascript,${encodeURIComponent(report)}`, ...args],
@@ -28,33 +30,71 @@ function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): number {
   );
   const match = /maxrss (\d+)/.exec(child.stderr);
   if (child.status !== 0 || !match) throw new Error(`${args.join(' ')} failed (${child.status}): ${child.stderr}`);
-  return Number(match[1]) / 1024;
+  return { mb: Number(match[1]) / 1024, seconds: (performance.now() - t0) / 1000 };
 }
 
-/** Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm. */
-export function peakRssRuns(file: string, config: string, dir: string, label: string, rounds = 3): void {
-  // The build brought up to date first (bin/bot.js makes it on demand), so no run pays for it.
-  execFileSync(process.execPath, ['bin/bot.js', '--version'], { stdio: 'ignore' });
+/**
+ * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm. Each line gives the
+ * peak RSS of every round and, for the backtests, their wall time from spawn to exit (ticks a second end to end).
+ */
+export function peakRssRuns(
+  file: string,
+  config: string,
+  dir: string,
+  label: string,
+  rounds = 3,
+  ticks = 0,
+  against?: string,
+): void {
+  // The builds brought up to date first (bin/bot.js makes it on demand), so no run pays for it.
+  const bots = ['bin/bot.js', ...(against === undefined ? [] : [join(resolve(against), 'bin/bot.js')])];
+  for (const bot of bots) execFileSync(process.execPath, [bot, '--version'], { stdio: 'ignore' });
   const loadOnly =
     `const { loadTicks } = await import(${JSON.stringify(`${process.cwd()}/dist/src/backtest/tick-data.js`)});` +
     `await loadTicks([${JSON.stringify(file)}], { cacheDir: process.env.COLUMN_CACHE_DIR });`;
-  const runs: Record<'bare' | 'columns' | 'cold' | 'warm', number[]> = { bare: [], columns: [], cold: [], warm: [] };
+  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'against', { mb: number; seconds: number }[]> = {
+    bare: [],
+    columns: [],
+    cold: [],
+    warm: [],
+    against: [],
+  };
   for (let r = 0; r < rounds; r++) {
     const cache = join(dir, `rss-cache-${r}`);
-    const backtest = ['bin/bot.js', 'backtest', '--config', config, '--data', file, '--out', join(dir, `rss-${r}`)];
+    const out = join(dir, `rss-${r}`);
+    const backtest = (bot: string) => [
+      bot,
+      'backtest',
+      '--config',
+      resolve(config),
+      '--data',
+      resolve(file),
+      '--out',
+      out,
+      '--force',
+    ];
     runs.bare.push(peakRss(['-e', '0']));
-    runs.cold.push(peakRss([...backtest, '--force'], { COLUMN_CACHE_DIR: cache }));
+    runs.cold.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
     runs.columns.push(peakRss(['--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
-    runs.warm.push(peakRss([...backtest, '--force'], { COLUMN_CACHE_DIR: cache }));
+    runs.warm.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
+    if (bots[1] !== undefined) runs.against.push(peakRss(backtest(bots[1]), { COLUMN_CACHE_DIR: cache }));
   }
-  const line = (what: string, xs: number[]) =>
+  const line = (what: string, xs: { mb: number; seconds: number }[], timed = false) => {
+    const mbs = xs.map((x) => x.mb);
+    const walls = xs.map((x) => x.seconds);
+    const wall = timed
+      ? `; ${walls.map((s) => s.toFixed(2)).join(', ')} s` +
+        (ticks > 0 ? ` (${Math.round(ticks / Math.min(...walls)).toLocaleString('en-US')} ticks/s best)` : '')
+      : '';
     console.log(
-      `    ${what.padEnd(46)} ${Math.min(...xs).toFixed(0)} to ${Math.max(...xs).toFixed(0)} MB ` +
-        `(${xs.map((x) => x.toFixed(0)).join(', ')})`,
+      `    ${what.padEnd(46)} ${Math.min(...mbs).toFixed(0)} to ${Math.max(...mbs).toFixed(0)} MB ` +
+        `(${mbs.map((x) => x.toFixed(0)).join(', ')})${wall}`,
     );
+  };
   console.log(`  peak RSS, ${label}, ${rounds} rounds alternating (the issue aims under 150 MB):`);
-  line('bot backtest, grid, cold (scan, write the cache)', runs.cold);
-  line('bot backtest, grid, warm (from the cache)', runs.warm);
+  line('bot backtest, grid, cold (scan, write the cache)', runs.cold, true);
+  line('bot backtest, grid, warm (from the cache)', runs.warm, true);
+  if (against !== undefined) line(`the same, warm, the build in ${against}`, runs.against, true);
   line('baseline: node loading the columns alone', runs.columns);
   line('baseline: a bare node process', runs.bare);
 }
