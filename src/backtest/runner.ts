@@ -27,7 +27,7 @@ import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
 import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type DaemonJobs, ScheduledReplay } from './scheduled-replay.js';
-import { candleTicks } from './candle-ticks.js';
+import { type CandleTicks, candleTicks } from './candle-ticks.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 
 const API_KEY = 'backtest';
@@ -139,6 +139,11 @@ export interface RunOptions {
   moduleFiles?: readonly string[];
   /** false: count refusals and hook errors, keep no log lines (a sweep's combinations). Default true. */
   keepLog?: boolean;
+  /**
+   * true: no other reader sees the data's columns during the run (no worker thread shares them), so the candle
+   * path is walked on them in place and undone after the run, instead of on copies (candle-ticks.ts). Default false.
+   */
+  inPlace?: boolean;
 }
 
 /** Per symbol of the data (by index): how many ticks it has from `from` on, and the index of its first (one pass). */
@@ -250,7 +255,22 @@ export async function runBacktest(
 ): Promise<BacktestRun> {
   if (instances.length === 0) throw new BotError('E_USAGE', 'a backtest needs at least one strategy file');
   const candlePath = settings.candlePath ?? DEFAULT_CANDLE_PATH;
-  const { data, volume, candles } = candleTicks(recorded, candlePath);
+  const walked = candleTicks(recorded, candlePath, options.inPlace === true);
+  try {
+    return await runWalked(instances, walked, candlePath, settings, options);
+  } finally {
+    walked.restore();
+  }
+}
+
+/** runBacktest on the ticks walked by the candle path. */
+async function runWalked(
+  instances: readonly InstanceSpec[],
+  { data, volume, candles }: CandleTicks,
+  candlePath: CandlePath,
+  settings: BacktestSettings,
+  options: RunOptions,
+): Promise<BacktestRun> {
   const participation = volume === undefined ? null : (settings.participation ?? null);
   const refreshMs = settings.refreshMs ?? 60_000;
   const sampleMs = settings.sampleMs ?? 3_600_000;

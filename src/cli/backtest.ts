@@ -405,8 +405,10 @@ async function backtest(argv: string[]): Promise<number> {
     const failed: string[] = [];
     for (const unit of units) {
       const progress = progressLine(`backtest ${unit.name}`, 'ticks');
+      // One run at a time on this thread, and no worker has the data: it walks the candle path in place.
       const { run, summary } = await runJob(unit.sources, data, settings, fixed, {
         onProgress: progress?.update,
+        inPlace: true,
       }).finally(() => progress?.end());
       const dir = dirs[units.indexOf(unit)] as string;
       await writeReport(dir, run, summary, exports);

@@ -110,6 +110,25 @@ describe('one path for backtests and paper', () => {
       expect(volume!.every((v) => v >= 0)).toBe(true);
       walked.set(path, JSON.stringify(columns));
     }
+    // Walked in place (bot backtest's runs), each model gives the same ticks, and restore() puts the columns back.
+    const columnsText = () =>
+      JSON.stringify(Object.values(data.columns).map((c: Float64Array | Uint16Array) => Array.from(c)));
+    const recorded = columnsText();
+    for (const path of CANDLE_PATHS) {
+      const inPlace = candleTicks(data, path, true);
+      expect(inPlace.data.columns.price).toBe(data.columns.price);
+      const columns = [...inPlace.data.columns.time].map((t, i) => [
+        t,
+        inPlace.data.columns.price[i],
+        inPlace.volume![i],
+      ]);
+      expect(JSON.stringify(columns), path).toBe(walked.get(path));
+      const copied = candleTicks(data, path).data.columns;
+      expect([...inPlace.data.columns.high], path).toEqual([...copied.high]);
+      expect([...inPlace.data.columns.low], path).toEqual([...copied.low]);
+      inPlace.restore();
+      expect(columnsText(), path).toBe(recorded);
+    }
     // The models differ from one another on these candles, and the import's path is nearer-first.
     expect(new Set(walked.values()).size).toBe(CANDLE_PATHS.length);
     const nearer = JSON.parse(walked.get('nearer-first')!) as number[][];
