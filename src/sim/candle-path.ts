@@ -97,7 +97,23 @@ export function swapsExtremes(path: CandlePath, p0: number, p1: number, p2: numb
  */
 export function candleTickVolume(vbOpen: number, vbClose: number): number | undefined {
   if (!(vbOpen >= 0) || !(vbClose >= vbOpen)) return undefined;
+  // Most volumes are whole hundred-millionths (a recorder's or importer's text): exact in integers, and one
+  // correctly rounded division gives the double nearest the exact quarter, as the decimals below do (without
+  // their garbage: 300,000 candles took 20 MB of promoted strings).
+  const open = hundredMillionths(vbOpen);
+  const close = hundredMillionths(vbClose);
+  if (open !== undefined && close !== undefined) return (close - open) / 4e8;
   return Number(fromWire(vbClose).minus(fromWire(vbOpen)).div(4).toFixed());
+}
+
+/**
+ * x as a whole number of 1e-8 when its shortest text has at most 8 decimals and |x| < 2^25 (where the doubles
+ * lie closer than 1e-8, so that no other 8-decimal number is the same double); undefined otherwise.
+ */
+function hundredMillionths(x: number): number | undefined {
+  if (!(Math.abs(x) < 2 ** 25)) return undefined;
+  const n = Math.round(x * 1e8);
+  return n / 1e8 === x ? n : undefined;
 }
 
 /**

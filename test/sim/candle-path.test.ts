@@ -9,6 +9,7 @@ import { parseEnv } from '../../src/app/env.js';
 import { candleTicks } from '../../src/backtest/candle-ticks.js';
 import type { ConfigError } from '../../src/errors.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
+import { fromWire } from '../../src/market/decimal.js';
 import { importCandles } from '../../src/record/candles.js';
 import { CANDLE_PATHS, candleTickVolume, parseCandlePath, swapsExtremes } from '../../src/sim/candle-path.js';
 import { lockstepFeed } from '../../src/sim/feeds.js';
@@ -59,6 +60,14 @@ describe('candle path models', () => {
     expect(candleTickVolume(1234.5678, 1235.0122)).toBe(0.1111);
     expect(candleTickVolume(0, 0.00001)).toBe(0.0000025);
     expect(candleTickVolume(Number.NaN, 1)).toBeUndefined();
+    // In whole hundred-millionths or not, small or past 2^25, it is the double nearest the exact quarter.
+    const exact = (a: number, b: number) => Number(fromWire(b).minus(fromWire(a)).div(4).toFixed());
+    const volumes = [0, 1e-8, 3e-8, 0.1, 0.3, 0.12345678, 0.123456789, 1 / 3, 7.00000001, 12345.6789];
+    for (const big of [2 ** 25 - 0.5, 2 ** 25, 4e7 + 0.01, 1e12 + 0.25, 9.5e15]) volumes.push(big);
+    for (let k = 1; k < 2000; k++) volumes.push(Number(((k * 7919.123456789) % 99991).toFixed(k % 11)));
+    for (const a of volumes)
+      for (const b of [a, a + 1e-8, a + 0.3, a * 1.0000001, a + 1 / 7, a + 123.45678901])
+        if (b >= a) expect(candleTickVolume(a, b), `${a} ${b}`).toBe(exact(a, b));
   });
 
   it('refuses an unknown model or share naming the flag or variable and what it takes', () => {
