@@ -239,6 +239,17 @@ export function everyOrderFile(name: string, params: Record<string, unknown> = {
   return JSON.stringify({ name, strategy: 'every-order', symbol: 'BTCUSDT', schedule: '* * * * * *', params });
 }
 
+/** A strategy file (instance `rest`, BTCUSDT, every second) for the `resting` test strategy: `count` LIMIT BUYs far below. */
+export function restingFile(count: number): string {
+  return JSON.stringify({
+    name: 'rest',
+    strategy: 'resting',
+    symbol: 'BTCUSDT',
+    schedule: '* * * * * *',
+    params: { count },
+  });
+}
+
 /**
  * A strategy file (instance `x`, BTCUSDT, every second) for the `reenter` test strategy (buys 0.001 when flat, at
  * most `entries` times; never sells) with the exits and protections the engine enforces for it.

@@ -18,6 +18,7 @@ import {
   journalContents,
   liveEnv,
   lockstepPaperEnv,
+  restingFile,
   waitFor,
 } from './daemon-process.js';
 
@@ -35,13 +36,7 @@ function track(p: DaemonProcess): DaemonProcess {
   return p;
 }
 
-const RESTING = JSON.stringify({
-  name: 'rest',
-  strategy: 'resting',
-  symbol: 'BTCUSDT',
-  schedule: '* * * * * *',
-  params: { count: 3 },
-});
+const RESTING = restingFile(3);
 
 /** A port another listener holds (this test process: the daemon is a process of its own). */
 async function heldPort(): Promise<number> {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { Receiver } from '../notify/stand-ins.js';
-import { DaemonProcess, daemonEnv, freePort, http, journal, liveEnv, waitFor } from './daemon-process.js';
+import { DaemonProcess, daemonEnv, freePort, http, journal, liveEnv, restingFile, waitFor } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-journal-lost-'));
 const processes: DaemonProcess[] = [];
@@ -36,16 +36,7 @@ it('stops trading when its database file is deleted, and a restart on an empty j
   receiver = await Receiver.start();
   const config = join(dir, 'config');
   mkdirSync(config);
-  writeFileSync(
-    join(config, 'rest.json'),
-    JSON.stringify({
-      name: 'rest',
-      strategy: 'resting',
-      symbol: 'BTCUSDT',
-      schedule: '* * * * * *',
-      params: { count: 3 },
-    }),
-  );
+  writeFileSync(join(config, 'rest.json'), restingFile(3));
   const db = join(dir, 'live.db');
   const apiPort = await freePort();
   const url = `http://127.0.0.1:${apiPort}`;

@@ -14,6 +14,7 @@ import {
   daemonEnv,
   everyOrderFile,
   readDb,
+  restingFile,
   TEST_STRATEGIES,
   waitFor,
   writeSwingRecording,
@@ -119,16 +120,7 @@ describe('a paper account restarted on other data', () => {
     const db = join(dir, 'other-data.db');
     const config = join(dir, 'resting-config');
     mkdirSync(config);
-    writeFileSync(
-      join(config, 'rest.json'),
-      JSON.stringify({
-        name: 'rest',
-        strategy: 'resting',
-        symbol: 'BTCUSDT',
-        schedule: '* * * * * *',
-        params: { count: 1 },
-      }),
-    );
+    writeFileSync(join(config, 'rest.json'), restingFile(1));
     // The second recording starts when the first did, at a price that takes the resting BUY (half of 20,000).
     const crash = join(dir, 'BTCUSDT-crash.jsonl.gz');
     await writeSwingRecording(crash, { count: 900, start: START, mid: 9_000, amplitudePct: 0 });
