@@ -630,7 +630,9 @@ export class Engine implements FillSink {
         entry: averagePrice.toFixed(),
         quantity: r.position.position.quantity.toFixed(),
       };
-      r.logger.warn(data, `declared exit: ${trigger.reason}`);
+      // The log line names the trigger's level `exitLevel`: `level` is pino's own (the line's severity).
+      const { level, ...logged } = data;
+      r.logger.warn({ ...logged, exitLevel: level }, `declared exit: ${trigger.reason}`);
       this.parts.store.transaction(() => {
         this.parts.store.events.record(now, r.name, 'exit-triggered', data);
         r.saveWatch();
