@@ -80,16 +80,28 @@ export interface RecordedSpan {
   tickers: number;
 }
 
+/** What the messages call the recordings and the setting that replays a broken one's complete lines. */
+export interface DataNames {
+  /** `PAPER_DATA` (the daemon), `--data` (bot sim). */
+  data: string;
+  /** How to allow it: `PAPER_ALLOW_PARTIAL=true`, `--allow-partial`. */
+  allow: string;
+}
+
+const PAPER_NAMES: DataNames = { data: 'PAPER_DATA', allow: 'PAPER_ALLOW_PARTIAL=true' };
+
 /**
- * Reads every PAPER_DATA file once before the replay starts (the backtest's byte scanner): a truncated or corrupt
+ * Reads every recording once before the replay starts (the backtest's byte scanner): a truncated or corrupt
  * file stops the start with one line naming it, the line and the compressed byte where it breaks, unless
- * `allowPartial` (PAPER_ALLOW_PARTIAL=true: one warning, and the complete lines before the break are replayed).
- * A malformed line is always an error naming the file and the line. Returns each symbol's span, in name order.
+ * `allowPartial` (PAPER_ALLOW_PARTIAL=true, bot sim's --allow-partial: one warning, and the complete lines before
+ * the break are replayed). A malformed line is always an error naming the file and the line. Returns each
+ * symbol's span, in name order.
  */
 export async function checkPaperData(
   files: readonly string[],
   allowPartial: boolean,
   warn: (message: string) => void,
+  names: DataNames = PAPER_NAMES,
 ): Promise<RecordedSpan[]> {
   const spans = new Map<string, RecordedSpan>();
   for (const file of files) {
@@ -110,7 +122,7 @@ export async function checkPaperData(
         },
       });
     } catch (err) {
-      if (err instanceof BotError) throw new BotError(err.code, `PAPER_DATA: ${err.message}`, { cause: err });
+      if (err instanceof BotError) throw new BotError(err.code, `${names.data}: ${err.message}`, { cause: err });
       throw err;
     }
     const broken = result.broken;
@@ -123,10 +135,10 @@ export async function checkPaperData(
     if (!allowPartial)
       throw new BotError(
         'E_RECORDING',
-        `PAPER_DATA: ${where}; the ${broken.lines} lines before it are complete ` +
-          '(PAPER_ALLOW_PARTIAL=true replays them; a file still being written, as the recorder writes today, ends so)',
+        `${names.data}: ${where}; the ${broken.lines} lines before it are complete ` +
+          `(${names.allow} replays them; a file still being written, as the recorder writes today, ends so)`,
       );
-    warn(`PAPER_DATA: ${where}: replaying the ${broken.lines} complete lines before it (PAPER_ALLOW_PARTIAL)`);
+    warn(`${names.data}: ${where}: replaying the ${broken.lines} complete lines before it (${names.allow})`);
   }
   return [...spans.values()].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
 }

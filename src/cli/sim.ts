@@ -6,6 +6,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadEnv } from '../app/env.js';
+import { checkPaperData } from '../app/paper-data.js';
 import { BotError } from '../errors.js';
 import { describeError } from '../exchange/errors.js';
 import { isPlainDecimal } from '../market/decimal.js';
@@ -20,7 +21,7 @@ import { numberFlag, parseFlags } from './flags.js';
 
 const SAMPLES = 'data/samples';
 
-const HELP = `usage: bot sim [--port N] [--host H] [--data FILE[,FILE…]] [--speed X] [--loop] [--lockstep]
+const HELP = `usage: bot sim [--port N] [--host H] [--data FILE[,FILE…]] [--speed X] [--loop] [--lockstep] [--allow-partial]
                [--random-walk --seed S --symbols A,B [--start A=PRICE,…]] [--balance ASSET=AMOUNT,…] [--no-cancel]
 
 Serves the exchange's HTTP API (spot-api.md, plus cancel) from the simulated exchange's matching engine.
@@ -29,6 +30,8 @@ Market data, one of:
                   ${SAMPLES}/), at --speed X times the recorded pace (default 1; 60 = a recorded minute
                   per second); --loop starts over at the end
   --lockstep      with --data: one recorded ticker per market-watch request
+  --allow-partial with --data: replay the complete lines of a recording that breaks off (truncated or
+                  corrupt), warned; without it such a file is refused, naming where it breaks
   --random-walk   a seeded random walk (--seed, default 1) of --symbols (default BTCUSDT), from --start prices
 --port            default 0: any free port (the URL line says which); --host default 127.0.0.1
 --balance         the paper account's funding, replacing the default ${Object.entries(DEFAULT_PAPER_BALANCES)
@@ -115,6 +118,7 @@ export async function run(argv: string[]): Promise<number> {
       speed: { type: 'string' },
       loop: { type: 'boolean' },
       lockstep: { type: 'boolean' },
+      'allow-partial': { type: 'boolean' },
       'random-walk': { type: 'boolean' },
       seed: { type: 'string' },
       symbols: { type: 'string' },
@@ -127,8 +131,15 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     const walk = values['random-walk'] === true;
-    if (walk && (values.data !== undefined || values.lockstep || values.speed !== undefined || values.loop))
-      throw usage('--random-walk does not take --data, --lockstep, --speed or --loop');
+    if (
+      walk &&
+      (values.data !== undefined ||
+        values.lockstep ||
+        values.speed !== undefined ||
+        values.loop ||
+        values['allow-partial'])
+    )
+      throw usage('--random-walk does not take --data, --lockstep, --speed, --loop or --allow-partial');
     if (!walk && (values.seed !== undefined || values.symbols !== undefined || values.start !== undefined))
       throw usage('--seed, --symbols and --start are for --random-walk');
     if (values.lockstep && (values.speed !== undefined || values.loop))
@@ -153,6 +164,11 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       const files = values.data === undefined ? await defaultData() : list(values.data);
       if (files.length === 0) throw usage('--data needs at least one file');
+      // Every file read once before anything starts: one that breaks off is refused, naming where.
+      await checkPaperData(files, values['allow-partial'] === true, warn, {
+        data: '--data',
+        allow: '--allow-partial',
+      });
       // The pairs trade by the rules the recordings carry (the built-in ones where they carry none).
       pairs = replayMarket([], await recordedPairs(files), files.join(', '));
       feed = values.lockstep ? lockstepFeed({ files, warn }) : replayFeed({ files, speed, loop: values.loop, warn });

@@ -94,7 +94,7 @@ describe('PAPER_DATA checked at the start', () => {
       const warnings = daemon.messages(/"msg":"PAPER_DATA: /);
       expect(warnings).toHaveLength(1);
       const m =
-        /:(\d+) \(compressed byte \d+\): the gzip data ends early \(truncated\): replaying the (\d+) complete lines before it \(PAPER_ALLOW_PARTIAL\)$/.exec(
+        /:(\d+) \(compressed byte \d+\): the gzip data ends early \(truncated\): replaying the (\d+) complete lines before it \(PAPER_ALLOW_PARTIAL=true\)$/.exec(
           msg(warnings[0]!),
         );
       expect(m, msg(warnings[0]!)).not.toBeNull();

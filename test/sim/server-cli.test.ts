@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { statSync, truncateSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { progressLine } from '../../src/cli/sim.js';
@@ -142,6 +143,34 @@ describe('bot sim', () => {
     const missing = await run(['--data', '/nonexistent/x.jsonl.gz']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('/nonexistent/x.jsonl.gz: cannot read the recording (ENOENT)');
+  });
+
+  it('refuses a recording that breaks off, naming where; --allow-partial replays its complete lines, warned', async () => {
+    const file = writeRecording(
+      tempDir(),
+      'BTCUSDT',
+      Array.from({ length: 5000 }, (_, i) => ({ s: 'BTCUSDT', p: 23000 + (i % 50), t: T0 + i * 1000 })),
+    );
+    truncateSync(file, Math.floor(statSync(file).size / 2));
+    const refused = await run(['--data', file]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr.trim()).toMatch(
+      new RegExp(
+        `^sim: E_RECORDING: --data: ${file}:\\d+ \\(compressed byte \\d+\\): the gzip data ends early \\(truncated\\); ` +
+          'the \\d+ lines before it are complete \\(--allow-partial replays them',
+      ),
+    );
+    const sim = await startSim(['--data', file, '--lockstep', '--allow-partial']);
+    const client = new ExchangeClient({ baseUrl: sim.url, ...DEMO_CREDENTIALS, rateLimit: false });
+    try {
+      expect((await client.marketWatchEntries()).map((t) => t.p)).toEqual([23000]);
+    } finally {
+      await client.close();
+    }
+    sim.child.kill('SIGTERM');
+    expect(await sim.exit).toBe(0);
+    expect(sim.stderr()).toMatch(/--data: .*: replaying the \d+ complete lines before it \(--allow-partial\)/);
   });
 
   it('shows replay progress as ticks fed, share of the recording and simulated time', () => {
