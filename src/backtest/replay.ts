@@ -13,6 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import type { Dec } from '../market/decimal.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
+import type { CandleVolumes } from './candle-ticks.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
 import type { GapSamples } from './data-gaps.js';
@@ -63,15 +64,13 @@ export interface ReplayParts {
   symbols: readonly SymbolInfo[];
   /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
   gaps: GapSamples;
-  /** Base volume traded on each tick (NaN: not known), for the participation cap; undefined: none known. */
-  volume: Float64Array | undefined;
+  /** Base volume traded on each tick, for the participation cap; undefined: none known. */
+  volume: CandleVolumes | undefined;
 }
 
 /** The base volume traded on tick `i`, when known. */
-export function tickVolume(volume: Float64Array | undefined, i: number): number | undefined {
-  if (volume === undefined) return undefined;
-  const v = volume[i] as number;
-  return v === v ? v : undefined;
+export function tickVolume(volume: CandleVolumes | undefined, i: number): number | undefined {
+  return volume === undefined ? undefined : volume.at(i);
 }
 
 const PROGRESS_MASK = (1 << 16) - 1;

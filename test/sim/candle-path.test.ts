@@ -109,14 +109,14 @@ describe('one path for backtests and paper', () => {
     for (const path of CANDLE_PATHS) {
       const { data: ticks, volume, candles } = candleTicks(data, path);
       expect(candles).toBe(60);
-      const columns = [...ticks.columns.time].map((t, i) => [t, ticks.columns.price[i], volume![i]]);
+      const columns = [...ticks.columns.time].map((t, i) => [t, ticks.columns.price[i], volume!.at(i)]);
       const engine = new Fed();
       const feed = lockstepFeed({ files: [file], candlePath: path });
       await feed.start(engine);
       for (let i = 0; i < 240; i++) await feed.beforeMarketWatch!();
       await feed.stop();
       expect(engine.fed, path).toEqual(columns);
-      expect(volume!.every((v) => v >= 0)).toBe(true);
+      expect(columns.every(([, , v]) => v! >= 0)).toBe(true);
       walked.set(path, JSON.stringify(columns));
     }
     // Walked in place (bot backtest's runs), each model gives the same ticks, and restore() puts the columns back.
@@ -129,7 +129,7 @@ describe('one path for backtests and paper', () => {
       const columns = [...inPlace.data.columns.time].map((t, i) => [
         t,
         inPlace.data.columns.price[i],
-        inPlace.volume![i],
+        inPlace.volume!.at(i),
       ]);
       expect(JSON.stringify(columns), path).toBe(walked.get(path));
       const copied = candleTicks(data, path).data.columns;
@@ -142,5 +142,42 @@ describe('one path for backtests and paper', () => {
     expect(new Set(walked.values()).size).toBe(CANDLE_PATHS.length);
     const nearer = JSON.parse(walked.get('nearer-first')!) as number[][];
     expect(nearer.map((x) => x[1])).toEqual([...data.columns.price]);
+  });
+
+  it('gives each tick its candle’s volume on two pairs interleaved, whichever tick is asked first', async () => {
+    const dir = tempDir();
+    const lines = readFileSync(CANDLES, 'utf8').split('\n').slice(0, 31);
+    const files: string[] = [];
+    // The same minutes on both pairs (their ticks alternate), ETHUSDT's volumes 3 times BTCUSDT's plus one.
+    for (const [symbol, scale] of [
+      ['BTCUSDT', 1],
+      ['ETHUSDT', 3],
+    ] as const) {
+      const csv = join(dir, `${symbol}.csv`);
+      const scaled = lines.map((l, k) =>
+        k === 0 ? l : l.replace(/[^,]+$/, (v) => String(Number(v) * scale + scale - 1)),
+      );
+      writeFileSync(csv, scaled.join('\n'));
+      files.push((await importCandles({ symbol, files: [csv], outDir: join(dir, symbol) })).file);
+    }
+    const data = await loadTicks(files);
+    const { sym, vb } = data.columns;
+    // Each symbol's ticks in fours, in time order: its candles (the two symbols' ticks alternate in the columns).
+    const expected = new Array<number | undefined>(data.length);
+    for (let s = 0; s < data.symbols.length; s++) {
+      const own = [...sym.keys()].filter((i) => sym[i] === s);
+      expect(own.length).toBe(120);
+      for (let k = 0; k < own.length; k += 4) {
+        const v = candleTickVolume(vb[own[k]!]!, vb[own[k + 3]!]!);
+        for (let j = k; j < k + 4; j++) expected[own[j]!] = v;
+      }
+    }
+    expect(sym[0]).not.toBe(sym[1]);
+    expect(expected.every((v) => v! > 0)).toBe(true);
+    const order = [...expected.keys()];
+    for (const ticks of [order, [...order].reverse(), [...order.slice(101), ...order.slice(0, 101)]]) {
+      const { volume } = candleTicks(data, 'shortest');
+      expect(ticks.map((i) => volume!.at(i))).toEqual(ticks.map((i) => expected[i]));
+    }
   });
 });
