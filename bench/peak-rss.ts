@@ -8,16 +8,23 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
+/** A child's peak RSS (MB), its wall time from spawn to exit and its CPU time (user + system, every thread). */
+interface Peak {
+  mb: number;
+  seconds: number;
+  cpu: number;
+}
+
 /**
  * Peak RSS (MB) of a node process with these arguments, as it reports it on exit: VmHWM from /proc/self/status
  * (getrusage's ru_maxrss survives exec on Linux, so a child spawned by a large process would report the
  * parent's size), getrusage's elsewhere.
  */
-function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): { mb: number; seconds: number } {
+function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): Peak {
   const report =
     "import { readFileSync } from 'node:fs'; process.on('exit', () => { let kb = process.resourceUsage().maxRSS;" +
     " try { kb = Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}" +
-    ' process.stderr.write(`\\nmaxrss ${kb}\\n`); });';
+    ' const cpu = process.cpuUsage(); process.stderr.write(`\\nmaxrss ${kb} cpu ${cpu.user + cpu.system}\\n`); });';
   const t0 = performance.now();
   const child = spawnSync(
     process.execPath,
@@ -28,14 +35,22 @@ function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): { mb: nu
       maxBuffer: 1 << 26,
     },
   );
-  const match = /maxrss (\d+)/.exec(child.stderr);
+  const match = /maxrss (\d+) cpu (\d+)/.exec(child.stderr);
   if (child.status !== 0 || !match) throw new Error(`${args.join(' ')} failed (${child.status}): ${child.stderr}`);
-  return { mb: Number(match[1]) / 1024, seconds: (performance.now() - t0) / 1000 };
+  return { mb: Number(match[1]) / 1024, seconds: (performance.now() - t0) / 1000, cpu: Number(match[2]) / 1e6 };
 }
 
 /**
- * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm. Each line gives the
- * peak RSS of every round and, for the backtests, their wall time from spawn to exit (ticks a second end to end).
+ * V8's young generation capped (1 MB a semi-space, not 16): what it takes of the peak, as a user can choose to
+ * (NODE_OPTIONS); a process cannot set it for itself once started.
+ */
+const YOUNG = '--max-semi-space-size=1';
+
+/**
+ * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm (and with the young
+ * generation capped, and the build in `against` when given). Each line gives the
+ * peak RSS of every round and, for the backtests, their wall time from spawn to exit (ticks a second end to end)
+ * and CPU time.
  */
 export function peakRssRuns(
   file: string,
@@ -52,11 +67,12 @@ export function peakRssRuns(
   const loadOnly =
     `const { loadTicks } = await import(${JSON.stringify(`${process.cwd()}/dist/src/backtest/tick-data.js`)});` +
     `await loadTicks([${JSON.stringify(file)}], { cacheDir: process.env.COLUMN_CACHE_DIR });`;
-  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'against', { mb: number; seconds: number }[]> = {
+  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'against', Peak[]> = {
     bare: [],
     columns: [],
     cold: [],
     warm: [],
+    young: [],
     against: [],
   };
   for (let r = 0; r < rounds; r++) {
@@ -77,23 +93,27 @@ export function peakRssRuns(
     runs.cold.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
     runs.columns.push(peakRss(['--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
     runs.warm.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
+    runs.young.push(peakRss([YOUNG, ...backtest(bots[0]!)], { COLUMN_CACHE_DIR: cache }));
     if (bots[1] !== undefined) runs.against.push(peakRss(backtest(bots[1]), { COLUMN_CACHE_DIR: cache }));
   }
-  const line = (what: string, xs: { mb: number; seconds: number }[], timed = false) => {
+  const line = (what: string, xs: Peak[], timed = false) => {
     const mbs = xs.map((x) => x.mb);
-    const walls = xs.map((x) => x.seconds);
-    const wall = timed
-      ? `; ${walls.map((s) => s.toFixed(2)).join(', ')} s` +
-        (ticks > 0 ? ` (${Math.round(ticks / Math.min(...walls)).toLocaleString('en-US')} ticks/s best)` : '')
+    const list = (values: number[], digits: number) => values.map((v) => v.toFixed(digits)).join(', ');
+    const wall = xs.map((x) => x.seconds);
+    const cpu = xs.map((x) => x.cpu);
+    const times = timed
+      ? `; wall ${list(wall, 2)} s` +
+        (ticks > 0 ? ` (${Math.round(ticks / Math.min(...wall)).toLocaleString('en-US')} ticks/s best)` : '') +
+        `; CPU ${list(cpu, 2)} s`
       : '';
     console.log(
-      `    ${what.padEnd(46)} ${Math.min(...mbs).toFixed(0)} to ${Math.max(...mbs).toFixed(0)} MB ` +
-        `(${mbs.map((x) => x.toFixed(0)).join(', ')})${wall}`,
+      `    ${what.padEnd(46)} ${Math.min(...mbs).toFixed(0)} to ${Math.max(...mbs).toFixed(0)} MB (${list(mbs, 0)})${times}`,
     );
   };
   console.log(`  peak RSS, ${label}, ${rounds} rounds alternating (the issue aims under 150 MB):`);
   line('bot backtest, grid, cold (scan, write the cache)', runs.cold, true);
   line('bot backtest, grid, warm (from the cache)', runs.warm, true);
+  line(`the same, node ${YOUNG}`, runs.young, true);
   if (against !== undefined) line(`the same, warm, the build in ${against}`, runs.against, true);
   line('baseline: node loading the columns alone', runs.columns);
   line('baseline: a bare node process', runs.bare);
