@@ -15,7 +15,7 @@ import type { ChartPoint } from './chart-series.js';
 import { refusalLines } from './results-table.js';
 import type { BacktestRun } from './runner.js';
 import type { JobSettings } from './job.js';
-import type { BacktestSummary, ScalarMetric } from './summary.js';
+import type { BacktestSummary, DataGaps, ScalarMetric } from './summary.js';
 import type { RecordingFile } from './tick-data.js';
 
 let library: Promise<{ code: string; version: string }> | undefined;
@@ -197,12 +197,14 @@ const duration = (ms: number): string => {
 /** A gap's length: in seconds under two minutes (a missing candle is 75 s), else as durations are. */
 const gapLength = (ms: number): string => (ms < 120_000 ? `${ms / 1000} s` : duration(ms));
 
-/** The most gaps the report lists (summary.json lists them all). */
+/** The most gaps a page lists (summary.json, sweep.json list them all). */
 const GAPS_SHOWN = 50;
 
-/** Holes in the data (data-gaps.ts): a warning with the longest first when there are any, else one line that says so. */
-function gapsSection(summary: BacktestSummary): string {
-  const { gaps, maxGapMs } = summary;
+/**
+ * Holes in the data (data-gaps.ts): a warning with the longest first when there are any, else one line that says
+ * so. `listedIn`: the file that lists them all.
+ */
+export function gapsSection({ gaps, maxGapMs }: DataGaps, listedIn: string): string {
   const bound = `${maxGapMs / 1000} s (--max-gap)`;
   if (gaps.length === 0) return `<p class="note">No gap in the data longer than ${escapeHtml(bound)}.</p>`;
   const total = gaps.reduce((sum, g) => sum + g.ms, 0);
@@ -210,7 +212,7 @@ function gapsSection(summary: BacktestSummary): string {
   const shown = [...gaps]
     .sort((a, b) => b.ms - a.ms || order(a.from, b.from) || order(a.symbol, b.symbol))
     .slice(0, GAPS_SHOWN);
-  const more = gaps.length > shown.length ? ` The ${shown.length} longest; summary.json lists all ${gaps.length}.` : '';
+  const more = gaps.length > shown.length ? ` The ${shown.length} longest; ${listedIn} lists all ${gaps.length}.` : '';
   return `<div class="warn"><strong>Gaps in the data: ${gaps.length} longer than ${escapeHtml(bound)}, ${escapeHtml(gapLength(total))} in all.</strong> The data hold no price inside them, and the equity series has no sample inside one past the bound (the change across a gap is one return in Sharpe and Sortino).${more}
 ${table(
   ['symbol', 'last tick before', 'first tick after', 'length'],
@@ -374,7 +376,7 @@ ${problems(summary)}
 ${inputsList(summary)}
 <h2>Fill model</h2>
 ${htmlList(summary.fillModel.statements)}
-${gapsSection(summary)}
+${gapsSection(summary, 'summary.json')}
 ${metricsTable(summary)}
 <div id="chart"></div>
 <p class="note">Price of ${escapeHtml(run.symbols.join(', '))} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their time and price (B buy, S sell; fills that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.

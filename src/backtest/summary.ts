@@ -115,6 +115,9 @@ export interface GapRow {
   ms: number;
 }
 
+/** The run's --max-gap bound and the gaps in the data it replayed (a sweep's combinations share them). */
+export type DataGaps = Pick<BacktestSummary, 'maxGapMs' | 'gaps'>;
+
 export interface BacktestSummary {
   inputs: BacktestInputs;
   /** The assumptions the fills were made under (fill-model.ts). */

@@ -73,6 +73,9 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
     rankBy: sweep.ranking.rankBy,
     minTrades: sweep.ranking.minTrades,
     ranking: rankingText(sweep.ranking),
+    // The gaps in the data the ranked runs replayed (every combination replays the same ticks).
+    maxGapMs: results[0]?.dataGaps.maxGapMs ?? null,
+    gaps: results[0]?.dataGaps.gaps ?? [],
     results: results.map(({ rank, status, index, overrides, metrics, ended }) => ({
       rank,
       status,

@@ -4,7 +4,15 @@
  * combination with those two values), the equity curves of the best combinations on one chart, and the
  * ranking. The charting library is the report's (report-html.ts), inlined the same way.
  */
-import { attribution, CHART_OPTIONS_JS, chartLibrary, chartScripts, escapeHtml, htmlList } from './report-html.js';
+import {
+  attribution,
+  CHART_OPTIONS_JS,
+  chartLibrary,
+  chartScripts,
+  escapeHtml,
+  gapsSection,
+  htmlList,
+} from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
 import { holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
 import { type HoldoutRecord, objectiveNumber, type WalkForwardRecord } from './validation-runs.js';
@@ -194,7 +202,7 @@ function validationSection(page: SweepPage): { html: string; oos: [number, numbe
 const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}h2{font-size:16px;margin-top:24px}
 table{border-collapse:collapse;margin:8px 0}th,td{padding:4px 10px;border:1px solid #e3e6ee}td{font-variant-numeric:tabular-nums;text-align:right}
 table.heat td{min-width:64px}table.heat td.unranked{color:#b71c1c;background:repeating-linear-gradient(45deg,#fff,#fff 4px,#fdecea 4px,#fdecea 8px)}table.heat td.best{outline:2px solid #1d2330;outline-offset:-2px;font-weight:600}
-#chart,#oos{margin-top:8px}pre.table{font-size:12px;margin:0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}.scroll{overflow-x:auto;max-width:100%}.pair>div{min-width:0;max-width:100%}li{overflow-wrap:anywhere}svg.scatter{font-size:11px;fill:#1d2330;max-width:100%;height:auto}.note{color:#6b7385;font-size:12px}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}`;
+#chart,#oos{margin-top:8px}pre.table{font-size:12px;margin:0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}.scroll{overflow-x:auto;max-width:100%}.pair>div{min-width:0;max-width:100%}li{overflow-wrap:anywhere}svg.scatter{font-size:11px;fill:#1d2330;max-width:100%;height:auto}.note{color:#6b7385;font-size:12px}.warn{border:1px solid #ff9800;background:#fff8ec;padding:8px 12px;margin:12px 0}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}`;
 
 const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('sweep-data').textContent);
@@ -239,6 +247,7 @@ export async function sweepHtml(page: SweepPage): Promise<string> {
 <body>
 <h1>${escapeHtml(page.title)}</h1>
 ${htmlList(page.inputs)}
+${page.results[0] === undefined ? '' : gapsSection(page.results[0].dataGaps, 'sweep.json')}
 <h2>Total return</h2>
 ${heatmap(page.axes, page.results)}
 <h2>Equity of the ${curves.length} best</h2>

@@ -45,6 +45,7 @@ port.on('message', (request: WorkerRequest) => {
           metrics: summary.metrics,
           ended: summary.endedEarly,
           equity: equityCurve(run.equity),
+          dataGaps: { maxGapMs: summary.maxGapMs, gaps: summary.gaps },
         } satisfies WorkerReply),
       (err: unknown) =>
         port.postMessage({

@@ -20,7 +20,7 @@ import { D } from '../market/decimal.js';
 import type { JobSettings } from './job.js';
 import type { ConfigSource } from './strategy-configs.js';
 import { overrideValue } from './strategy-configs.js';
-import type { Metrics } from './summary.js';
+import type { DataGaps, Metrics } from './summary.js';
 import type { TickData } from './tick-data.js';
 
 export interface SweepAxis {
@@ -110,6 +110,8 @@ export interface SweepResult {
   ended: string[];
   /** Its equity samples as chart points (equityCurve). */
   equity: [number, number][];
+  /** The gaps in the data it replayed (the same for every combination on the same data and window). */
+  dataGaps: DataGaps;
 }
 
 export interface SweepJob {
@@ -128,7 +130,7 @@ export type WorkerRequest =
   /** The recording, when it was not in workerData (a SweepPool starts its workers before the data is read). */
   | { data: TickData };
 export type WorkerReply =
-  | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][] }
+  | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][]; dataGaps: DataGaps }
   | { index: number; error: string }
   /** Ticks of the combination replayed so far, of its total. */
   | { index: number; done: number; total: number };
@@ -386,6 +388,7 @@ export class SweepPool implements SweepExecutor {
       metrics: reply.metrics,
       ended: reply.ended,
       equity: reply.equity,
+      dataGaps: reply.dataGaps,
     });
     run.running.delete(reply.index);
     this.report(run);

@@ -5,7 +5,7 @@ import { rank, RANK_BY } from '../../src/backtest/sweep.js';
 
 function result(index: number, m: Partial<Metrics>, ended: string[] = []) {
   const metrics = { totalReturnPct: '0', sharpe: null, roundTrips: 10, ...m } as Metrics;
-  return { index, overrides: { i: index }, metrics, ended, equity: [] };
+  return { index, overrides: { i: index }, metrics, ended, equity: [], dataGaps: { maxGapMs: 60_000, gaps: [] } };
 }
 
 describe('ranking a sweep', () => {

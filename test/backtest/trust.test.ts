@@ -265,6 +265,19 @@ describe('data you can trust', () => {
     const ninety = join(dir, 'gaps-90');
     expect((await runOn(holes, ninety, '--max-gap', '90s')).code).toBe(0);
     expect(read(ninety).gaps.map((g) => g.ms)).toEqual([6_015_000]);
+
+    // A sweep on the same data says so too: sweep.json lists the gaps its runs replayed, sweep.html warns.
+    const sweep = join(dir, 'gaps-sweep');
+    const swept = await runOn(holes, sweep, '--sweep', 'quantity=0.01,0.02', '--workers', '1');
+    expect(swept.code, swept.err.join('\n')).toBe(0);
+    const record = JSON.parse(readFileSync(join(sweep, 'sweep.json'), 'utf8')) as Pick<
+      BacktestSummary,
+      'maxGapMs' | 'gaps'
+    >;
+    expect(record).toMatchObject({ maxGapMs: 60_000, gaps: summary.gaps });
+    const page = readFileSync(join(sweep, 'sweep.html'), 'utf8');
+    expect(page).toContain('Gaps in the data: 2 longer than 60 s (--max-gap)');
+    expect(page).toContain('<td>2023-03-10T01:29:45.000Z</td><td>2023-03-10T03:10:00.000Z</td>');
   });
 
   it('refuses a --max-gap that is not a length, naming the flag', async () => {

@@ -155,6 +155,7 @@ async function runOnQueue(
         metrics: r.metrics,
         ended: r.ended,
         equity: r.equity,
+        dataGaps: r.dataGaps,
       });
     pending.delete(id);
     running.delete(id);

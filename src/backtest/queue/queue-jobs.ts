@@ -12,13 +12,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { JobSettings } from '../job.js';
 import type { ConfigSource } from '../strategy-configs.js';
-import type { Metrics } from '../summary.js';
+import type { DataGaps, Metrics } from '../summary.js';
 import type { RecordingFile } from '../tick-data.js';
 
 /** The BullMQ queue every coordinator adds to and every `bot worker` takes from. */
 export const QUEUE_NAME = 'spot-bot-backtest';
 /** Bumped when the job's shape changes: a worker refuses another version's jobs. */
-export const JOB_VERSION = 1;
+export const JOB_VERSION = 2;
 
 /** A recording by content: what the run saw (RecordingFile) and where a worker can read the same bytes. */
 export interface RecordingRef {
@@ -52,6 +52,7 @@ export interface ComboResult {
   metrics: Metrics;
   ended: string[];
   equity: [number, number][];
+  dataGaps: DataGaps;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
