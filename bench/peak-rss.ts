@@ -3,7 +3,8 @@
  * part 4): the grid over a recording through bin/bot.js (the compiled build, as a user runs it), cold (the
  * recording scanned, the column cache written) and warm (from the cache), and two floors: a bare node process,
  * and one that loads the same columns from the cache and does nothing else. With --against DIR (another
- * checkout, e.g. a worktree of the previous commit), its bin/bot.js runs the warm backtest in the same rounds.
+ * checkout, e.g. a worktree of the previous commit), its bin/bot.js runs the backtest cold and warm in the same
+ * rounds.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -67,12 +68,13 @@ export function peakRssRuns(
   const loadOnly =
     `const { loadTicks } = await import(${JSON.stringify(`${process.cwd()}/dist/src/backtest/tick-data.js`)});` +
     `await loadTicks([${JSON.stringify(file)}], { cacheDir: process.env.COLUMN_CACHE_DIR });`;
-  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'against', Peak[]> = {
+  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'againstCold' | 'against', Peak[]> = {
     bare: [],
     columns: [],
     cold: [],
     warm: [],
     young: [],
+    againstCold: [],
     against: [],
   };
   for (let r = 0; r < rounds; r++) {
@@ -94,7 +96,11 @@ export function peakRssRuns(
     runs.columns.push(peakRss(['--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
     runs.warm.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
     runs.young.push(peakRss([YOUNG, ...backtest(bots[0]!)], { COLUMN_CACHE_DIR: cache }));
-    if (bots[1] !== undefined) runs.against.push(peakRss(backtest(bots[1]), { COLUMN_CACHE_DIR: cache }));
+    if (bots[1] !== undefined) {
+      const own = { COLUMN_CACHE_DIR: `${cache}-against` };
+      runs.againstCold.push(peakRss(backtest(bots[1]), own));
+      runs.against.push(peakRss(backtest(bots[1]), own));
+    }
   }
   const line = (what: string, xs: Peak[], timed = false) => {
     const mbs = xs.map((x) => x.mb);
@@ -114,7 +120,10 @@ export function peakRssRuns(
   line('bot backtest, grid, cold (scan, write the cache)', runs.cold, true);
   line('bot backtest, grid, warm (from the cache)', runs.warm, true);
   line(`the same, node ${YOUNG}`, runs.young, true);
-  if (against !== undefined) line(`the same, warm, the build in ${against}`, runs.against, true);
+  if (against !== undefined) {
+    line(`the build in ${against}, cold`, runs.againstCold, true);
+    line(`the build in ${against}, warm`, runs.against, true);
+  }
   line('baseline: node loading the columns alone', runs.columns);
   line('baseline: a bare node process', runs.bare);
 }
