@@ -329,10 +329,14 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     else builder.keep(start, start + read.stop, from);
   }
   fileStarts.push(builder.length);
-  const order = files.length > 1 ? mergeOrder(builder, fileStarts, files, options.warn) : undefined;
+  const order = files.length > 1 ? mergeOrder(builder, fileStarts, files, symbols.length, options.warn) : undefined;
   const length = order ? order.length : builder.length;
+  // Files in time order (one pair's day files: the usual folder) keep the columns as read, and ticks dropped as
+  // overlapping are squeezed out in place; files whose ticks interleave are copied in merged order.
+  const inPlace = order !== undefined && order.every((at, i) => i === 0 || at > (order[i - 1] as number));
   const pick = <T extends Float64Array | Uint16Array>(column: T): T => {
-    if (!order) return column.subarray(0, length) as T;
+    if (order && inPlace) for (let i = 0; i < length; i++) column[i] = column[order[i] as number] as number;
+    if (!order || inPlace) return column.subarray(0, length) as T;
     const Ctor = column.constructor as { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number };
     const picked = new Ctor(new SharedArrayBuffer(Math.max(length, 1) * Ctor.BYTES_PER_ELEMENT)).subarray(
       0,
@@ -396,33 +400,72 @@ function localColumns(columns: TickColumns, global: readonly number[]): TickColu
   return { ...columns, sym: columns.sym.map((g) => local.get(g) as number) };
 }
 
-/** Indices of the kept ticks in merged time order (stable: file order breaks ties). */
-function mergeOrder(b: ColumnBuilder, starts: number[], files: readonly string[], warn?: Warn): Int32Array {
-  const all = new Int32Array(b.length);
-  for (let i = 0; i < all.length; i++) all[i] = i;
-  all.sort((x, y) => (b.time[x] as number) - (b.time[y] as number) || x - y);
-  const last = new Map<number, { t: number; file: number }>();
+/**
+ * Indices of the kept ticks in merged time order (stable: file order breaks ties); undefined when that is the
+ * order they were read in with none dropped (files in time order, not overlapping: nothing to sort nor copy).
+ */
+function mergeOrder(
+  b: ColumnBuilder,
+  starts: number[],
+  files: readonly string[],
+  symbols: number,
+  warn?: Warn,
+): Int32Array | undefined {
+  const n = b.length;
+  const time = b.time;
+  let sorted = true;
+  for (let i = 1; i < n && sorted; i++) sorted = (time[i] as number) >= (time[i - 1] as number);
+  let all: Int32Array | undefined;
+  if (!sorted) {
+    all = new Int32Array(n);
+    for (let i = 0; i < n; i++) all[i] = i;
+    all.sort((x, y) => (time[x] as number) - (time[y] as number) || x - y);
+  }
+  // Per symbol: the time and file of its last kept tick.
+  const lastTime = new Float64Array(symbols);
+  const lastFile = new Int32Array(symbols).fill(-1);
   const dropped = new Array<number>(files.length).fill(0);
-  const kept: number[] = [];
-  for (const i of all) {
+  let kept: Int32Array | undefined = all === undefined ? undefined : new Int32Array(n);
+  let count = 0;
+  let file = 0;
+  for (let k = 0; k < n; k++) {
+    const i = all === undefined ? k : (all[k] as number);
+    if (all === undefined) while (i >= (starts[file + 1] as number)) file++;
+    else file = fileOf(starts, i);
     const s = b.sym[i] as number;
-    const t = b.time[i] as number;
-    const previous = last.get(s);
-    const file = starts.findIndex((start, f) => i >= start && i < (starts[f + 1] as number));
-    if (previous !== undefined && t <= previous.t && previous.file !== file) {
+    const t = time[i] as number;
+    if (lastFile[s] !== -1 && t <= (lastTime[s] as number) && lastFile[s] !== file) {
       dropped[file]!++;
+      if (kept === undefined) {
+        kept = new Int32Array(n);
+        for (let j = 0; j < count; j++) kept[j] = j;
+      }
       continue;
     }
-    last.set(s, { t, file });
-    kept.push(i);
+    lastTime[s] = t;
+    lastFile[s] = file;
+    if (kept !== undefined) kept[count] = i;
+    count++;
   }
-  dropped.forEach((n, f) => {
-    if (n > 0)
+  dropped.forEach((d, f) => {
+    if (d > 0)
       (warn ?? ((m: string) => process.emitWarning(m, 'RecordingWarning')))(
-        `${files[f]}: skipped ${n} tickers not later than the ticker before them in another file`,
+        `${files[f]}: skipped ${d} tickers not later than the ticker before them in another file`,
       );
   });
-  return Int32Array.from(kept);
+  return kept?.subarray(0, count);
+}
+
+/** The file whose ticks hold index i (starts: each file's first index, then the total). */
+function fileOf(starts: readonly number[], i: number): number {
+  let lo = 0;
+  let hi = starts.length - 2;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if ((starts[mid] as number) <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** The ticks with from <= time < to, as views on the same (shared) columns: nothing is copied. */
