@@ -113,6 +113,29 @@ async function synthetic(dir: string, times: number): Promise<string> {
   return file;
 }
 
+/**
+ * The recording's ticks in `n` files of about equal length, each with its header, in time order (as a recorder's
+ * day files come), made once beside it in a folder of their own.
+ */
+async function splitRecording(file: string, n: number): Promise<string[]> {
+  const folder = file.replace(/\.jsonl\.gz$/, `-in-${n}`);
+  const parts = Array.from({ length: n }, (_, k) =>
+    join(folder, `BTCUSDT-part-${String(k).padStart(2, '0')}.jsonl.gz`),
+  );
+  if (parts.every((p) => existsSync(p))) return parts;
+  mkdirSync(folder, { recursive: true });
+  const [header, ...tickers] = gunzipSync(readFileSync(file)).toString('utf8').trim().split('\n');
+  for (const [k, part] of parts.entries()) {
+    const lines = tickers.slice(Math.floor((k * tickers.length) / n), Math.floor(((k + 1) * tickers.length) / n));
+    const gzip = createGzip();
+    const out = gzip.pipe(createWriteStream(`${part}.${process.pid}.tmp`));
+    gzip.end(`${[header, ...lines].join('\n')}\n`);
+    await finished(out);
+    renameSync(`${part}.${process.pid}.tmp`, part);
+  }
+  return parts;
+}
+
 const idle = defineStrategy({ name: 'idle', params: z.object({}), onTick: () => undefined }) as StrategyDefinition;
 const idleInstance = {
   config: StrategyFileSchema.parse({ name: 'idle', strategy: 'idle', symbol: 'BTCUSDT', schedule: '* * * * * *' }),
@@ -385,7 +408,9 @@ try {
     const ticks = (await loadTicks([file])).length;
     const at = process.argv.indexOf('--against');
     const against = at < 0 ? undefined : process.argv[at + 1];
-    peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(ticks)} ticks)`, ROUNDS, ticks, against);
+    const label = `synthetic 10x (${fmt(ticks)} ticks)`;
+    const parts = await splitRecording(file, 10);
+    peakRssRuns({ file, parts, config: GRID, dir, label, rounds: ROUNDS, ticks, against });
   } else if (sweepOnly) {
     // The sweep alone (npm run bench:sweep): on the synthetic recording, or the sample with --quick.
     const data = quick ? await loadTicks([SAMPLE]) : await loadTicks([await synthetic(SYNTHETIC_DIR, 10)]);
@@ -401,7 +426,9 @@ try {
       console.log(`  (synthetic 10x recording ${file}, ready in ${genS.toFixed(1)} s)`);
       const long = await coldPass(file, 'synthetic 10x');
       await replayRate(long, 'synthetic 10x');
-      peakRssRuns(file, GRID, dir, `synthetic 10x (${fmt(long.length)} ticks)`, 3, long.length);
+      const parts = await splitRecording(file, 10);
+      const label = `synthetic 10x (${fmt(long.length)} ticks)`;
+      peakRssRuns({ file, parts, config: GRID, dir, label, ticks: long.length });
       await sweepSpeedup(long, 'synthetic 10x', ROUNDS, COMBOS);
     }
   }

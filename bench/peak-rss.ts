@@ -49,44 +49,58 @@ const YOUNG = '--max-semi-space-size=1';
 
 /**
  * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm (and with the young
- * generation capped, and the build in `against` when given). Each line gives the
+ * generation capped, and over the same ticks in several files; the build in `against` too when given). Each line gives the
  * peak RSS of every round and, for the backtests, their wall time from spawn to exit (ticks a second end to end)
  * and CPU time.
  */
-export function peakRssRuns(
-  file: string,
-  config: string,
-  dir: string,
-  label: string,
-  rounds = 3,
-  ticks = 0,
-  against?: string,
-): void {
+export interface PeakRssOptions {
+  /** The recording, and the same ticks in several files (as a recorder's day files come), in time order. */
+  file: string;
+  parts: readonly string[];
+  config: string;
+  /** Where the runs write (their outputs and column caches). */
+  dir: string;
+  label: string;
+  rounds?: number;
+  /** Ticks in the recording, for ticks a second. */
+  ticks?: number;
+  /** Another checkout whose build runs in the same rounds. */
+  against?: string;
+}
+
+export function peakRssRuns({ file, parts, config, dir, label, rounds = 3, ticks = 0, against }: PeakRssOptions): void {
   // The builds brought up to date first (bin/bot.js makes it on demand), so no run pays for it.
   const bots = ['bin/bot.js', ...(against === undefined ? [] : [join(resolve(against), 'bin/bot.js')])];
   for (const bot of bots) execFileSync(process.execPath, [bot, '--version'], { stdio: 'ignore' });
   const loadOnly =
     `const { loadTicks } = await import(${JSON.stringify(`${process.cwd()}/dist/src/backtest/tick-data.js`)});` +
     `await loadTicks([${JSON.stringify(file)}], { cacheDir: process.env.COLUMN_CACHE_DIR });`;
-  const runs: Record<'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'againstCold' | 'against', Peak[]> = {
+  const runs: Record<
+    'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'parts' | 'againstCold' | 'against' | 'againstParts',
+    Peak[]
+  > = {
     bare: [],
     columns: [],
     cold: [],
     warm: [],
     young: [],
+    parts: [],
     againstCold: [],
     against: [],
+    againstParts: [],
   };
   for (let r = 0; r < rounds; r++) {
     const cache = join(dir, `rss-cache-${r}`);
     const out = join(dir, `rss-${r}`);
-    const backtest = (bot: string) => [
+    const data = resolve(file);
+    const split = parts.map((p) => resolve(p)).join(',');
+    const backtest = (bot: string, recordings = data) => [
       bot,
       'backtest',
       '--config',
       resolve(config),
       '--data',
-      resolve(file),
+      recordings,
       '--out',
       out,
       '--force',
@@ -96,10 +110,14 @@ export function peakRssRuns(
     runs.columns.push(peakRss(['--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
     runs.warm.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
     runs.young.push(peakRss([YOUNG, ...backtest(bots[0]!)], { COLUMN_CACHE_DIR: cache }));
+    peakRss(backtest(bots[0]!, split), { COLUMN_CACHE_DIR: cache }); // the parts' cache entries written first
+    runs.parts.push(peakRss(backtest(bots[0]!, split), { COLUMN_CACHE_DIR: cache }));
     if (bots[1] !== undefined) {
       const own = { COLUMN_CACHE_DIR: `${cache}-against` };
       runs.againstCold.push(peakRss(backtest(bots[1]), own));
       runs.against.push(peakRss(backtest(bots[1]), own));
+      peakRss(backtest(bots[1], split), own);
+      runs.againstParts.push(peakRss(backtest(bots[1], split), own));
     }
   }
   const line = (what: string, xs: Peak[], timed = false) => {
@@ -120,9 +138,11 @@ export function peakRssRuns(
   line('bot backtest, grid, cold (scan, write the cache)', runs.cold, true);
   line('bot backtest, grid, warm (from the cache)', runs.warm, true);
   line(`the same, node ${YOUNG}`, runs.young, true);
+  line(`the same ticks in ${parts.length} files, warm`, runs.parts, true);
   if (against !== undefined) {
     line(`the build in ${against}, cold`, runs.againstCold, true);
     line(`the build in ${against}, warm`, runs.against, true);
+    line(`the build in ${against}, ${parts.length} files, warm`, runs.againstParts, true);
   }
   line('baseline: node loading the columns alone', runs.columns);
   line('baseline: a bare node process', runs.bare);
