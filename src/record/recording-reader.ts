@@ -78,7 +78,10 @@ export interface GzipBreak {
  * The decompressed bytes of a file, chunk by chunk; `onCompressed` sees every compressed chunk as it is read
  * (to hash the file in the same pass). `compressed`: the file's bytes already read (readHashed), decompressed
  * instead of reading the file again, each chunk let go once it is in the decompressor. Gzip data that ends
- * inside a member or is corrupt ends the chunks with a GzipBreak; with `strict` it throws instead.
+ * inside a member or is corrupt ends the chunks with a GzipBreak; with `strict` it throws instead. The file is
+ * read 64 KB at a time: a chunk is decompressed and gone before V8's next young collection, where 1 MB ones lived
+ * long enough to be moved to the old generation, and each move brought on a full collection (21 of them in a
+ * 1.2M-tick scan, against 3).
  */
 export async function* gunzipChunks(
   file: string,
@@ -88,7 +91,7 @@ export async function* gunzipChunks(
 ): AsyncGenerator<Buffer | GzipBreak> {
   const source: Readable =
     compressed === undefined
-      ? createReadStream(file, { highWaterMark: 1 << 20 })
+      ? createReadStream(file, { highWaterMark: 1 << 16 })
       : Readable.from(releasing(compressed), { objectMode: false });
   const gunzip = createGunzip({ chunkSize: 1 << 17 });
   source.on('error', (err) => gunzip.destroy(err));
