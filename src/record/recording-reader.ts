@@ -4,10 +4,8 @@
  * the compressed byte offset or the line where it breaks, unless the caller allows a partial read: then
  * everything complete is returned, one warning says what was left out, and onPartial says how much was used.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
-import { Readable } from 'node:stream';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
@@ -76,23 +74,17 @@ export interface GzipBreak {
 
 /**
  * The decompressed bytes of a file, chunk by chunk; `onCompressed` sees every compressed chunk as it is read
- * (to hash the file in the same pass). `compressed`: the file's bytes already read (readHashed), decompressed
- * instead of reading the file again, each chunk let go once it is in the decompressor. Gzip data that ends
- * inside a member or is corrupt ends the chunks with a GzipBreak; with `strict` it throws instead. The file is
- * read 64 KB at a time: a chunk is decompressed and gone before V8's next young collection, where 1 MB ones lived
- * long enough to be moved to the old generation, and each move brought on a full collection (21 of them in a
- * 1.2M-tick scan, against 3).
+ * (to hash the file in the same pass). Gzip data that ends inside a member or is corrupt ends the chunks with a
+ * GzipBreak; with `strict` it throws instead. The file is read 64 KB at a time: a chunk is decompressed and gone
+ * before V8's next young collection, where 1 MB ones lived long enough to be moved to the old generation, and
+ * each move brought on a full collection (21 of them in a 1.2M-tick scan, against 3).
  */
 export async function* gunzipChunks(
   file: string,
   strict = false,
   onCompressed?: (chunk: Buffer) => void,
-  compressed?: (Buffer | undefined)[],
 ): AsyncGenerator<Buffer | GzipBreak> {
-  const source: Readable =
-    compressed === undefined
-      ? createReadStream(file, { highWaterMark: 1 << 16 })
-      : Readable.from(releasing(compressed), { objectMode: false });
+  const source = createReadStream(file, { highWaterMark: 1 << 16 });
   const gunzip = createGunzip({ chunkSize: 1 << 17 });
   source.on('error', (err) => gunzip.destroy(err));
   if (onCompressed) source.on('data', (chunk) => onCompressed(chunk as Buffer));
@@ -113,51 +105,6 @@ export async function* gunzipChunks(
     source.destroy();
     gunzip.destroy();
   }
-}
-
-/** The chunks in order, each dropped from the array as it is handed on (their memory goes as they are used). */
-function* releasing(chunks: (Buffer | undefined)[]): Generator<Buffer> {
-  for (let k = 0; k < chunks.length; k++) {
-    const chunk = chunks[k];
-    chunks[k] = undefined;
-    if (chunk !== undefined) yield chunk;
-  }
-}
-
-/** A file's bytes, read once in chunks, and their sha256. */
-export interface HashedFile {
-  sha256: string;
-  /** Handed to gunzipChunks (or scanRecording) to read the file without reading it again. */
-  chunks: (Buffer | undefined)[];
-}
-
-/**
- * Reads a file once, hashing it as it goes: the column cache looks a recording up by its sha256 before
- * deciding whether to scan it, and a scan then decompresses these bytes rather than reading the file twice.
- */
-export async function readHashed(file: string): Promise<HashedFile> {
-  const hash = createHash('sha256');
-  const chunks: Buffer[] = [];
-  let handle: FileHandle;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new RecordingError(`cannot read the recording (${code})`, { file }, err);
-  }
-  try {
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(1 << 20);
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      const used = bytesRead === chunk.length ? chunk : Buffer.from(chunk.subarray(0, bytesRead));
-      hash.update(used);
-      chunks.push(used);
-    }
-  } finally {
-    await handle.close();
-  }
-  return { sha256: hash.digest('hex'), chunks };
 }
 
 /**

@@ -1,8 +1,7 @@
 /**
  * The backtest's cold pass over a recording: a byte scanner that takes the keys a replay needs (s, p, t, h, l,
  * vb, vq) straight from the decompressed bytes into columns, without building a string or an object per line,
- * and hashes the compressed file in the same pass (or decompresses the bytes the column cache's look-up read and
- * hashed: either way the file is read once). It reads exactly what readRecordingBatches reads: any line
+ * and hashes the compressed file in the same pass (the file is read once). It reads exactly what readRecordingBatches reads: any line
  * it does not take on its fast path (the header, a pair-configuration line, a symbol's first ticker, escapes,
  * other types, anything malformed) goes through the readers' own lineEntry, which also raises their errors.
  * Numbers are converted as JSON.parse converts them (Clinger's fast path, Number() beyond it), so the columns
@@ -31,8 +30,6 @@ export interface ScanOptions {
   readAll?: boolean;
   /** The file's sha256 when already known (the scan then does not hash). */
   sha256?: string;
-  /** The file's bytes as readHashed read them (with `sha256`): decompressed from there, the file not read again. */
-  compressed?: (Buffer | undefined)[];
 }
 
 export interface ScanResult {
@@ -382,7 +379,7 @@ export async function scanRecording(file: string, sink: TickSink, options: ScanO
   let rest: Buffer | undefined;
   let gzipBreak: GzipBreak | undefined;
   try {
-    for await (const chunk of gunzipChunks(file, false, hash && ((c) => hash.update(c)), options.compressed)) {
+    for await (const chunk of gunzipChunks(file, false, hash && ((c) => hash.update(c)))) {
       if (!Buffer.isBuffer(chunk)) {
         gzipBreak = chunk;
         break;

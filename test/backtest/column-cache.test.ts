@@ -73,15 +73,18 @@ describe('column cache', () => {
     expect(fingerprint(data).columns).toEqual(fingerprint(plain).columns);
     expect(data.files[0]!.sha256).toBe(sha256(SAMPLE));
     expect(entries(cache)).toEqual([`${sha256(SAMPLE)}.cols`]);
-    // The same bytes under another name, new to the cache, are found by their hash: read from the entry (its
-    // marked price comes back), not scanned.
+    // The same bytes under another name, new to the cache, are scanned as they stream (not kept to be looked up
+    // first: that held them through the run), and the entry their hash finds is kept, not written again.
     const file = cacheFile(cache, sha256(SAMPLE));
     const bytes = readFileSync(file);
     bytes.writeDoubleLE(23456.5, firstPriceOffset(file, plain.length));
     writeFileSync(file, bytes);
     const copy = join(dir, 'BTCUSDT-copy.jsonl.gz');
     copyFileSync(SAMPLE, copy);
-    expect((await loadTicks([copy], { cacheDir: cache })).columns.price[0]).toBe(23456.5);
+    const scanned = await loadTicks([copy], { cacheDir: cache });
+    expect(scanned.columns.price[0]).toBe(plain.columns.price[0]);
+    expect(scanned.files[0]!.sha256).toBe(sha256(SAMPLE));
+    expect(readFileSync(file).equals(bytes)).toBe(true);
     // Seen at its size and time (the hint written the first time), the file is hashed and its entry read.
     expect((await loadTicks([copy], { cacheDir: cache })).columns.price[0]).toBe(23456.5);
   });
