@@ -90,6 +90,7 @@ export function peakRssRuns({ file, parts, config, dir, label, rounds = 3, ticks
     againstParts: [],
   };
   for (let r = 0; r < rounds; r++) {
+    console.error(`  (peak RSS: round ${r + 1} of ${rounds}, ${against === undefined ? 7 : 11} processes)`);
     const cache = join(dir, `rss-cache-${r}`);
     const out = join(dir, `rss-${r}`);
     const data = resolve(file);
