@@ -226,7 +226,7 @@ export async function setUpVenue(
           warn,
           resume,
           // A replay that starts over on a resumed account goes on after everything it recorded.
-          after: paper.resumed ? latestOf(paper.latest, store.orders.latestTime()) : undefined,
+          after: paper.resumed ? () => latestOf(paper.latest, store.orders.latestTime()) : undefined,
           from: env.PAPER_FROM ?? 'warmed-up',
           warmUpMs,
           candlePath: env.PAPER_CANDLE_PATH,

@@ -68,11 +68,6 @@ export interface ReplayParts {
   volume: CandleVolumes | undefined;
 }
 
-/** The base volume traded on tick `i`, when known. */
-export function tickVolume(volume: CandleVolumes | undefined, i: number): number | undefined {
-  return volume === undefined ? undefined : volume.at(i);
-}
-
 const PROGRESS_MASK = (1 << 16) - 1;
 
 /**
@@ -219,7 +214,7 @@ export class Replay {
         this.step = MARKET;
       }
       if (this.step === MARKET) {
-        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t, tickVolume(this.p.volume, i));
+        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t, this.p.volume?.at(i));
         prices[k] = p;
         this.batch[0] = tickerAt(this.data, infos, i);
         const observed = engine.observe(this.batch);

@@ -14,7 +14,7 @@ import { CronSchedule } from '../clocks/cron-schedule.js';
 import type { Engine } from '../engine/engine.js';
 import type { TickerInput } from '../sim/matching-engine.js';
 import type { Ticker } from '../ports/venue-records.js';
-import { RefreshGate, type ReplayParts, TickAccount, tickerAt, tickVolume } from './replay.js';
+import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
 
 export interface DaemonJobs {
@@ -186,7 +186,7 @@ export class ScheduledReplay {
       this.account.sampleUpTo(t);
       clock.time = t;
       const p = price[i] as number;
-      if (i !== this.first) sim.onTicker(this.marketEntry(i), tickVolume(this.p.volume, i));
+      if (i !== this.first) sim.onTicker(this.marketEntry(i), this.p.volume?.at(i));
       this.latest[sym[i] as number] = i;
       equity.prices[k] = p;
       this.account.settle(t, k, p);

@@ -316,9 +316,9 @@ export function replayFeed(options: {
   resume?: ReplayPosition;
   /**
    * A resumed paper account's latest record: a new replay (not resumed, or one whose recordings changed) whose
-   * data start before it is shifted forward by whole days to go on after it, warned.
+   * data start before it is shifted forward by whole days to go on after it, warned. Asked only for a new replay.
    */
-  after?: number;
+  after?: () => number | undefined;
   /**
    * Where a new replay (not resumed) starts: the first ticker recorded at or after this time (PAPER_FROM), or
    * 'warmed-up': `warmUpMs` after the recordings' first ticker, so the data before it fills every lookback
@@ -413,11 +413,12 @@ export function replayFeed(options: {
         return;
       }
       // A new replay on a resumed account goes on after the account's records: time never goes back.
-      const shifted = resumed || options.after === undefined ? 0 : r.startAfter(options.after);
+      const after = resumed ? undefined : options.after?.();
+      const shifted = after === undefined ? 0 : r.startAfter(after);
       if (shifted > 0)
         warn(
           `the replay's times are shifted ${shifted / DAY_MS} day(s) forward, to go on after the paper account's ` +
-            `last record (${new Date(options.after as number).toISOString()}): its time never goes back`,
+            `last record (${new Date(after as number).toISOString()}): its time never goes back`,
         );
       // The first ticker goes in now, so the market has a price before the server answers anything; the
       // replay's time starts there. The data before it is the strategies' warm-up.

@@ -259,7 +259,7 @@ describe('replay feed', () => {
       loop: true,
       from: 'warmed-up',
       warmUpMs: 2000,
-      after,
+      after: () => after,
       warn: (m) => warnings.push(m),
     });
     let position: ReturnType<NonNullable<PriceFeed['position']>>;
@@ -274,7 +274,7 @@ describe('replay feed', () => {
 
     // Resumed from its position, `after` changes nothing, and the next pass follows on from the shifted one.
     const resumed = await feedUntil(
-      replayFeed({ files: [file], speed: 1e9, loop: true, resume: position, after: T0 + 9 * DAY }),
+      replayFeed({ files: [file], speed: 1e9, loop: true, resume: position, after: () => T0 + 9 * DAY }),
       4,
     );
     expect(resumed.slice(0, 4).map((t) => t.t - T0)).toEqual([
@@ -285,7 +285,7 @@ describe('replay feed', () => {
     ]);
 
     // Data that start after `after` are not shifted.
-    const later = await feedUntil(replayFeed({ files: [file], speed: 1e9, after: T0 - 1 }), 1);
+    const later = await feedUntil(replayFeed({ files: [file], speed: 1e9, after: () => T0 - 1 }), 1);
     expect(later[0]?.t).toBe(T0);
   });
 
