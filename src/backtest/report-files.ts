@@ -4,22 +4,17 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { csvCell } from '../market/display.js';
 import type { BacktestRun } from './runner.js';
 import { reportHtml } from './report-html.js';
 import { type BacktestSummary, iso, type TradeRow } from './summary.js';
-
-function cell(value: string | number | boolean | undefined): string {
-  if (value === undefined) return '';
-  const text = String(value);
-  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
-}
 
 export function csv(
   header: readonly string[],
   rows: Iterable<readonly (string | number | boolean | undefined)[]>,
 ): string {
   const lines = [header.join(',')];
-  for (const row of rows) lines.push(row.map(cell).join(','));
+  for (const row of rows) lines.push(row.map(csvCell).join(','));
   return `${lines.join('\n')}\n`;
 }
 

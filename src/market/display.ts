@@ -53,3 +53,10 @@ export function assetPlaces(pairs: readonly (PairRules | undefined)[]): Map<stri
   }
   return out;
 }
+
+/** A value as one CSV cell (RFC 4180): quoted, its quotes doubled, where it holds a comma, quote or line break. */
+export function csvCell(value: string | number | boolean | undefined): string {
+  if (value === undefined) return '';
+  const text = String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}

@@ -16,6 +16,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BotError } from '../errors.js';
+import { csvCell } from '../market/display.js';
 import { tickerFromWire } from '../exchange/wire-schemas.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { RECORDING_EXTENSION, RecordingError } from './recording-format.js';
@@ -59,9 +60,6 @@ interface TableSink {
 /** Rows the Arrow and Parquet writers gather before writing one record batch or row group. */
 const CHUNK_ROWS = 65_536;
 
-const num = (v: number | undefined): string => (v === undefined ? '' : String(v));
-const csvText = (s: string): string => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-
 async function csvSink(stream: NodeJS.WritableStream): Promise<TableSink> {
   const put = async (text: string) => {
     if (!stream.write(text)) await once(stream, 'drain');
@@ -73,7 +71,7 @@ async function csvSink(stream: NodeJS.WritableStream): Promise<TableSink> {
         rows
           .map(
             (r) =>
-              `${r.time},${csvText(r.symbol)},${r.last},${num(r.high)},${num(r.low)},${num(r.baseVolume)},${num(r.quoteVolume)}\n`,
+              `${r.time},${csvCell(r.symbol)},${r.last},${csvCell(r.high)},${csvCell(r.low)},${csvCell(r.baseVolume)},${csvCell(r.quoteVolume)}\n`,
           )
           .join(''),
       ),
