@@ -277,7 +277,7 @@ async function runWalked(
   const { symbols, pairs, quoteAsset, symIndex, market } = unitSymbols(instances, data);
   const slot = new Int32Array(data.symbols.length).fill(-1);
   symIndex.forEach((s, k) => (slot[s] = k));
-  const { sym, time, price, vb } = data.columns;
+  const { sym, time, price } = data.columns;
   const warmFrom = settings.start === undefined ? 0 : unitTickFrom(data, slot, 0, -Infinity);
   const from = settings.start === undefined ? 0 : unitTickFrom(data, slot, 0, settings.start);
   if (from === data.length)
@@ -321,11 +321,7 @@ async function runWalked(
     const initial = assetTotals(sim, API_KEY, assetCodes);
     const log = new RunLog(clock, options.moduleFiles ?? [], options.keepLog ?? true);
     const engine = new Engine({ venue, clock, store, logger: log.logger, instances });
-    for (let i = warmFrom; i < first; i++) {
-      const s = sym[i] as number;
-      if (slot[s] !== -1)
-        engine.warmUp(data.symbols[s]!.symbol, time[i] as number, price[i] as number, vb[i] as number);
-    }
+    warmUp(engine, data, slot, warmFrom, first);
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
@@ -362,7 +358,7 @@ async function runWalked(
         ? new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY)
         : new ScheduledReplay(data, slot, first, parts, settings.jobs ?? DEFAULT_DAEMON_SCHEDULE, sampleMs, API_KEY);
     replay.account.onProgress = (done: number) => options.onProgress?.(done, total);
-    for (let pending = replay.run(); pending; pending = replay.run()) await pending;
+    await replayAll(replay);
     const fills = sim.fills(API_KEY);
     const done = replay.account.done;
     const lastTime = clock.time;
@@ -425,6 +421,24 @@ async function runWalked(
   } finally {
     store.close();
   }
+}
+
+// The loops below live in functions of their own, out of runWalked: a loop that turns hot inside a large function
+// has V8 compile the whole function on the spot (on-stack replacement), and again on every run of a sweep's worker
+// once the code after the loop deoptimises it.
+
+/** The engine's candles fed with the unit's ticks [from, to) (data before the backtest's start). */
+function warmUp(engine: Engine, data: TickData, slot: Int32Array, from: number, to: number): void {
+  const { sym, time, price, vb } = data.columns;
+  for (let i = from; i < to; i++) {
+    const s = sym[i] as number;
+    if (slot[s] !== -1) engine.warmUp(data.symbols[s]!.symbol, time[i] as number, price[i] as number, vb[i] as number);
+  }
+}
+
+/** Runs a replay to its end, waiting wherever it hands back a promise. */
+async function replayAll(replay: Replay | ScheduledReplay): Promise<void> {
+  for (let pending = replay.run(); pending; pending = replay.run()) await pending;
 }
 
 /** Index of the first tick of a unit's symbol at or after `start`, from index `i` (data.length when none). */
