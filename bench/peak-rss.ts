@@ -1,10 +1,10 @@
 /**
  * Peak RSS of `bot backtest` in child processes, next to its baselines in the same rounds (bench:backtest's
- * part 4): the grid over a recording through bin/bot.js (the compiled build, as a user runs it), cold (the
- * recording scanned, the column cache written) and warm (from the cache), and two floors: a bare node process,
- * and one that loads the same columns from the cache and does nothing else. With --against DIR (another
- * checkout, e.g. a worktree of the previous commit), its bin/bot.js runs the backtest cold and warm in the same
- * rounds.
+ * part 4): the grid over a recording through bin/bot.js run as a user runs it (the executable: its shebang
+ * starts node with the project's V8 flags, and it runs the compiled build), cold (the recording scanned, the
+ * column cache written) and warm (from the cache), and two floors: a bare node process, and one that loads the
+ * same columns from the cache and does nothing else. With --against DIR (another checkout, e.g. a worktree of
+ * the previous commit), its bin/bot.js runs the backtest cold and warm in the same rounds, started the same way.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -17,41 +17,33 @@ interface Peak {
 }
 
 /**
- * Peak RSS (MB) of a node process with these arguments, as it reports it on exit: VmHWM from /proc/self/status
- * (getrusage's ru_maxrss survives exec on Linux, so a child spawned by a large process would report the
- * parent's size), getrusage's elsewhere.
+ * Peak RSS (MB) of a command (node, or an executable script whose shebang starts node), as node reports it on
+ * exit (the report is loaded through NODE_OPTIONS, so a script's own node gets it): VmHWM from
+ * /proc/self/status (getrusage's ru_maxrss survives exec on Linux, so a child spawned by a large process would
+ * report the parent's size), getrusage's elsewhere.
  */
-function peakRss(args: readonly string[], env: NodeJS.ProcessEnv = {}): Peak {
+function peakRss([command, ...args]: readonly string[], env: NodeJS.ProcessEnv = {}): Peak {
   const report =
     "import { readFileSync } from 'node:fs'; process.on('exit', () => { let kb = process.resourceUsage().maxRSS;" +
     " try { kb = Number(/VmHWM:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}" +
     ' const cpu = process.cpuUsage(); process.stderr.write(`\\nmaxrss ${kb} cpu ${cpu.user + cpu.system}\\n`); });';
+  const hook = `--import=data:text/javascript,${encodeURIComponent(report)}`;
   const t0 = performance.now();
-  const child = spawnSync(
-    process.execPath,
-    ['--import', `data:text/javascript,${encodeURIComponent(report)}`, ...args],
-    {
-      env: { ...process.env, ...env },
-      encoding: 'utf8',
-      maxBuffer: 1 << 26,
-    },
-  );
+  const child = spawnSync(command as string, args, {
+    env: { ...process.env, ...env, NODE_OPTIONS: [process.env.NODE_OPTIONS, hook].filter(Boolean).join(' ') },
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   const match = /maxrss (\d+) cpu (\d+)/.exec(child.stderr);
   if (child.status !== 0 || !match) throw new Error(`${args.join(' ')} failed (${child.status}): ${child.stderr}`);
   return { mb: Number(match[1]) / 1024, seconds: (performance.now() - t0) / 1000, cpu: Number(match[2]) / 1e6 };
 }
 
 /**
- * V8's young generation capped (1 MB a semi-space, not 16): what it takes of the peak, as a user can choose to
- * (NODE_OPTIONS); a process cannot set it for itself once started.
- */
-const YOUNG = '--max-semi-space-size=1';
-
-/**
- * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm (and with the young
- * generation capped, and over the same ticks in several files; the build in `against` too when given). Each line gives the
- * peak RSS of every round and, for the backtests, their wall time from spawn to exit (ticks a second end to end)
- * and CPU time.
+ * Three rounds, each: bare node, the backtest cold, the columns alone, the backtest warm (and through `node
+ * bin/bot.js`, which does not get the shebang's flags, and over the same ticks in several files; the build in
+ * `against` too when given). Each line gives the peak RSS of every round and, for the backtests, their wall time
+ * from spawn to exit (ticks a second end to end) and CPU time.
  */
 export interface PeakRssOptions {
   /** The recording, and the same ticks in several files (as a recorder's day files come), in time order. */
@@ -70,20 +62,20 @@ export interface PeakRssOptions {
 
 export function peakRssRuns({ file, parts, config, dir, label, rounds = 3, ticks = 0, against }: PeakRssOptions): void {
   // The builds brought up to date first (bin/bot.js makes it on demand), so no run pays for it.
-  const bots = ['bin/bot.js', ...(against === undefined ? [] : [join(resolve(against), 'bin/bot.js')])];
-  for (const bot of bots) execFileSync(process.execPath, [bot, '--version'], { stdio: 'ignore' });
+  const bots = [resolve('bin/bot.js'), ...(against === undefined ? [] : [join(resolve(against), 'bin/bot.js')])];
+  for (const bot of bots) execFileSync(bot, ['--version'], { stdio: 'ignore' });
   const loadOnly =
     `const { loadTicks } = await import(${JSON.stringify(`${process.cwd()}/dist/src/backtest/tick-data.js`)});` +
     `await loadTicks([${JSON.stringify(file)}], { cacheDir: process.env.COLUMN_CACHE_DIR });`;
   const runs: Record<
-    'bare' | 'columns' | 'cold' | 'warm' | 'young' | 'parts' | 'againstCold' | 'against' | 'againstParts',
+    'bare' | 'columns' | 'cold' | 'warm' | 'plain' | 'parts' | 'againstCold' | 'against' | 'againstParts',
     Peak[]
   > = {
     bare: [],
     columns: [],
     cold: [],
     warm: [],
-    young: [],
+    plain: [],
     parts: [],
     againstCold: [],
     against: [],
@@ -106,11 +98,11 @@ export function peakRssRuns({ file, parts, config, dir, label, rounds = 3, ticks
       out,
       '--force',
     ];
-    runs.bare.push(peakRss(['-e', '0']));
+    runs.bare.push(peakRss([process.execPath, '-e', '0']));
     runs.cold.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
-    runs.columns.push(peakRss(['--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
+    runs.columns.push(peakRss([process.execPath, '--input-type=module', '-e', loadOnly], { COLUMN_CACHE_DIR: cache }));
     runs.warm.push(peakRss(backtest(bots[0]!), { COLUMN_CACHE_DIR: cache }));
-    runs.young.push(peakRss([YOUNG, ...backtest(bots[0]!)], { COLUMN_CACHE_DIR: cache }));
+    runs.plain.push(peakRss([process.execPath, ...backtest(bots[0]!)], { COLUMN_CACHE_DIR: cache }));
     peakRss(backtest(bots[0]!, split), { COLUMN_CACHE_DIR: cache }); // the parts' cache entries written first
     runs.parts.push(peakRss(backtest(bots[0]!, split), { COLUMN_CACHE_DIR: cache }));
     if (bots[1] !== undefined) {
@@ -138,7 +130,7 @@ export function peakRssRuns({ file, parts, config, dir, label, rounds = 3, ticks
   console.log(`  peak RSS, ${label}, ${rounds} rounds alternating (the issue aims under 150 MB):`);
   line('bot backtest, grid, cold (scan, write the cache)', runs.cold, true);
   line('bot backtest, grid, warm (from the cache)', runs.warm, true);
-  line(`the same, node ${YOUNG}`, runs.young, true);
+  line('the same, node bin/bot.js (no shebang flags)', runs.plain, true);
   line(`the same ticks in ${parts.length} files, warm`, runs.parts, true);
   if (against !== undefined) {
     line(`the build in ${against}, cold`, runs.againstCold, true);

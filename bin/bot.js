@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 // The package's `bot` command, and `npm start`: runs the compiled build (dist/, made or brought up to date first
 // when a source changed: bin/build.js) in this very process: no child process, so signals reach the bot itself.
 // Strategy modules in TypeScript still load (the loader registers tsx for the first one). Where the build cannot

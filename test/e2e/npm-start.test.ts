@@ -113,7 +113,7 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       const before = tree(npmPid);
       // The bot is npm's child itself: no shell, no tsx CLI in between (bin/bot.js runs the build in its process).
       const bot = before.find((p) => p.ppid === npmPid);
-      expect(bot?.cmd).toMatch(/node bin\/bot\.js run$/);
+      expect(bot?.cmd).toMatch(/node --max-semi-space-size=2 bin\/bot\.js run$/);
       expect(before.filter((p) => p.ppid === npmPid)).toHaveLength(1);
 
       process.kill(to === 'npm' ? npmPid : bot!.pid, signal);
