@@ -471,6 +471,24 @@ function fileOf(starts: readonly number[], i: number): number {
   return lo;
 }
 
+/**
+ * Lets go of the data's columns (it is left with no ticks, its files and symbols as they were), for a caller
+ * done with them: their memory goes back once nothing else holds them, at V8's next full collection (a
+ * SharedArrayBuffer's with it). Views would keep the buffers: the columns become new empty arrays.
+ */
+export function releaseColumns(data: TickData): void {
+  data.length = 0;
+  data.columns = {
+    sym: new Uint16Array(0),
+    time: new Float64Array(0),
+    price: new Float64Array(0),
+    high: new Float64Array(0),
+    low: new Float64Array(0),
+    vb: new Float64Array(0),
+    vq: new Float64Array(0),
+  };
+}
+
 /** The ticks with from <= time < to, as views on the same (shared) columns: nothing is copied. */
 export function sliceTicks(data: TickData, from: number, to: number): TickData {
   const time = data.columns.time;

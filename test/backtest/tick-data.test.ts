@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import { loadTicks, releaseColumns, type TickData } from '../../src/backtest/tick-data.js';
 import { SAMPLE, tempDir } from './fixtures.js';
 
 const columns = (data: TickData) => Object.values(data.columns).map((c: Float64Array | Uint16Array) => Array.from(c));
@@ -46,6 +46,22 @@ describe('loading several recordings', () => {
       const skipped = files.includes(b5) ? `${b5}: skipped 5` : `${b}: skipped 1`;
       expect(warnings).toEqual([expect.stringContaining(skipped)]);
       expect(asRead(merged)).toBe(!copied);
+    }
+  });
+});
+
+describe('releasing the columns', () => {
+  it('leaves the data with no ticks and no hold on the loaded (shared) buffers, its files as they were', async () => {
+    const data = await loadTicks([SAMPLE]);
+    const files = data.files;
+    const buffers = new Set(Object.values(data.columns).map((c: Float64Array | Uint16Array) => c.buffer));
+    expect(data.length).toBeGreaterThan(0);
+    releaseColumns(data);
+    expect(data.length).toBe(0);
+    expect(data.files).toBe(files);
+    for (const column of Object.values(data.columns) as (Float64Array | Uint16Array)[]) {
+      expect(column.length).toBe(0);
+      expect(buffers.has(column.buffer)).toBe(false);
     }
   });
 });
