@@ -18,7 +18,16 @@
  * alone (--against: another checkout's build in the same rounds, for a before and after). The sweep's workers run from the compiled build, as `bot backtest` runs them (--tsx: the sources).
  */
 import { spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
@@ -314,16 +323,18 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
   ]);
   const job = { sources, data, settings: DEFAULT_JOB_SETTINGS, combos };
   const { runSweep } = await sweepModule();
-  type Run = { seconds: number; first: number; cpu: number };
+  type Run = { seconds: number; first: number; cpu: number; helpers: number };
   const sweep = async (workers: number): Promise<Run> => {
     let first = NaN;
+    const helpers0 = helperThreadTimes();
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await runSweep(job, workers, (p) => {
       if (p.runs === 1 && Number.isNaN(first)) first = (performance.now() - t0) / 1000;
     });
     const cpu = process.cpuUsage(cpu0);
-    return { seconds: (performance.now() - t0) / 1000, first, cpu: (cpu.user + cpu.system) / 1e6 };
+    const seconds = (performance.now() - t0) / 1000;
+    return { seconds, first, cpu: (cpu.user + cpu.system) / 1e6, helpers: helperThreadsCpu(helpers0) };
   };
   console.log(
     `  sweep of ${combos.length} grid combinations, ${label}: ${fmt(data.length)} ticks each, ${rounds} rounds ` +
@@ -351,7 +362,8 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
         `on 2 (${round.machine.toFixed(2)}x, CPU ${round.machineCpu.toFixed(2)}); sweep 1 worker ${one.seconds.toFixed(2)} s (${one.cpu.toFixed(1)} CPU s, ` +
         `first result ${one.first.toFixed(2)} s), 2 workers ${two.seconds.toFixed(2)} s (${two.cpu.toFixed(1)} CPU s, ` +
         `first result ${two.first.toFixed(2)} s): ${speedUp.toFixed(2)}x = ${(speedUp / round.machine).toFixed(2)} ` +
-        `of the machine's; CPU ${(two.cpu / one.cpu).toFixed(2)}`,
+        `of the machine's; CPU ${(two.cpu / one.cpu).toFixed(2)}; V8's helper threads ${one.helpers.toFixed(2)} ` +
+        `CPU s on 1 worker, ${two.helpers.toFixed(2)} on 2`,
     );
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -375,6 +387,41 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
     `      CPU seconds, 2 workers over 1            ${of((r) => r.two.cpu / r.one.cpu).toFixed(2)} (aim <= 1.15); ` +
       `the allocating loop's own, the same work on 2 threads over 1: ${of((r) => r.machineCpu).toFixed(2)}`,
   );
+  const [helpers1, helpers2] = [of((r) => r.one.helpers), of((r) => r.two.helpers)];
+  console.log(
+    `      V8's helper threads (compiler, collector) ${helpers1.toFixed(2)} CPU s on 1 worker (${(helpers1 / wall1).toFixed(2)} ` +
+      `of a core beside it), ${helpers2.toFixed(2)} on 2 (sharing the workers' cores)`,
+  );
+}
+
+/**
+ * CPU seconds of each thread of the process but the main one (Linux: /proc/self/task; empty elsewhere). After a
+ * sweep the pool's workers are gone, and the threads left are V8's platform threads (the background jobs of its
+ * optimising compiler and garbage collector, for every isolate) and libuv's.
+ */
+function helperThreadTimes(): Map<string, number> {
+  const times = new Map<string, number>();
+  try {
+    for (const tid of readdirSync('/proc/self/task')) {
+      if (tid === String(process.pid)) continue;
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // utime and stime: fields 14 and 15, counted after the command name's closing parenthesis.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      times.set(tid, (Number(fields[11]) + Number(fields[12])) / 100);
+    }
+  } catch {
+    // No /proc: no figure.
+  }
+  return times;
+}
+
+/** CPU seconds the threads alive now (but the main one) took since `before` (helperThreadTimes); NaN without /proc. */
+function helperThreadsCpu(before: Map<string, number>): number {
+  const now = helperThreadTimes();
+  if (now.size === 0) return NaN;
+  let sum = 0;
+  for (const [tid, cpu] of now) sum += cpu - (before.get(tid) ?? 0);
+  return sum;
 }
 
 /**
