@@ -71,6 +71,7 @@ EXPOSE 9464 8080
 # no published port needed). It checks that the process and its loops answer, not that the exchange does.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "/app/src/cli.js", "healthcheck"]
 # node runs as PID 1 and stops on SIGTERM itself, within STOP_TIMEOUT_MS (8 s: inside Docker's 10 s grace).
+# V8's young generation capped as bin/bot.js's shebang caps it (README, peak RSS of a backtest).
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "/app/src/cli.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/src/cli.js"]
 CMD ["run"]

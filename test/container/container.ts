@@ -156,6 +156,10 @@ async function main(): Promise<void> {
     check(inspect('{{.Config.User}}') === '1000:1000', 'runs as USER 1000:1000 (numeric, for runAsNonRoot)');
     check(inspect('{{json .Config.Volumes}}').includes('"/app/data"'), 'VOLUME /app/data');
     check(inspect('{{.Config.StopSignal}}') === 'SIGTERM', 'STOPSIGNAL SIGTERM');
+    check(
+      inspect('{{json .Config.Entrypoint}}') === '["node","--max-semi-space-size=2","/app/src/cli.js"]',
+      'ENTRYPOINT starts node with the young generation capped, as bin/bot.js does',
+    );
     check(inspect('{{json .Config.Healthcheck.Test}}').includes('healthcheck'), 'HEALTHCHECK runs `bot healthcheck`');
     const labels = JSON.parse(inspect('{{json .Config.Labels}}')) as Record<string, string>;
     check(
