@@ -194,7 +194,7 @@ export function rank(results: SweepRun[], ranking: Ranking = DEFAULT_RANKING): S
  * the ESM one and the CommonJS one, as `--import tsx` does (a user's strategy module outside this package is
  * CommonJS by scope and needs the latter).
  */
-export function workerEntry(): URL {
+function workerEntry(): URL {
   const here = import.meta.url;
   if (!here.endsWith('.ts')) return new URL('./sweep-worker.js', here);
   const manifest = createRequire(here).resolve('tsx/package.json');
@@ -211,6 +211,16 @@ export function workerEntry(): URL {
     `import { register as cjs } from ${api('cjs')}; import { register as esm } from ${api('esm')}; ` +
     `cjs(); esm(); await import(${worker});`;
   return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
+}
+
+/**
+ * A thread running sweep-worker's protocol (a local pool's or `bot worker`'s), with V8's default young
+ * generation: bin/bot.js caps the main thread's for a backtest's peak RSS (README), and the flag, the process's,
+ * is read by every isolate made later; capped, a sweep's replays took about 8 % more CPU. 0 is V8's default.
+ */
+export function startSweepThread(workerData: unknown): Worker {
+  setFlagsFromString('--max-semi-space-size=0');
+  return new Worker(workerEntry(), { workerData });
 }
 
 export function defaultWorkers(): number {
@@ -264,13 +274,8 @@ export class SweepPool implements SweepExecutor {
   private hasData = false;
 
   constructor(size: number, sources: readonly ConfigSource[], settings: JobSettings) {
-    const url = workerEntry();
-    // The workers' young generation as V8 sizes it (0: its default): bin/bot.js caps the main thread's for its
-    // peak RSS, and the flag, process-wide, is read by every isolate made after; capped, a sweep's replays took
-    // about 8 % more CPU.
-    setFlagsFromString('--max-semi-space-size=0');
     for (let i = 0; i < Math.max(1, size); i++) {
-      const w = new Worker(url, { workerData: { sources, settings } });
+      const w = startSweepThread({ sources, settings });
       this.threads.push(w);
       this.alive.add(w);
       w.on('message', (reply: WorkerReply) => this.onReply(w, reply));

@@ -14,11 +14,11 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { Worker as ThreadWorker } from 'node:worker_threads';
+import type { Worker as ThreadWorker } from 'node:worker_threads';
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import { shown, strategySourceFile } from '../../strategy/loader.js';
 import type { WorkerReply, WorkerRequest } from '../sweep.js';
-import { workerEntry } from '../sweep.js';
+import { startSweepThread } from '../sweep.js';
 import { COLUMN_CACHE_ENV } from '../column-cache.js';
 import { loadTicks, type TickData } from '../tick-data.js';
 import type { ConfigSource } from '../strategy-configs.js';
@@ -45,7 +45,7 @@ class ComboThread {
   private dead: Error | undefined;
 
   constructor(sources: ConfigSource[], data: TickData, settings: ComboJob['spec']['settings']) {
-    this.thread = new ThreadWorker(workerEntry(), { workerData: { sources, data, settings } });
+    this.thread = startSweepThread({ sources, data, settings });
     const die = (err: Error) => {
       this.dead = err;
       this.waiting?.reject(err);
