@@ -64,6 +64,19 @@ export interface TickData {
 }
 
 const FLOAT_COLUMNS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
+
+/** The columns each through `f`, which gives back an array of the kind it is given (a view, a copy…). */
+function eachColumn(c: TickColumns, f: <T extends Float64Array | Uint16Array>(column: T) => T): TickColumns {
+  return {
+    sym: f(c.sym),
+    time: f(c.time),
+    price: f(c.price),
+    high: f(c.high),
+    low: f(c.low),
+    vb: f(c.vb),
+    vq: f(c.vq),
+  };
+}
 /** The most a growable SharedArrayBuffer may hold here: 2^29 ticks a column. */
 const MAX_BYTES = 2 ** 32;
 const MAX_TICKS = MAX_BYTES / 8;
@@ -130,15 +143,7 @@ class ColumnBuilder {
 
   /** Views of ticks [from, to) (the memory itself, not a copy). */
   views(from: number, to: number): TickColumns {
-    return {
-      sym: this.sym.subarray(from, to),
-      time: this.time.subarray(from, to),
-      price: this.price.subarray(from, to),
-      high: this.high.subarray(from, to),
-      low: this.low.subarray(from, to),
-      vb: this.vb.subarray(from, to),
-      vq: this.vq.subarray(from, to),
-    };
+    return eachColumn(this, (column) => column.subarray(from, to) as typeof column);
   }
 
   /** Keeps, of ticks [start, end), those at or after `from`, moved down to start (in order); the rest is dropped. */
@@ -353,15 +358,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     pairs: [...pairs.values()],
     symbols,
     length,
-    columns: {
-      sym: pick(builder.sym),
-      time: pick(builder.time),
-      price: pick(builder.price),
-      high: pick(builder.high),
-      low: pick(builder.low),
-      vb: pick(builder.vb),
-      vq: pick(builder.vq),
-    },
+    columns: eachColumn(builder, pick),
   };
 }
 
@@ -478,15 +475,7 @@ function fileOf(starts: readonly number[], i: number): number {
  */
 export function releaseColumns(data: TickData): void {
   data.length = 0;
-  data.columns = {
-    sym: new Uint16Array(0),
-    time: new Float64Array(0),
-    price: new Float64Array(0),
-    high: new Float64Array(0),
-    low: new Float64Array(0),
-    vb: new Float64Array(0),
-    vq: new Float64Array(0),
-  };
+  data.columns = eachColumn(data.columns, (column) => column.slice(0, 0) as typeof column);
 }
 
 /** The ticks with from <= time < to, as views on the same (shared) columns: nothing is copied. */
@@ -504,18 +493,9 @@ export function sliceTicks(data: TickData, from: number, to: number): TickData {
   };
   const a = first(from);
   const b = Math.max(a, first(to));
-  const c = data.columns;
   return {
     ...data,
     length: b - a,
-    columns: {
-      sym: c.sym.subarray(a, b),
-      time: c.time.subarray(a, b),
-      price: c.price.subarray(a, b),
-      high: c.high.subarray(a, b),
-      low: c.low.subarray(a, b),
-      vb: c.vb.subarray(a, b),
-      vq: c.vq.subarray(a, b),
-    },
+    columns: eachColumn(data.columns, (column) => column.subarray(a, b) as typeof column),
   };
 }
