@@ -43,6 +43,7 @@ import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';
 import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
 import { peakRssRuns } from './peak-rss.js';
+import { valueAt } from '../src/backtest/number-column.js';
 
 const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 const GRID = 'config/grid-btcusdt.json';
@@ -174,10 +175,10 @@ function plainLoop(data: TickData): number {
   let last = 0;
   for (let i = 0; i < data.length; i++) {
     if (sym[i] !== 0) continue;
-    const p = price[i] as number;
-    acc += (time[i] as number) - last + p * 1e-9 + ((high[i] as number) - (low[i] as number)) * 1e-9;
-    acc += ((vb[i] as number) + (vq[i] as number)) * 1e-12;
-    last = time[i] as number;
+    const p = valueAt(price, i);
+    acc += valueAt(time, i) - last + p * 1e-9 + (valueAt(high, i) - valueAt(low, i)) * 1e-9;
+    acc += (valueAt(vb, i) + valueAt(vq, i)) * 1e-12;
+    last = valueAt(time, i);
   }
   return acc;
 }

@@ -8,6 +8,7 @@
  * (restore()): what it keeps for that is the two ticks and one 24-hour range of each candle it swapped.
  */
 import { type CandlePath, CandleFinder, candleTickVolume, swapsExtremes } from '../sim/candle-path.js';
+import { type NumberColumn, setValue, valueAt, withValues } from './number-column.js';
 import type { TickData } from './tick-data.js';
 
 /**
@@ -42,7 +43,7 @@ export class CandleVolumes {
       const close = nth(sym, i, s, 4 - role);
       this.open[s] = open;
       this.close[s] = close;
-      this.volume[s] = candleTickVolume(vb[open] as number, vb[close] as number) ?? NaN;
+      this.volume[s] = candleTickVolume(valueAt(vb, open), valueAt(vb, close)) ?? NaN;
     }
     const v = this.volume[s] as number;
     return v === v ? v : undefined;
@@ -77,10 +78,15 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
   const none = { data, volume: undefined, candles: 0, swapped: 0, restore: nothing };
   if (!data.files.some((f) => f.source === 'candles')) return none;
   const { sym, time } = data.columns;
-  const own = (column: Float64Array) => (inPlace ? column : Float64Array.from(column));
+  const own = (column: NumberColumn) => (inPlace ? column : withValues(column, column.values.slice()));
   const price = own(data.columns.price);
   const high = own(data.columns.high);
   const low = own(data.columns.low);
+  // Price, high and low share one unit (number-column.ts): a price goes into a high or a low as it is, and a
+  // column's stored values swap and come back as they are.
+  const set = (column: NumberColumn, i: number, v: number) => {
+    if (!setValue(column, i, v)) throw new Error(`candle-ticks: ${v} does not fit the price columns' unit`);
+  };
   // In place, each swap's two ticks and the recorded 24-hour range of its first (at most one swap per 4 ticks;
   // pages never written are never resident).
   const room = inPlace ? 2 * Math.ceil(data.length / 4) : 0;
@@ -89,42 +95,42 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
   const role = new Uint8Array(data.length);
   let candles = 0;
   let swapped = 0;
+  const swap = (b: number, c: number) => {
+    const p = price.values[b] as number;
+    price.values[b] = price.values[c] as number;
+    price.values[c] = p;
+  };
   const candle = (a: number, b: number, c: number, d: number) => {
     candles++;
     role[a] = 1;
     role[b] = 2;
     role[c] = 3;
     role[d] = 4;
-    const p1 = price[b] as number;
-    const p2 = price[c] as number;
-    if (!swapsExtremes(path, price[a] as number, p1, p2, price[d] as number)) return;
+    const p2 = valueAt(price, c);
+    if (!swapsExtremes(path, valueAt(price, a), valueAt(price, b), p2, valueAt(price, d))) return;
     if (inPlace) {
       swaps[2 * swapped] = b;
       swaps[2 * swapped + 1] = c;
-      ranges[2 * swapped] = high[b] as number;
-      ranges[2 * swapped + 1] = low[b] as number;
+      ranges[2 * swapped] = high.values[b] as number;
+      ranges[2 * swapped + 1] = low.values[b] as number;
     }
     swapped++;
-    price[b] = p2;
-    price[c] = p1;
+    swap(b, c);
     // The 24-hour high and low at the first extreme: the open's and that extreme (at the second they include both).
-    high[b] = Math.max(high[a] as number, p2);
-    low[b] = Math.min(low[a] as number, p2);
+    set(high, b, Math.max(valueAt(high, a), p2));
+    set(low, b, Math.min(valueAt(low, a), p2));
   };
-  const at = (i: number) => time[i] as number;
-  const priceAt = (i: number) => price[i] as number;
+  const at = (i: number) => valueAt(time, i);
+  const priceAt = (i: number) => valueAt(price, i);
   const finders = data.symbols.map(() => new CandleFinder(at, priceAt, candle, nothing));
   for (let i = 0; i < data.length; i++) (finders[sym[i] as number] as CandleFinder<number>).push(i);
   if (candles === 0) return none;
   const restore = () => {
     for (let k = 0; k < swapped; k++) {
       const b = swaps[2 * k] as number;
-      const c = swaps[2 * k + 1] as number;
-      const p = price[b] as number;
-      price[b] = price[c] as number;
-      price[c] = p;
-      high[b] = ranges[2 * k] as number;
-      low[b] = ranges[2 * k + 1] as number;
+      swap(b, swaps[2 * k + 1] as number);
+      high.values[b] = ranges[2 * k] as number;
+      low.values[b] = ranges[2 * k + 1] as number;
     }
     swapped = 0;
   };

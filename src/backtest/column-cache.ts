@@ -8,7 +8,8 @@
  *   8  uint32   byte length M of the meta JSON
  *  12  uint32   layout version (COLUMN_CACHE_VERSION)
  *  16  M bytes  meta JSON (CachedMeta), padded with spaces to a multiple of 8
- *      then the columns of `count` ticks: time, price, high, low, vb, vq (float64 each), sym (uint16)
+ *      then the columns of `count` ticks: time, price, high, low, vb, vq, each uint32 (whole units: the meta's
+ *      `units`, tick-data.ts's groups) or float64 (wide), then sym (uint16)
  * A file is written under a temporary name and renamed into place, so a crash mid-write leaves no file under
  * the final name; a file whose magic, version, sha256 or size do not match is ignored and written anew. The
  * name is the content's hash: a recording that changes gets another entry, never a stale one.
@@ -26,6 +27,7 @@ import { endianness } from 'node:os';
 import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from '../record/recording-format.js';
+import { columnIn, type FloatKey, type NumberColumn } from './number-column.js';
 import type { SymbolInfo, TickColumns } from './tick-data.js';
 
 /** Where the cache lives unless COLUMN_CACHE_DIR says otherwise (relative to the working directory). */
@@ -33,13 +35,13 @@ export const DEFAULT_COLUMN_CACHE_DIR = 'data/cache/columns';
 /** The variable that moves the cache; `off` turns it off (as `bot backtest --no-cache` does for one run). */
 export const COLUMN_CACHE_ENV = 'COLUMN_CACHE_DIR';
 /** Bumped whenever the layout or what the scanner puts in the columns changes: older files are ignored. */
-export const COLUMN_CACHE_VERSION = 1;
+export const COLUMN_CACHE_VERSION = 2;
 
 const MAGIC = Buffer.from('SBCOLS\0\0', 'latin1');
 const HEAD = 16;
-const FLOATS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
-/** Bytes per tick: six float64 columns and the uint16 symbol. */
-const TICK_BYTES = FLOATS.length * 8 + 2;
+const FLOATS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const satisfies readonly FloatKey[];
+/** Bytes per tick: the float columns' (4 narrow, 8 wide) and the uint16 symbol's. */
+const tickBytes = (units: Record<FloatKey, number>) => FLOATS.reduce((n, k) => n + (units[k] === -1 ? 8 : 4), 2);
 
 /** What the columns alone do not say: the file's symbols (sym is an index into them), header and pair lines. */
 export interface CachedMeta {
@@ -47,6 +49,8 @@ export interface CachedMeta {
   sha256: string;
   count: number;
   symbols: SymbolInfo[];
+  /** Per float column, the unit of its group (tick-data.ts's COLUMN_GROUPS; -1: float64). */
+  units: Record<FloatKey, number>;
   header?: RecordingHeader;
   /** Pair-configuration lines, each with the number of ticks before it. */
   pairs: { config: PairConfig; t: number; at: number }[];
@@ -66,12 +70,16 @@ export function cacheFile(dir: string, sha256: string): string {
 
 const usable = endianness() === 'LE';
 const pad8 = (n: number) => (n + 7) & ~7;
-const bytesOf = (a: Float64Array | Uint16Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+const bytesOf = (a: Float64Array | Uint32Array | Uint16Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
-/** A cached file's meta, and a reader of its columns into views of exactly meta.count ticks. */
+/** A cached file's meta, and a reader of its columns. */
 export interface CachedColumns {
   meta: CachedMeta;
-  read(into: TickColumns): Promise<void>;
+  /**
+   * Reads the columns into views of exactly meta.count ticks: sym and the float columns `into` holds in the
+   * cache's units (`same`) there; gives the others back in the cache's units, on memory of their own.
+   */
+  read(into: TickColumns, same: ReadonlySet<FloatKey>): Promise<Record<FloatKey, NumberColumn>>;
   close(): Promise<void>;
 }
 
@@ -93,20 +101,32 @@ export async function openCached(dir: string, sha256: string): Promise<CachedCol
     await handle.read(metaBuf, 0, metaBytes, HEAD);
     const meta = JSON.parse(metaBuf.toString('utf8')) as CachedMeta;
     const start = HEAD + pad8(metaBytes);
-    if (meta.version !== COLUMN_CACHE_VERSION || meta.sha256 !== sha256 || size !== start + meta.count * TICK_BYTES) {
+    if (
+      meta.version !== COLUMN_CACHE_VERSION ||
+      meta.sha256 !== sha256 ||
+      size !== start + meta.count * tickBytes(meta.units)
+    ) {
       await handle.close();
       return undefined;
     }
     return {
       meta,
-      read: async (into) => {
+      read: async (into, same) => {
         let position = start;
-        for (const column of [...FLOATS.map((k) => into[k]), into.sym]) {
+        const own = {} as Record<FloatKey, NumberColumn>;
+        const columns = FLOATS.map((k) => {
+          if (same.has(k)) return into[k].values;
+          const unit = meta.units[k];
+          own[k] = columnIn(k, unit, unit === -1 ? new Float64Array(meta.count) : new Uint32Array(meta.count));
+          return own[k].values;
+        });
+        for (const column of [...columns, into.sym]) {
           const bytes = bytesOf(column);
           const { bytesRead } = await handle.read(bytes, 0, bytes.length, position);
           if (bytesRead !== bytes.length) throw new Error(`${cacheFile(dir, sha256)}: shorter than its meta says`);
           position += bytes.length;
         }
+        return own;
       },
       close: () => handle.close(),
     };
@@ -172,7 +192,7 @@ export async function writeCached(dir: string, meta: CachedMeta, columns: TickCo
     const handle = await open(temp, 'w');
     try {
       await handle.write(head);
-      for (const column of [...FLOATS.map((k) => columns[k]), columns.sym]) await handle.write(bytesOf(column));
+      for (const column of [...FLOATS.map((k) => columns[k].values), columns.sym]) await handle.write(bytesOf(column));
     } finally {
       await handle.close();
     }

@@ -6,6 +6,7 @@
  * last sample before it to the first after it (a position held across the hole did make or lose it).
  */
 import type { TickData } from './tick-data.js';
+import { valueAt } from './number-column.js';
 
 export interface DataGap {
   symbol: string;
@@ -37,7 +38,7 @@ export function findGaps(data: TickData, slot: Int32Array, from: number, maxGapM
   for (let i = from; i < data.length; i++) {
     const s = sym[i] as number;
     if (slot[s] === -1) continue;
-    const t = time[i] as number;
+    const t = valueAt(time, i);
     const previous = last[s] as number;
     if (t - previous > maxGapMs)
       gaps.push({ symbol: (data.symbols[s] as { symbol: string }).symbol, from: previous, to: t, ms: t - previous });

@@ -19,6 +19,7 @@ import type { EquityTracker } from './equity-tracker.js';
 import type { GapSamples } from './data-gaps.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
 import type { VirtualClock } from '../clocks/virtual-clock.js';
+import { valueAt } from './number-column.js';
 
 /** Each asset's total (free + locked) on the account. */
 export function assetTotals(sim: MatchingEngine, apiKey: string, codes: readonly string[]): Record<string, Dec> {
@@ -77,14 +78,14 @@ const PROGRESS_MASK = (1 << 16) - 1;
 export function tickerAt(data: TickData, infos: readonly SymbolInfo[], i: number): Ticker {
   const { sym, time, price, high, low, vb, vq } = data.columns;
   const info = infos[sym[i] as number] as SymbolInfo;
-  const h = high[i] as number;
-  const l = low[i] as number;
-  const b = vb[i] as number;
-  const q = vq[i] as number;
+  const h = valueAt(high, i);
+  const l = valueAt(low, i);
+  const b = valueAt(vb, i);
+  const q = valueAt(vq, i);
   return {
     symbol: info.symbol,
-    last: price[i] as number,
-    time: time[i] as number,
+    last: valueAt(price, i),
+    time: valueAt(time, i),
     high: h === h ? h : undefined,
     low: l === l ? l : undefined,
     baseVolume: b === b ? b : undefined,
@@ -201,8 +202,8 @@ export class Replay {
       const s = sym[i] as number;
       const k = this.slot[s] as number;
       if (k === -1) continue;
-      const t = time[i] as number;
-      const p = price[i] as number;
+      const t = valueAt(time, i);
+      const p = valueAt(price, i);
       if (this.step === REFRESH) {
         this.account.sampleUpTo(t);
         clock.time = t;

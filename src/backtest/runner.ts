@@ -29,6 +29,7 @@ import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
 import { type DaemonJobs, ScheduledReplay } from './scheduled-replay.js';
 import { type CandleTicks, candleTicks } from './candle-ticks.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
+import { valueAt } from './number-column.js';
 
 const API_KEY = 'backtest';
 
@@ -161,7 +162,7 @@ function symbolTicks(data: TickData, from: number): { count: Int32Array; first: 
 /** The times of one symbol's ticks, in order. */
 function* symbolTimes(data: TickData, s: number): Generator<number> {
   const { sym, time } = data.columns;
-  for (let i = 0; i < data.length; i++) if (sym[i] === s) yield time[i] as number;
+  for (let i = 0; i < data.length; i++) if (sym[i] === s) yield valueAt(time, i);
 }
 
 /** Every journal row of a store, in the order they were written (placement order). */
@@ -289,7 +290,7 @@ async function runWalked(
     ...symIndex.filter((s) => (ticks.first[s] as number) >= 0).map((s) => ticks.first[s] as number),
   );
 
-  const clock = new VirtualClock(time[first] as number);
+  const clock = new VirtualClock(valueAt(time, first));
   const dataStepMs = stepOf(symbolTimes(data, symIndex[0] as number));
   const latencyMs = settings.latencyMs ?? dataStepMs;
   const maxGapMs = settings.maxGapMs ?? defaultMaxGapMs(dataStepMs);
@@ -327,9 +328,9 @@ async function runWalked(
 
     // The market has its first price before the engine starts, as a paper venue has when the daemon starts.
     const firstSym = sym[first] as number;
-    if (settings.everyTick === true) sim.onPrice(data.symbols[firstSym]!.symbol, price[first] as number, clock.time);
+    if (settings.everyTick === true) sim.onPrice(data.symbols[firstSym]!.symbol, valueAt(price, first), clock.time);
     else sim.onTicker(ScheduledReplay.ticker(data, first));
-    equity.prices[slot[firstSym] as number] = price[first] as number;
+    equity.prices[slot[firstSym] as number] = valueAt(price, first);
     balances.read();
     equity.sample(clock.time);
     await engine.start();
@@ -394,11 +395,11 @@ async function runWalked(
       quoteAsset,
       baseAssets: bases,
       ticks: done,
-      firstTime: time[first] as number,
+      firstTime: valueAt(time, first),
       lastTime,
       priceRange: symIndex.map((s, k) => ({
         symbol: symbols[k] as string,
-        first: price[ticks.first[s] as number] as number,
+        first: valueAt(price, ticks.first[s] as number),
         last: equity.prices[k] as number,
       })),
       initial,
@@ -432,7 +433,7 @@ function warmUp(engine: Engine, data: TickData, slot: Int32Array, from: number, 
   const { sym, time, price, vb } = data.columns;
   for (let i = from; i < to; i++) {
     const s = sym[i] as number;
-    if (slot[s] !== -1) engine.warmUp(data.symbols[s]!.symbol, time[i] as number, price[i] as number, vb[i] as number);
+    if (slot[s] !== -1) engine.warmUp(data.symbols[s]!.symbol, valueAt(time, i), valueAt(price, i), valueAt(vb, i));
   }
 }
 
@@ -444,7 +445,7 @@ async function replayAll(replay: Replay | ScheduledReplay): Promise<void> {
 /** Index of the first tick of a unit's symbol at or after `start`, from index `i` (data.length when none). */
 function unitTickFrom(data: TickData, slot: Int32Array, i: number, start: number): number {
   const { sym, time } = data.columns;
-  while (i < data.length && (slot[sym[i] as number] === -1 || (time[i] as number) < start)) i++;
+  while (i < data.length && (slot[sym[i] as number] === -1 || valueAt(time, i) < start)) i++;
   return i;
 }
 

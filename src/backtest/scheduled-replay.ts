@@ -16,6 +16,7 @@ import type { TickerInput } from '../sim/matching-engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
+import { valueAt } from './number-column.js';
 
 export interface DaemonJobs {
   /** The orders poll's cron schedule (the daemon's ORDERS_POLL). */
@@ -128,13 +129,13 @@ export class ScheduledReplay {
     const { sym, time, price, high, low, vb, vq } = data.columns;
     const t: TickerInput = {
       s: (data.symbols[sym[i] as number] as SymbolInfo).symbol,
-      p: price[i] as number,
-      t: time[i] as number,
+      p: valueAt(price, i),
+      t: valueAt(time, i),
     };
-    const h = high[i] as number;
-    const l = low[i] as number;
-    const b = vb[i] as number;
-    const q = vq[i] as number;
+    const h = valueAt(high, i);
+    const l = valueAt(low, i);
+    const b = valueAt(vb, i);
+    const q = valueAt(vq, i);
     if (h === h) t.h = h;
     if (l === l) t.l = l;
     if (b === b) t.vb = b;
@@ -146,10 +147,10 @@ export class ScheduledReplay {
   private marketEntry(i: number): TickerInput {
     const { sym, time, price, high, low, vb, vq } = this.data.columns;
     const s = sym[i] as number;
-    const h = high[i] as number;
-    const l = low[i] as number;
-    const b = vb[i] as number;
-    const q = vq[i] as number;
+    const h = valueAt(high, i);
+    const l = valueAt(low, i);
+    const b = valueAt(vb, i);
+    const q = valueAt(vq, i);
     const keys = (h === h ? 1 : 0) | (l === l ? 2 : 0) | (b === b ? 4 : 0) | (q === q ? 8 : 0);
     const entry = this.inputs[s];
     if (entry === undefined || this.inputKeys[s] !== keys) {
@@ -158,8 +159,8 @@ export class ScheduledReplay {
       this.inputKeys[s] = keys;
       return fresh;
     }
-    entry.p = price[i] as number;
-    entry.t = time[i] as number;
+    entry.p = valueAt(price, i);
+    entry.t = valueAt(time, i);
     if (keys & 1) entry.h = h;
     if (keys & 2) entry.l = l;
     if (keys & 4) entry.vb = b;
@@ -176,7 +177,7 @@ export class ScheduledReplay {
       const i = this.i;
       const k = this.slot[sym[i] as number] as number;
       if (k === -1) continue;
-      const t = time[i] as number;
+      const t = valueAt(time, i);
       if (this.step === JOBS) {
         // The jobs due before this ticker, with the market as the previous one left it.
         const pending = this.fireDue(t, false);
@@ -185,7 +186,7 @@ export class ScheduledReplay {
       }
       this.account.sampleUpTo(t);
       clock.time = t;
-      const p = price[i] as number;
+      const p = valueAt(price, i);
       if (i !== this.first) sim.onTicker(this.marketEntry(i), this.p.volume?.at(i));
       this.latest[sym[i] as number] = i;
       equity.prices[k] = p;

@@ -21,6 +21,19 @@ import {
   writeCached,
   writePathHint,
 } from './column-cache.js';
+import {
+  COLUMN_GROUPS,
+  columnIn,
+  encode,
+  type FloatKey,
+  MISSING,
+  type NumberColumn,
+  setValue,
+  type Units,
+  unitsOf,
+  valueAt,
+  withValues,
+} from './number-column.js';
 
 export interface SymbolInfo {
   symbol: string;
@@ -30,15 +43,19 @@ export interface SymbolInfo {
   qi: number | undefined;
 }
 
-/** One column per ticker key; NaN where a ticker had no value. */
+/**
+ * One column per ticker key; NaN where a ticker had no value. The float keys are NumberColumns (number-column.ts):
+ * read them with valueAt. time is a group of its own, price, high and low one group (one unit: a price goes
+ * into a high or a low as it is), vb and vq one each.
+ */
 export interface TickColumns {
   sym: Uint16Array;
-  time: Float64Array;
-  price: Float64Array;
-  high: Float64Array;
-  low: Float64Array;
-  vb: Float64Array;
-  vq: Float64Array;
+  time: NumberColumn;
+  price: NumberColumn;
+  high: NumberColumn;
+  low: NumberColumn;
+  vb: NumberColumn;
+  vq: NumberColumn;
 }
 
 export interface RecordingFile {
@@ -63,18 +80,22 @@ export interface TickData {
   columns: TickColumns;
 }
 
-const FLOAT_COLUMNS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
+const FLOAT_COLUMNS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const satisfies readonly FloatKey[];
 
-/** The columns each through `f`, which gives back an array of the kind it is given (a view, a copy…). */
-function eachColumn(c: TickColumns, f: <T extends Float64Array | Uint16Array>(column: T) => T): TickColumns {
+/** The columns each through `f`, which gives back storage of the kind it is given (a view, a copy…). */
+function eachColumn(
+  c: TickColumns,
+  f: <T extends Float64Array | Uint32Array | Uint16Array>(values: T) => T,
+): TickColumns {
+  const number = (column: NumberColumn) => withValues(column, f(column.values));
   return {
     sym: f(c.sym),
-    time: f(c.time),
-    price: f(c.price),
-    high: f(c.high),
-    low: f(c.low),
-    vb: f(c.vb),
-    vq: f(c.vq),
+    time: number(c.time),
+    price: number(c.price),
+    high: number(c.high),
+    low: number(c.low),
+    vb: number(c.vb),
+    vq: number(c.vq),
   };
 }
 /** The most a growable SharedArrayBuffer may hold here: 2^29 ticks a column. */
@@ -90,28 +111,55 @@ const Growable = SharedArrayBuffer as unknown as new (
   options: { maxByteLength: number },
 ) => GrowableBuffer;
 
+/** A group's units, and which of them its columns are in now (-1: wide). */
+interface Group {
+  keys: readonly FloatKey[];
+  units: Units;
+  unit: number;
+}
+
 /**
  * The columns as they are read, on growable SharedArrayBuffers: growing one keeps its memory in place (the
  * pages are reserved up front and used as they are touched), so the columns are never copied to grow nor to
- * share them, and a load never holds two copies of them.
+ * share them, and a load never holds two copies of them. Each group of float columns starts narrow in its
+ * most compact unit and moves to a finer one (the values already read scaled in place) or to float64 (the one
+ * copy, of that group alone) when a value needs it.
  */
-class ColumnBuilder {
+class ColumnBuilder implements TickColumns {
   length = 0;
   private capacity = 0;
-  private readonly buffers = {
-    sym: new Growable(0, { maxByteLength: MAX_BYTES / 4 }),
-    ...(Object.fromEntries(FLOAT_COLUMNS.map((k) => [k, new Growable(0, { maxByteLength: MAX_BYTES })])) as Record<
-      (typeof FLOAT_COLUMNS)[number],
-      GrowableBuffer
-    >),
-  };
+  private readonly groups: Record<FloatKey, Group>;
+  private readonly buffers: Record<FloatKey | 'sym', GrowableBuffer>;
   sym: Uint16Array = new Uint16Array(0);
-  time: Float64Array = new Float64Array(0);
-  price: Float64Array = new Float64Array(0);
-  high: Float64Array = new Float64Array(0);
-  low: Float64Array = new Float64Array(0);
-  vb: Float64Array = new Float64Array(0);
-  vq: Float64Array = new Float64Array(0);
+  time: NumberColumn;
+  price: NumberColumn;
+  high: NumberColumn;
+  low: NumberColumn;
+  vb: NumberColumn;
+  vq: NumberColumn;
+
+  constructor() {
+    const groups = {} as Record<FloatKey, Group>;
+    for (const keys of COLUMN_GROUPS) {
+      const group = { keys, units: unitsOf(keys[0] as FloatKey), unit: 0 };
+      for (const key of keys) groups[key] = group;
+    }
+    this.groups = groups;
+    this.buffers = { sym: new Growable(0, { maxByteLength: MAX_BYTES / 4 }) } as Record<
+      FloatKey | 'sym',
+      GrowableBuffer
+    >;
+    const empty = (key: FloatKey) => {
+      this.buffers[key] = new Growable(0, { maxByteLength: MAX_BYTES / 2 });
+      return columnIn(key, 0, new Uint32Array(0));
+    };
+    this.time = empty('time');
+    this.price = empty('price');
+    this.high = empty('high');
+    this.low = empty('low');
+    this.vb = empty('vb');
+    this.vq = empty('vq');
+  }
 
   /** Room for n more ticks. */
   reserve(n: number, file: string): void {
@@ -119,26 +167,111 @@ class ColumnBuilder {
     if (need <= this.capacity) return;
     if (need > MAX_TICKS)
       throw new RecordingError(`the recordings hold more than ${MAX_TICKS} ticks, more than one load can`, { file });
-    const capacity = Math.min(MAX_TICKS, Math.max(need, this.capacity * 2, 1 << 16));
-    this.buffers.sym.grow(capacity * 2);
-    this.sym = new Uint16Array(this.buffers.sym, 0, capacity);
-    for (const key of FLOAT_COLUMNS) {
-      this.buffers[key].grow(capacity * 8);
-      this[key] = new Float64Array(this.buffers[key], 0, capacity);
-    }
-    this.capacity = capacity;
+    this.capacity = Math.min(MAX_TICKS, Math.max(need, this.capacity * 2, 1 << 16));
+    this.buffers.sym.grow(this.capacity * 2);
+    this.sym = new Uint16Array(this.buffers.sym, 0, this.capacity);
+    for (const key of FLOAT_COLUMNS) this.view(key);
+  }
+
+  /** The column `key` on its buffer, grown to the capacity in the group's width. */
+  private view(key: FloatKey): void {
+    const group = this.groups[key];
+    const buffer = this.buffers[key];
+    const wide = group.unit === -1;
+    const bytes = this.capacity * (wide ? 8 : 4);
+    if (buffer.byteLength < bytes) buffer.grow(bytes);
+    const values = wide ? new Float64Array(buffer, 0, this.capacity) : new Uint32Array(buffer, 0, this.capacity);
+    this[key] = columnIn(key, group.unit, values);
   }
 
   push(file: string, symbol: number, time: number, price: number, high: number, low: number, vb: number, vq: number) {
     if (this.length === this.capacity) this.reserve(1, file);
     const i = this.length++;
     this.sym[i] = symbol;
-    this.time[i] = time;
-    this.price[i] = price;
-    this.high[i] = high;
-    this.low[i] = low;
-    this.vb[i] = vb;
-    this.vq[i] = vq;
+    if (!setValue(this.time, i, time)) this.refit('time', [time], i);
+    if (!(setValue(this.price, i, price) && setValue(this.high, i, high) && setValue(this.low, i, low)))
+      this.refit('price', [price, high, low], i);
+    if (!setValue(this.vb, i, vb)) this.refit('vb', [vb], i);
+    if (!setValue(this.vq, i, vq)) this.refit('vq', [vq], i);
+  }
+
+  /**
+   * Moves `key`'s group to a unit that holds its values before tick i and `values` (one per column of the
+   * group, in its order), then writes these at i: a finer unit (the values in place, multiplied) when there is
+   * one, else float64 (each column copied once, to a new buffer).
+   */
+  refit(key: FloatKey, values: readonly number[], i: number): void {
+    const group = this.groups[key];
+    const at = group.unit;
+    const [mul, div] = group.units[at] as readonly [number, number];
+    let max = 0;
+    for (const k of group.keys) {
+      const column = this[k].values;
+      for (let j = 0; j < i; j++) {
+        const n = column[j] as number;
+        if (n !== MISSING && n > max) max = n;
+      }
+    }
+    let to = -1;
+    for (let u = at + 1; u < group.units.length && to === -1; u++) {
+      const [mul2, div2] = group.units[u] as readonly [number, number];
+      const factor = (mul / mul2) * (div2 / div);
+      if (
+        Number.isInteger(factor) &&
+        max * factor < MISSING &&
+        values.every((v) => encode(v, mul2, div2) !== undefined)
+      )
+        to = u;
+    }
+    for (const k of group.keys) {
+      const old = this[k];
+      if (to !== -1) {
+        const [mul2, div2] = group.units[to] as readonly [number, number];
+        const factor = (mul / mul2) * (div2 / div);
+        const column = old.values;
+        for (let j = 0; j < i; j++) if (column[j] !== MISSING) column[j] = (column[j] as number) * factor;
+      } else {
+        const wide = new Growable(this.capacity * 8, { maxByteLength: MAX_BYTES });
+        const column = new Float64Array(wide, 0, this.capacity);
+        for (let j = 0; j < i; j++) column[j] = valueAt(old, j);
+        this.buffers[k] = wide;
+      }
+    }
+    group.unit = to;
+    for (const k of group.keys) this.view(k);
+    group.keys.forEach((k, n) => {
+      if (!setValue(this[k], i, values[n] as number)) throw new Error(`tick-data: ${k} ${values[n]} does not fit`);
+    });
+  }
+
+  /** The unit of each group, for the cache. */
+  units(): Record<FloatKey, number> {
+    return Object.fromEntries(FLOAT_COLUMNS.map((k) => [k, this.groups[k].unit])) as Record<FloatKey, number>;
+  }
+
+  /**
+   * Makes room for `count` ticks from index `start` in the units `units` gives per group (the cache's), when
+   * that is how the builder holds them; groups it holds otherwise are left out of the result (the caller puts
+   * their values with put()).
+   */
+  adopt(units: Record<FloatKey, number>, start: number, count: number, file: string): Set<FloatKey> {
+    this.reserve(start + count - this.length, file);
+    const same = new Set<FloatKey>();
+    for (const keys of COLUMN_GROUPS) {
+      const group = this.groups[keys[0] as FloatKey];
+      const unit = units[keys[0] as FloatKey];
+      if (start === 0 && unit !== group.unit) {
+        group.unit = unit;
+        for (const k of keys) this.view(k);
+      }
+      if (unit === group.unit) for (const k of keys) same.add(k);
+    }
+    return same;
+  }
+
+  /** Puts a group's values at tick i (one per column of the group), refitting the group when they need it. */
+  put(keys: readonly FloatKey[], values: readonly number[], i: number): void {
+    if (!keys.every((k, n) => setValue(this[k], i, values[n] as number))) this.refit(keys[0] as FloatKey, values, i);
   }
 
   /** Views of ticks [from, to) (the memory itself, not a copy). */
@@ -150,10 +283,10 @@ class ColumnBuilder {
   keep(start: number, end: number, from: number): void {
     let j = start;
     for (let i = start; i < end; i++) {
-      if (!((this.time[i] as number) >= from)) continue;
+      if (!(valueAt(this.time, i) >= from)) continue;
       if (i !== j) {
         this.sym[j] = this.sym[i] as number;
-        for (const key of FLOAT_COLUMNS) this[key][j] = this[key][i] as number;
+        for (const key of FLOAT_COLUMNS) this[key].values[j] = this[key].values[i] as number;
       }
       j++;
     }
@@ -306,7 +439,13 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
       read = scan;
       if (info.sha256 === '') info.sha256 = scan.sha256 ?? (await fileSha256(file));
       if (cacheDir !== undefined && scan.complete) {
-        const meta = { version: COLUMN_CACHE_VERSION, sha256: info.sha256, count: scan.count, symbols: local };
+        const meta = {
+          version: COLUMN_CACHE_VERSION,
+          sha256: info.sha256,
+          count: scan.count,
+          symbols: local,
+          units: builder.units(),
+        };
         try {
           // The same bytes under another name may have their entry already: it stays, and the next load reads it.
           const entry = hinted === undefined ? await openCached(cacheDir, info.sha256) : undefined;
@@ -342,7 +481,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   // Files in time order (one pair's day files: the usual folder) keep the columns as read, and ticks dropped as
   // overlapping are squeezed out in place; files whose ticks interleave are copied in merged order.
   const inPlace = order !== undefined && order.every((at, i) => i === 0 || at > (order[i - 1] as number));
-  const pick = <T extends Float64Array | Uint16Array>(column: T): T => {
+  const pick = <T extends Float64Array | Uint32Array | Uint16Array>(column: T): T => {
     if (order && inPlace) for (let i = 0; i < length; i++) column[i] = column[order[i] as number] as number;
     if (!order || inPlace) return column.subarray(0, length) as T;
     const Ctor = column.constructor as { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number };
@@ -362,7 +501,10 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   };
 }
 
-/** A file's cached columns appended to the builder, its symbols mapped to the load's. */
+/**
+ * A file's cached columns appended to the builder, its symbols mapped to the load's: read straight into the
+ * builder's memory where it holds a group in the cache's unit, through a copy of that group where not.
+ */
 async function fromCache(
   cached: CachedColumns,
   builder: ColumnBuilder,
@@ -373,9 +515,19 @@ async function fromCache(
   const { meta } = cached;
   const start = builder.length;
   try {
-    builder.reserve(meta.count, file);
+    const same = builder.adopt(meta.units, start, meta.count, file);
     const views = builder.views(start, start + meta.count);
-    await cached.read(views);
+    const read = await cached.read(views, same);
+    for (const keys of COLUMN_GROUPS) {
+      if (same.has(keys[0] as FloatKey)) continue;
+      const columns = keys.map((k) => read[k]);
+      for (let i = 0; i < meta.count; i++)
+        builder.put(
+          keys,
+          columns.map((c) => valueAt(c, i)),
+          start + i,
+        );
+    }
     const global = meta.symbols.map(symbolOf);
     if (global.some((g, l) => g !== l))
       for (let i = 0; i < meta.count; i++) views.sym[i] = global[views.sym[i] as number] as number;
@@ -383,7 +535,7 @@ async function fromCache(
     let stop = meta.count;
     if (to !== Infinity)
       for (let i = 0; i < meta.count; i++)
-        if ((views.time[i] as number) >= to) {
+        if (valueAt(builder.time, start + i) >= to) {
           stop = i;
           break;
         }
@@ -412,14 +564,14 @@ function mergeOrder(
   warn?: Warn,
 ): Int32Array | undefined {
   const n = b.length;
-  const time = b.time;
+  const time = (i: number) => valueAt(b.time, i);
   let sorted = true;
-  for (let i = 1; i < n && sorted; i++) sorted = (time[i] as number) >= (time[i - 1] as number);
+  for (let i = 1; i < n && sorted; i++) sorted = time(i) >= time(i - 1);
   let all: Int32Array | undefined;
   if (!sorted) {
     all = new Int32Array(n);
     for (let i = 0; i < n; i++) all[i] = i;
-    all.sort((x, y) => (time[x] as number) - (time[y] as number) || x - y);
+    all.sort((x, y) => time(x) - time(y) || x - y);
   }
   // Per symbol: the time and file of its last kept tick.
   const lastTime = new Float64Array(symbols);
@@ -433,7 +585,7 @@ function mergeOrder(
     if (all === undefined) while (i >= (starts[file + 1] as number)) file++;
     else file = fileOf(starts, i);
     const s = b.sym[i] as number;
-    const t = time[i] as number;
+    const t = time(i);
     if (lastFile[s] !== -1 && t <= (lastTime[s] as number) && lastFile[s] !== file) {
       dropped[file]!++;
       if (kept === undefined) {
@@ -486,7 +638,7 @@ export function sliceTicks(data: TickData, from: number, to: number): TickData {
     let hi = data.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((time[mid] as number) < t) lo = mid + 1;
+      if (valueAt(time, mid) < t) lo = mid + 1;
       else hi = mid;
     }
     return lo;

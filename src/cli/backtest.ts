@@ -47,6 +47,7 @@ import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
 import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
 import { parseFlags, timeFlag } from './flags.js';
+import { valueAt } from '../backtest/number-column.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
 
@@ -129,12 +130,15 @@ function checkSpan(data: TickData, from: number | undefined, to: number | undefi
   let first = Infinity;
   let last = -Infinity;
   for (let i = 0; i < data.length; i++) {
-    const t = time[i] as number;
+    const t = valueAt(time, i);
     if (t < first) first = t;
     if (t > last) last = t;
   }
   if (data.length === 0) return;
-  const slack = Math.max(2 * stepOf(time.subarray(0, Math.min(data.length, 4096))), 60_000);
+  const slack = Math.max(
+    2 * stepOf(Array.from({ length: Math.min(data.length, 4096) }, (_, i) => valueAt(time, i))),
+    60_000,
+  );
   const files = data.files.map((f) => f.name).join(', ');
   const span = `(the data read span ${isoOf(first)} to ${isoOf(last)})`;
   if (from !== undefined && first > from + slack)
@@ -552,7 +556,7 @@ type Validation = { kind: 'holdout'; percent: number } | { kind: 'walk-forward';
 /** The data's span: its first tick to one ms past its last. */
 function spanOf(data: TickData): Span {
   const time = data.columns.time;
-  return { from: time[0] as number, to: (time[data.length - 1] as number) + 1 };
+  return { from: valueAt(time, 0), to: valueAt(time, data.length - 1) + 1 };
 }
 
 function validationFlags(

@@ -17,6 +17,7 @@ import { CronSchedule } from '../../src/clocks/cron-schedule.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
 import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
+import { columnValues, valueAt } from '../../src/backtest/number-column.js';
 
 const dir = tempDir();
 let data: TickData;
@@ -76,10 +77,10 @@ describe('accounting', () => {
       let low = Infinity;
       let high = -Infinity;
       for (let i = 0; i < data.length; i++) {
-        const t = time[i]!;
+        const t = valueAt(time, i);
         if (t < order.createdAt || t > f.time) continue;
-        low = Math.min(low, price[i]!);
-        high = Math.max(high, price[i]!);
+        low = Math.min(low, valueAt(price, i));
+        high = Math.max(high, valueAt(price, i));
       }
       const p = f.price.toNumber();
       expect(p).toBeGreaterThanOrEqual(low);
@@ -364,7 +365,7 @@ describe('two symbols on one account', () => {
 
     // Buy and hold: both symbols held in equal parts, whichever config comes first.
     const changes = both.symbols.map((_, s) => {
-      const prices = [...both.columns.price].filter((_p, i) => both.columns.sym[i] === s);
+      const prices = columnValues(both.columns.price).filter((_p, i) => both.columns.sym[i] === s);
       return new D(prices[prices.length - 1]!).minus(prices[0]!).div(prices[0]!);
     });
     const expected = changes[0]!.plus(changes[1]!).div(2).mul(100).toDecimalPlaces(6).toFixed(6);

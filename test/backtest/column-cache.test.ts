@@ -5,7 +5,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cacheFile, columnCacheDir } from '../../src/backtest/column-cache.js';
+import { cacheFile, type CachedMeta, columnCacheDir } from '../../src/backtest/column-cache.js';
+import { columnIn, encode, valueAt } from '../../src/backtest/number-column.js';
+import { columnArrays } from '../support/tick-columns.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from './fixtures.js';
 
@@ -14,19 +16,22 @@ const sha256 = (file: string) => createHash('sha256').update(readFileSync(file))
 
 /** Every column's bytes, the symbols and the files' hashes: what a replay reads. */
 function fingerprint(data: TickData) {
-  const columns = (Object.entries(data.columns) as [string, Float64Array | Uint16Array][]).map(([k, c]) => [
-    k,
-    createHash('sha256')
-      .update(new Uint8Array(c.buffer, c.byteOffset, c.byteLength))
-      .digest('hex'),
-  ]);
+  const columns = columnArrays(data).map((c) => createHash('sha256').update(JSON.stringify(c)).digest('hex'));
   return { length: data.length, symbols: data.symbols, pairs: data.pairs, files: data.files, columns };
 }
 
 /** The byte offset of price[0] in a cache file (after the head, the meta and the time column). */
-function firstPriceOffset(file: string, count: number): number {
-  const metaBytes = readFileSync(file).readUInt32LE(8);
-  return 16 + ((metaBytes + 7) & ~7) + count * 8;
+/** Writes `price` as the first tick's price in the cache file's bytes, in the unit the file holds prices in. */
+function markFirstPrice(bytes: Buffer, price: number): void {
+  const metaBytes = bytes.readUInt32LE(8);
+  const meta = JSON.parse(bytes.subarray(16, 16 + metaBytes).toString('utf8')) as CachedMeta;
+  // The time column comes first: 4 bytes a tick narrow, 8 wide.
+  const at = 16 + ((metaBytes + 7) & ~7) + meta.count * (meta.units.time === -1 ? 8 : 4);
+  const column = columnIn('price', meta.units.price, new Float64Array(1));
+  if (!column.narrow) return void bytes.writeDoubleLE(price, at);
+  const n = encode(price, column.mul, column.div);
+  if (n === undefined) throw new Error(`${price} is not a whole number of the cached prices' unit`);
+  bytes.writeUInt32LE(n, at);
 }
 
 /** The cache's entries (its `paths/` hints left out). */
@@ -54,11 +59,11 @@ describe('column cache', () => {
     expect(fingerprint(second)).toEqual(fingerprint(plain));
     // A marker put into the cached price column comes back: the second load read the cache.
     const bytes = readFileSync(file);
-    bytes.writeDoubleLE(12345.5, firstPriceOffset(file, plain.length));
+    markFirstPrice(bytes, 12345.5);
     writeFileSync(file, bytes);
     const marked = await loadTicks([SAMPLE], { cacheDir: cache });
-    expect(marked.columns.price[0]).toBe(12345.5);
-    expect(marked.columns.price[1]).toBe(plain.columns.price[1]);
+    expect(valueAt(marked.columns.price, 0)).toBe(12345.5);
+    expect(valueAt(marked.columns.price, 1)).toBe(valueAt(plain.columns.price, 1));
   });
 
   it('reads a recording it has not seen once: hashed in the pass that scans it, not read again', async () => {
@@ -77,16 +82,16 @@ describe('column cache', () => {
     // first: that held them through the run), and the entry their hash finds is kept, not written again.
     const file = cacheFile(cache, sha256(SAMPLE));
     const bytes = readFileSync(file);
-    bytes.writeDoubleLE(23456.5, firstPriceOffset(file, plain.length));
+    markFirstPrice(bytes, 23456.5);
     writeFileSync(file, bytes);
     const copy = join(dir, 'BTCUSDT-copy.jsonl.gz');
     copyFileSync(SAMPLE, copy);
     const scanned = await loadTicks([copy], { cacheDir: cache });
-    expect(scanned.columns.price[0]).toBe(plain.columns.price[0]);
+    expect(valueAt(scanned.columns.price, 0)).toBe(valueAt(plain.columns.price, 0));
     expect(scanned.files[0]!.sha256).toBe(sha256(SAMPLE));
     expect(readFileSync(file).equals(bytes)).toBe(true);
     // Seen at its size and time (the hint written the first time), the file is hashed and its entry read.
-    expect((await loadTicks([copy], { cacheDir: cache })).columns.price[0]).toBe(23456.5);
+    expect(valueAt((await loadTicks([copy], { cacheDir: cache })).columns.price, 0)).toBe(23456.5);
   });
 
   it('reads a windowed, multi-file load from the cache as from the recordings', async () => {
@@ -114,8 +119,8 @@ describe('column cache', () => {
     lines[1] = lines[1]!.replace(/"p":[0-9.]+/, '"p":1.25');
     writeFileSync(recording, gzipSync(`${lines.join('\n')}\n`));
     const after = await loadTicks([recording], { cacheDir: cache });
-    expect(after.columns.price[0]).toBe(1.25);
-    expect(before.columns.price[0]).not.toBe(1.25);
+    expect(valueAt(after.columns.price, 0)).toBe(1.25);
+    expect(valueAt(before.columns.price, 0)).not.toBe(1.25);
     expect(after.files[0]!.sha256).toBe(sha256(recording));
     expect(entries(cache)).toHaveLength(2);
   });

@@ -11,6 +11,7 @@ import { loadTicks, sliceTicks } from '../../src/backtest/tick-data.js';
 import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/validation-runs.js';
 import { holdoutSplit, parseDuration, stitch, walkForwardWindows } from '../../src/backtest/validation.js';
 import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
+import { valueAt } from '../../src/backtest/number-column.js';
 
 const dir = tempDir();
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,8 +71,8 @@ describe('where the data is split', () => {
     const mid = Date.parse(FROM) + DAY + 12_345;
     const [a, b] = [sliceTicks(data, Date.parse(FROM), mid), sliceTicks(data, mid, Date.parse(TO))];
     expect(a.length + b.length).toBe(data.length);
-    expect(a.columns.time[a.length - 1]).toBeLessThan(mid);
-    expect(b.columns.time[0]).toBeGreaterThanOrEqual(mid);
+    expect(valueAt(a.columns.time, a.length - 1)).toBeLessThan(mid);
+    expect(valueAt(b.columns.time, 0)).toBeGreaterThanOrEqual(mid);
   });
 });
 
@@ -85,8 +86,8 @@ describe('bot backtest --holdout and --walk-forward', () => {
     expect(r.code).toBe(0);
     const { holdout } = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as { holdout: HoldoutRecord };
     const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(TO) });
-    const first = data.columns.time[0]!;
-    const end = data.columns.time[data.length - 1]! + 1;
+    const first = valueAt(data.columns.time, 0);
+    const end = valueAt(data.columns.time, data.length - 1) + 1;
     const boundary = first + Math.floor(((end - first) * 75) / 100);
     expect(holdout.inSample).toEqual({ from: new Date(first).toISOString(), to: new Date(boundary).toISOString() });
     expect(holdout.outOfSample.from).toBe(new Date(boundary).toISOString());

@@ -11,6 +11,7 @@ import type { Candle } from '../../src/market/candles.js';
 import { defineStrategy, ema, type StrategyContext, z } from '../../src/strategy/api.js';
 import { instance } from '../engine/harness.js';
 import { SAMPLE } from './fixtures.js';
+import { valueAt } from '../../src/backtest/number-column.js';
 
 const HOUR = 3_600_000;
 const START = Date.parse('2023-03-09T00:00:00Z');
@@ -44,9 +45,9 @@ function hoursFrom(data: TickData, end: number): Candle[] {
   const { time, price } = data.columns;
   const out: { time: number; open: number; high: number; low: number; close: number }[] = [];
   for (let i = 0; i < data.length; i++) {
-    const t = time[i] as number;
+    const t = valueAt(time, i);
     if (t >= end) break;
-    const p = price[i] as number;
+    const p = valueAt(price, i);
     const bucket = t - (t % HOUR);
     const last = out.at(-1);
     if (last?.time !== bucket) out.push({ time: bucket, open: p, high: p, low: p, close: p });

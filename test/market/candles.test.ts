@@ -8,6 +8,7 @@ import { CandleBuilder, TIMEFRAME_MS, TIMEFRAMES, type Candle, type Timeframe } 
 import { CSV_HEADER, importCandles } from '../../src/record/candles.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { writeRecording } from '../sim/server-fixtures.js';
+import { valueAt } from '../../src/backtest/number-column.js';
 
 interface Row {
   openTime: number;
@@ -86,7 +87,7 @@ function expected(rows: readonly Row[], tf: Timeframe): Candle[] {
 
 function feed(builder: CandleBuilder, data: TickData, from = 0, to = data.length): void {
   const { time, price, vb } = data.columns;
-  for (let i = from; i < to; i++) builder.tick(time[i] as number, price[i] as number, vb[i] as number);
+  for (let i = from; i < to; i++) builder.tick(valueAt(time, i), valueAt(price, i), valueAt(vb, i));
 }
 
 const ALL: Record<Timeframe, number> = { '1m': 10_000, '5m': 2000, '15m': 1000, '1h': 200, '4h': 50, '1d': 10 };

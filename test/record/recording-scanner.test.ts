@@ -8,6 +8,7 @@ import { readRecordingBatches } from '../../src/record/recording-reader.js';
 import { scanRecording } from '../../src/record/recording-scanner.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { tempDir } from './fixtures.js';
+import { columnValues } from '../../src/backtest/number-column.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -188,7 +189,7 @@ describe('recording scanner', () => {
       writeFileSync(file, whole.subarray(0, cut));
       const quiet = { warn: () => undefined };
       const strict = await loadTicks([file], quiet).then(
-        (d) => [...d.columns.price],
+        (d) => columnValues(d.columns.price),
         (e: Error) => e.message,
       );
       const reader = await viaReader(file).then(
@@ -200,7 +201,7 @@ describe('recording scanner', () => {
       const expected: number[] = [];
       for await (const batch of readRecordingBatches(file, { ...quiet, allowPartial: true }))
         expected.push(...batch.map((t) => t.p));
-      expect([...partial.columns.price]).toEqual(expected);
+      expect(columnValues(partial.columns.price)).toEqual(expected);
     }
   });
 });

@@ -15,6 +15,8 @@ import { CANDLE_PATHS, candleTickVolume, parseCandlePath, swapsExtremes } from '
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
 import { tempDir } from './server-fixtures.js';
+import { columnValues, valueAt } from '../../src/backtest/number-column.js';
+import { columnArrays } from '../support/tick-columns.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 
@@ -109,7 +111,11 @@ describe('one path for backtests and paper', () => {
     for (const path of CANDLE_PATHS) {
       const { data: ticks, volume, candles } = candleTicks(data, path);
       expect(candles).toBe(60);
-      const columns = [...ticks.columns.time].map((t, i) => [t, ticks.columns.price[i], volume!.at(i)]);
+      const columns = columnValues(ticks.columns.time).map((t, i) => [
+        t,
+        valueAt(ticks.columns.price, i),
+        volume!.at(i),
+      ]);
       const engine = new Fed();
       const feed = lockstepFeed({ files: [file], candlePath: path });
       await feed.start(engine);
@@ -120,28 +126,27 @@ describe('one path for backtests and paper', () => {
       walked.set(path, JSON.stringify(columns));
     }
     // Walked in place (bot backtest's runs), each model gives the same ticks, and restore() puts the columns back.
-    const columnsText = () =>
-      JSON.stringify(Object.values(data.columns).map((c: Float64Array | Uint16Array) => Array.from(c)));
+    const columnsText = () => JSON.stringify(columnArrays(data));
     const recorded = columnsText();
     for (const path of CANDLE_PATHS) {
       const inPlace = candleTicks(data, path, true);
       expect(inPlace.data.columns.price).toBe(data.columns.price);
-      const columns = [...inPlace.data.columns.time].map((t, i) => [
+      const columns = columnValues(inPlace.data.columns.time).map((t, i) => [
         t,
-        inPlace.data.columns.price[i],
+        valueAt(inPlace.data.columns.price, i),
         inPlace.volume!.at(i),
       ]);
       expect(JSON.stringify(columns), path).toBe(walked.get(path));
       const copied = candleTicks(data, path).data.columns;
-      expect([...inPlace.data.columns.high], path).toEqual([...copied.high]);
-      expect([...inPlace.data.columns.low], path).toEqual([...copied.low]);
+      expect(columnValues(inPlace.data.columns.high), path).toEqual(columnValues(copied.high));
+      expect(columnValues(inPlace.data.columns.low), path).toEqual(columnValues(copied.low));
       inPlace.restore();
       expect(columnsText(), path).toBe(recorded);
     }
     // The models differ from one another on these candles, and the import's path is nearer-first.
     expect(new Set(walked.values()).size).toBe(CANDLE_PATHS.length);
     const nearer = JSON.parse(walked.get('nearer-first')!) as number[][];
-    expect(nearer.map((x) => x[1])).toEqual([...data.columns.price]);
+    expect(nearer.map((x) => x[1])).toEqual(columnValues(data.columns.price));
   });
 
   it('gives each tick its candle’s volume on two pairs interleaved, whichever tick is asked first', async () => {
@@ -168,7 +173,7 @@ describe('one path for backtests and paper', () => {
       const own = [...sym.keys()].filter((i) => sym[i] === s);
       expect(own.length).toBe(120);
       for (let k = 0; k < own.length; k += 4) {
-        const v = candleTickVolume(vb[own[k]!]!, vb[own[k + 3]!]!);
+        const v = candleTickVolume(valueAt(vb, own[k]!), valueAt(vb, own[k + 3]!));
         for (let j = k; j < k + 4; j++) expected[own[j]!] = v;
       }
     }
