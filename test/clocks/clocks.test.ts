@@ -17,7 +17,10 @@ describe('CronSchedule', () => {
     '7,31 3-17 * * * *',
     '0 0 * * *',
     '30 2 * * 1',
-  ])('%s: next() is croner’s next run strictly after any instant', (expression) => {
+    '0 0 1 * *',
+    '0 30 9 * * MON-FRI',
+    '0 0 0 29 2 *',
+  ])('%s: next() is croner’s next run in the UTC time zone strictly after any instant', (expression) => {
     const schedule = new CronSchedule(expression);
     const cron = new Cron(expression, { timezone: 'UTC', paused: true });
     fc.assert(
@@ -26,6 +29,27 @@ describe('CronSchedule', () => {
       }),
       { numRuns: 300 },
     );
+    // Over the years too (leap days, month ends), from instants anywhere in them.
+    fc.assert(
+      fc.property(fc.integer({ min: Date.UTC(1990, 0, 1), max: Date.UTC(2090, 0, 1) }), (t) => {
+        expect(schedule.next(t)).toBe(cron.nextRun(new Date(t))!.getTime());
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('evaluates a schedule without Intl (a named time zone maps ICU’s data: about 8 MB a process)', () => {
+    // Any formatter's use (croner keeps one per time zone once made, as the tests above made the UTC one).
+    const formats = vi.spyOn(Intl.DateTimeFormat.prototype, 'formatToParts');
+    try {
+      for (const expression of ['*/5 * * * * *', '0 0 * * *', '0 30 9 * * MON-FRI']) {
+        const schedule = new CronSchedule(expression);
+        for (let t = T0; t < T0 + 10 * 86_400_000; t += 3_600_000) schedule.next(t);
+      }
+      expect(formats).not.toHaveBeenCalled();
+    } finally {
+      formats.mockRestore();
+    }
   });
 
   it.each(['*/2 * * * * *', '7,31 3-17 * * * *', '0 59 * * * *'])(
