@@ -376,6 +376,18 @@ export async function scanRecording(file: string, sink: TickSink, options: ScanO
     slowLine(b, start, end);
   };
 
+  /** Scans the line of b ending at newline nl; true when the scan is to end there. */
+  const lineTo = (b: Buffer, start: number, nl: number): boolean => {
+    try {
+      line(b, start, nl);
+    } catch (err) {
+      if (stopped()) throw new PastStop();
+      throw err;
+    }
+    return stopped() && !readAll;
+  };
+  // The part of a line a chunk ends in, joined to the next chunk's first line alone (the chunk is scanned where
+  // it is, not copied behind it: that doubled what the scan allocates).
   let rest: Buffer | undefined;
   let gzipBreak: GzipBreak | undefined;
   try {
@@ -384,19 +396,22 @@ export async function scanRecording(file: string, sink: TickSink, options: ScanO
         gzipBreak = chunk;
         break;
       }
-      const b = rest === undefined ? chunk : Buffer.concat([rest, chunk]);
       let start = 0;
-      for (let nl = b.indexOf(0x0a, start); nl !== -1; nl = b.indexOf(0x0a, start)) {
-        try {
-          line(b, start, nl);
-        } catch (err) {
-          if (stopped()) throw new PastStop();
-          throw err;
+      if (rest !== undefined) {
+        const nl = chunk.indexOf(0x0a);
+        if (nl === -1) {
+          rest = Buffer.concat([rest, chunk]);
+          continue;
         }
+        const joined = Buffer.concat([rest, chunk.subarray(0, nl)]);
+        if (lineTo(joined, 0, joined.length)) return result;
         start = nl + 1;
-        if (stopped() && !readAll) return result;
       }
-      rest = start === b.length ? undefined : b.subarray(start);
+      for (let nl = chunk.indexOf(0x0a, start); nl !== -1; nl = chunk.indexOf(0x0a, start)) {
+        if (lineTo(chunk, start, nl)) return result;
+        start = nl + 1;
+      }
+      rest = start === chunk.length ? undefined : chunk.subarray(start);
     }
     if (rest !== undefined && gzipBreak === undefined) {
       // A last line without its newline: a complete entry that only lost it is kept (within the window), a

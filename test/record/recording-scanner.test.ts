@@ -152,6 +152,31 @@ describe('recording scanner', () => {
     );
   });
 
+  it('reads lines across the decompressed chunks (128 KB) as the reader does, a line longer than a chunk too', async () => {
+    // Lines of varying length, so that chunk ends fall inside lines, inside numbers and right after newlines;
+    // one line carries a 300 KB filler key (it spans whole chunks), one is bad.
+    const lines = [HEADER];
+    for (let k = 0; k < 6000; k++) {
+      const filler = k === 2500 ? 'x'.repeat(300_000) : 'y'.repeat((k * 37) % 101);
+      lines.push(`{"s":"BTCUSDT","p":${1000 + k / 100},"t":${k + 1},"vb":${k}.5,"f":"${filler}"}`);
+    }
+    const file = writeRecording(lines);
+    const expected = await viaReader(file);
+    expect(expected).toHaveLength(6000);
+    expect(same((await viaScanner(file)).rows, expected)).toBe(true);
+    // A window ending on the lines around the long one and at a few others.
+    for (const to of [2500, 2501, 2502, 3333, 5999]) {
+      const windowed = await viaScanner(file, { to });
+      expect(same(windowed.rows, await viaReader(file, { to })), String(to)).toBe(true);
+    }
+    // A bad line after the long one is named by its number.
+    lines[4000] = lines[4000]!.replace('"p":', '"p":0');
+    const bad = writeRecording(lines, 'bad.jsonl.gz');
+    const message = await viaScanner(bad).catch((e: Error) => e.message);
+    expect(message).toBe(await viaReader(bad).catch((e: Error) => e.message));
+    expect(message).toContain(`${bad}:4001`);
+  });
+
   it('hashes the compressed file in the same pass', async () => {
     const file = writeRecording([HEADER, '{"s":"BTCUSDT","p":1,"t":1}']);
     const { result } = await viaScanner(file);
