@@ -4,7 +4,7 @@
  * model's order inside every candle, and the base volume each tick carries for the participation cap.
  *
  * A run whose caller holds the columns alone (`bot backtest`'s runs, one after another on one thread) walks them
- * in place instead of copying three of them (29 MB on 1.2M ticks), and puts them back as recorded after it
+ * in place instead of copying three of them (14.5 MB on 1.2M ticks), and puts them back as recorded after it
  * (restore()): what it keeps for that is the two ticks and one 24-hour range of each candle it swapped.
  */
 import { type CandlePath, CandleFinder, candleTickVolume, swapsExtremes } from '../sim/candle-path.js';
