@@ -122,8 +122,8 @@ interface Group {
  * The columns as they are read, on growable SharedArrayBuffers: growing one keeps its memory in place (the
  * pages are reserved up front and used as they are touched), so the columns are never copied to grow nor to
  * share them, and a load never holds two copies of them. Each group of float columns starts narrow in its
- * most compact unit and moves to a finer one (the values already read scaled in place) or to float64 (the one
- * copy, of that group alone) when a value needs it.
+ * most compact unit and moves to a finer one or to float64 when a value needs it, the values already read
+ * converted in place.
  */
 class ColumnBuilder implements TickColumns {
   length = 0;
@@ -150,7 +150,8 @@ class ColumnBuilder implements TickColumns {
       GrowableBuffer
     >;
     const empty = (key: FloatKey) => {
-      this.buffers[key] = new Growable(0, { maxByteLength: MAX_BYTES / 2 });
+      // Room to go wide (float64) in place up to the most ticks a load holds: only the pages used are resident.
+      this.buffers[key] = new Growable(0, { maxByteLength: MAX_BYTES });
       return columnIn(key, 0, new Uint32Array(0));
     };
     this.time = empty('time');
@@ -198,7 +199,7 @@ class ColumnBuilder implements TickColumns {
   /**
    * Moves `key`'s group to a unit that holds its values before tick i and `values` (one per column of the
    * group, in its order), then writes these at i: a finer unit (the values in place, multiplied) when there is
-   * one, else float64 (each column copied once, to a new buffer).
+   * one, else float64 (the values in place, widened: the buffer grows, its pages stay where they are).
    */
   refit(key: FloatKey, values: readonly number[], i: number): void {
     const group = this.groups[key];
@@ -231,10 +232,12 @@ class ColumnBuilder implements TickColumns {
         const column = old.values;
         for (let j = 0; j < i; j++) if (column[j] !== MISSING) column[j] = (column[j] as number) * factor;
       } else {
-        const wide = new Growable(this.capacity * 8, { maxByteLength: MAX_BYTES });
-        const column = new Float64Array(wide, 0, this.capacity);
-        for (let j = 0; j < i; j++) column[j] = valueAt(old, j);
-        this.buffers[k] = wide;
+        // In place, from the last value down: value j's 8 bytes cover the 4-byte values 2j and 2j + 1, which
+        // are after it, so already moved (j = 0 is read before it is written).
+        const buffer = this.buffers[k];
+        buffer.grow(Math.max(buffer.byteLength, this.capacity * 8));
+        const wide = new Float64Array(buffer, 0, this.capacity);
+        for (let j = i - 1; j >= 0; j--) wide[j] = valueAt(old, j);
       }
     }
     group.unit = to;
