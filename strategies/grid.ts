@@ -98,37 +98,82 @@ interface Level {
   small: boolean;
 }
 
-interface Ladder {
-  levels: number;
-  level(j: number): Level;
-  /** Base for one order at `price`. */
-  quantityAt(price: Dec): Dec;
+/**
+ * The ladder's geometry, levels built once each. Ladder and Memo are classes, not literals with closures: a sweep
+ * runs many instances in one thread, and one `level` function for all of them (with fields of stable types) keeps
+ * the code compiled for the first instance valid for the next (docs/architecture.md, "Objects made once per run").
+ */
+class Ladder {
+  private readonly built = new Map<number, Level>();
   /** The reference and the step as doubles: only to tell cheaply which levels the price sits between. */
-  referenceNumber: number;
-  stepNumber: number;
+  readonly referenceNumber: number;
+  readonly stepNumber: number;
+
+  constructor(
+    readonly levels: number,
+    private readonly reference: Dec,
+    private readonly step: Dec,
+    private readonly params: Params,
+    private readonly rules: PairRules,
+  ) {
+    this.referenceNumber = reference.toNumber();
+    this.stepNumber = step.toNumber();
+  }
+
+  /** Base for one order at `price`. */
+  quantityAt(price: Dec): Dec {
+    return this.params.quantity ?? this.params.quotePerLevel!.div(price);
+  }
+
+  level(j: number): Level {
+    let level = this.built.get(j);
+    if (level === undefined) this.built.set(j, (level = this.make(j)));
+    return level;
+  }
+
+  private make(j: number): Level {
+    const { rules } = this;
+    const price = this.reference.plus(this.step.mul(j));
+    const bid = floorTo(price, rules.tickSize);
+    const bidQty = floorTo(this.quantityAt(price), rules.stepSize);
+    const bidCost = bid.mul(bidQty);
+    const small = bidQty.lte(0) || bidQty.lt(rules.minQty) || bidCost.lt(rules.minNotional) || bid.lt(rules.minPrice);
+    return { price, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
+  }
+}
+
+/** The inputs of ticks that placed nothing: the price bands they saw, with everything else they saw. */
+interface Quiet {
+  bands: Set<number>;
+  orders: readonly OrderView[];
+  base?: Balance;
+  quote?: Balance;
+  rules: PairRules;
 }
 
 /**
  * What the grid derived for an instance, kept in memory by context (the engine keeps one context per
  * instance): all of it follows from params, state and the context, so none of it is persisted.
  */
-interface Memo {
-  /** The state object the memo was built from (a restart loads a new one). */
-  state: GridState;
-  rules: PairRules;
+class Memo {
   /** state.outside, read without going through the state's proxy on every tick (watchRange writes both). */
   outside: GridState['outside'];
-  ladder: Ladder;
   /** Slot holdings (text, as in state) rounded down to the pair's step. */
-  held: Map<string, Dec>;
+  readonly held = new Map<string, Dec>();
   /** The tags of the open orders last seen, by the identity of the engine's open-orders array. */
-  openOrders?: readonly OrderView[];
-  openTags?: ReadonlySet<string | undefined>;
-  /**
-   * The inputs of ticks that placed nothing: the price bands they saw, with everything else they saw (the
-   * same for all of them). Same inputs, same (empty) outcome.
-   */
-  quiet?: { bands: Set<number>; orders: readonly OrderView[]; base?: Balance; quote?: Balance; rules: PairRules };
+  openOrders: readonly OrderView[] | undefined = undefined;
+  openTags: ReadonlySet<string | undefined> | undefined = undefined;
+  /** Same inputs as quiet ticks saw, same (empty) outcome. */
+  quiet: Quiet | undefined = undefined;
+
+  constructor(
+    /** The state object the memo was built from (a restart loads a new one). */
+    readonly state: GridState,
+    readonly rules: PairRules,
+    readonly ladder: Ladder,
+  ) {
+    this.outside = state.outside;
+  }
 }
 const memos = new WeakMap<object, Memo>();
 
@@ -140,7 +185,6 @@ function ladder(ctx: Ctx): Ladder | undefined {
 function memo(ctx: Ctx): Memo | undefined {
   const known = memos.get(ctx);
   // Params never change and state.reference is written once, in build: same state and rules, same memo.
-  // (The building is a function of its own: its closures would otherwise cost an allocation every tick.)
   return known?.state === ctx.state && known.rules === ctx.rules ? known : build(ctx);
 }
 
@@ -154,29 +198,7 @@ function build(ctx: Ctx): Memo | undefined {
   }
   const ref = dec(reference);
   const step = p.spacingAbs ?? ref.mul(p.spacingPct!).div(100);
-  const quantityAt = (price: Dec): Dec => p.quantity ?? p.quotePerLevel!.div(price);
-  const levels = new Map<number, Level>();
-  const level = (j: number): Level => {
-    const price = ref.plus(step.mul(j));
-    const bid = floorTo(price, rules.tickSize);
-    const bidQty = floorTo(quantityAt(price), rules.stepSize);
-    const bidCost = bid.mul(bidQty);
-    const small = bidQty.lte(0) || bidQty.lt(rules.minQty) || bidCost.lt(rules.minNotional) || bid.lt(rules.minPrice);
-    return { price, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
-  };
-  const built: Memo = {
-    state,
-    rules,
-    outside: state.outside,
-    ladder: {
-      levels: p.levels,
-      level: (j) => levels.get(j) ?? levels.set(j, level(j)).get(j)!,
-      quantityAt,
-      referenceNumber: Number(reference),
-      stepNumber: step.toNumber(),
-    },
-    held: new Map(),
-  };
+  const built = new Memo(state, rules, new Ladder(p.levels, ref, step, p, rules));
   memos.set(ctx, built);
   return built;
 }

@@ -53,20 +53,23 @@ export class BalanceReader {
   }
 }
 
-export interface ReplayParts {
-  clock: VirtualClock;
-  sim: MatchingEngine;
-  engine: Engine;
-  equity: EquityTracker;
-  /** One per symbol of the unit. */
-  charts: ChartSeries[];
-  balances: BalanceReader;
-  /** Per symbol of the data: the assets its tickers name (the market's, ids made unique). */
-  symbols: readonly SymbolInfo[];
-  /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
-  gaps: GapSamples;
-  /** Base volume traded on each tick, for the participation cap; undefined: none known. */
-  volume: CandleVolumes | undefined;
+/** What a replay drives and reads on every tick: a class for the reason EngineParts is one (engine/engine-parts.ts). */
+export class ReplayParts {
+  constructor(
+    readonly clock: VirtualClock,
+    readonly sim: MatchingEngine,
+    readonly engine: Engine,
+    readonly equity: EquityTracker,
+    /** One per symbol of the unit. */
+    readonly charts: ChartSeries[],
+    readonly balances: BalanceReader,
+    /** Per symbol of the data: the assets its tickers name (the market's, ids made unique). */
+    readonly symbols: readonly SymbolInfo[],
+    /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
+    readonly gaps: GapSamples,
+    /** Base volume traded on each tick, for the participation cap; undefined: none known. */
+    readonly volume: CandleVolumes | undefined,
+  ) {}
 }
 
 const PROGRESS_MASK = (1 << 16) - 1;

@@ -21,7 +21,7 @@ import { type ChartPoint, ChartSeries } from './chart-series.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
 import { type DataGap, defaultMaxGapMs, findGaps, GapSamples } from './data-gaps.js';
 import { NoCancelVenue } from '../venues/no-cancel-venue.js';
-import { assetTotals, BalanceReader, Replay } from './replay.js';
+import { assetTotals, BalanceReader, Replay, ReplayParts } from './replay.js';
 import { RunLog } from './run-log.js';
 import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
@@ -343,17 +343,17 @@ async function runWalked(
       const { baseAsset: b, quoteAsset: q, baseAssetId, quoteAssetId } = pair;
       return { symbol: info.symbol, b, q, bi: baseAssetId ?? undefined, qi: quoteAssetId ?? undefined };
     });
-    const parts = {
+    const parts = new ReplayParts(
       clock,
       sim,
       engine,
       equity,
       charts,
       balances,
-      symbols: infos,
-      gaps: new GapSamples(gaps, maxGapMs),
+      infos,
+      new GapSamples(gaps, maxGapMs),
       volume,
-    };
+    );
     const replay =
       settings.everyTick === true
         ? new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY)

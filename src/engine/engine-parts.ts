@@ -7,14 +7,22 @@ import type { MarketState } from './market-state.js';
 import type { JournalCache } from './journal-cache.js';
 import type { TradingGuard } from './trading-guard.js';
 
-export interface EngineParts {
-  venue: Venue;
-  clock: Clock;
-  store: Store;
-  logger: Logger;
-  journal: JournalCache;
-  market: MarketState;
-  guard: TradingGuard;
+/**
+ * A class, not an object literal, like every object made once per engine that hot code reads (docs/architecture.md,
+ * "Objects made once per run"): V8 widens a literal's field types the second time the literal is evaluated, which
+ * discarded the compiled order path of every backtest after the first in a sweep's thread.
+ */
+export class EngineParts {
   /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */
-  inFlight: Set<string>;
+  readonly inFlight = new Set<string>();
+
+  constructor(
+    readonly venue: Venue,
+    readonly clock: Clock,
+    readonly store: Store,
+    readonly logger: Logger,
+    readonly journal: JournalCache,
+    readonly market: MarketState,
+    readonly guard: TradingGuard,
+  ) {}
 }

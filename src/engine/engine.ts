@@ -15,9 +15,9 @@ import type { Balance, FillView, Intent } from '../strategy/api.js';
 import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
-import type { EngineParts } from './engine-parts.js';
+import { EngineParts } from './engine-parts.js';
 import type { InstanceStatus } from './instance-lifecycle.js';
-import { type InstanceSpec, InstanceRunner, orderView } from './instance-runner.js';
+import { type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
 import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import { MarketState } from './market-state.js';
@@ -154,7 +154,7 @@ export class Engine implements FillSink {
       ...DEFAULT_CIRCUIT_BREAKER,
       ...options.circuitBreaker,
     });
-    this.parts = { venue, clock, store, logger, journal, market, guard, inFlight: new Set() };
+    this.parts = new EngineParts(venue, clock, store, logger, journal, market, guard);
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.startPaused = options.startPaused ?? new Map();
     this.adoptOpenOrders = options.adoptOpenOrders ?? true;
@@ -175,7 +175,7 @@ export class Engine implements FillSink {
         problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
       const measureSync = options.measureHooks === true;
       const candles = this.candleBooks.get(spec.config.symbol);
-      const deps = { store, journal, market, clock, logger, canCancel, measureSync, candles };
+      const deps = new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles);
       const runner = new InstanceRunner(spec, deps);
       this.byName.set(runner.name, runner);
       return runner;

@@ -21,7 +21,6 @@ import type {
   ExitRulesDecl,
   FillView,
   Intent,
-  IntentBuilders,
   OrderView,
   Position,
   ProtectionsDecl,
@@ -32,7 +31,7 @@ import type {
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { InstanceLifecycle, type InstanceStatus } from './instance-lifecycle.js';
-import { intentBuilders } from './intent-builders.js';
+import { IntentQueue } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
 import type { JournalCache } from './journal-cache.js';
 import { positionFromFills, type PositionTracker } from '../market/position.js';
@@ -51,17 +50,20 @@ export interface InstanceSpec {
 
 type State = Record<string, unknown>;
 
-export interface RunnerDeps {
-  store: Store;
-  journal: JournalCache;
-  market: MarketState;
-  clock: Clock;
-  logger: Logger;
-  canCancel: boolean;
-  /** Measure synchronous hooks on the wall clock and pause the instance when one overran (the daemon; never a backtest, whose results must not depend on the machine's speed). */
-  measureSync?: boolean;
-  /** The candles of the instance's symbol (undefined when no instance on it declared any). */
-  candles?: CandleBuilder;
+/** What an instance reads of its engine: a class for the reason EngineParts is one (engine-parts.ts). */
+export class RunnerDeps {
+  constructor(
+    readonly store: Store,
+    readonly journal: JournalCache,
+    readonly market: MarketState,
+    readonly clock: Clock,
+    readonly logger: Logger,
+    readonly canCancel: boolean,
+    /** Measure synchronous hooks on the wall clock and pause the instance when one overran (the daemon; never a backtest, whose results must not depend on the machine's speed). */
+    readonly measureSync: boolean,
+    /** The candles of the instance's symbol (undefined when no instance on it declared any). */
+    readonly candles: CandleBuilder | undefined,
+  ) {}
 }
 
 const NO_CANDLES: readonly Candle[] = Object.freeze([]);
@@ -98,45 +100,51 @@ export function orderView(row: OrderRow): OrderView {
   };
 }
 
-function strategyLogger(logger: Logger): StrategyLogger {
-  return {
-    debug: (msg, data) => logger.debug(data ?? {}, msg),
-    info: (msg, data) => logger.info(data ?? {}, msg),
-    warn: (msg, data) => logger.warn(data ?? {}, msg),
-    error: (msg, data) => logger.error(data ?? {}, msg),
-  };
+/** A strategy's `ctx.log`: methods, not closures made per instance (see IntentQueue in intent-builders.ts). */
+class StrategyLog implements StrategyLogger {
+  constructor(private readonly logger: Logger) {}
+
+  debug(msg: string, data?: Record<string, unknown>): void {
+    this.logger.debug(data ?? {}, msg);
+  }
+
+  info(msg: string, data?: Record<string, unknown>): void {
+    this.logger.info(data ?? {}, msg);
+  }
+
+  warn(msg: string, data?: Record<string, unknown>): void {
+    this.logger.warn(data ?? {}, msg);
+  }
+
+  error(msg: string, data?: Record<string, unknown>): void {
+    this.logger.error(data ?? {}, msg);
+  }
 }
 
 function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
-class InstanceContext implements StrategyContext<unknown, State> {
+class InstanceContext extends IntentQueue implements StrategyContext<unknown, State> {
   readonly instance: string;
   readonly symbol: string;
   /** Replaced when the operator reloads the strategy files. */
   params: unknown;
   readonly canCancel: boolean;
   readonly log: StrategyLogger;
-  private readonly builders: IntentBuilders;
   private readonly marketState: MarketState;
   /** The pair's rules as of `rulesVersion`: strategies read them several times a tick, they change on refresh. */
   private cachedRules: PairRules | undefined;
   private rulesVersion = -1;
-  readonly limit: IntentBuilders['limit'] = (...a) => this.builders.limit(...a);
-  readonly market: IntentBuilders['market'] = (...a) => this.builders.market(...a);
-  readonly stopLimit: IntentBuilders['stopLimit'] = (...a) => this.builders.stopLimit(...a);
-  readonly oco: IntentBuilders['oco'] = (...a) => this.builders.oco(...a);
-  readonly cancel: IntentBuilders['cancel'] = (...a) => this.builders.cancel(...a);
 
   constructor(private readonly runner: InstanceRunner) {
+    super(runner.queue);
     this.instance = runner.name;
     this.symbol = runner.symbol;
     this.params = runner.params;
     this.canCancel = runner.deps.canCancel;
-    this.log = strategyLogger(runner.logger);
+    this.log = new StrategyLog(runner.logger);
     this.marketState = runner.deps.market;
-    this.builders = intentBuilders(() => this.rules, runner.queue);
   }
 
   get rules(): PairRules {

@@ -52,7 +52,7 @@ import type { LedgerAccount, LedgerMarket } from '../ports/ledger-records.js';
 import type { SimLedger, SimState } from './ledger.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
 import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
-import type { SimAccount, SimBalance, SimFill, SimOrder, SimPair } from './state.js';
+import { SimAccount, type SimBalance, type SimFill, type SimOrder, type SimPair } from './state.js';
 
 export interface MatchingEngineOptions {
   /** Default: DEFAULT_ASSETS (default-market.ts). */
@@ -281,14 +281,7 @@ export class MatchingEngine {
       balances.set(a.id, { free: value, locked: ZERO });
     }
     const userId = options.userId ?? this.accounts.size + 1;
-    this.accounts.set(options.apiKey, {
-      apiKey: options.apiKey,
-      userId,
-      balances,
-      orders: [],
-      open: new Map(),
-      fills: [],
-    });
+    this.accounts.set(options.apiKey, new SimAccount(options.apiKey, userId, balances));
   }
 
   hasAccount(apiKey: string): boolean {

@@ -9,17 +9,24 @@ export interface SimBalance {
   locked: Dec;
 }
 
-export interface SimAccount {
-  apiKey: string;
-  userId: number;
+/** A class, not a literal: made once per run and read on every fill (see EngineParts in engine/engine-parts.ts). */
+export class SimAccount {
+  readonly apiKey: string;
+  readonly userId: number;
   /** Keyed by asset id; every asset of the engine has an entry. */
-  balances: Map<number, SimBalance>;
+  readonly balances: Map<number, SimBalance>;
   /** Every order, oldest first. */
-  orders: SimOrder[];
+  readonly orders: SimOrder[] = [];
   /** Orders still NEW or PARTIALLY_FILLED, by id, oldest first. */
-  open: Map<number, SimOrder>;
+  readonly open = new Map<number, SimOrder>();
   /** Every fill, oldest first. */
-  fills: SimFill[];
+  readonly fills: SimFill[] = [];
+
+  constructor(apiKey: string, userId: number, balances: Map<number, SimBalance>) {
+    this.apiKey = apiKey;
+    this.userId = userId;
+    this.balances = balances;
+  }
 }
 
 export interface SimPair {
