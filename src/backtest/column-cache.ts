@@ -27,7 +27,7 @@ import { endianness } from 'node:os';
 import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from '../record/recording-format.js';
-import { columnIn, type FloatKey, type NumberColumn } from './number-column.js';
+import { columnIn, FLOAT_KEYS, type FloatKey, type NumberColumn } from './number-column.js';
 import type { SymbolInfo, TickColumns } from './tick-data.js';
 
 /** Where the cache lives unless COLUMN_CACHE_DIR says otherwise (relative to the working directory). */
@@ -39,9 +39,8 @@ export const COLUMN_CACHE_VERSION = 2;
 
 const MAGIC = Buffer.from('SBCOLS\0\0', 'latin1');
 const HEAD = 16;
-const FLOATS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const satisfies readonly FloatKey[];
 /** Bytes per tick: the float columns' (4 narrow, 8 wide) and the uint16 symbol's. */
-const tickBytes = (units: Record<FloatKey, number>) => FLOATS.reduce((n, k) => n + (units[k] === -1 ? 8 : 4), 2);
+const tickBytes = (units: Record<FloatKey, number>) => FLOAT_KEYS.reduce((n, k) => n + (units[k] === -1 ? 8 : 4), 2);
 
 /** What the columns alone do not say: the file's symbols (sym is an index into them), header and pair lines. */
 export interface CachedMeta {
@@ -114,7 +113,7 @@ export async function openCached(dir: string, sha256: string): Promise<CachedCol
       read: async (into, same) => {
         let position = start;
         const own = {} as Record<FloatKey, NumberColumn>;
-        const columns = FLOATS.map((k) => {
+        const columns = FLOAT_KEYS.map((k) => {
           if (same.has(k)) return into[k].values;
           const unit = meta.units[k];
           own[k] = columnIn(k, unit, unit === -1 ? new Float64Array(meta.count) : new Uint32Array(meta.count));
@@ -192,7 +191,8 @@ export async function writeCached(dir: string, meta: CachedMeta, columns: TickCo
     const handle = await open(temp, 'w');
     try {
       await handle.write(head);
-      for (const column of [...FLOATS.map((k) => columns[k].values), columns.sym]) await handle.write(bytesOf(column));
+      for (const column of [...FLOAT_KEYS.map((k) => columns[k].values), columns.sym])
+        await handle.write(bytesOf(column));
     } finally {
       await handle.close();
     }

@@ -43,11 +43,6 @@ export function columnValues(c: NumberColumn): number[] {
   return Array.from({ length: c.values.length }, (_, i) => valueAt(c, i));
 }
 
-/** A wide column holding these values (tests, and data made in memory). */
-export function wideColumn(values: Float64Array): NumberColumn {
-  return { values, mul: 1, div: 1, narrow: false };
-}
-
 /** The same column on other storage (a view, a copy) of the same kind. */
 export function withValues<T extends Uint32Array | Float64Array>(c: NumberColumn, values: T): NumberColumn {
   return { values, mul: c.mul, div: c.div, narrow: c.narrow };
@@ -67,8 +62,9 @@ const TIME_UNITS: Units = [[1000, 1]];
 /** Prices and volumes: whole numbers, then tenths, hundredths… to 10^-8. */
 const DECIMAL_UNITS: Units = Array.from({ length: 9 }, (_, d) => [1, 10 ** d] as const);
 
-/** A recording's float columns (tick-data.ts's TickColumns but sym). */
-export type FloatKey = 'time' | 'price' | 'high' | 'low' | 'vb' | 'vq';
+/** A recording's float columns (tick-data.ts's TickColumns but sym), in the order the column cache stores them. */
+export const FLOAT_KEYS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const;
+export type FloatKey = (typeof FLOAT_KEYS)[number];
 /**
  * The columns that share a unit, each group named by its first column: price, high and low together, so that a
  * price goes into a high or a low as it is (candle-ticks.ts).

@@ -25,6 +25,7 @@ import {
   COLUMN_GROUPS,
   columnIn,
   encode,
+  FLOAT_KEYS,
   type FloatKey,
   MISSING,
   type NumberColumn,
@@ -79,8 +80,6 @@ export interface TickData {
   length: number;
   columns: TickColumns;
 }
-
-const FLOAT_COLUMNS = ['time', 'price', 'high', 'low', 'vb', 'vq'] as const satisfies readonly FloatKey[];
 
 /** The columns each through `f`, which gives back storage of the kind it is given (a view, a copy…). */
 function eachColumn(
@@ -171,7 +170,7 @@ class ColumnBuilder implements TickColumns {
     this.capacity = Math.min(MAX_TICKS, Math.max(need, this.capacity * 2, 1 << 16));
     this.buffers.sym.grow(this.capacity * 2);
     this.sym = new Uint16Array(this.buffers.sym, 0, this.capacity);
-    for (const key of FLOAT_COLUMNS) this.view(key);
+    for (const key of FLOAT_KEYS) this.view(key);
   }
 
   /** The column `key` on its buffer, grown to the capacity in the group's width. */
@@ -249,7 +248,7 @@ class ColumnBuilder implements TickColumns {
 
   /** The unit of each group, for the cache. */
   units(): Record<FloatKey, number> {
-    return Object.fromEntries(FLOAT_COLUMNS.map((k) => [k, this.groups[k].unit])) as Record<FloatKey, number>;
+    return Object.fromEntries(FLOAT_KEYS.map((k) => [k, this.groups[k].unit])) as Record<FloatKey, number>;
   }
 
   /**
@@ -289,7 +288,7 @@ class ColumnBuilder implements TickColumns {
       if (!(valueAt(this.time, i) >= from)) continue;
       if (i !== j) {
         this.sym[j] = this.sym[i] as number;
-        for (const key of FLOAT_COLUMNS) this[key].values[j] = this[key].values[i] as number;
+        for (const key of FLOAT_KEYS) this[key].values[j] = this[key].values[i] as number;
       }
       j++;
     }
