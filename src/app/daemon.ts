@@ -69,7 +69,8 @@ export function isFatalStartError(err: unknown): boolean {
   for (let e: unknown = err; e !== undefined && e !== null; e = (e as { cause?: unknown }).cause) {
     if (e instanceof ConfigError || meaningOf(e) === 'authentication') return true;
     const code = errorCode(e);
-    if (code === 'E_SIM_CONFIG' || code === 'E_RECORDING' || code === 'E_FOREIGN_ORDERS') return true;
+    if (code === 'E_SIM_CONFIG' || code === 'E_RECORDING' || code === 'E_NO_PAIR_RULES' || code === 'E_FOREIGN_ORDERS')
+      return true;
     if (!(e instanceof Error)) break;
   }
   return false;

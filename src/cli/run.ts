@@ -74,9 +74,10 @@ export async function run(argv: string[]): Promise<number> {
     if (err instanceof JournalLockedError) {
       // One line, naming the holder: nothing was opened, so there is nothing else to say.
       logger.fatal({ code: err.code, holder: err.holder }, `not started: ${err.message}`);
-    } else if (errorCode(err) === 'E_RECORDING') {
-      // A recording that cannot be replayed (PAPER_DATA): the message names the file and where; no stack.
-      logger.fatal({ code: 'E_RECORDING' }, `not started: ${(err as Error).message}`);
+    } else if (errorCode(err) === 'E_RECORDING' || errorCode(err) === 'E_NO_PAIR_RULES') {
+      // A recording that cannot be replayed (PAPER_DATA): the message names the file and where, or says how to
+      // give its pair's rules; no stack.
+      logger.fatal({ code: errorCode(err) }, `not started: ${(err as Error).message}`);
     } else if (err instanceof ConfigError) {
       for (const problem of err.problems) logger.error(problem);
       logger.error(`not started: ${err.problems.length} configuration problem(s)`);

@@ -30,6 +30,7 @@ import type { MatchingEngine, TickerInput } from './matching-engine.js';
 import { mulberry32 } from './prng.js';
 import { countTickers, groupBySymbol, type SymbolFiles, TickerCursor } from './recorded-tickers.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH, TICK_VOLUME, type WalkedTicker } from './candle-path.js';
+import { missingRulesMessage } from './pair-market.js';
 
 export interface FeedProgress {
   /** Tickers fed so far. */
@@ -129,8 +130,7 @@ async function openRecordings(files: readonly string[], engine: MatchingEngine, 
   const groups = await groupBySymbol(files, warn);
   if (groups.size === 0) throw feedError(`no tickers in ${files.join(', ')}`);
   for (const [symbol, of] of groups) {
-    if (engine.pairConfigs(symbol).length === 0)
-      throw feedError(`${of.join(', ')} holds ${symbol}, which the simulated exchange does not list`);
+    if (engine.pairConfigs(symbol).length === 0) throw feedError(missingRulesMessage(symbol, of.join(', ')));
   }
   return groups;
 }

@@ -13,6 +13,7 @@ import {
   DaemonProcess,
   daemonEnv,
   everyOrderFile,
+  npmStart,
   readDb,
   restingFile,
   TEST_STRATEGIES,
@@ -81,6 +82,55 @@ describe('PAPER_DATA checked at the start', () => {
     expect(msg(lines[0]!)).toMatch(new RegExp(`^not started: PAPER_DATA: ${file}:501: malformed JSON line`));
     expect(lines[0]).not.toMatch(/"stack"|\n\s+at /);
   });
+
+  it('npm start stops in one line, no stack trace: a truncated file, and a pair whose recording carries no rules', async () => {
+    const cut = join(dir, 'BTCUSDT-npm-cut.jsonl.gz');
+    writeFileSync(cut, readFileSync(good));
+    truncateSync(cut, Math.floor(statSync(cut).size / 2));
+    // BTCUSD is no built-in pair, and this recording's header carries no rules for it.
+    const bare = join(dir, 'BTCUSD-bare.jsonl.gz');
+    await writeSwingRecording(bare, { symbol: 'BTCUSD', count: 100, start: START });
+    const usdConfig = join(dir, 'config-usd');
+    mkdirSync(usdConfig);
+    writeFileSync(
+      join(usdConfig, 'usd.json'),
+      JSON.stringify({ name: 'usd', strategy: 'every-order', symbol: 'BTCUSD', schedule: '* * * * * *', params: {} }),
+    );
+    const cases = [
+      {
+        name: 'npm-cut',
+        data: cut,
+        config: join(dir, 'config'),
+        expected: `PAPER_DATA: ${cut}:\\d+ \\(compressed byte`,
+      },
+      {
+        name: 'npm-bare',
+        data: bare,
+        config: usdConfig,
+        expected: `no pair rules for BTCUSD in PAPER_DATA \\(${bare}\\): re-import it with \`bot import-candles --symbol BTCUSD`,
+      },
+    ];
+    for (const c of cases) {
+      const { npm, lines } = npmStart(
+        daemonEnv({
+          DB_PATH: join(dir, `${c.name}.db`),
+          CONFIG_DIR: c.config,
+          STRATEGIES_DIR: TEST_STRATEGIES,
+          KILL_SWITCH_FILE: join(dir, 'KILL'),
+          PAPER_DATA: c.data,
+        }),
+      );
+      const code = await new Promise<number | null>((resolve) => npm.once('exit', resolve));
+      expect(code, lines.join('\n')).toBe(1);
+      // npm's own lines ("> spot-bot@… start", "> exec node …") aside, and the journal lock's.
+      const said = lines.filter(
+        (l) => l.trim() !== '' && !l.startsWith('>') && !l.includes("holding the journal's lock"),
+      );
+      expect(said, said.join('\n')).toHaveLength(1);
+      expect(msg(said[0]!)).toMatch(new RegExp(`^not started: ${c.expected}`));
+      expect(said[0]).not.toMatch(/"stack"|\n\s+at /);
+    }
+  }, 120_000);
 
   it('with PAPER_ALLOW_PARTIAL=true replays what is complete, says where it stops, and what it replays', async () => {
     const file = join(dir, 'BTCUSDT-partial.jsonl.gz');

@@ -112,12 +112,14 @@ describe('lockstep feed', () => {
     expect(order(engine.fed)).toEqual(MERGED.slice(0, 3));
   });
 
-  it('refuses a recording of a pair the exchange does not list, and a missing file', async () => {
+  it('refuses a recording of a pair the exchange does not list, saying how to give its rules, and a missing file', async () => {
     const dir = tempDir();
     const file = writeRecording(dir, 'DOGEUSDT', [{ s: 'DOGEUSDT', p: 0.1, t: T0 }]);
     await expect(startSimServer({ feed: lockstepFeed({ files: [file] }) })).rejects.toMatchObject({
       code: 'E_SIM_CONFIG',
-      message: `${file} holds DOGEUSDT, which the simulated exchange does not list`,
+      message: expect.stringMatching(
+        new RegExp(`^no pair rules for DOGEUSDT in ${file}: re-import it with \`bot import-candles --symbol DOGEUSDT `),
+      ) as string,
     });
     await expect(startSimServer({ feed: lockstepFeed({ files: [`${dir}/none.jsonl.gz`] }) })).rejects.toMatchObject({
       code: 'E_RECORDING',
