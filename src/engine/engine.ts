@@ -29,7 +29,7 @@ import { HeldExits, heldStopLimit } from './held-exits.js';
 import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch, type ProtectionTrip } from './exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
-import { positionFill } from '../market/position.js';
+import { positionFill, positionFromFills } from '../market/position.js';
 import { type CircuitBreakerOptions, DEFAULT_CIRCUIT_BREAKER } from './risk.js';
 import { TradingGuard } from './trading-guard.js';
 
@@ -396,6 +396,31 @@ export class Engine implements FillSink {
   }
 
   /**
+   * A fill the last run committed and was killed before telling the watch (between the two): the position the
+   * watch saved as open is flat in the journal. The watch takes the close now, and when that fill was a stop
+   * the exchange held, it is reported (held-exit-filled) and starts the cooldown, once: the event and the watch
+   * are saved together. (A tick-based exit was recorded, its cooldown started, when it was decided.)
+   */
+  private catchUpWatch(r: InstanceRunner): void {
+    const { watch, position } = r;
+    const step = this.parts.market.rules.get(r.symbol)?.stepSize;
+    if (watch?.state.openedAt === undefined || step === undefined || position.position.quantity.gte(step)) return;
+    const { store, journal } = this.parts;
+    const fills = store.fills.forInstance(r.name);
+    const last = fills.at(-1);
+    const row =
+      last === undefined ? undefined : (journal.get(last.orderLocalId) ?? store.orders.get(last.orderLocalId));
+    store.transaction(() => {
+      watch.closed();
+      if (last !== undefined && row !== undefined && isHeldExit(row)) {
+        const entry = positionFromFills(fills.slice(0, -1)).position.averagePrice;
+        this.heldExitFilled(r, watch, row, last, entry);
+      }
+      r.saveWatch();
+    });
+  }
+
+  /**
    * The protections count the instance's trades so far (their trips are in its saved watch; one decided but not
    * saved before a crash is decided again here).
    */
@@ -443,7 +468,10 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
-      for (const r of this.runners) this.seedProtections(r);
+      for (const r of this.runners) {
+        this.catchUpWatch(r);
+        this.seedProtections(r);
+      }
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
@@ -966,13 +994,17 @@ export class Engine implements FillSink {
     const step = this.parts.market.rules.get(r.symbol)?.stepSize;
     if (watch !== undefined && step !== undefined) {
       const after = r.position.position.quantity;
-      if (before.lt(step) && after.gte(step)) watch.opened(fill.time, Number(fill.price));
-      else if (before.gte(step) && after.lt(step)) {
-        watch.closed();
-        if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
-      }
-      this.protectionsTripped(r, watch.filled(fill, row.tag, step), fill.time);
-      r.saveWatch();
+      // The events and the watch they change are saved together: a kill -9 leaves both or neither (a restart
+      // then catches up from the journal: catchUpWatch, seedProtections).
+      this.parts.store.transaction(() => {
+        if (before.lt(step) && after.gte(step)) watch.opened(fill.time, Number(fill.price));
+        else if (before.gte(step) && after.lt(step)) {
+          watch.closed();
+          if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
+        }
+        this.protectionsTripped(r, watch.filled(fill, row.tag, step), fill.time);
+        r.saveWatch();
+      });
     }
     r.counters.fills++;
     r.pendingDelivery = true;

@@ -13,6 +13,7 @@ import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-
 import { afterAll, beforeAll } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import type { PairConfig } from '../../src/ports/venue-records.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
 import { trackChild } from '../support/child-processes.js';
 
@@ -158,6 +159,11 @@ export function readDb<T>(path: string, query: (db: Database.Database) => T): T 
     db.close();
   }
 }
+
+/** The last price of `symbol` the daemon wrote (what it saw last; status's last prices). */
+export const lastPrice = (path: string, symbol = 'BTCUSDT'): string | undefined =>
+  readDb(path, (db) => db.prepare('SELECT price FROM last_prices WHERE symbol = ?').pluck().get(symbol)) as
+    string | undefined;
 
 export interface JournalRow {
   local_id: string;
@@ -332,9 +338,10 @@ export async function http(
 /**
  * Paper on live prices for a suite: an upstream simulated exchange (wall clock) started before it at BTCUSDT
  * `start`, and a temp folder with the paper daemon's database path; both gone after the suite. `price` moves
- * the upstream's BTCUSDT price now; `env` is a paper daemon's environment on it.
+ * the upstream's BTCUSDT price now; `env` is a paper daemon's environment on it. `pairs`: the upstream's pair
+ * configurations (the paper exchange copies them), the built-in ones by default.
  */
-export function paperLiveUpstream(prefix: string, start: number) {
+export function paperLiveUpstream(prefix: string, start: number, pairs?: readonly PairConfig[]) {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   let server: SimServer | undefined;
   const suite = {
@@ -360,7 +367,7 @@ export function paperLiveUpstream(prefix: string, start: number) {
     },
   };
   beforeAll(async () => {
-    server = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
+    server = await startSimServer({ engine: new MatchingEngine({ clock: wallClock, ...(pairs && { pairs }) }) });
     suite.price(start);
   });
   afterAll(async () => {

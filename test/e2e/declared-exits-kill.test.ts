@@ -1,16 +1,27 @@
 /**
- * The exits and protections the engine enforces on ticks (not held on the exchange), through a real paper
- * daemon on live prices the test moves (paperLiveUpstream): the trailing stop, the roi exit, the losing-trades
- * protection, the max-drawdown protection and the cooldown after a stop-out each trigger once on a price path
- * that crosses them, and survive a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's order journaled
- * and not sent (after-journal), sent and filled with the answer not journaled (after-send), a losing fill
- * committed with the protection not yet decided (after-fill-record). Restarted on the same database, the
- * journal agrees with the paper exchange, which holds exactly one exit SELL per exit, and a protection trips
- * exactly once. Every wait is on a fact in the database: the saved watch, a journal row, an event.
+ * The exits and protections the engine enforces, through a real paper daemon on live prices the test moves
+ * (paperLiveUpstream): the stop-loss on ticks (on a pair whose order types cannot hold it on the exchange), the
+ * trailing stop, the roi exit, the losing-trades protection, the max-drawdown protection and the cooldown after
+ * a stop-out (on ticks, and after a stop held on the exchange) each trigger once on a price path that crosses
+ * them, and survive a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's
+ * order journaled and not sent (after-journal), sent and filled with the answer not journaled (after-send), a
+ * fill committed with the engine not yet told (after-fill-record: a protection not yet decided, a held stop's
+ * fill not yet reported). Restarted on the same database, the journal agrees with the paper exchange, which
+ * holds exactly one exit SELL per exit, and a protection trips exactly once. Every wait is on a fact in the
+ * database: the saved watch, a journal row, an event, the last price the daemon wrote.
+ * (test/e2e/held-exit-kill.test.ts: the held stop filled while the daemon is down.)
  */
 import { describe, expect, it } from 'vitest';
 import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
-import { DaemonProcess, paperLiveUpstream, readDb, reenterFile as strategyFile, waitFor } from './daemon-process.js';
+import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
+import {
+  DaemonProcess,
+  lastPrice,
+  paperLiveUpstream,
+  readDb,
+  reenterFile as strategyFile,
+  waitFor,
+} from './daemon-process.js';
 
 /** The refresh saves the watch every second (its high is what the test waits on); unknown outcomes resolve in 2 s. */
 const EXTRA = { REFRESH: '* * * * * *', RECONCILE_WINDOW_MS: '2000' };
@@ -45,6 +56,11 @@ const watch = (db: string) =>
 /** SELLs on the paper exchange's own ledger (the strategy sends none: each is an exit). */
 const paperSells = (db: string) =>
   readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'SELL'").pluck().get()) as number;
+/** The order types of the SELLs on the paper exchange's ledger. */
+const paperTypes = (db: string) =>
+  readDb(db, (d) =>
+    d.prepare("SELECT type FROM paper_orders WHERE side = 'SELL' ORDER BY id").pluck().all(),
+  ) as string[];
 const paperBuys = (db: string) =>
   readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'BUY'").pluck().get()) as number;
 
@@ -75,6 +91,65 @@ function highs(suite: ReturnType<typeof paperLiveUpstream>) {
     await waitFor(`the watch to save the high ${price}`, () => watch(suite.db)?.peak === price, { daemon });
   };
 }
+
+/** The price goes to `price`, and the test waits until the daemon wrote it as the last it saw (every 5 s). */
+function seen(suite: ReturnType<typeof paperLiveUpstream>) {
+  return async (daemon: DaemonProcess, price: number) => {
+    suite.price(price);
+    await waitFor(`the daemon to see ${price}`, () => lastPrice(suite.db) === String(price), { daemon });
+  };
+}
+
+/** BTCUSDT where the exchange takes LIMIT and MARKET orders only: no stop can be held there. */
+const NO_STOPS = [simPairConfig(DEFAULT_ASSETS[0]!, DEFAULT_ASSETS[1]!, { orderTypes: ['LIMIT', 'MARKET'] })];
+
+describe.each(['after-journal:2', 'after-send:2'])('stop-loss on ticks, killed -9 at %s of its exit', (point) => {
+  const suite = paperLiveUpstream('e2e-tick-stop-', 20_000, NO_STOPS);
+  const see = seen(suite);
+  it('sells once at the first price under the stop after the restart; nothing is held on the exchange', async () => {
+    const { db } = suite;
+    const env = suite.env({ 'x.json': strategyFile({ entries: 2, exits: { stopLossPct: 2 } }) });
+    // The average entry carries the fee taken in BTC (20,000 / 0.999 = 20,020.02): the stop is 2 % under it.
+    const stop = (20_000 / 0.999) * 0.98;
+    await killedAt(env, point, async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      // Over the stop (19,619.62): nothing. The second price seen means the first was decided on.
+      await see(first, 19_700);
+      await see(first, 19_620);
+      expect(events(db, 'exit-triggered')).toEqual([]);
+      suite.price(19_600);
+    });
+    expect(events(db, 'exit-triggered')).toEqual([expect.objectContaining({ reason: 'stop-loss', price: 19_600 })]);
+    expect(Number(events(db, 'exit-triggered')[0]!.level)).toBeCloseTo(stop, 6);
+    expect(
+      orders(db)
+        .filter((r) => r.tag === 'exit:stop-loss')
+        .map((r) => r.status),
+    ).toEqual(['PENDING']);
+
+    // Restarted: the exit is sent (again only when the first never left), then the strategy re-enters at 19,600,
+    // which proves the engine saw the position flat; that new position's stop (19,227) is far under the price.
+    await restarted(env, db, 'the exit filled and the second entry', () => filled(db, 'entry') === 2);
+    const exits = orders(db).filter((r) => r.tag === 'exit:stop-loss');
+    expect(exits.filter((r) => r.status === 'FILLED')).toEqual([
+      { side: 'SELL', type: 'MARKET', tag: 'exit:stop-loss', status: 'FILLED' },
+    ]);
+    expect(paperSells(db)).toBe(1);
+    // On ticks alone: the exchange never held a stop for it.
+    expect(paperTypes(db)).toEqual(['MARKET']);
+    expect(events(db, 'exit-held')).toEqual([]);
+    if (point.startsWith('after-send')) {
+      expect(exits).toHaveLength(1);
+      expect(events(db, 'exit-triggered')).toHaveLength(1);
+    } else {
+      expect(exits.map((r) => r.status)).toEqual(['NOT_PLACED', 'FILLED']);
+      expect(events(db, 'exit-triggered').map((e) => [e.reason, e.price])).toEqual([
+        ['stop-loss', 19_600],
+        ['stop-loss', 19_600],
+      ]);
+    }
+  }, 150_000);
+});
 
 describe.each(['after-journal:2', 'after-send:2'])('trailing stop, killed -9 at %s of its exit', (point) => {
   const suite = paperLiveUpstream('e2e-trailing-', 20_000);
@@ -258,5 +333,50 @@ describe('cooldown, killed -9 between the stop-out and its sale', () => {
         .filter((r) => r.tag === 'exit:trailing-stop')
         .map((r) => r.status),
     ).toEqual(['NOT_PLACED', 'FILLED']);
+  }, 150_000);
+});
+
+/** The stop the engine holds on the paper exchange, as the paper exchange holds it. */
+const heldStop = (db: string) =>
+  readDb(db, (d) => {
+    const id = d.prepare("SELECT exchange_id FROM orders WHERE tag = 'exit:stop-loss'").pluck().get() as
+      string | null | undefined;
+    if (!id) return undefined;
+    return d.prepare('SELECT status, stop_price FROM paper_orders WHERE id = ?').get(Number(id)) as
+      { status: string; stop_price: string } | undefined;
+  });
+
+describe('a held stop-loss, killed -9 between its fill on the exchange and the engine being told', () => {
+  const suite = paperLiveUpstream('e2e-held-told-', 20_000);
+  it('is reported once after the restart and starts the cooldown, which refuses every entry', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({ entries: 2, exits: { stopLossPct: 2 }, protections: { cooldownMinutes: 60 } }),
+    });
+    // The entry (the 1st fill), the stop held on the exchange; the price through it fills it there (the 2nd fill,
+    // committed), and the daemon dies before the engine hears of it.
+    await killedAt(env, 'after-fill-record:2', async (first) => {
+      const held = await waitFor('the stop held on the paper exchange', () => heldStop(db), {
+        daemon: first,
+        ms: 30_000,
+      });
+      expect(Number(held.stop_price)).toBeCloseTo((20_000 / 0.999) * 0.98, 1);
+      suite.price(Number(held.stop_price) - 20);
+    });
+    expect(fillCount(db)).toBe(2);
+    expect(heldStop(db)?.status).toBe('FILLED');
+    expect(events(db, 'held-exit-filled')).toEqual([]);
+
+    await restarted(
+      env,
+      db,
+      'an entry refused by the cooldown',
+      () => refusedBy(db, /cooldown after a stop-out/).length > 0,
+    );
+    expect(events(db, 'held-exit-filled')).toEqual([expect.objectContaining({ reason: 'stop-loss' })]);
+    expect(events(db, 'exit-triggered')).toEqual([]);
+    expect(paperBuys(db)).toBe(1);
+    expect(paperTypes(db)).toEqual(['STOP_LIMIT']);
+    expect(String(refusedBy(db, /cooldown/)[0]!.reason)).toMatch(/\(protections\.cooldownMinutes\)$/);
   }, 150_000);
 });

@@ -8,7 +8,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
-import { DaemonProcess, freePort, http, paperLiveUpstream, readDb, reenterFile, waitFor } from './daemon-process.js';
+import {
+  DaemonProcess,
+  freePort,
+  http,
+  lastPrice,
+  paperLiveUpstream,
+  readDb,
+  reenterFile,
+  waitFor,
+} from './daemon-process.js';
 
 const TOKEN = 'e2e-exits-reload-token-5b1f';
 const suite = paperLiveUpstream('e2e-exits-reload-', 20_000);
@@ -24,10 +33,6 @@ const heldStops = (db: string) =>
       )
       .all(),
   ) as { journal: string; paper: string | null; stop: string | null }[];
-
-const lastPrice = (db: string) =>
-  readDb(db, (d) => d.prepare("SELECT price FROM last_prices WHERE symbol = 'BTCUSDT'").pluck().get()) as
-    string | undefined;
 
 describe('a reload of exits.stopLossPct on a paper daemon', () => {
   it('re-places the held stop at the new level once, through the order path', async () => {
