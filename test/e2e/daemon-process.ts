@@ -165,6 +165,17 @@ export const lastPrice = (path: string, symbol = 'BTCUSDT'): string | undefined 
   readDb(path, (db) => db.prepare('SELECT price FROM last_prices WHERE symbol = ?').pluck().get(symbol)) as
     string | undefined;
 
+/** The stop the engine holds for a declared stopLossPct, as the paper exchange in the database at `path` holds it. */
+export function heldStopOnPaper(path: string): { status: string; stop_price: string } | undefined {
+  return readDb(path, (d) => {
+    const id = d.prepare("SELECT exchange_id FROM orders WHERE tag = 'exit:stop-loss'").pluck().get() as
+      string | null | undefined;
+    if (!id) return undefined;
+    return d.prepare('SELECT status, stop_price FROM paper_orders WHERE id = ?').get(Number(id)) as
+      { status: string; stop_price: string } | undefined;
+  });
+}
+
 export interface JournalRow {
   local_id: string;
   instance: string;

@@ -16,6 +16,7 @@ import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import {
   DaemonProcess,
+  heldStopOnPaper,
   lastPrice,
   paperLiveUpstream,
   readDb,
@@ -336,16 +337,6 @@ describe('cooldown, killed -9 between the stop-out and its sale', () => {
   }, 150_000);
 });
 
-/** The stop the engine holds on the paper exchange, as the paper exchange holds it. */
-const heldStop = (db: string) =>
-  readDb(db, (d) => {
-    const id = d.prepare("SELECT exchange_id FROM orders WHERE tag = 'exit:stop-loss'").pluck().get() as
-      string | null | undefined;
-    if (!id) return undefined;
-    return d.prepare('SELECT status, stop_price FROM paper_orders WHERE id = ?').get(Number(id)) as
-      { status: string; stop_price: string } | undefined;
-  });
-
 describe('a held stop-loss, killed -9 between its fill on the exchange and the engine being told', () => {
   const suite = paperLiveUpstream('e2e-held-told-', 20_000);
   it('is reported once after the restart and starts the cooldown, which refuses every entry', async () => {
@@ -356,7 +347,7 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
     // The entry (the 1st fill), the stop held on the exchange; the price through it fills it there (the 2nd fill,
     // committed), and the daemon dies before the engine hears of it.
     await killedAt(env, 'after-fill-record:2', async (first) => {
-      const held = await waitFor('the stop held on the paper exchange', () => heldStop(db), {
+      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), {
         daemon: first,
         ms: 30_000,
       });
@@ -364,7 +355,7 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
       suite.price(Number(held.stop_price) - 20);
     });
     expect(fillCount(db)).toBe(2);
-    expect(heldStop(db)?.status).toBe('FILLED');
+    expect(heldStopOnPaper(db)?.status).toBe('FILLED');
     expect(events(db, 'held-exit-filled')).toEqual([]);
 
     await restarted(

@@ -7,21 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
-import { DaemonProcess, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
+import { DaemonProcess, heldStopOnPaper, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
 
 const suite = paperLiveUpstream('e2e-held-exit-', 20_000);
 const { db, price } = suite;
 
 /** The held stop as the paper exchange holds it. */
-function paperStop(): { status: string; stop_price: string } | undefined {
-  return readDb(db, (d) => {
-    const id = d.prepare("SELECT exchange_id FROM orders WHERE tag = 'exit:stop-loss'").pluck().get() as
-      string | null | undefined;
-    if (!id) return undefined;
-    return d.prepare('SELECT status, stop_price FROM paper_orders WHERE id = ?').get(Number(id)) as
-      { status: string; stop_price: string } | undefined;
-  });
-}
+const paperStop = () => heldStopOnPaper(db);
 
 describe('a declared stop-loss held on the exchange, through kill -9', () => {
   it('fills while the daemon is down and is the one exit sell after the restart', async () => {
