@@ -78,6 +78,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard on paper on a recording', 
     await chart.locator('canvas').first().waitFor();
     await page.locator('#equity canvas').first().waitFor();
     await expect.poll(() => chart.getAttribute('data-markers')).not.toBe('0');
+    // The page says whose time it is, from the daemon's clock: the recording's, and the wall's beside it.
+    expect(await page.locator('#time-note').textContent()).toBe(
+      '; on paper on a recording, that is the recording’s time',
+    );
+    expect(await page.locator('#footer').textContent()).toMatch(
+      /^status at venue \d{4}-06-1[56] [\d:]{8} UTC \(the recording's time\) · wall /,
+    );
     // The first and last prices shown are the recording's.
     for (const edge of ['data-from', 'data-to']) {
       const at = Date.parse((await chart.getAttribute(edge)) ?? '');

@@ -192,6 +192,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
     expect(await page.locator('#mode').textContent()).toBe('PAPER');
     expect(await page.locator('#venue').textContent()).toBe('simulated exchange (paper)');
+    // A lockstep replay keeps the wall's time (status.clock): the charts' times are not the recording's.
+    expect(await page.locator('#time-note').textContent()).toBe('');
+    expect(await page.locator('#footer').textContent()).toMatch(
+      /^status at \d{4}-\d\d-\d\d [\d:]{8} UTC \(venue time\)/,
+    );
     // The paper account's history across restarts: this is its first daemon run.
     expect(await page.locator('#paper dd[data-fact="daemon runs"]').textContent()).toBe('1');
     expect(await page.evaluate('sessionStorage.length')).toBe(1);

@@ -286,9 +286,9 @@
     const box = $('alerts');
     box.querySelectorAll('.state-alert').forEach((n) => n.remove());
     for (const [kind, content] of alerts) box.append(el('div', { class: `alert state-alert ${kind}` }, content));
-    const paper = s.paper;
+    // The daemon's own clock says whose time the venue keeps (a lockstep replay runs on the wall's).
     $('time-note').textContent =
-      paper && paper.data !== 'live' ? '; on paper on a recording, that is the recording’s time' : '';
+      s.clock && s.clock.venueClock === 'data' ? '; on paper on a recording, that is the recording’s time' : '';
     renderFooter();
   }
 
