@@ -121,11 +121,46 @@ const dependencyDirection = {
   },
 };
 
+/** The methods of better-sqlite3's Database that run SQL or change the database. */
+const SQL_METHODS = /^(prepare|exec|pragma|transaction|function|aggregate|table|backup|serialize|loadExtension)$/;
+
+/**
+ * No SQL outside the store: only store/ imports better-sqlite3 or calls a database's SQL methods (`db.prepare`,
+ * `store.db.exec`, …). Everything else asks the store's own methods (issue 24's "no SQL outside the store").
+ */
+const sqlInStore = {
+  meta: { type: 'problem', schema: [], messages: { sql: '{{message}}' } },
+  create(context) {
+    const from = areaOf(context.filename);
+    if (from === undefined || from === 'store') return {};
+    const report = (node, what) =>
+      context.report({
+        node,
+        messageId: 'sql',
+        data: { message: `${areaName(from)}: ${what}; SQL lives in store/ only, add a method there` },
+      });
+    const isDb = (node) =>
+      (node.type === 'Identifier' && node.name === 'db') ||
+      (node.type === 'MemberExpression' && !node.computed && node.property.name === 'db');
+    const sqlite = (node) => {
+      if (node.source?.value === 'better-sqlite3') report(node, 'better-sqlite3 imported');
+    };
+    return {
+      ImportDeclaration: sqlite,
+      ImportExpression: sqlite,
+      MemberExpression: (node) => {
+        if (!node.computed && SQL_METHODS.test(node.property.name ?? '') && isDb(node.object))
+          report(node, `${node.property.name}() on a database`);
+      },
+    };
+  },
+};
+
 /** The dependency rules as a config block (the lint probes use this one too). */
 export const dependencyRules = {
   files: ['src/**/*.ts', 'strategies/**/*.ts'],
-  plugins: { house: { rules: { 'dependency-direction': dependencyDirection } } },
-  rules: { 'house/dependency-direction': 'error' },
+  plugins: { house: { rules: { 'dependency-direction': dependencyDirection, 'sql-in-store': sqlInStore } } },
+  rules: { 'house/dependency-direction': 'error', 'house/sql-in-store': 'error' },
 };
 
 export default tseslint.config(

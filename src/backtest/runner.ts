@@ -165,16 +165,6 @@ function* symbolTimes(data: TickData, s: number): Generator<number> {
   for (let i = 0; i < data.length; i++) if (sym[i] === s) yield valueAt(time, i);
 }
 
-/** Every journal row of a store, in the order they were written (placement order). */
-export function journalRows(store: Store): OrderRow[] {
-  const ids = store.db.prepare<[], { local_id: string }>('SELECT local_id FROM orders ORDER BY rowid').all();
-  return ids.map(({ local_id }) => {
-    const row = store.orders.get(local_id);
-    if (!row) throw new Error(`unreachable: journal row ${local_id} vanished`);
-    return row;
-  });
-}
-
 export interface Trace {
   orders: TraceEntry[];
   fills: TraceEntry[];
@@ -186,7 +176,7 @@ export interface Trace {
  * time order, ties in instance-name then recording order.
  */
 export function storeTrace(store: Store, instances: readonly string[]): Trace {
-  const rows = journalRows(store);
+  const rows = store.orders.all();
   const byId = new Map(rows.map((r) => [r.localId, r]));
   const fills = [...instances]
     .sort()
@@ -371,7 +361,7 @@ async function runWalked(
 
     const final = assetTotals(sim, API_KEY, assetCodes);
     checkAccounting(initial, final, fills, pairs);
-    const orders = journalRows(store);
+    const orders = store.orders.all();
     const trace = storeTrace(
       store,
       instances.map((i) => i.config.name),

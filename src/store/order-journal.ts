@@ -230,6 +230,14 @@ export class OrderJournal {
     return r && ORDER.fromDb(r);
   }
 
+  /** Every row, in the order they were written (placement order): a backtest's journal, read whole. */
+  all(): OrderRow[] {
+    return this.db
+      .prepare<[], DbOrder>(`SELECT ${COLUMNS} FROM orders ORDER BY rowid`)
+      .all()
+      .map((r) => ORDER.fromDb(r));
+  }
+
   /** Every row that is not final (PENDING, OPEN, PARTIALLY_FILLED, UNKNOWN), oldest first. */
   active(): OrderRow[] {
     return this.activeStmt.all().map((r) => ORDER.fromDb(r));

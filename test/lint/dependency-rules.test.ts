@@ -1,6 +1,7 @@
 /**
  * Probes of the lint's dependency rules (eslint.config.js): forbidden imports fed to ESLint must fail, at any
- * depth, static, re-exported, as a dynamic import() or an import type; the allowed ones beside them must pass,
+ * depth, static, re-exported, as a dynamic import() or an import type, and so must SQL outside the store
+ * (better-sqlite3 imported, a database's prepare/exec/transaction called); the allowed ones beside them must pass,
  * so a rule that reports everything fails here too. The rules are the ones `npm run lint` runs.
  */
 import { join } from 'node:path';
@@ -46,6 +47,38 @@ describe('the dependency rules', () => {
     const found = await problems(path, code);
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/^house\/dependency-direction: .*(may not import|imports only)/);
+  });
+
+  it.each([
+    [
+      'a query on a store’s database',
+      'src/backtest/probe.ts',
+      "export const n = (s: any) => s.db.prepare('SELECT 1');",
+    ],
+    [
+      'SQL run on a database it holds',
+      'src/operator/deep/probe.ts',
+      "export const f = (db: any) => db.exec('DELETE');",
+    ],
+    ['a transaction', 'src/app/probe.ts', 'export const t = (s: any) => s.db.transaction(() => 1);'],
+    ['better-sqlite3 imported', 'src/api/probe.ts', "import Database from 'better-sqlite3';"],
+    ['better-sqlite3 imported dynamically', 'src/cli/probe.ts', "export const m = () => import('better-sqlite3');"],
+  ])('fails on SQL outside the store: %s', async (_what, path, code) => {
+    const found = await problems(path, code);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^house\/sql-in-store: \w+\/: .*; SQL lives in store\/ only/);
+  });
+
+  it.each([
+    [
+      'the store itself',
+      'src/store/probe.ts',
+      "import Database from 'better-sqlite3'; export const d = new Database(':memory:').prepare('SELECT 1');",
+    ],
+    ['whether a store is open', 'src/venues/probe.ts', 'export const open = (s: any) => s.db.open;'],
+    ['a regular expression’s exec', 'src/cli/probe.ts', "export const m = /a/.exec('a');"],
+  ])('passes %s', async (_what, path, code) => {
+    expect(await problems(path, code)).toEqual([]);
   });
 
   it('names the rule a new folder lacks', async () => {
