@@ -33,8 +33,9 @@ export const ALLOWED = {
   status: [...BASE, 'ops', 'store'],
   operator: [...BASE, 'ops', 'config', 'store', 'strategy', 'engine', 'status'],
   // Composition: the HTTP face and the notifier reach the bot through the operator layer, never app/ or cli/.
+  // The API (routes, page, metrics) reads and acts through it alone: not the store, the read model or the engine.
   notify: [...BASE, 'ops', 'config', 'clocks', 'store', 'status', 'operator'],
-  api: [...BASE, 'ops', 'config', 'exchange', 'store', 'status', 'operator', 'backtest'],
+  api: [...BASE, 'ops', 'config', 'exchange', 'operator', 'backtest'],
   backtest: [
     ...BASE,
     'ops',

@@ -15,10 +15,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestObserver } from '../exchange/client.js';
 import type { BuildInfo, Operator } from '../operator/operator.js';
-import type { InstanceStatusReport } from '../status/status-report.js';
+import type { FillTotal, InstanceStatusReport, OrderCount } from '../operator/queries.js';
 import type { JobStats } from '../ports/scheduler.js';
-import type { FillTotal } from '../store/fills.js';
-import type { OrderCount } from '../store/order-journal.js';
 
 const P = 'spot_bot_';
 

@@ -9,7 +9,7 @@ import { BotError } from '../errors.js';
 import { dec, plain } from '../market/decimal.js';
 import type { ActionResult } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
-import { EVENT_KINDS } from '../store/events.js';
+import { EVENT_KINDS } from '../operator/queries.js';
 import { badRequest, body, type ErrorStatus, fail, query, remoteAddress } from './responses.js';
 
 /** HTTP status of each operator error code (the code itself goes in the body, stable). */

@@ -26,6 +26,11 @@ import { pnlSeries } from './pnl-series.js';
 import { allTrades, type Period, profitByPeriod, profitJson, tradeJson } from './trades.js';
 import { tradeStats } from '../market/round-trips.js';
 
+/** What the control API and the metrics need of the journal's and the read model's shapes, from here alone. */
+export { EVENT_KINDS } from '../store/events.js';
+export type { FillTotal, OrderCount };
+export type { InstanceStatusReport } from '../status/status-report.js';
+
 /** How long a status view is reused: the page polls, Prometheus scrapes, the database is read once a second. */
 const STATUS_CACHE_MS = 1_000;
 
