@@ -1,7 +1,7 @@
 /**
  * Getting out, end to end: a paper daemon (a real process, the embedded simulated exchange) holding a position
  * from the exit-target strategy. Stop-buy through the API refuses the strategy's entries while the exit's SELL
- * goes out; the exit pauses the instance, cancels its open orders, sells the position less dust and answers
+ * goes out; the exit (asked with /exit on a stand-in of Telegram's Bot API, then again through the API) pauses the instance, cancels its open orders, sells the position less dust and answers
  * what it sent; asking again sends nothing. Then kill -9 in the middle of an exit (after the cancels, after
  * the sell is journaled, after it is sent) and a restart on the same database: the exit finishes by itself,
  * and the paper exchange holds exactly one exit SELL.
@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { D, type Dec } from '../../src/market/decimal.js';
+import { BotApi } from '../notify/stand-ins.js';
 import { DaemonProcess, freePort, http, journal, lockstepPaperEnv, readDb, waitFor } from './daemon-process.js';
 
 const TOKEN = 'e2e-exit-token-0c4d1e';
+const BOT_TOKEN = '4343:e2e-exit-telegram-token';
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -65,8 +67,13 @@ function paperMarketSells(db: string): number {
 const STEP = new D('0.000001');
 
 describe('manual exit and stop-buy on a paper daemon', () => {
-  it('stop-buy refuses entries and lets the exit out; the exit sells the position once and says what it sent', async () => {
-    const run = await paperDaemon(true);
+  it('stop-buy refuses entries and lets the exit out; the exit (/exit on Telegram) sells the position once and says what it sent', async () => {
+    const bot = await BotApi.start(BOT_TOKEN);
+    const run = await paperDaemon(true, {
+      TELEGRAM_BOT_TOKEN: BOT_TOKEN,
+      TELEGRAM_CHAT_ID: '111',
+      TELEGRAM_API_URL: bot.url,
+    });
     const daemon = run.start();
     try {
       await waitFor(
@@ -118,11 +125,16 @@ describe('manual exit and stop-buy on a paper daemon', () => {
 
       const held = await position(run.api);
       expect(held.gt(0)).toBe(true);
-      const exit = await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } });
-      expect(exit.status).toBe(200);
-      const answer = ActionBody.parse(exit.body);
-      expect(answer.outcome).toMatch(/^sent MARKET SELL 0\.00\d+ BTCUSDT as x-\d+ \(\w+\)/);
-      expect(answer.outcome).toMatch(/cancelled x-\d+/);
+      // The exit asked on Telegram: the chat's answer says what was sent and what was cancelled, once.
+      bot.say(111, '/exit x');
+      // Replies share the chat's rate limit (one a second) with its notifications.
+      const answer = await waitFor(
+        'the exit answered on Telegram',
+        () => bot.sent.find((m) => m.text.startsWith('PAPER · exit x:')),
+        { daemon, ms: 60_000 },
+      );
+      expect(answer.text).toMatch(/^PAPER · exit x: sent MARKET SELL 0\.00\d+ BTCUSDT as x-\d+ \(\w+\)/);
+      expect(answer.text).toMatch(/cancelled x-\d+/);
       // Entries stopped at once: no BUY journaled after stop-buy went on.
       expect(
         journal(run.db).filter(
@@ -145,6 +157,7 @@ describe('manual exit and stop-buy on a paper daemon', () => {
       expect(twice.outcome).toMatch(/^nothing to sell: flat/);
       expect(rows(run.db, 'exit')).toHaveLength(1);
       expect(paperMarketSells(run.db)).toBe(1);
+      expect(bot.sent.filter((m) => m.text.startsWith('PAPER · exit x:'))).toHaveLength(1);
 
       const limitless = await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'limit' } });
       expect(limitless.status).toBe(400);
@@ -155,13 +168,16 @@ describe('manual exit and stop-buy on a paper daemon', () => {
         run.db,
         (d) => d.prepare("SELECT data FROM events WHERE kind = 'operator'").pluck().all() as string[],
       );
-      expect(
-        journaled.filter((j) => j.includes('"action":"exit"') && j.includes('"source":"api 127.0.0.1"')).length,
-      ).toBeGreaterThanOrEqual(2);
+      const exits = journaled.filter((j) => j.includes('"action":"exit"'));
+      expect(exits.filter((j) => j.includes('"source":"telegram:111"') && j.includes('sent MARKET SELL'))).toHaveLength(
+        1,
+      );
+      expect(exits.filter((j) => j.includes('"source":"api 127.0.0.1"')).length).toBeGreaterThanOrEqual(1);
     } finally {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+      await bot.close();
     }
-  }, 90_000);
+  }, 150_000);
 
   it.each(['exit-after-cancel', 'after-journal:4', 'after-send:4'])(
     'finishes an exit killed -9 at %s after the restart, with exactly one exit SELL on the exchange',

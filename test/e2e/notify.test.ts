@@ -78,11 +78,20 @@ describe('notifications from the daemon on paper', () => {
       bot.say(111, '/resume churn');
       bot.say(111, '/balance');
       // Replies share the chat's rate limit (one a second) with its notifications.
-      await waitFor(
+      const balances = await waitFor(
         'the balances',
-        () => bot.sent.some((m) => m.text.startsWith('PAPER · balances\n') && /\nUSDT \d/.test(m.text)),
+        () => bot.sent.find((m) => m.text.startsWith('PAPER · balances\n')),
         { daemon, ms: 60_000 },
       );
+      // Every asset the paper account holds (10000 USDT, 10000 USDC, 0.5 BTC), not only the traded pair's.
+      expect(
+        balances.text
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split(' ')[0])
+          .sort(),
+      ).toEqual(['BTC', 'USDC', 'USDT']);
+      expect(balances.text).toMatch(/\nUSDC 10,?000(\n|$)/);
       bot.say(111, '/status');
       await waitFor(
         'the status',
