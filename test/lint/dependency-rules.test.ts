@@ -27,6 +27,13 @@ async function problems(path: string, code: string): Promise<string[]> {
   return result!.messages.map((m) => `${m.ruleId ?? 'parse'}: ${m.message}`);
 }
 
+/** ESLint finds exactly one problem in `code` at `path`, and it reads as `pattern`. */
+async function oneProblem(path: string, code: string, pattern: RegExp): Promise<void> {
+  const found = await problems(path, code);
+  expect(found).toHaveLength(1);
+  expect(found[0]).toMatch(pattern);
+}
+
 describe('the dependency rules', () => {
   it.each([
     ['a nested folder', 'src/engine/deep/probe.ts', "import { ExchangeClient } from '../../exchange/client.js';"],
@@ -46,11 +53,9 @@ describe('the dependency rules', () => {
     ['an adapter importing the operator layer', 'src/store/probe.ts', "import '../operator/operator.js';"],
     ['a strategy importing the engine', 'strategies/nested/probe.ts', "import '../../src/engine/engine.js';"],
     ['a strategy importing the loader', 'strategies/probe.ts', "const m = import('../src/strategy/loader.js');"],
-  ])('fails on %s', async (_what, path, code) => {
-    const found = await problems(path, code);
-    expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(/^house\/dependency-direction: .*(may not import|imports only)/);
-  });
+  ])('fails on %s', (_what, path, code) =>
+    oneProblem(path, code, /^house\/dependency-direction: .*(may not import|imports only)/),
+  );
 
   it.each([
     [
@@ -66,23 +71,9 @@ describe('the dependency rules', () => {
     ['a transaction', 'src/app/probe.ts', 'export const t = (s: any) => s.db.transaction(() => 1);'],
     ['better-sqlite3 imported', 'src/api/probe.ts', "import Database from 'better-sqlite3';"],
     ['better-sqlite3 imported dynamically', 'src/cli/probe.ts', "export const m = () => import('better-sqlite3');"],
-  ])('fails on SQL outside the store: %s', async (_what, path, code) => {
-    const found = await problems(path, code);
-    expect(found).toHaveLength(1);
-    expect(found[0]).toMatch(/^house\/sql-in-store: \w+\/: .*; SQL lives in store\/ only/);
-  });
-
-  it.each([
-    [
-      'the store itself',
-      'src/store/probe.ts',
-      "import Database from 'better-sqlite3'; export const d = new Database(':memory:').prepare('SELECT 1');",
-    ],
-    ['whether a store is open', 'src/venues/probe.ts', 'export const open = (s: any) => s.db.open;'],
-    ['a regular expression’s exec', 'src/cli/probe.ts', "export const m = /a/.exec('a');"],
-  ])('passes %s', async (_what, path, code) => {
-    expect(await problems(path, code)).toEqual([]);
-  });
+  ])('fails on SQL outside the store: %s', (_what, path, code) =>
+    oneProblem(path, code, /^house\/sql-in-store: \w+\/: .*; SQL lives in store\/ only/),
+  );
 
   it('names the rule a new folder lacks', async () => {
     expect(await problems('src/newfolder/probe.ts', "import '../market/decimal.js';")).toEqual([
@@ -98,6 +89,13 @@ describe('the dependency rules', () => {
     ['a strategy importing the API', 'strategies/probe.ts', "import { z } from '../src/strategy/api.js';"],
     ['a strategy importing the package export', 'strategies/probe.ts', "import { z } from 'spot-bot/strategy';"],
     ['a computed import() (not resolvable)', 'src/strategy/probe.ts', 'export const load = (u: string) => import(u);'],
+    [
+      'the store itself',
+      'src/store/probe.ts',
+      "import Database from 'better-sqlite3'; export const d = new Database(':memory:').prepare('SELECT 1');",
+    ],
+    ['whether a store is open', 'src/venues/probe.ts', 'export const open = (s: any) => s.db.open;'],
+    ['a regular expression’s exec', 'src/cli/probe.ts', "export const m = /a/.exec('a');"],
   ])('passes %s', async (_what, path, code) => {
     expect(await problems(path, code)).toEqual([]);
   });
