@@ -1,6 +1,7 @@
 /**
  * The daily summary at its UTC time, on timers the test moves: recorded once as an event from the status
  * read model (PnL, fills, fees, open orders, position of the UTC day) and sent like any other notification.
+ * On paper on recordings its time and day are the venue's (the recording's), not the wall's (issue 20).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
@@ -45,6 +46,17 @@ function fill(key: string, side: 'BUY' | 'SELL', price: string, fee: string, tim
   });
 }
 
+/** A webhook that takes the daily summary only, at 18:00 UTC, sent at once. */
+function summaryEnv() {
+  return parseEnv({
+    NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
+    NOTIFY_WEBHOOK_SECRET: 'secret',
+    NOTIFY_WEBHOOK_EVENTS: 'daily-summary',
+    NOTIFY_GROUP_MS: '0',
+    NOTIFY_DAILY_SUMMARY: '18:00',
+  });
+}
+
 describe('the daily summary', () => {
   it('is due at the next HH:MM UTC', () => {
     expect(nextSummaryTime(DAY + 10 * HOUR, 18 * 60)).toBe(DAY + 18 * HOUR);
@@ -59,13 +71,7 @@ describe('the daily summary', () => {
     fill('f-2', 'SELL', '110', '0.11', DAY + 11 * HOUR);
     fill('f-3', 'BUY', '105', '0.2', DAY + 12 * HOUR);
     store.orders.insert(orderRow({ localId: 'o-1', instance: 'grid', seq: 99, status: 'OPEN' }));
-    const env = parseEnv({
-      NOTIFY_WEBHOOK_URL: `${hook.url}/hook`,
-      NOTIFY_WEBHOOK_SECRET: 'secret',
-      NOTIFY_WEBHOOK_EVENTS: 'daily-summary',
-      NOTIFY_GROUP_MS: '0',
-      NOTIFY_DAILY_SUMMARY: '18:00',
-    });
+    const env = summaryEnv();
     const notifications = notificationsFromEnv(env, { store, logger: captureLogger().logger, mode: 'live', timers });
     const deadline = Date.now() + 10_000;
     while (hook.received.length === 0 && Date.now() < deadline) {
@@ -97,5 +103,37 @@ describe('the daily summary', () => {
     expect((hook.received[0]?.json as { text: string }).text).toBe(
       'LIVE · daily summary 2024-01-01\ngrid: PnL 9.69 · 2 fills fees 0.31 USDT · 1 open · pos 1 @ 105',
     );
+  });
+
+  it("on paper on recordings, is due at the venue's HH:MM and sums the venue's day, while delivery keeps the wall's time", async () => {
+    // The venue's clock is the recording's (1 January 2024), the wall's is years later; both move an hour a step.
+    const venue = new ManualTimers(DAY + 10 * HOUR);
+    const wall = new ManualTimers(Date.UTC(2026, 10, 26, 10));
+    fill('f-1', 'BUY', '100', '0.1', DAY + 11 * HOUR);
+    fill('f-2', 'SELL', '110', '0.11', DAY + 12 * HOUR);
+    const env = summaryEnv();
+    const notifications = notificationsFromEnv(env, {
+      store,
+      logger: captureLogger().logger,
+      mode: 'paper',
+      timers: wall,
+      venueClock: venue,
+    });
+    const deadline = Date.now() + 10_000;
+    while (hook.received.length === 0 && Date.now() < deadline) {
+      venue.advance(HOUR);
+      wall.advance(HOUR);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await notifications?.stop(1000);
+
+    const summaries = store.events.list({ kinds: ['daily-summary'] });
+    expect(summaries.map((s) => [s.time, (s.data as { day: string }).day])).toEqual([[DAY + 18 * HOUR, '2024-01-01']]);
+    expect((summaries[0]?.data as { instances: { fills: number }[] }).instances.map((i) => i.fills)).toEqual([2]);
+    expect((hook.received[0]?.json as { text: string }).text).toMatch(/^PAPER · daily summary 2024-01-01\n/);
+    // What the notifier journals (the sent record) is in the venue's time too.
+    const sent = store.events.list({ kinds: ['notification-sent'] });
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((e) => e.time < DAY + 10 * HOUR || e.time >= DAY + 24 * HOUR)).toEqual([]);
   });
 });
