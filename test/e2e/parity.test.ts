@@ -1,21 +1,24 @@
 /**
  * Backtest and paper trading agree (issue 20: one clock). Every shipped strategy (grid, breakout, mean reversion,
- * DCA, EMA trend), with its shipped parameters
- * and risk limits, and a strategy that decides by the clock alone, run together over 26 recorded hours of real
- * data (the BTCUSDT sample, 9-10 March 2023), in the backtester (matching engine in process, virtual clock
- * stepped by the replay loop, each instance's schedule applied) and in the daemon on paper on recordings (the
- * real composition root, the simulated exchange's HTTP server fed by the replay feed, the signed client, a
- * SQLite file): the same orders and fills, order for order, type, side, price, quantity and time in the data's
- * time. The daemon runs on a virtual clock the test moves through the recording (the only difference from
- * `npm start`, whose replay clock moves at PAPER_SPEED): every recorded ticker and every job fires at its
- * recorded time, each awaited before the next, so the comparison is exact rather than subject to timing.
+ * DCA, EMA trend), with its shipped parameters and risk limits, and a strategy that decides by the clock alone,
+ * run together over the first 36 recorded hours `npm start` plays of real data (the BTCUSDT sample from
+ * 2023-03-06 09:00, where a new replay starts once the data have filled the EMA trend's hourly warm-up; the
+ * recorded days before it warm the candles up on both sides), in the backtester with --from at that time
+ * (matching engine in process, virtual clock stepped by the replay loop, each instance's schedule applied) and
+ * in the daemon on paper on recordings without PAPER_FROM, as `npm start` (the real composition root, the
+ * simulated exchange's HTTP server fed by the replay feed, the signed client, a SQLite file): the same orders
+ * and fills, order for order, type, side, price, quantity and time in the data's time. The daemon runs on a
+ * virtual clock the test moves through the recording (the only difference from `npm start`, whose replay clock
+ * moves at PAPER_SPEED): every recorded ticker and every job fires at its recorded time, each awaited before
+ * the next, so the comparison is exact rather than subject to timing.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS, runJob, warmUpMs } from '../../src/backtest/job.js';
+import { loadStrategyFiles } from '../../src/config/loader.js';
 import { storeTrace } from '../../src/backtest/runner.js';
 import { tradeFills } from '../../src/backtest/summary.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
@@ -32,8 +35,9 @@ import { ROOT } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
-const FROM = Date.parse('2023-03-09T00:00:00Z');
-const HOURS = 26;
+/** Where `npm start` replays the sample from (test/e2e/npm-start-lookbacks.test.ts checks its start line). */
+const NPM_START_FROM = Date.parse('2023-03-06T09:00:00Z');
+const HOURS = 36;
 const dir = mkdtempSync(join(tmpdir(), 'parity-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -44,13 +48,13 @@ const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
  * The instances: the shipped files' strategies, parameters and risk, on schedules of their own (market jobs
  * between the recorded minutes as well as on them, five distinct schedules), and the clock-reading one.
  */
-const INSTANCES: { file: string; schedule: string; params?: Record<string, unknown> }[] = [
+const INSTANCES: { file: string; schedule: string }[] = [
   { file: 'grid-btcusdt', schedule: '*/30 * * * * *' },
   { file: 'breakout-btcusdt', schedule: '0 * * * * *' },
   { file: 'mean-reversion-btcusdt', schedule: '15 */2 * * * *' },
   { file: 'dca-btcusdt', schedule: '45 */3 * * * *' },
-  // Its shipped hourly candles would need 26 recorded hours before the slow EMA is ready: 15-minute ones here.
-  { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *', params: { timeframe: '15m' } },
+  // On its shipped hourly candles, warmed up on the recorded days before the start.
+  { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *' },
   { file: 'on-the-clock', schedule: '0 * * * * *' },
 ];
 
@@ -68,14 +72,13 @@ function configs(): { configDir: string; strategiesDir: string; files: string[] 
   const shipped = (name: string) =>
     JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
   const files: string[] = [];
-  for (const { file, schedule, params } of INSTANCES) {
+  for (const { file, schedule } of INSTANCES) {
     const config =
       file === 'on-the-clock'
         ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
         : shipped(file);
     const path = join(configDir, `${file}.json`);
-    const merged = { ...config, schedule, params: { ...(config.params as object), ...params } };
-    writeFileSync(path, JSON.stringify(merged));
+    writeFileSync(path, JSON.stringify({ ...config, schedule }));
     files.push(path);
   }
   return { configDir, strategiesDir, files };
@@ -86,10 +89,14 @@ describe('backtest / paper parity', () => {
     'every shipped strategy and a clock-reading one place the same orders and get the same fills, at the same recorded times',
     { timeout: 300_000 },
     async () => {
-      const recording = join(dir, 'BTCUSDT-slice.jsonl.gz');
-      const { first, last } = await writeSlice(SAMPLE, recording, FROM, FROM + HOURS * 3_600_000);
-      expect(last - first).toBeGreaterThanOrEqual(24 * 3_600_000);
       const { configDir, strategiesDir, files } = configs();
+      // The sample from its first recorded day to HOURS past where npm start's replay starts.
+      const recording = join(dir, 'BTCUSDT-slice.jsonl.gz');
+      const { first, last } = await writeSlice(SAMPLE, recording, 0, NPM_START_FROM + HOURS * 3_600_000);
+      // A new replay starts once the data have filled the instances' longest warm-up (the EMA trend's).
+      const start = first + warmUpMs(await loadStrategyFiles(configDir, { strategiesDir }));
+      expect(new Date(start).toISOString()).toBe(new Date(NPM_START_FROM).toISOString());
+      expect(last - start).toBeGreaterThanOrEqual(24 * 3_600_000);
 
       const data = await loadTicks([recording]);
       const { sources } = await readConfigs(files, strategiesDir);
@@ -97,6 +104,7 @@ describe('backtest / paper parity', () => {
         ...DEFAULT_JOB_SETTINGS,
         balances: { ...DEFAULT_PAPER_BALANCES },
         jobs: JOBS,
+        from: new Date(start).toISOString(),
       });
 
       const db = await paperOnVirtualClock({
@@ -105,11 +113,9 @@ describe('backtest / paper parity', () => {
         configDir,
         strategiesDir,
         jobs: JOBS,
-        from: first,
+        // No PAPER_FROM, as npm start: the replay starts where the backtest does, the days before warming up.
+        from: start,
         to: last,
-        // The backtest starts at the slice's first ticker: so does the replay (a new one otherwise starts once
-        // the data have filled the strategies' warm-up, as a backtest --from that time would).
-        env: { PAPER_FROM: new Date(first).toISOString() },
       });
       const store = openStore({ path: db, clock: wallClock });
       const rules = pairRulesFrom(DEFAULT_PAIRS[0]!);
