@@ -1,9 +1,10 @@
 /**
  * Declared exits and protections in a backtest (the real command, engine and matching engine over the sample's
  * fall of March 9-10): a strategy that is always long, its stop-loss declared in its strategy file, is stopped
- * out by the stop the engine holds on the simulated exchange, each exit a STOP_LIMIT filled between its own
- * limit and stop (or at market where the price gapped under its limit, the held one cancelled first), one per
- * entry; and with protections.losingTrades the entries stop after the losses, refused
+ * out by the stop the engine holds on the simulated exchange (placed 0.5 % under the average entry), each exit a
+ * STOP_LIMIT filled between its own limit and stop (or at market where the price gapped under its limit, the
+ * held one cancelled first), one per entry; on a pair whose order types cannot hold it, the stop-loss acts on
+ * ticks, at the first price at or under it since the entry, one MARKET sell per entry; and with protections.losingTrades the entries stop after the losses, refused
  * with the protection's reason, as on paper and live. The exits on ticks (a trailing stop, a roi table) trigger at
  * the level their rule gives from the data (the high the data held since the entry, the target for the time
  * held), once per entry; a cooldown follows each stop-out; maxDrawdown stops the entries at the first trade that
@@ -14,6 +15,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempProject } from '../config/temp-project.js';
 import { readRecording } from '../../src/record/recording-reader.js';
+import { RECORDING_VERSION } from '../../src/record/recording-format.js';
+import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
+import { writeSlice } from '../support/recording-slice.js';
 import { bot, FROM, SAMPLE, sliceFlags, TO, tempDir } from './fixtures.js';
 
 const project = tempProject();
@@ -48,9 +52,9 @@ function config(name: string, extra: Record<string, unknown>): string {
   });
 }
 
-/** orders.csv as records (no field of these runs holds a comma). */
-function orders(dir: string): Record<string, string>[] {
-  const [head, ...lines] = readFileSync(join(dir, 'orders.csv'), 'utf8').trim().split('\n');
+/** orders.csv (or another of the run's CSV files) as records (no field of these runs holds a comma). */
+function orders(dir: string, file = 'orders.csv'): Record<string, string>[] {
+  const [head, ...lines] = readFileSync(join(dir, file), 'utf8').trim().split('\n');
   const keys = head!.split(',');
   return lines.map((l): Record<string, string> => {
     const values = l.split(',');
@@ -109,6 +113,14 @@ describe('declared exits in a backtest', () => {
       expect(Number(o.avg_price)).toBeGreaterThanOrEqual(Number(o.price));
     }
     expect(exits.filter((o) => o.type === 'STOP_LIMIT').length).toBeGreaterThan(exits.length / 2);
+    // Each held stop at 0.5 % under the average entry it protects (the fee taken in BTC included), on the tick.
+    const entryFills = orders(dir, 'fills.csv').filter((f) => f.tag === 'entry');
+    for (const o of rows.filter((r) => r.type === 'STOP_LIMIT')) {
+      const f = entryFills.filter((e) => ms(e.time!) <= ms(o.time!)).at(-1)!;
+      const average = (Number(f.price) * Number(f.quantity)) / (Number(f.quantity) - Number(f.fee));
+      expect(Number(o.stop_price) - average * 0.995).toBeGreaterThanOrEqual(0);
+      expect(Number(o.stop_price) - average * 0.995).toBeLessThan(0.01);
+    }
     // One exit per entry: never two sells of one position.
     const sells = rows.filter((o) => o.side === 'SELL' && Number(o.filled_qty) > 0);
     expect(sells.length).toBeLessThanOrEqual(entries.length);
@@ -117,6 +129,43 @@ describe('declared exits in a backtest', () => {
       trades: { exitTag: string | null }[];
     };
     expect(summary.trades.filter((t) => t.exitTag === 'exit:stop-loss').length).toBe(exits.length);
+  });
+
+  it('a stopLossPct the pair cannot hold (no STOP_LIMIT, no OCO) sells on ticks, at the first price at or under the stop after each entry, once', async () => {
+    // The same days, the pair's rules in the recording's header allowing LIMIT and MARKET orders only; its
+    // lines replayed as they are (a market watch's, not candles the replay walks a path inside).
+    const data = join(out, 'no-stops.jsonl.gz');
+    await writeSlice(SAMPLE, data, ms(FROM), ms(TO), (h) => ({
+      ...h,
+      version: RECORDING_VERSION,
+      source: 'market-watch',
+      pair: simPairConfig(DEFAULT_ASSETS[0]!, DEFAULT_ASSETS[1]!, { orderTypes: ['LIMIT', 'MARKET'] }),
+    }));
+    const dir = join(out, 'tick-stop');
+    const flags = ['--config', config('tick-stop', {}), '--data', data, '--from', FROM, '--to', TO, '--out', dir];
+    const result = await bot([...flags, '--strategies', project.strategiesDir]);
+    expect(result.code, result.err.join('\n')).toBe(0);
+    const rows = orders(dir);
+    expect(rows.filter((o) => o.type !== 'MARKET')).toEqual([]);
+    const fired = triggers(dir);
+    expect(fired.length).toBeGreaterThan(3);
+    expect(fired.every((t) => t.reason === 'stop-loss')).toBe(true);
+    // One exit per trigger, each a MARKET sell filled: never a second sell of one position.
+    expect(rows.filter((o) => o.tag === 'exit:stop-loss' && o.status === 'FILLED')).toHaveLength(fired.length);
+    expect(rows.filter((o) => o.side === 'SELL')).toHaveLength(fired.length);
+    const entries = orders(dir, 'fills.csv').filter((f) => f.tag === 'entry');
+    const prices: { t: number; p: number }[] = [];
+    for await (const w of readRecording(data)) prices.push({ t: w.t, p: Number(w.p) });
+    for (const t of fired) {
+      // The stop is 0.5 % under the average entry (its fee included)...
+      expect(t.exitLevel).toBeCloseTo(Number(t.entry) * 0.995, 6);
+      // ...and the trigger is the first price of the data at or under it since the entry filled.
+      const entered = ms(entries.filter((e) => ms(e.time!) <= ms(t.time)).at(-1)!.time!);
+      const since = prices.filter((x) => x.t > entered && x.t <= ms(t.time));
+      expect(since.at(-1)!.p).toBe(t.price);
+      expect(t.price).toBeLessThanOrEqual(t.exitLevel);
+      expect(since.slice(0, -1).filter((x) => x.p <= t.exitLevel)).toEqual([]);
+    }
   });
 
   it('protections.losingTrades stops the entries after the losses, with its reason', async () => {

@@ -4,17 +4,21 @@ import type { RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
 
-/** Writes the tickers of `source` with from <= time < to to `file`; returns its first and last ticker times. */
+/**
+ * Writes the tickers of `source` with from <= time < to to `file`; returns its first and last ticker times.
+ * `header` changes the header written (e.g. the pair's configuration).
+ */
 export async function writeSlice(
   source: string,
   file: string,
   from: number,
   to: number,
+  header: (h: RecordingHeader) => RecordingHeader = (h) => h,
 ): Promise<{ first: number; last: number }> {
-  let header: RecordingHeader | undefined;
+  let read: RecordingHeader | undefined;
   const ticks: WireTicker[] = [];
-  for await (const t of readRecording(source, { from, to, onHeader: (h) => (header = h) })) ticks.push(t);
-  const writer = await RecordingWriter.open(file, { header: header! });
+  for await (const t of readRecording(source, { from, to, onHeader: (h) => (read = h) })) ticks.push(t);
+  const writer = await RecordingWriter.open(file, { header: header(read!) });
   await writer.writeTickers(ticks);
   await writer.close();
   return { first: ticks[0]!.t, last: ticks[ticks.length - 1]!.t };
