@@ -13,6 +13,7 @@ import { Daemon } from '../../src/app/daemon.js';
 import { parseEnv } from '../../src/app/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
+import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
 import { openStore } from '../../src/store/store.js';
@@ -50,6 +51,19 @@ function env(vars: Record<string, string>, db = join(dir, `db-${++n}.db`)) {
     API_PORT: '0',
     ...vars,
   });
+}
+
+/** What the daemon recorded of its clock at its last start, and the times of the fills it recorded. */
+function clockAndFillTimes(path: string): { clock: unknown; fills: number[] } {
+  const store = openStore({ path, clock: wallClock });
+  try {
+    return {
+      clock: store.events.list({ kinds: ['daemon-started'] }).at(-1)?.data.clock,
+      fills: store.db.prepare('SELECT time FROM fills').pluck().all() as number[],
+    };
+  } finally {
+    store.close();
+  }
 }
 
 function fillCount(path: string): number {
@@ -111,6 +125,7 @@ describe('composition', () => {
       // Keys set but MODE unset: still paper, and the keys go nowhere.
       const e = env({ EXCHANGE_BASE_URL: url, EXCHANGE_API_KEY: 'real-key', EXCHANGE_API_SECRET: 'real-secret' });
       const log = captureLogger();
+      const wallBefore = Date.now();
       const daemon = await Daemon.start({ env: e, logger: log.logger });
       try {
         expect(daemon.plan).toEqual({ mode: 'paper', data: 'live', upstream: url, keysIgnored: true });
@@ -120,9 +135,40 @@ describe('composition', () => {
       } finally {
         await daemon.stop();
       }
+      // Paper on live prices runs on the wall clock (issue 20): its fills are dated now.
+      const { clock, fills } = clockAndFillTimes(e.DB_PATH);
+      expect(clock).toBe('wall');
+      expect(fills.filter((t) => t < wallBefore || t > Date.now())).toEqual([]);
       expect(calls.length).toBeGreaterThan(0);
       expect([...new Set(calls)].sort()).toEqual(['GET /api/v3/spot/config', 'GET /api/v3/spot/market_watch']);
     });
+  });
+
+  it('live runs on the wall clock: its fills are dated now (issue 20: the live path is unchanged)', async () => {
+    const sim = await startSimServer({ engine: new MatchingEngine({ clock: wallClock }) });
+    sim.engine.onPrice('BTCUSDT', 20_000, Date.now());
+    const e = env({
+      MODE: 'live',
+      EXCHANGE_BASE_URL: sim.url,
+      EXCHANGE_API_KEY: DEMO_CREDENTIALS.apiKey,
+      EXCHANGE_API_SECRET: DEMO_CREDENTIALS.apiSecret,
+    });
+    const wallBefore = Date.now();
+    try {
+      const daemon = await Daemon.start({ env: e, logger: captureLogger().logger });
+      try {
+        expect(daemon.plan.mode).toBe('live');
+        await waitFor('a live fill', () => fillCount(e.DB_PATH) > 0);
+      } finally {
+        await daemon.stop();
+      }
+    } finally {
+      await sim.close();
+    }
+    const { clock, fills } = clockAndFillTimes(e.DB_PATH);
+    expect(clock).toBe('wall');
+    expect(fills.length).toBeGreaterThan(0);
+    expect(fills.filter((t) => t < wallBefore || t > Date.now())).toEqual([]);
   });
 
   it('live without keys is refused, naming each missing variable', () => {
