@@ -7,6 +7,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { BotError, ConfigError } from '../errors.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { PairConfig } from '../ports/venue-records.js';
+import { RecordedPairs } from '../record/recorded-pairs.js';
 import { RecordingError } from '../record/recording-format.js';
 import { listRecordingFiles, readRecordingHeader } from '../record/recording-reader.js';
 import { scanRecording } from '../record/recording-scanner.js';
@@ -90,20 +91,33 @@ export interface DataNames {
 
 const PAPER_NAMES: DataNames = { data: 'PAPER_DATA', allow: 'PAPER_ALLOW_PARTIAL=true' };
 
+/** What the recordings of a replay hold: each symbol's span, and the pair rules they carry. */
+export interface CheckedData {
+  /** Each symbol's span, in name order. */
+  spans: RecordedSpan[];
+  /**
+   * Each symbol's pair configuration as recorded: the first one read (a file's header, else its first pairConfig
+   * line, as the recorder writes one when the configuration comes after the file began). Symbols whose files
+   * carry none are absent: the built-in pairs may stand in (sim/pair-market.ts).
+   */
+  pairs: Map<string, PairConfig>;
+}
+
 /**
  * Reads every recording once before the replay starts (the backtest's byte scanner): a truncated or corrupt
  * file stops the start with one line naming it, the line and the compressed byte where it breaks, unless
  * `allowPartial` (PAPER_ALLOW_PARTIAL=true, bot sim's --allow-partial: one warning, and the complete lines before
- * the break are replayed). A malformed line is always an error naming the file and the line. Returns each
- * symbol's span, in name order.
+ * the break are replayed). A malformed line is always an error naming the file and the line. A pair whose
+ * recorded configuration changes is replayed by the first one, with one warning, as a backtest is.
  */
 export async function checkPaperData(
   files: readonly string[],
   allowPartial: boolean,
   warn: (message: string) => void,
   names: DataNames = PAPER_NAMES,
-): Promise<RecordedSpan[]> {
+): Promise<CheckedData> {
   const spans = new Map<string, RecordedSpan>();
+  const pairs = new RecordedPairs((m) => warn(`${names.data}: ${m}`), 'the replay');
   for (const file of files) {
     const local: RecordedSpan[] = [];
     let result: Awaited<ReturnType<typeof scanRecording>>;
@@ -125,6 +139,8 @@ export async function checkPaperData(
       if (err instanceof BotError) throw new BotError(err.code, `${names.data}: ${err.message}`, { cause: err });
       throw err;
     }
+    if (result.header?.pair) pairs.seen(result.header.pair, file, undefined);
+    for (const p of result.pairs) pairs.seen(p.config, file, p.t);
     const broken = result.broken;
     if (broken === undefined) continue;
     const where = new RecordingError(broken.reason, {
@@ -140,7 +156,10 @@ export async function checkPaperData(
       );
     warn(`${names.data}: ${where}: replaying the ${broken.lines} complete lines before it (${names.allow})`);
   }
-  return [...spans.values()].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0));
+  return {
+    spans: [...spans.values()].sort((a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0)),
+    pairs: pairs.bySymbol,
+  };
 }
 
 /**

@@ -17,7 +17,6 @@ import type { Logger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { marketFrom, replayMarket } from '../sim/pair-market.js';
 import { recordedStepMs } from '../sim/data-step.js';
-import { recordedPairs } from '../record/recording-reader.js';
 import {
   lockstepFeed,
   type PriceFeed,
@@ -187,9 +186,8 @@ export async function setUpVenue(
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
     // Every file read once before anything starts: one that breaks off stops the start, naming where.
-    const spans = await checkPaperData(files, env.PAPER_ALLOW_PARTIAL, warn);
     // The recordings' pairs (their rules as recorded), the built-in ones where a recording carries none.
-    const recorded = await recordedPairs(files);
+    const { spans, pairs: recorded } = await checkPaperData(files, env.PAPER_ALLOW_PARTIAL, warn);
     const market = replayMarket(symbols, recorded, `PAPER_DATA (${files.join(', ')})`);
     replaying = replayDescription(spans, market.pairs, new Set(recorded.keys()));
     // Records carry the venue's time like the bot's own (today's fills, daily limits): the recording's time on

@@ -13,6 +13,7 @@ import { dayFileSpan, RECORDING_EXTENSION, RecordingError } from '../record/reco
 import type { RecordingHeader } from '../record/recording-format.js';
 import { partial, type Warn } from '../record/recording-reader.js';
 import { scanRecording } from '../record/recording-scanner.js';
+import { RecordedPairs } from '../record/recorded-pairs.js';
 import {
   COLUMN_CACHE_VERSION,
   type CachedColumns,
@@ -375,18 +376,8 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   };
   const builder = new ColumnBuilder();
   const fileStarts: number[] = [];
-  const pairs = new Map<string, PairConfig>();
   const warn = options.warn ?? ((m: string) => process.emitWarning(m, 'RecordingWarning'));
-  const changed = new Set<string>();
-  const pairSeen = (config: PairConfig, file: string, t: number | undefined) => {
-    const first = pairs.get(config.symbol);
-    if (!first) pairs.set(config.symbol, config);
-    else if (!changed.has(config.symbol) && JSON.stringify(first) !== JSON.stringify(config)) {
-      changed.add(config.symbol);
-      const when = t === undefined ? 'in its header' : `at ${new Date(t).toISOString()}`;
-      warn(`${file}: the pair configuration of ${config.symbol} changes ${when}; the backtest keeps the first one`);
-    }
-  };
+  const pairs = new RecordedPairs(warn, 'the backtest');
   const to = options.to ?? Infinity;
   const from = options.from ?? -Infinity;
   let cacheDir = options.cacheDir;
@@ -467,9 +458,9 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     }
     if (read.header) {
       info.source = read.header.source;
-      if (read.header.pair) pairSeen(read.header.pair, file, undefined);
+      if (read.header.pair) pairs.seen(read.header.pair, file, undefined);
     }
-    for (const p of read.pairs) if (p.at <= read.stop) pairSeen(p.config, file, p.t);
+    for (const p of read.pairs) if (p.at <= read.stop) pairs.seen(p.config, file, p.t);
     if (read.broken) {
       partial(file, { ...options, warn }, warn, read.broken);
       info.partial = { lines: read.broken.lines, byte: read.broken.byte ?? -1, reason: read.broken.reason };
@@ -496,7 +487,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   };
   return {
     files: infos,
-    pairs: [...pairs.values()],
+    pairs: [...pairs.bySymbol.values()],
     symbols,
     length,
     columns: eachColumn(builder, pick),

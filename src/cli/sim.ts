@@ -13,7 +13,6 @@ import { isPlainDecimal } from '../market/decimal.js';
 import { createLogger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { replayMarket } from '../sim/pair-market.js';
-import { recordedPairs } from '../record/recording-reader.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
 import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/server.js';
@@ -165,12 +164,12 @@ export async function run(argv: string[]): Promise<number> {
       const files = values.data === undefined ? await defaultData() : list(values.data);
       if (files.length === 0) throw usage('--data needs at least one file');
       // Every file read once before anything starts: one that breaks off is refused, naming where.
-      await checkPaperData(files, values['allow-partial'] === true, warn, {
+      const checked = await checkPaperData(files, values['allow-partial'] === true, warn, {
         data: '--data',
         allow: '--allow-partial',
       });
       // The pairs trade by the rules the recordings carry (the built-in ones where they carry none).
-      pairs = replayMarket([], await recordedPairs(files), files.join(', '));
+      pairs = replayMarket([], checked.pairs, files.join(', '));
       feed = values.lockstep ? lockstepFeed({ files, warn }) : replayFeed({ files, speed, loop: values.loop, warn });
       const how = values.lockstep
         ? 'one ticker per market-watch request'

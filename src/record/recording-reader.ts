@@ -455,16 +455,3 @@ export async function* readSymbolRecordings(
 ): AsyncGenerator<WireTicker[]> {
   yield* readRecordings(await listRecordingFiles(dir, symbol), options);
 }
-
-/**
- * The pair configuration each symbol's recordings start with (their headers' `pair`; the first file that has
- * one wins). Symbols whose files carry none are absent: the built-in pairs may stand in (sim/pair-market.ts).
- */
-export async function recordedPairs(files: readonly string[]): Promise<Map<string, PairConfig>> {
-  const out = new Map<string, PairConfig>();
-  for (const file of files) {
-    const header = await readRecordingHeader(file);
-    if (header?.pair && !out.has(header.pair.symbol)) out.set(header.pair.symbol, header.pair);
-  }
-  return out;
-}

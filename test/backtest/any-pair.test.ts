@@ -9,7 +9,8 @@ import { run as checkConfig } from '../../src/cli/check-config.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { Recorder, marketWatchFetcher } from '../../src/record/recorder.js';
-import { readRecordingHeader, recordedPairs } from '../../src/record/recording-reader.js';
+import { readRecordingHeader } from '../../src/record/recording-reader.js';
+import { checkPaperData } from '../../src/app/paper-data.js';
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { replayMarket } from '../../src/sim/pair-market.js';
@@ -123,7 +124,7 @@ describe('a pair the project never shipped', () => {
       CANDLES,
     ]);
     expect(ok.code, ok.err.join('\n')).toBe(0);
-    expect((await recordedPairs([join(dir, 'rec', 'BTCUSD-2023-03-10.jsonl.gz')])).get('BTCUSD')).toMatchObject({
+    expect((await readRecordingHeader(join(dir, 'rec', 'BTCUSD-2023-03-10.jsonl.gz')))?.pair).toMatchObject({
       quotePrecision: 1,
       orderTypes: ['LIMIT', 'MARKET'],
     });
@@ -201,7 +202,7 @@ describe('bot record against the simulated exchange with a non-default pair', ()
     const dir = tempDir();
     await importBtcUsd(join(dir, 'src'), ['--tick-size', '5', '--base-precision', '5']);
     const source = join(dir, 'src', 'BTCUSD-2023-03-10.jsonl.gz');
-    const market = replayMarket([], await recordedPairs([source]), source);
+    const market = replayMarket([], (await checkPaperData([source], false, () => undefined)).pairs, source);
     server = await startSimServer({ engine: new MatchingEngine(market), feed: lockstepFeed({ files: [source] }) });
     client = new ExchangeClient({ baseUrl: server.url, rateLimit: false, retry: { maxAttempts: 1 } });
     const recorder = new Recorder({

@@ -11,6 +11,10 @@ import { ExchangeClient } from '../../src/exchange/client.js';
 import type { WireTicker } from '../../src/exchange/wire-schemas.js';
 import { Recorder, marketWatchFetcher, runEvery } from '../../src/record/recorder.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
+import { checkPaperData } from '../../src/app/paper-data.js';
+import { loadTicks } from '../../src/backtest/tick-data.js';
+import type { PairConfig } from '../../src/ports/venue-records.js';
+import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
 import { trackChild } from '../support/child-processes.js';
 
@@ -207,6 +211,117 @@ async function fireNextTimer(virtual: VirtualClock): Promise<void> {
   const due = virtual.nextDue();
   if (due !== undefined) await virtual.advanceTo(due);
 }
+
+describe('the pair configuration', () => {
+  /** The built-in BTCUSDT entry with its PRICE_FILTER's tick size set to `tick`. */
+  const configWithTick = (tick: number): PairConfig => {
+    const [config] = new MatchingEngine().pairConfigs('BTCUSDT');
+    return {
+      ...config!,
+      filters: config!.filters.map((f) => (f.filterType === 'PRICE_FILTER' ? { ...f, tickSize: tick } : f)),
+    };
+  };
+  /** A recorder reading `configs()` as the config endpoint (a thrown error: the endpoint failing). */
+  const recording = (configs: () => PairConfig[]) =>
+    new Recorder({
+      symbols: ['BTCUSDT'],
+      dir,
+      fetchTickers: marketWatchFetcher(client),
+      fetchPairConfigs: () => Promise.resolve(configs()),
+      pairConfigEveryMs: 0,
+      clock,
+    });
+  const lines = (file: string) =>
+    gunzipSync(readFileSync(file))
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { format?: string; pair?: PairConfig; pairConfig?: PairConfig; t?: number });
+  const kinds = (file: string) =>
+    lines(file).map((l) =>
+      l.format
+        ? `header${l.pair ? ` tick ${tickOf(l.pair)}` : ''}`
+        : l.pairConfig
+          ? `pair tick ${tickOf(l.pairConfig)}`
+          : 'ticker',
+    );
+  const tickOf = (c: PairConfig) => Number(c.filters.find((f) => f.filterType === 'PRICE_FILTER')?.tickSize);
+
+  it('is in a new file’s header, a line of its own when it changes, and again when a restart appends', async () => {
+    let current = configWithTick(0.01);
+    const rec = recording(() => [current]);
+    const poll = async (p: number) => {
+      now += 1000;
+      server.tickers = [fullTicker(now, p)];
+      await rec.poll();
+    };
+    await poll(67000);
+    await poll(67001); // unchanged: no line
+    current = configWithTick(5);
+    await poll(67002);
+    await rec.close();
+    const again = recording(() => [current]);
+    server.tickers = [fullTicker((now += 1000), 67003)];
+    await again.poll();
+    await again.close();
+    expect(kinds(day1('BTCUSDT'))).toEqual([
+      'header tick 0.01',
+      'ticker',
+      'ticker',
+      'pair tick 5',
+      'ticker',
+      'pair tick 5', // the appended part says which rules it was recorded under
+      'ticker',
+    ]);
+    // The line carries the time from which it holds: the ticker's after it.
+    const all = lines(day1('BTCUSDT'));
+    expect(all[3]!.t).toBe(all[4]!.t);
+  });
+
+  it('comes as a line before the next ticker when the endpoint failed at the file’s start, and replays take it', async () => {
+    let failing = true;
+    const rec = recording(() => {
+      if (failing) throw new Error('config endpoint down');
+      return [configWithTick(5)];
+    });
+    server.tickers = [fullTicker(now, 67000)];
+    await rec.poll();
+    failing = false;
+    server.tickers = [fullTicker((now += 1000), 67001)];
+    await rec.poll();
+    await rec.close();
+    const file = day1('BTCUSDT');
+    expect(kinds(file)).toEqual(['header', 'ticker', 'pair tick 5', 'ticker']);
+    // Paper, bot sim and the backtest trade the pair by the recorded rules, not the built-in ones (tick 0.01).
+    const warnings: string[] = [];
+    const checked = await checkPaperData([file], false, (m) => warnings.push(m));
+    expect(tickOf(checked.pairs.get('BTCUSDT')!)).toBe(5);
+    expect(warnings).toEqual([]);
+    expect((await loadTicks([file])).pairs.map(tickOf)).toEqual([5]);
+  });
+
+  it('is replayed as first recorded, a later change told once', async () => {
+    let current = configWithTick(0.01);
+    const rec = recording(() => [current]);
+    for (const tick of [0.01, 5, 10]) {
+      current = configWithTick(tick);
+      server.tickers = [fullTicker((now += 1000), 67000 + tick)];
+      await rec.poll();
+    }
+    await rec.close();
+    const warnings: string[] = [];
+    const checked = await checkPaperData([day1('BTCUSDT')], false, (m) => warnings.push(m));
+    expect(tickOf(checked.pairs.get('BTCUSDT')!)).toBe(0.01);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^PAPER_DATA: .*: the pair configuration of BTCUSDT changes at .*; the replay keeps the first one$/,
+    );
+    const backtest: string[] = [];
+    expect((await loadTicks([day1('BTCUSDT')], { warn: (m) => backtest.push(m) })).pairs.map(tickOf)).toEqual([0.01]);
+    expect(backtest).toHaveLength(1);
+    expect(backtest[0]).toMatch(/the backtest keeps the first one$/);
+  });
+});
 
 describe('runEvery', () => {
   it('runs at multiples of the interval, one run at a time, skipping slots missed by a slow run', async () => {
