@@ -7,6 +7,7 @@
 import { BotError, ConfigError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec, type DecimalLike, dec } from '../market/decimal.js';
+import { rounder } from '../market/display.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -658,9 +659,14 @@ export class Engine implements FillSink {
         entry: averagePrice.toFixed(),
         quantity: r.position.position.quantity.toFixed(),
       };
-      // The log line names the trigger's level `exitLevel`: `level` is pino's own (the line's severity).
+      // The log line names the trigger's level `exitLevel`: `level` is pino's own (the line's severity). Its
+      // entry and level are rounded to the pair's tick, for people (the event keeps every digit).
       const { level, ...logged } = data;
-      r.logger.warn({ ...logged, exitLevel: level }, `declared exit: ${trigger.reason}`);
+      const shown = rounder(rules).price;
+      r.logger.warn(
+        { ...logged, entry: shown(averagePrice), exitLevel: Number(shown(level)) },
+        `declared exit: ${trigger.reason}`,
+      );
       this.parts.store.transaction(() => {
         this.parts.store.events.record(now, r.name, 'exit-triggered', data);
         r.saveWatch();
@@ -1016,7 +1022,8 @@ export class Engine implements FillSink {
     const reason = row.type === 'OCO' && new D(fill.price).gte(entry) ? 'roi' : 'stop-loss';
     watch.triggered(fill.time, reason);
     const data = { symbol: r.symbol, reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
-    r.logger.warn(data, `declared exit filled on the exchange: ${reason}`);
+    const shown = rounder(this.parts.market.rules.get(r.symbol)).price;
+    r.logger.warn({ ...data, entry: shown(entry) }, `declared exit filled on the exchange: ${reason}`);
     this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
   }
 

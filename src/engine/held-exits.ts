@@ -18,6 +18,7 @@
  * risk, balance, journal before send).
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
+import { rounder } from '../market/display.js';
 import { belowMinimum, type PairRules, roundPrice, roundQuantity } from '../market/pair-rules.js';
 import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
@@ -209,7 +210,7 @@ export class HeldExits {
       takeProfit: plan.takeProfit === undefined ? null : plain(plan.takeProfit),
       entry: r.position.position.averagePrice.toFixed(),
     };
-    r.logger.info(data, 'declared exit held on the exchange');
+    r.logger.info({ ...data, entry: rounder(rules).price(data.entry) }, 'declared exit held on the exchange');
     store.events.record(clock.now(), r.name, 'exit-held', data);
   }
 }

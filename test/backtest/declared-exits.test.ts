@@ -72,13 +72,21 @@ interface Trigger {
   entry: string;
 }
 
-/** The engine's `declared exit` lines of log.jsonl. */
+/** BTCUSDT's price tick on the sample. */
+const TICK = 0.01;
+
+/** The engine's `declared exit` lines of log.jsonl, whose figures are rounded to the pair's tick for people. */
 function triggers(dir: string): Trigger[] {
-  return readFileSync(join(dir, 'log.jsonl'), 'utf8')
+  const lines = readFileSync(join(dir, 'log.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Trigger & { msg: string })
     .filter((l) => l.msg.startsWith('declared exit: '));
+  for (const l of lines) {
+    expect(l.entry, 'entry').toMatch(/^\d+(\.\d{1,2})?$/);
+    expect(String(l.exitLevel), 'exitLevel').toMatch(/^\d+(\.\d{1,2})?$/);
+  }
+  return lines;
 }
 
 async function run(name: string, extra: Record<string, unknown>): Promise<string> {
@@ -89,6 +97,12 @@ async function run(name: string, extra: Record<string, unknown>): Promise<string
 }
 
 const ms = (iso: string) => Date.parse(iso);
+
+/** The average price of the last entry filled at or before `time` (its fee, paid in BTC, taken off what is held). */
+function averageEntry(fills: ReturnType<typeof orders>, time: string): number {
+  const f = fills.filter((e) => ms(e.time!) <= ms(time)).at(-1)!;
+  return (Number(f.price) * Number(f.quantity)) / (Number(f.quantity) - Number(f.fee));
+}
 
 describe('declared exits in a backtest', () => {
   it('stops out through the stop held on the simulated exchange, once per entry, within its prices', async () => {
@@ -116,8 +130,7 @@ describe('declared exits in a backtest', () => {
     // Each held stop at 0.5 % under the average entry it protects (the fee taken in BTC included), on the tick.
     const entryFills = orders(dir, 'fills.csv').filter((f) => f.tag === 'entry');
     for (const o of rows.filter((r) => r.type === 'STOP_LIMIT')) {
-      const f = entryFills.filter((e) => ms(e.time!) <= ms(o.time!)).at(-1)!;
-      const average = (Number(f.price) * Number(f.quantity)) / (Number(f.quantity) - Number(f.fee));
+      const average = averageEntry(entryFills, o.time!);
       expect(Number(o.stop_price) - average * 0.995).toBeGreaterThanOrEqual(0);
       expect(Number(o.stop_price) - average * 0.995).toBeLessThan(0.01);
     }
@@ -157,14 +170,16 @@ describe('declared exits in a backtest', () => {
     const prices: { t: number; p: number }[] = [];
     for await (const w of readRecording(data)) prices.push({ t: w.t, p: Number(w.p) });
     for (const t of fired) {
-      // The stop is 0.5 % under the average entry (its fee included)...
-      expect(t.exitLevel).toBeCloseTo(Number(t.entry) * 0.995, 6);
+      // The stop is 0.5 % under the average entry (its fee included; the log line gives both to the tick)...
+      const level = averageEntry(entries, t.time) * 0.995;
+      expect(Math.abs(t.exitLevel - level)).toBeLessThanOrEqual(TICK / 2 + 1e-9);
+      expect(Math.abs(Number(t.entry) * 0.995 - level)).toBeLessThan(TICK);
       // ...and the trigger is the first price of the data at or under it since the entry filled.
       const entered = ms(entries.filter((e) => ms(e.time!) <= ms(t.time)).at(-1)!.time!);
       const since = prices.filter((x) => x.t > entered && x.t <= ms(t.time));
       expect(since.at(-1)!.p).toBe(t.price);
-      expect(t.price).toBeLessThanOrEqual(t.exitLevel);
-      expect(since.slice(0, -1).filter((x) => x.p <= t.exitLevel)).toEqual([]);
+      expect(t.price).toBeLessThanOrEqual(level);
+      expect(since.slice(0, -1).filter((x) => x.p <= level)).toEqual([]);
     }
   });
 
@@ -208,14 +223,15 @@ describe('declared exits in a backtest', () => {
     for (const t of fired) {
       // At or under the level, which is 0.5 % under a high at least 0.2 % over the entry (fees included)...
       expect(t.level).toBe('warn');
+      // (The line's entry and level are rounded to the tick: each is known to half a tick, two of them to a tick.)
       expect(t.price).toBeLessThanOrEqual(t.exitLevel);
       const high = t.exitLevel / 0.995;
-      expect(high).toBeGreaterThanOrEqual(Number(t.entry) * 1.002 - 1e-6);
+      expect(high).toBeGreaterThanOrEqual(Number(t.entry) * 1.002 - 2 * TICK);
       // ...and that high is the highest price the data held between the entry and the trigger.
       const entered = ms(entries.filter((e) => ms(e.time!) < ms(t.time)).at(-1)!.time!);
       const held = prices.filter((x) => x.t >= entered && x.t <= ms(t.time)).map((x) => x.p);
-      expect(held.some((p) => Math.abs(p - high) < 1e-6)).toBe(true);
-      expect(Math.max(...held)).toBeGreaterThanOrEqual(high - 1e-6);
+      expect(held.some((p) => Math.abs(p - high) < TICK)).toBe(true);
+      expect(Math.max(...held)).toBeGreaterThanOrEqual(high - TICK);
       // The cooldown: the next entry an hour after the stop-out at the earliest.
       const next = entries.find((e) => ms(e.time!) > ms(t.time));
       if (next !== undefined) expect(ms(next.time!) - ms(t.time)).toBeGreaterThanOrEqual(60 * 60_000);
@@ -233,7 +249,7 @@ describe('declared exits in a backtest', () => {
       const entered = ms(entries.filter((e) => ms(e.time!) < ms(t.time)).at(-1)!.time!);
       const target = ms(t.time) - entered >= 30 * 60_000 ? 0.1 : 0.4;
       expect(t.level).toBe('warn');
-      expect(t.exitLevel).toBeCloseTo(Number(t.entry) * (1 + target / 100), 6);
+      expect(Math.abs(t.exitLevel - Number(t.entry) * (1 + target / 100))).toBeLessThan(2 * TICK);
       expect(t.price).toBeGreaterThanOrEqual(t.exitLevel);
     }
     expect(rows.filter((o) => o.side === 'SELL' && Number(o.filled_qty) > 0).length).toBeLessThanOrEqual(
