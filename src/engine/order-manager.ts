@@ -226,6 +226,7 @@ export class OrderManager {
       openSell,
       openCount,
       realisedToday: r.position.realisedOn(day),
+      rules: this.p.market.rules.get(r.symbol),
     });
     if (reason?.startsWith('daily loss limit') && r.lossHaltReportedDay !== day) {
       r.lossHaltReportedDay = day;

@@ -5,6 +5,8 @@
 import { existsSync } from 'node:fs';
 import type { RiskLimits } from '../config/strategy-file.js';
 import type { Dec } from '../market/decimal.js';
+import { rounder } from '../market/display.js';
+import type { PairRules } from '../market/pair-rules.js';
 import type { Side } from '../strategy/api.js';
 
 export interface RiskCheckInput {
@@ -22,6 +24,8 @@ export interface RiskCheckInput {
   openCount: number;
   /** Realised PnL of the instance on the current UTC day. */
   realisedToday: Dec;
+  /** The pair's rules, to round the figures a reason gives (8 places without them). */
+  rules?: PairRules;
 }
 
 /** An order is an exit only when it reduces the position without reversing it; anything else is an entry. */
@@ -32,6 +36,8 @@ export function isEntry(side: Side, quantity: Dec, position: Dec): boolean {
 
 export function riskProblem(input: RiskCheckInput): string | undefined {
   const { limits } = input;
+  // A reason is read by people (log, chat, API): figures derived by division are rounded, the limits are as given.
+  const shown = rounder(input.rules);
   if (limits.maxOrderNotional && input.notional.gt(limits.maxOrderNotional))
     return `order value ${input.notional.toFixed()} exceeds maxOrderNotional ${limits.maxOrderNotional.toFixed()}`;
   if (limits.maxOpenOrders !== undefined && input.openCount + 1 > limits.maxOpenOrders)
@@ -43,14 +49,14 @@ export function riskProblem(input: RiskCheckInput): string | undefined {
         ? input.position.plus(input.openBuy).plus(input.quantity)
         : input.position.minus(input.openSell).minus(input.quantity);
     if (worst.abs().gt(limits.maxPosition) && worst.abs().gt(input.position.abs()))
-      return `position could reach ${worst.toFixed()} (with open orders), maxPosition is ${limits.maxPosition.toFixed()}`;
+      return `position could reach ${shown.baseAsset(worst)} (with open orders), maxPosition is ${limits.maxPosition.toFixed()}`;
   }
   if (
     limits.dailyLossLimit &&
     input.realisedToday.lte(limits.dailyLossLimit.neg()) &&
     isEntry(input.side, input.quantity, input.position)
   )
-    return `daily loss limit reached (realised ${input.realisedToday.toFixed()} today, limit ${limits.dailyLossLimit.toFixed()}): no new entries until the next UTC day`;
+    return `daily loss limit reached (realised ${shown.quote(input.realisedToday)} today, limit ${limits.dailyLossLimit.toFixed()}): no new entries until the next UTC day`;
   return undefined;
 }
 

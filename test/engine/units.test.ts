@@ -178,6 +178,22 @@ describe('risk', () => {
     expect(riskProblem(lost)).toMatch(/daily loss limit/);
     expect(riskProblem({ ...lost, side: 'SELL', position: dec(2) })).toBeUndefined();
   });
+  it('gives the figures it derives rounded for people: to the pair’s precision, else 8 places', () => {
+    // A realised PnL and a position out of divisions (an average price, an order by quote amount).
+    const lost = {
+      ...base,
+      realisedToday: dec('-50.02499959350000000000000000000000000000388'),
+      limits: { dailyLossLimit: dec(50) },
+    };
+    expect(riskProblem(lost)).toBe(
+      'daily loss limit reached (realised -50.02499959 today, limit 50): no new entries until the next UTC day',
+    );
+    expect(riskProblem({ ...lost, rules: pairRulesFrom(DEFAULT_PAIRS[0]!) })).toMatch(
+      /^daily loss limit reached \(realised -50\.02 today/,
+    );
+    const long = { ...base, openBuy: dec('0.333333333333333333333'), limits: { maxPosition: dec('1.2') } };
+    expect(riskProblem(long)).toBe('position could reach 1.33333333 (with open orders), maxPosition is 1.2');
+  });
   it('counts what a live order may still bring in base, by quantity or by unspent quote at the last price', () => {
     const limit = orderRow({ quantity: '0.5', filledQty: '0.2' });
     expect(remainingBase(limit, dec(100)).toFixed()).toBe('0.3');
