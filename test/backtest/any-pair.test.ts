@@ -172,6 +172,65 @@ describe('a pair the project never shipped', () => {
     expect(other.err.join('\n')).toMatch(/no recording of BTCUSD/);
   });
 
+  it('replays two pairs imported apart on one account: no two assets share an id, each pair pays its own fees', async () => {
+    const dir = tempDir();
+    // BTC/USD with fees of its own (none), and XBT/USD on the backtest's: three assets, none given an id.
+    expect(
+      (
+        await importBtcUsd(join(dir, 'rec'), [
+          '--tick-size',
+          '0.01',
+          '--base-precision',
+          '6',
+          '--maker-fee',
+          '0',
+          '--taker-fee',
+          '0',
+        ])
+      ).code,
+    ).toBe(0);
+    const eur = await capture(importCandles, [
+      ...['--symbol', 'XBTUSD', '--base', 'XBT', '--quote', 'USD', '--tick-size', '0.01', '--base-precision', '6'],
+      ...['--out', join(dir, 'rec'), CANDLES],
+    ]);
+    expect(eur.code, eur.err.join('\n')).toBe(0);
+    const ids = [
+      await readRecordingHeader(join(dir, 'rec', 'BTCUSD-2023-03-10.jsonl.gz')),
+      await readRecordingHeader(join(dir, 'rec', 'XBTUSD-2023-03-10.jsonl.gz')),
+    ].flatMap((h) => [h?.pair?.baseAssetId, h?.pair?.quoteAssetId]);
+    // USD the same in both, BTC the built-in id, XBT one of its own.
+    expect(new Set(ids).size).toBe(3);
+    expect(ids[1]).toBe(ids[3]);
+
+    const out = join(dir, 'out');
+    const r = await bot([
+      ...[
+        '--config',
+        gridFile(dir, 'BTCUSD'),
+        '--config',
+        gridFile(dir, 'XBTUSD'),
+        '--together',
+        '--data',
+        join(dir, 'rec'),
+      ],
+      ...['--balance', 'USD=20000', '--fee', '0.001', '--out', out],
+    ]);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(Object.keys(summary.balances.final).sort()).toEqual(['BTC', 'USD', 'XBT']);
+    const [header, ...rows] = readFileSync(join(out, 'fills.csv'), 'utf8').trim().split('\n');
+    const col = (name: string) => header!.split(',').indexOf(name);
+    const fees = (symbol: string) =>
+      rows
+        .map((row) => row.split(','))
+        .filter((cells) => cells[col('symbol')] === symbol)
+        .map((cells) => Number(cells[col('fee')]));
+    expect(fees('BTCUSD').length).toBeGreaterThan(0);
+    expect(fees('BTCUSD').every((fee) => fee === 0)).toBe(true);
+    expect(fees('XBTUSD').length).toBeGreaterThan(0);
+    expect(fees('XBTUSD').every((fee) => fee > 0)).toBe(true);
+  });
+
   it('refuses --balance of an asset the pairs do not name, listing those they do', async () => {
     const dir = tempDir();
     await importBtcUsd(join(dir, 'rec'), ['--tick-size', '0.01', '--base-precision', '6']);
