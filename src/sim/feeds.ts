@@ -380,22 +380,25 @@ export function replayFeed(options: {
     position: () => replay?.position(options.files),
     warmUpTickers: () => warmUp,
     async start(engine) {
+      let resume = options.resume;
       const open = () =>
         openReplay(options.files, engine, progress, () => stopped, {
           loop: options.loop ?? false,
-          resume: options.resume,
+          resume,
           warn,
           window,
           path: options.candlePath,
         });
       let { cursor: r, resumed } = await open();
       replay = r;
+      // A position the recordings no longer hold starts a new replay: from where a new one starts.
+      if (!resumed) resume = undefined;
       const from = options.from;
       const keep = (t: WireTicker) => window.add(t);
-      if (typeof from === 'number' && options.resume === undefined) {
+      if (typeof from === 'number' && resume === undefined) {
         if (!(await r.skipBefore(from, keep)))
           throw feedError(`PAPER_FROM: nothing recorded at or after ${new Date(from).toISOString()} in the recordings`);
-      } else if (from === 'warmed-up' && options.resume === undefined && warmUpMs > 0 && (await r.ready())) {
+      } else if (from === 'warmed-up' && resume === undefined && warmUpMs > 0 && (await r.ready())) {
         const first = r.peekTime();
         if (!(await r.skipBefore(first + warmUpMs, keep))) {
           warn(

@@ -243,6 +243,25 @@ describe('replay feed', () => {
     await resumed.start(third);
     cleanups.push(() => resumed.stop());
     expect(third.fed[0]).toMatchObject({ t: T0 + 2000 });
+
+    // A position the recordings no longer hold starts a new replay, warned once: once the warm-up is filled.
+    const warnings: string[] = [];
+    const beyond = replayFeed({
+      files: [file],
+      speed: 1e9,
+      from: 'warmed-up',
+      warmUpMs: 4000,
+      resume: { ...resume, taken: 99 },
+      warn: (m) => warnings.push(m),
+    });
+    const fourth = new RecordingEngine();
+    await beyond.start(fourth);
+    cleanups.push(() => beyond.stop());
+    expect(fourth.fed[0]).toMatchObject({ t: T0 + 4000, p: 104 });
+    expect(beyond.warmUpTickers?.().map((t) => t.p)).toEqual([100, 101, 102, 103]);
+    expect(warnings).toEqual([
+      'the recordings hold fewer than the 99 tickers already replayed: replaying from the start',
+    ]);
   });
 
   it('a new replay after a resumed account’s records is shifted by whole days past them, its warm-up too; it resumes and loops from there', async () => {
