@@ -192,6 +192,9 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     await expect.poll(() => page.locator('#ready').textContent()).toBe('ready');
     expect(await page.locator('#mode').textContent()).toBe('PAPER');
     expect(await page.locator('#venue').textContent()).toBe('simulated exchange (paper)');
+    // No logo over the data: the charting library's credit is a link in the footer, not its badge on a chart.
+    expect(await page.locator('#tv-attr-logo, .chart a[href*="tradingview"]').count()).toBe(0);
+    expect(await page.locator('footer a[href="https://www.tradingview.com/"]').count()).toBe(1);
     // A lockstep replay keeps the wall's time (status.clock): the charts' times are not the recording's.
     expect(await page.locator('#time-note').textContent()).toBe('');
     expect(await page.locator('#footer').textContent()).toMatch(
@@ -234,6 +237,17 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     const known = new Set(trades.trades.map((t) => t.id));
     expect(shown.length).toBeGreaterThan(0);
     expect(shown.filter((id) => !known.has(id))).toEqual([]);
+    // Each says whether it was long or short, as the API does (a SELL of what was not bought opens a short lot).
+    const direction = new Map(
+      ((await api('/api/v1/trades?limit=500')).body as { trades: { id: number; direction: string }[] }).trades.map(
+        (t) => [t.id, t.direction],
+      ),
+    );
+    const sides = await page.evaluate<
+      [number, string][]
+    >(`[...document.querySelectorAll('#trades tbody tr[data-trade]')]
+      .map((r) => [Number(r.dataset.trade), r.querySelector('[data-figure="direction"]').textContent])`);
+    expect(sides.filter(([id, side]) => direction.has(id) && direction.get(id) !== side)).toEqual([]);
     await page.locator('#profit tbody tr[data-period]').first().waitFor();
     expect(await page.locator('#profit tbody tr[data-period] td:nth-child(2)').first().textContent()).toBe('USDT');
     await page.locator('#periods button[data-period="month"]').click();
@@ -279,6 +293,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     await phone.page.locator('#trades tbody tr').first().waitFor();
     await phone.page.locator('.symbol-chart canvas').first().waitFor();
     expect(await overflow(phone.page)).toBe(0);
+    // Each card's buttons stay together on one line (a narrow card puts them under its name, not one of them).
+    for (const instance of ['brackets', 'exiter', 'swing-trader']) {
+      const buttons = await card(phone.page, instance).locator('header button').all();
+      const tops = await Promise.all(buttons.map(async (b) => Math.round((await b.boundingBox())?.y ?? -1)));
+      expect(tops.length, instance).toBeGreaterThan(0);
+      expect(new Set(tops).size, `${instance}: buttons at ${tops.join(', ')}`).toBe(1);
+    }
     // The legs still in the price chart's range and its figures readable on a narrow chart.
     const legs = (
       await attributes(phone.page.locator('.symbol-chart[data-symbol="BTCUSDT"] [data-leg-price]'), 'data-leg-price')

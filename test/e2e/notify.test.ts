@@ -172,6 +172,9 @@ describe('notifications from the daemon on paper', () => {
     );
     expect(operatorPause?.level).toBe('warn');
     expect(hookNotices.some((n) => n.kind === 'operator' && n.data.action === 'resume')).toBe(true);
+    // Both brakes are told there: the kill switch and stop-buy, each as it turned on.
+    expect(hookNotices.filter((n) => n.kind === 'kill-switch' && n.data.on === true)).toHaveLength(1);
+    expect(hookNotices.filter((n) => n.kind === 'stop-buy' && n.data.on === true)).toHaveLength(1);
     expect(daemon.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(daemon.messages(/webhook: dropping notifications/)).toHaveLength(1);
     const sent = events(db, 'notification-sent');

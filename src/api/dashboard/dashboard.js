@@ -376,8 +376,8 @@
             {},
             el('span', { class: 'name' }, i.instance),
             el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state),
-            el('span', { class: 'spacer' }),
-            ...buttons,
+            // The buttons keep together at the right, on the name's line or (a narrow card) under it.
+            el('span', { class: 'actions' }, ...buttons),
           ),
           el(
             'div',
@@ -514,7 +514,7 @@
   function renderTrades(trades, profit) {
     const body = $('trades').querySelector('tbody');
     body.replaceChildren();
-    if (trades.length === 0) emptyRow(body, 9, 'No closed trade yet.');
+    if (trades.length === 0) emptyRow(body, 10, 'No closed trade yet.');
     for (const t of trades)
       body.append(
         el(
@@ -522,6 +522,8 @@
           { 'data-trade': String(t.id) },
           el('td', {}, shortTime(t.exitTime)),
           el('td', {}, t.instance),
+          // A short lot closes a SELL of what was not bought (the backtest's round trips): its PnL runs the other way.
+          el('td', { class: t.direction, 'data-figure': 'direction' }, t.direction),
           el('td', { class: 'num' }, num(t.quantity)),
           el('td', { class: 'num' }, num(t.entryPrice)),
           el('td', { class: 'num' }, num(t.exitPrice)),
