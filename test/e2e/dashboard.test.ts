@@ -146,7 +146,8 @@ const attributes = async (locator: Locator, name: string) =>
   Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
 
 /**
- * What is wrong with a price scale (empty when nothing): a text on it that is not one of its own figures, figures
+ * What is wrong with a price scale (empty when nothing): a text on it that is not one of its own figures, a figure
+ * cut at the scale's top or bottom edge, figures
  * not evenly spaced (a label at an order's price among them), two texts overlapping (one covers the other), or a
  * price in `within` outside the range the scale shows (read from where its figures are drawn: the scale is
  * linear).
@@ -155,10 +156,13 @@ function scaleProblems(scale: { height: number; texts: ScaleText[] }, within: nu
   const problems: string[] = [];
   const figures = scale.texts.map((t) => ({
     ...t,
-    value: Number(t.text.replace(/,/g, '')),
+    value: Number(t.text.replace(/,/g, '').replace('−', '-')),
     y: (t.top + t.bottom) / 2,
   }));
-  for (const f of figures) if (!/^-?[\d,]+(\.\d+)?$/.test(f.text)) problems.push(`not a figure: ${f.text}`);
+  for (const f of figures) if (!/^[-−]?[\d,]+(\.\d+)?$/.test(f.text)) problems.push(`not a figure: ${f.text}`);
+  for (const f of figures)
+    if (f.top < 0 || f.bottom > scale.height)
+      problems.push(`${f.text} cut at the scale's edge (${f.top}..${f.bottom})`);
   for (let k = 1; k < figures.length; k++) {
     const [a, b] = [figures[k - 1]!, figures[k]!];
     // Two pixels: the padding of a label's box around its text.
@@ -209,6 +213,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     for (const name of ['brackets', 'exiter', 'swing-trader'])
       expect(await page.locator(`#equity-legend [data-instance="${name}"]`).textContent()).toMatch(/^\S+ -?[\d.,]+$/);
     expect((await priceAxisLabels(page, '#equity')).filter((label) => /[a-z]/i.test(label))).toEqual([]);
+    expect(scaleProblems(await priceScale(page, '#equity'), [])).toEqual([]);
 
     // Figures are the API's decimal text (already rounded to the pair), thousands grouped, never re-rounded
     // through a float: the newest fill shown reads exactly as the API gives it (the row and its fill's key read

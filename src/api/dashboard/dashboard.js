@@ -574,7 +574,8 @@
     // No logo over the data: the library's credit is in the footer.
     layout: { background: { color: '#ffffff' }, textColor: '#394150', fontSize: 11, attributionLogo: false },
     grid: { vertLines: { color: '#f0f2f6' }, horzLines: { color: '#f0f2f6' } },
-    rightPriceScale: { borderColor: '#e3e7ef' },
+    // A figure that would be cut at the scale's top or bottom edge is not drawn.
+    rightPriceScale: { borderColor: '#e3e7ef', entireTextOnly: true },
     // Fixed edges make the library shift the first and last time labels inside the chart instead of cutting them.
     timeScale: {
       borderColor: '#e3e7ef',
