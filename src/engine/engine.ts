@@ -27,7 +27,7 @@ import { type CancelResult, OrderManager } from './order-manager.js';
 import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
 import { isExitOrder, isHeldExit } from './exit-orders.js';
 import { HeldExits, heldStopLimit } from './held-exits.js';
-import { ENGINE_EXIT_TAG_PREFIX, type PositionWatch, type ProtectionTrip } from './exit-rules.js';
+import { type CooldownTrip, ENGINE_EXIT_TAG_PREFIX, type PositionWatch, type ProtectionTrip } from './exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill, positionFromFills } from '../market/position.js';
@@ -650,7 +650,7 @@ export class Engine implements FillSink {
       // Decided again under the lock: a poll meanwhile may have filled an exit or closed the position.
       if (this.exitWorking(r, trigger.reason, ticker.last)) return;
       if (r.position.position.quantity.lt(rules.stepSize)) return;
-      watch.triggered(now, trigger.reason);
+      const cooldown = watch.triggered(now, trigger.reason);
       const data = {
         symbol: r.symbol,
         reason: trigger.reason,
@@ -669,6 +669,7 @@ export class Engine implements FillSink {
       );
       this.parts.store.transaction(() => {
         this.parts.store.events.record(now, r.name, 'exit-triggered', data);
+        this.cooldownStarted(r, cooldown, now);
         r.saveWatch();
       });
       const tag = `${ENGINE_EXIT_TAG_PREFIX}${trigger.reason}`;
@@ -1020,11 +1021,22 @@ export class Engine implements FillSink {
   /** A stop the exchange held closed the position: told, and a stop-out starts the cooldown. */
   private heldExitFilled(r: InstanceRunner, watch: PositionWatch, row: OrderRow, fill: FillRow, entry: Dec): void {
     const reason = row.type === 'OCO' && new D(fill.price).gte(entry) ? 'roi' : 'stop-loss';
-    watch.triggered(fill.time, reason);
+    const cooldown = watch.triggered(fill.time, reason);
     const data = { symbol: r.symbol, reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
     const shown = rounder(this.parts.market.rules.get(r.symbol)).price;
     r.logger.warn({ ...data, entry: shown(entry) }, `declared exit filled on the exchange: ${reason}`);
     this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
+    this.cooldownStarted(r, cooldown, fill.time);
+  }
+
+  /**
+   * A stop-out started protections.cooldownMinutes: recorded as a protection tripped (bot status, the API and
+   * notifications show it as they show the others). The caller saves the watch in the same transaction.
+   */
+  private cooldownStarted(r: InstanceRunner, cooldown: CooldownTrip | undefined, time: number): void {
+    if (cooldown === undefined) return;
+    r.logger.warn({ ...cooldown }, `protection tripped: ${cooldown.reason}`);
+    this.parts.store.events.record(time, r.name, 'protection-tripped', { ...cooldown });
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */

@@ -40,6 +40,13 @@ export interface WatchState {
 /** The protections that trip on closed trades (the cooldown trips on a stop-out). */
 export type ProtectionName = 'losingTrades' | 'maxDrawdown';
 
+/** The cooldown a stop-out started: recorded as a protection tripped, as the others are (status, notifications). */
+export interface CooldownTrip {
+  protection: 'cooldown';
+  until: number;
+  reason: string;
+}
+
 export interface ProtectionTrip {
   protection: ProtectionName;
   until: number;
@@ -98,14 +105,22 @@ export class PositionWatch {
    * declared. When the protections changed, the trade book starts empty: the caller seeds it again from the
    * journal (`seed`, when `reseed`), as a start does, so the new rules count the same trades.
    */
-  redeclare(exits: ExitRulesDecl, protections: ProtectionsDecl): { lifted: ProtectionName[]; reseed: boolean } {
+  redeclare(
+    exits: ExitRulesDecl,
+    protections: ProtectionsDecl,
+    now: number,
+  ): { lifted: (ProtectionName | 'cooldown')[]; reseed: boolean } {
     this.exits = exits;
     this.roi = roiRows(exits.roi);
-    if (protections.cooldownMinutes === undefined) delete this.state.cooldownUntil;
+    const dropped: (ProtectionName | 'cooldown')[] = [];
+    if (protections.cooldownMinutes === undefined && this.state.cooldownUntil !== undefined) {
+      // A cooldown running ends (and is told lifted, as status showed it); one over already goes silently.
+      if (this.state.cooldownUntil > now) dropped.push('cooldown');
+      delete this.state.cooldownUntil;
+    }
     const protectionsChanged = JSON.stringify(protections) !== JSON.stringify(this.protections);
     this.protections = protections;
     if (protectionsChanged) this.book = PositionWatch.countsTrades(protections) ? new TradeBook() : undefined;
-    const dropped: ProtectionName[] = [];
     for (const name of Object.keys(this.state.trips ?? {}) as ProtectionName[])
       if (protections[name] === undefined) {
         dropped.push(name);
@@ -272,10 +287,17 @@ export class PositionWatch {
     return undefined;
   }
 
-  /** An exit was triggered at `now`: a stop-out starts the cooldown. */
-  triggered(now: number, reason: ExitReason): void {
+  /** An exit was triggered at `now`: a stop-out starts the cooldown, returned (for the caller to record). */
+  triggered(now: number, reason: ExitReason): CooldownTrip | undefined {
     const minutes = this.protections.cooldownMinutes;
-    if (minutes !== undefined && reason !== 'roi') this.state.cooldownUntil = now + minutes * 60_000;
+    if (minutes === undefined || reason === 'roi') return undefined;
+    const until = now + minutes * 60_000;
+    this.state.cooldownUntil = until;
+    return {
+      protection: 'cooldown',
+      until,
+      reason: `cooldown of ${minutesText(minutes)} after a stop-out (${reason}) (protections.cooldownMinutes)`,
+    };
   }
 
   /** Why a new entry is refused now, undefined when it may go. */

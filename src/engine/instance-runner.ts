@@ -203,8 +203,8 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
 export interface Redeclared {
   exits: ExitRulesDecl;
   protections: ProtectionsDecl;
-  /** Protections no longer declared whose trip ends now. */
-  lifted: ProtectionName[];
+  /** Protections no longer declared whose trip (or cooldown) ends now. */
+  lifted: (ProtectionName | 'cooldown')[];
   /** The protections count trades anew: the caller seeds them from the journal. */
   reseed: boolean;
 }
@@ -416,11 +416,12 @@ export class InstanceRunner {
     const protections = declared.protections ?? {};
     const now = { exits: this.watch?.exits ?? {}, protections: this.watch?.protections ?? {} };
     if (JSON.stringify(now) === JSON.stringify({ exits, protections })) return undefined;
-    if (this.watch !== undefined) return { exits, protections, ...this.watch.redeclare(exits, protections) };
+    const at = this.deps.clock.now();
+    if (this.watch !== undefined) return { exits, protections, ...this.watch.redeclare(exits, protections, at) };
     this.watch = new PositionWatch(exits, protections);
     const saved = this.deps.store.state.get(this.watchKey);
     this.watch.state = saved === undefined ? {} : (JSON.parse(saved) as WatchState);
-    return { exits, protections, ...this.watch.redeclare(exits, protections), reseed: true };
+    return { exits, protections, ...this.watch.redeclare(exits, protections, at), reseed: true };
   }
 
   get isDirty(): boolean {

@@ -16,7 +16,9 @@ import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import {
   DaemonProcess,
+  freePort,
   heldStopOnPaper,
+  http,
   lastPrice,
   paperLiveUpstream,
   readDb,
@@ -73,13 +75,61 @@ async function killedAt(env: NodeJS.ProcessEnv, point: string, drive: (d: Daemon
   expect(first.exit, first.lines.slice(-20).join('\n')).toEqual({ code: null, signal: 'SIGKILL' });
 }
 
-/** Restarts on the same database and waits until the journal agrees with the paper exchange after `until`. */
-async function restarted(env: NodeJS.ProcessEnv, db: string, until: string, check: () => boolean) {
-  const second = new DaemonProcess({ ...env, ...EXTRA });
+const TOKEN = 'e2e-declared-exits-token-7c2d';
+
+/** Instance x as GET /api/v1/status shows it (the same read model as `bot status --json`). */
+interface StatusInstance {
+  instance: string;
+  protections: { protection: string; reason: string; until: string }[];
+}
+
+/**
+ * Restarts on the same database and waits until the journal agrees with the paper exchange after `until`;
+ * `status` then gets instance x from the running daemon's control API.
+ */
+async function restarted(
+  env: NodeJS.ProcessEnv,
+  db: string,
+  until: string,
+  check: () => boolean,
+  status?: (x: StatusInstance) => void,
+) {
+  const port = status === undefined ? 0 : await freePort();
+  const second = new DaemonProcess({ ...env, ...EXTRA, API_PORT: String(port), API_TOKEN: TOKEN });
   await waitFor(until, check, { daemon: second, ms: 40_000 });
   await paperAuditSettled('the journal to agree with the paper exchange', db, second);
+  if (status !== undefined) {
+    await waitFor('the control API', () => second.messages(/control API and dashboard on/).length > 0, {
+      daemon: second,
+    });
+    const answer = await http(`http://127.0.0.1:${port}/api/v1/status`, { token: TOKEN });
+    expect(answer.status).toBe(200);
+    const { instances } = answer.body as { instances: StatusInstance[] };
+    status(instances.find((i) => i.instance === 'x')!);
+  }
   expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   expect(auditPaperDb(db).problems).toEqual([]);
+}
+
+/** A protection-tripped event's data as status shows it. */
+const shown = (e: Record<string, unknown>) => ({
+  protection: e.protection,
+  reason: e.reason,
+  until: new Date(e.until as number).toISOString(),
+});
+
+/** The event of a cooldown of 60 min a stop-out (`reason`) started. */
+const cooldown = (reason: string) => ({
+  protection: 'cooldown',
+  until: expect.any(Number) as number,
+  reason: `cooldown of 60 min after a stop-out (${reason}) (protections.cooldownMinutes)`,
+});
+
+/** `bot status` (the table) on the database, as a process: its output. */
+async function statusTable(env: NodeJS.ProcessEnv): Promise<string> {
+  const status = new DaemonProcess(env, ['status']);
+  expect(await status.exited).toEqual({ code: 0, signal: null });
+  return status.lines.join('\n');
 }
 
 /**
@@ -252,13 +302,22 @@ describe('losingTrades, killed -9 between the second losing fill and the protect
     expect(fillCount(db)).toBe(4);
     expect(events(db, 'protection-tripped')).toEqual([]);
 
-    await restarted(env, db, 'an entry refused by the protection', () => refusedBy(db, /losing trades/).length > 0);
+    await restarted(
+      env,
+      db,
+      'an entry refused by the protection',
+      () => refusedBy(db, /losing trades/).length > 0,
+      (x) => expect(x.protections).toEqual([shown(events(db, 'protection-tripped')[0]!)]),
+    );
     expect(events(db, 'protection-tripped')).toEqual([
       expect.objectContaining({
         protection: 'losingTrades',
         reason: '2 losing trades within 60 min (protections.losingTrades)',
       }),
     ]);
+    expect(await statusTable(env)).toMatch(
+      /\n {2}x: no new entries until [^\n]* UTC: 2 losing trades within 60 min \(protections\.losingTrades\)\n/,
+    );
     expect(events(db, 'exit-triggered').map((e) => e.reason)).toEqual(['trailing-stop', 'trailing-stop']);
     expect(paperBuys(db)).toBe(2);
     expect(paperSells(db)).toBe(2);
@@ -324,7 +383,10 @@ describe('cooldown, killed -9 between the stop-out and its sale', () => {
       db,
       'the exit filled and an entry refused by the cooldown',
       () => filled(db, 'exit:trailing-stop') === 1 && refusedBy(db, /cooldown after a stop-out/).length > 0,
+      // Status and the API show the cooldown the sale started (the restart decided the stop-out again).
+      (x) => expect(x.protections).toEqual([shown(events(db, 'protection-tripped').at(-1)!)]),
     );
+    expect(events(db, 'protection-tripped')).toEqual([cooldown('trailing-stop'), cooldown('trailing-stop')]);
     expect(String(refusedBy(db, /cooldown/)[0]!.reason)).toMatch(/\(protections\.cooldownMinutes\)$/);
     expect(paperBuys(db)).toBe(1);
     expect(paperSells(db)).toBe(1);
@@ -358,13 +420,22 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
     expect(heldStopOnPaper(db)?.status).toBe('FILLED');
     expect(events(db, 'held-exit-filled')).toEqual([]);
 
+    const filledAt = readDb(db, (d) =>
+      d.prepare("SELECT MAX(time) FROM fills WHERE side = 'SELL'").pluck().get(),
+    ) as number;
     await restarted(
       env,
       db,
       'an entry refused by the cooldown',
       () => refusedBy(db, /cooldown after a stop-out/).length > 0,
+      (x) => expect(x.protections).toEqual([shown(events(db, 'protection-tripped')[0]!)]),
     );
     expect(events(db, 'held-exit-filled')).toEqual([expect.objectContaining({ reason: 'stop-loss' })]);
+    // The cooldown runs from the fill on the exchange, once.
+    expect(events(db, 'protection-tripped')).toEqual([{ ...cooldown('stop-loss'), until: filledAt + 60 * 60_000 }]);
+    expect(await statusTable(env)).toMatch(
+      /\n {2}x: no new entries until [^\n]* UTC: cooldown of 60 min after a stop-out \(stop-loss\)/,
+    );
     expect(events(db, 'exit-triggered')).toEqual([]);
     expect(paperBuys(db)).toBe(1);
     expect(paperTypes(db)).toEqual(['STOP_LIMIT']);

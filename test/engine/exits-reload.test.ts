@@ -190,4 +190,35 @@ describe('reload of exits and protections', () => {
     await h.tick(19_900);
     expect(buys()).toBe(bought + 1);
   });
+
+  it('a running cooldown, recorded as a protection tripped, is lifted when no longer declared', async () => {
+    const cooling = { cooldownMinutes: 60 };
+    const run = await running(file({ entries: 1_000, exits: { trailingStopPct: 1 }, protections: cooling }));
+    const { h } = run;
+    await losingTrade(h, 20_000);
+    const [tripped] = h.events('protection-tripped');
+    expect(h.events('protection-tripped')).toHaveLength(1);
+    expect(tripped!.data).toEqual({
+      protection: 'cooldown',
+      until: tripped!.time + 60 * 60_000,
+      reason: 'cooldown of 60 min after a stop-out (trailing-stop) (protections.cooldownMinutes)',
+    });
+    const bought = count(h, 'BUY');
+    await h.tick(19_900);
+    expect(count(h, 'BUY')).toBe(bought);
+    // A reload that keeps it changes nothing; one that takes it away lifts it (recorded) and entries go again.
+    await run.reload(file({ entries: 1_000, exits: { trailingStopPct: 1.5 }, protections: cooling }));
+    expect(h.events('protection-lifted')).toEqual([]);
+    await run.reload(file({ entries: 1_000, exits: { trailingStopPct: 1.5 } }));
+    expect(h.events('protection-lifted').map((e) => e.data)).toEqual([
+      { protection: 'cooldown', reason: 'no longer declared' },
+    ]);
+    await h.tick(19_900);
+    await h.tick(19_900);
+    expect(count(h, 'BUY')).toBe(bought + 1);
+    // Declared again and taken away with no cooldown running: nothing to lift.
+    await run.reload(file({ entries: 1_000, exits: { trailingStopPct: 1.5 }, protections: cooling }));
+    await run.reload(file({ entries: 1_000, exits: { trailingStopPct: 1.5 } }));
+    expect(h.events('protection-lifted')).toHaveLength(1);
+  });
 });
