@@ -134,7 +134,7 @@ afterAll(async () => {
 });
 
 describe('the control API of a daemon on paper', () => {
-  it('is open for health and metrics, and needs the token everywhere else; failures are logged once per source', async () => {
+  it('is open for health and metrics, and needs the token everywhere else; failures are logged once per source and lock out guessing, not the token', async () => {
     expect(await http(`${base}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     const metrics = await http(`${base}/metrics`);
     expect(metrics.status).toBe(200);
@@ -151,6 +151,18 @@ describe('the control API of a daemon on paper', () => {
     expect(wrongAction.status).toBe(401);
     expect(existsSync(killFile)).toBe(false);
     expect((await api('/api/v1/status')).status).toBe(200);
+
+    // Ten failures from an address lock out guessing from it (429), never the operator: the right token from the
+    // same address, in the same minute, is served.
+    let failures = 3;
+    while ((await http(`${base}/api/v1/status`, { token: 'guess' })).status === 401) failures++;
+    expect(failures).toBe(10);
+    const locked = await http(`${base}/api/v1/status`, { token: 'guess' });
+    expect(locked.status).toBe(429);
+    expect(ErrorBody.parse(locked.body).error.code).toBe('E_TOO_MANY_FAILURES');
+    expect((await api('/api/v1/status')).status).toBe(200);
+    expect((await api('/api/v1/stop-buy', { method: 'PUT', body: { on: false } })).status).toBe(200);
+    expect((await http(`${base}/api/v1/status`)).status).toBe(429);
 
     expect(daemon.messages(/authentication failed from 127\.0\.0\.1/)).toHaveLength(1);
     expect(daemon.lines.join('\n')).not.toContain(TOKEN);
@@ -224,6 +236,21 @@ describe('the control API of a daemon on paper', () => {
       })
       .parse((await api('/api/v1/prices')).body);
     expect(prices.recent.BTCUSDT!.length).toBeGreaterThan(0);
+
+    // Every asset the paper account holds, each rounded to its precision; equity per quote asset.
+    const balances = z
+      .object({ balances: z.array(z.object({ asset: z.string(), free: z.string(), locked: z.string() })) })
+      .parse((await api('/api/v1/balances')).body);
+    expect(balances.balances.map((b) => b.asset).sort()).toEqual(['BTC', 'USDC', 'USDT']);
+    expect(balances.balances.find((b) => b.asset === 'USDC')).toMatchObject({ free: '10000', locked: '0' });
+    const equity = z
+      .object({ quotes: z.array(z.object({ quoteAsset: z.string(), equity: z.string().nullable() })) })
+      .parse((await api('/api/v1/equity')).body);
+    expect(equity.quotes.map((q) => q.quoteAsset)).toEqual(['USDT']);
+    expect(Number(equity.quotes[0]?.equity)).toBeGreaterThan(9_000);
+    // Clearing an authentication halt when there is none: answered, changes nothing.
+    const halt = ActionBody.parse((await api('/api/v1/halt/clear', { method: 'POST' })).body);
+    expect(halt).toMatchObject({ action: 'halt-clear', changed: false, outcome: 'not halted' });
 
     const unknown = await api('/api/v1/orders?instance=nope');
     expect(unknown.status).toBe(404);
