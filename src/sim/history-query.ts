@@ -35,8 +35,17 @@ function positiveInt(field: 'page' | 'pageSize', value: number | undefined, fall
   return value;
 }
 
-/** One page of `items` (oldest first, as stored) matching the query, newest first. */
-export function queryHistory<T>(items: readonly T[], view: (item: T) => HistoryItem, query: HistoryQuery = {}): T[] {
+/**
+ * One page of `items` (oldest first, as stored) matching the query, newest first. `inTimeOrder`: the items' times
+ * never decrease, so the read stops at the first item older than timeFrom (a poll's read since a recent time
+ * costs what it returns, not every item the account ever had).
+ */
+export function queryHistory<T>(
+  items: readonly T[],
+  view: (item: T) => HistoryItem,
+  query: HistoryQuery = {},
+  inTimeOrder = false,
+): T[] {
   const from = time('timeFrom', query.timeFrom, -Infinity);
   const to = time('timeTo', query.timeTo, Infinity);
   const page = positiveInt('page', query.page, 1);
@@ -50,7 +59,11 @@ export function queryHistory<T>(items: readonly T[], view: (item: T) => HistoryI
     if (query.symbol !== undefined && v.symbol !== query.symbol) continue;
     if (query.side !== undefined && v.side !== query.side) continue;
     if (query.hideCanceled === true && v.canceled) continue;
-    if (v.time < from || v.time > to) continue;
+    if (v.time < from) {
+      if (inTimeOrder) break;
+      continue;
+    }
+    if (v.time > to) continue;
     if (matched++ >= skip) out.push(item);
   }
   return out;

@@ -316,7 +316,7 @@ export class MatchingEngine {
       if (!book)
         throw configError(`restore: order ${s.id} is on ${s.symbol}, which the simulated exchange does not list`);
       const o = restoredOrder(s, accountOf(s.userId, `order ${s.id}`), book.pair);
-      o.account.orders.push(o);
+      o.account.addOrder(o);
       this.orders.set(o.id, o);
       if (isOpen(o)) {
         o.account.open.set(o.id, o);
@@ -332,7 +332,7 @@ export class MatchingEngine {
     for (const s of [...state.fills].sort((a, b) => a.id - b.id)) {
       const asset = this.assetsByCode.get(s.feeAsset);
       if (!asset) throw configError(`restore: fill ${s.id} took its fee in ${s.feeAsset}, an unknown asset`);
-      accountOf(s.userId, `fill ${s.id}`).fills.push(restoredFill(s, asset));
+      accountOf(s.userId, `fill ${s.id}`).addFill(restoredFill(s, asset));
       this.fillSeq = Math.max(this.fillSeq, s.id);
     }
     for (const m of state.market) {
@@ -548,7 +548,7 @@ export class MatchingEngine {
     };
     lockBalance.free = lockBalance.free.minus(lock);
     lockBalance.locked = lockBalance.locked.plus(lock);
-    account.orders.push(o);
+    account.addOrder(o);
     account.open.set(o.id, o);
     this.orders.set(o.id, o);
     this.changes++;
@@ -693,20 +693,24 @@ export class MatchingEngine {
 
   /** Orders of every status, filtered and paged as history-query.ts documents (newest first). */
   orderHistory(apiKey: string, query?: HistoryQuery): SimOrderRecord[] {
+    const account = this.account(apiKey);
     const page = queryHistory(
-      this.account(apiKey).orders,
+      account.orders,
       (o) => ({ symbol: o.pair.symbol, side: o.side, time: o.createdAt, canceled: o.status === 'CANCELED' }),
       query,
+      account.ordersInTimeOrder,
     );
     return page.map(orderRecord);
   }
 
   /** Trades (one per fill), filtered and paged as history-query.ts documents (newest first). */
   tradeHistory(apiKey: string, query?: HistoryQuery): SimTradeRecord[] {
+    const account = this.account(apiKey);
     const page = queryHistory(
-      this.account(apiKey).fills,
+      account.fills,
       (f) => ({ symbol: f.symbol, side: f.side, time: f.time, canceled: false }),
       query,
+      account.fillsInTimeOrder,
     );
     return page.map((f) => {
       const { base, quote } = this.book(f.symbol).pair;
@@ -836,7 +840,7 @@ export class MatchingEngine {
       maker,
       time: now,
     };
-    account.fills.push(f);
+    account.addFill(f);
     this.changes++;
     if (this.ledger) {
       this.ledger.orderChanged(o);

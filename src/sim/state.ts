@@ -15,17 +15,36 @@ export class SimAccount {
   readonly userId: number;
   /** Keyed by asset id; every asset of the engine has an entry. */
   readonly balances: Map<number, SimBalance>;
-  /** Every order, oldest first. */
+  /** Every order, oldest first (add them with addOrder). */
   readonly orders: SimOrder[] = [];
   /** Orders still NEW or PARTIALLY_FILLED, by id, oldest first. */
   readonly open = new Map<number, SimOrder>();
-  /** Every fill, oldest first. */
+  /** Every fill, oldest first (add them with addFill). */
   readonly fills: SimFill[] = [];
+  /**
+   * Whether `orders` are in non-decreasing createdAt and `fills` in non-decreasing time, as they are unless the
+   * clock went back (a wall clock set back): a history read since a time then stops at the first older item
+   * instead of reading every item ever made (history-query.ts).
+   */
+  ordersInTimeOrder = true;
+  fillsInTimeOrder = true;
 
   constructor(apiKey: string, userId: number, balances: Map<number, SimBalance>) {
     this.apiKey = apiKey;
     this.userId = userId;
     this.balances = balances;
+  }
+
+  addOrder(o: SimOrder): void {
+    const last = this.orders.at(-1);
+    if (last !== undefined && o.createdAt < last.createdAt) this.ordersInTimeOrder = false;
+    this.orders.push(o);
+  }
+
+  addFill(f: SimFill): void {
+    const last = this.fills.at(-1);
+    if (last !== undefined && f.time < last.time) this.fillsInTimeOrder = false;
+    this.fills.push(f);
   }
 }
 

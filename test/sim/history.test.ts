@@ -85,6 +85,37 @@ describe('trade history', () => {
   });
 });
 
+describe('reads since a time', () => {
+  /** An engine on a clock the test sets: orders 1-4 at minutes 1-4, MARKET SELLs filled at once. */
+  function clocked() {
+    let now = T0;
+    const e = engineAt(60000, { clock: { now: () => now } });
+    const at = (minute: number) => {
+      now = T0 + minute * MINUTE;
+      e.onPrice('BTCUSDT', 60000, now);
+      place(e, { side: 'SELL', type: 'MARKET', quantity: '0.01' });
+    };
+    for (const minute of [1, 2, 3, 4]) at(minute);
+    return { e, at };
+  }
+  const since = (minute: number) => ({ timeFrom: iso(T0 + minute * MINUTE) });
+
+  it('returns what is newer than timeFrom', () => {
+    const { e } = clocked();
+    expect(ids(e.orderHistory(KEY, since(3)))).toEqual([4, 3]);
+    expect(e.tradeHistory(KEY, since(3)).map((t) => t.orderId)).toEqual([4, 3]);
+    expect(ids(e.orderHistory(KEY, { ...since(2), pageSize: 2, page: 2 }))).toEqual([2]);
+  });
+
+  it('still finds every match after the clock went back (a wall clock set back), not only the newest run of them', () => {
+    const { e, at } = clocked();
+    at(0.5); // order 5, made at minute 0.5, after order 4 of minute 4
+    expect(ids(e.orderHistory(KEY, since(3)))).toEqual([4, 3]);
+    expect(e.tradeHistory(KEY, since(3)).map((t) => t.orderId)).toEqual([4, 3]);
+    expect(ids(e.orderHistory(KEY, since(0)))).toEqual([5, 4, 3, 2, 1]);
+  });
+});
+
 describe('open orders and balances', () => {
   it('lists open orders oldest first, of one pair or all, and refuses an unknown pair', () => {
     const e = sixOrders();
