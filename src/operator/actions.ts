@@ -16,6 +16,7 @@ import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Store } from '../store/store.js';
+import type { OrderRow } from '../store/order-journal.js';
 
 export type OperatorErrorCode =
   /** No instance of that name runs in this daemon. */
@@ -127,8 +128,9 @@ const exitOrderOf = (data: Record<string, unknown>): ExitOrder =>
     ? { type: 'LIMIT', price: new D(data.price) }
     : { type: 'MARKET' };
 
-function exitText(order: ExitOrder): string {
-  return order.type === 'MARKET' ? 'MARKET' : `LIMIT at ${plain(order.price)}`;
+/** The exit order as sent: a LIMIT at its price on the tick (a SELL's rounds up from the price asked). */
+function sentText(row: OrderRow): string {
+  return row.type === 'LIMIT' ? `LIMIT at ${row.price ?? '?'}` : row.type;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -250,7 +252,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           return {
             action: EXIT_ACTION,
             changed: true,
-            outcome: `sent ${exitText(order)} SELL ${s.quantity ?? '?'} ${s.symbol} as ${s.localId} (${s.status})${dust}${cancelled}`,
+            outcome: `sent ${sentText(s)} SELL ${s.quantity ?? '?'} ${s.symbol} as ${s.localId} (${s.status})${dust}${cancelled}`,
             details,
           };
         }

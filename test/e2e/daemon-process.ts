@@ -179,7 +179,10 @@ export function heldStopOnPaper(path: string): { status: string; stop_price: str
 export interface JournalRow {
   local_id: string;
   instance: string;
+  side: 'BUY' | 'SELL';
   type: string;
+  price: string | null;
+  quantity: string | null;
   tag: string | null;
   status: string;
   exchange_id: string | null;

@@ -57,6 +57,19 @@ async function position(api: (path: string) => ReturnType<typeof http>): Promise
   const status = (await api('/api/v1/status')).body as { instances: { position: { quantity: string } }[] };
   return new D(status.instances[0]?.position.quantity ?? 'NaN');
 }
+/** Waits for the entry to fill, the strategy's two orders to rest (no dips) and the control API: the position. */
+async function holding(run: Awaited<ReturnType<typeof paperDaemon>>, daemon: DaemonProcess): Promise<Dec> {
+  await waitFor(
+    'the entry filled and the orders resting',
+    () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip').length === 1,
+    { daemon, ms: 30_000 },
+  );
+  await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
+  const held = await position(run.api);
+  expect(held.gt(0)).toBe(true);
+  return held;
+}
+
 /** Orders on the paper exchange's own ledger that are exit SELLs (MARKET SELLs: the strategy places none). */
 function paperMarketSells(db: string): number {
   return readDb(db, (d) =>
@@ -179,19 +192,46 @@ describe('manual exit and stop-buy on a paper daemon', () => {
     }
   }, 150_000);
 
+  it('a limit exit rests a SELL of the position at the price asked, up onto the tick, and says so; asking again sends nothing while it works', async () => {
+    const run = await paperDaemon(false);
+    const daemon = run.start();
+    try {
+      const held = await holding(run, daemon);
+      const last = (await run.api('/api/v1/status')).body as { lastPrices: { price: string }[] };
+      // 3 % over the last price (the data swing 0.5 %: it rests), a thousandth of a cent past the tick.
+      const asked = new D(last.lastPrices[0]!.price).mul('1.03').toDecimalPlaces(2).plus('0.004');
+      const exit = await run.api('/api/v1/instances/x/exit', {
+        method: 'POST',
+        body: { type: 'limit', price: asked.toFixed() },
+      });
+      expect(exit.status).toBe(200);
+      const answer = ActionBody.parse(exit.body);
+      const onTick = asked.toDecimalPlaces(2, D.ROUND_UP).toFixed();
+      expect(answer.outcome).toMatch(
+        new RegExp(
+          `^sent LIMIT at ${onTick.replace('.', '\\.')} SELL 0\\.00\\d+ BTCUSDT as x-\\d+ \\(OPEN\\); cancelled x-\\d+, x-\\d+$`,
+        ),
+      );
+      const [sell] = rows(run.db, 'exit');
+      expect(sell).toMatchObject({ side: 'SELL', type: 'LIMIT', price: onTick, status: 'OPEN' });
+      expect(new D(sell!.quantity!).lte(held)).toBe(true);
+      const again = ActionBody.parse(
+        (await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } })).body,
+      );
+      expect(again).toMatchObject({ changed: false, outcome: `already exiting: ${sell!.local_id} working` });
+      expect(rows(run.db, 'exit')).toHaveLength(1);
+      expect(paperMarketSells(run.db)).toBe(0);
+    } finally {
+      expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 60_000);
+
   it.each(['exit-after-cancel', 'after-journal:4', 'after-send:4'])(
     'finishes an exit killed -9 at %s after the restart, with exactly one exit SELL on the exchange',
     async (point) => {
       const run = await paperDaemon(false, { BOT_TEST_HOOKS: '1', BOT_CRASH_AT: point });
       const daemon = run.start();
-      await waitFor(
-        'the entry filled and the orders resting',
-        () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip').length === 1,
-        { daemon, ms: 30_000 },
-      );
-      await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
-      const held = await position(run.api);
-      expect(held.gt(0)).toBe(true);
+      await holding(run, daemon);
       await run.api('/api/v1/instances/x/exit', { method: 'POST', body: { type: 'market' } }).catch(() => undefined);
       expect(await daemon.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
