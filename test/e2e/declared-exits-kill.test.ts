@@ -243,13 +243,18 @@ describe.each(['after-journal:2', 'after-send:2'])('trailing stop, killed -9 at 
   }, 150_000);
 });
 
-describe('roi, killed -9 after its exit was sent', () => {
+describe.each(['after-journal:2', 'after-send:2'])('roi, killed -9 at %s of its exit', (point) => {
   const suite = paperLiveUpstream('e2e-roi-', 20_000);
-  it('takes the profit once; the restart finds the sell on the exchange and sends nothing more', async () => {
+  const see = seen(suite);
+  it('takes the profit at its target, and sells once through the restart', async () => {
     const { db } = suite;
     const env = suite.env({ 'x.json': strategyFile({ entries: 2, exits: { roi: { '0': 2 } } }) });
-    await killedAt(env, 'after-send:2', async (first) => {
+    await killedAt(env, point, async (first) => {
       await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      // Under the target (20,428.43): nothing. The second price seen means the first was decided on.
+      await see(first, 20_400);
+      await see(first, 20_420);
+      expect(events(db, 'exit-triggered')).toEqual([]);
       suite.price(20_500);
     });
     // The average entry carries the fee taken in BTC (20,000 / 0.999); the target is 2 % over it.
@@ -261,14 +266,18 @@ describe('roi, killed -9 after its exit was sent', () => {
     }[];
     expect(triggered).toMatchObject({ reason: 'roi', price: 20_500 });
     expect(triggered!.level).toBeCloseTo(Number(triggered!.entry) * 1.02, 6);
+    expect(triggered!.level).toBeCloseTo((20_000 / 0.999) * 1.02, 6);
     expect(events(db, 'exit-triggered')).toHaveLength(1);
     await restarted(env, db, 'the exit filled and the second entry', () => filled(db, 'entry') === 2);
-    expect(orders(db).filter((r) => r.tag === 'exit:roi')).toEqual([
+    const exits = orders(db).filter((r) => r.tag === 'exit:roi');
+    expect(exits.filter((r) => r.status === 'FILLED')).toEqual([
       { side: 'SELL', type: 'MARKET', tag: 'exit:roi', status: 'FILLED' },
     ]);
     expect(paperSells(db)).toBe(1);
+    // It reached the exchange: found there, decided once. It never left: not placed, decided again, sold once.
     // The second entry, at 20,500, has its own target (20,910): the price there sells nothing.
-    expect(events(db, 'exit-triggered')).toHaveLength(1);
+    expect(exits.map((r) => r.status)).toEqual(point.startsWith('after-send') ? ['FILLED'] : ['NOT_PLACED', 'FILLED']);
+    expect(events(db, 'exit-triggered')).toHaveLength(point.startsWith('after-send') ? 1 : 2);
   }, 150_000);
 });
 
