@@ -6,7 +6,8 @@
  * them, and survive a kill -9 at the worst moment, which the daemon's test hooks pick (BOT_CRASH_AT): an exit's
  * order journaled and not sent (after-journal), sent and filled with the answer not journaled (after-send), a
  * fill committed with the engine not yet told (after-fill-record: a protection not yet decided, a held stop's
- * fill not yet reported). Restarted on the same database, the journal agrees with the paper exchange, which
+ * fill not yet reported), the held stop's own placement (after-journal, after-send), a held stop gapped under its
+ * limit cancelled with the sale at market not yet journaled (exit-after-cancel). Restarted on the same database, the journal agrees with the paper exchange, which
  * holds exactly one exit SELL per exit, and a protection trips exactly once. Every wait is on a fact in the
  * database: the saved watch, a journal row, an event, the last price the daemon wrote.
  * (test/e2e/held-exit-kill.test.ts: the held stop filled while the daemon is down.)
@@ -449,5 +450,61 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
     expect(paperBuys(db)).toBe(1);
     expect(paperTypes(db)).toEqual(['STOP_LIMIT']);
     expect(String(refusedBy(db, /cooldown/)[0]!.reason)).toMatch(/\(protections\.cooldownMinutes\)$/);
+  }, 150_000);
+});
+
+/** The held stops (STOP_LIMIT SELLs) on the paper exchange's ledger, by status. */
+const paperStops = (db: string) =>
+  readDb(db, (d) =>
+    d.prepare("SELECT status FROM paper_orders WHERE side = 'SELL' AND type = 'STOP_LIMIT' ORDER BY id").pluck().all(),
+  ) as string[];
+const stopRows = (db: string) =>
+  orders(db)
+    .filter((r) => r.tag === 'exit:stop-loss')
+    .map((r) => `${r.type} ${r.status}`);
+
+describe.each(['after-journal:2', 'after-send:2'])('the held stop, killed -9 at %s of its placement', (point) => {
+  const suite = paperLiveUpstream('e2e-held-place-', 20_000);
+  it('is held on the exchange exactly once after the restart', async () => {
+    const { db } = suite;
+    const env = suite.env({ 'x.json': strategyFile({ entries: 1, exits: { stopLossPct: 2 } }) });
+    // The entry fills (the 1st order), then the engine places the stop (the 2nd): the daemon dies there.
+    await killedAt(env, point, async (first) => {
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+    });
+    expect(stopRows(db)).toEqual(['STOP_LIMIT PENDING']);
+    await restarted(env, db, 'one stop held on the paper exchange', () => stopRows(db).includes('STOP_LIMIT OPEN'));
+    // It reached the exchange: found there and kept. It never left: not placed, and placed once at the restart.
+    expect(paperStops(db)).toEqual(['NEW']);
+    expect(stopRows(db)).toEqual(
+      point.startsWith('after-send') ? ['STOP_LIMIT OPEN'] : ['STOP_LIMIT NOT_PLACED', 'STOP_LIMIT OPEN'],
+    );
+  }, 150_000);
+});
+
+describe('a held stop gapped under its limit, killed -9 between its cancel and the sale at market', () => {
+  const suite = paperLiveUpstream('e2e-held-gap-', 20_000);
+  it('sells once at market after the restart, and holds no stop again under the price', async () => {
+    const { db } = suite;
+    const env = suite.env({ 'x.json': strategyFile({ entries: 1, exits: { stopLossPct: 2 } }) });
+    await killedAt(env, 'exit-after-cancel', async (first) => {
+      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), {
+        daemon: first,
+        ms: 30_000,
+      });
+      // Under the stop (19,619.62) and under its limit (0.5 % lower): triggered there, the limit cannot fill, so
+      // the engine's stop-loss on ticks cancels it to sell at market, and the daemon dies after the cancel.
+      expect(held.status).toBe('NEW');
+      suite.price(19_400);
+    });
+    expect(stopRows(db)).toEqual(['STOP_LIMIT CANCELED']);
+    expect(paperStops(db)).toEqual(['CANCELED']);
+    expect(events(db, 'exit-triggered')).toEqual([expect.objectContaining({ reason: 'stop-loss', price: 19_400 })]);
+
+    await restarted(env, db, 'the exit at market filled', () => stopRows(db).includes('MARKET FILLED'));
+    expect(stopRows(db)).toEqual(['STOP_LIMIT CANCELED', 'MARKET FILLED']);
+    expect(paperTypes(db)).toEqual(['STOP_LIMIT', 'MARKET']);
+    expect(paperSells(db)).toBe(2);
+    expect(events(db, 'exit-held')).toHaveLength(1);
   }, 150_000);
 });
