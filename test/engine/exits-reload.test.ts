@@ -99,6 +99,38 @@ describe('reload of exits and protections', () => {
     ]);
   });
 
+  it('a roi "0" row added or removed swaps the held STOP_LIMIT and the OCO bracket, once each way', async () => {
+    const run = await running(file({ entries: 1, exits: { stopLossPct: 2 } }));
+    const { h } = run;
+    await h.tick(20_000);
+    await h.tick(20_000);
+    const sells = () =>
+      h.store.db
+        .prepare("SELECT type, tag, status, price, stop_price AS stop FROM orders WHERE side = 'SELL' ORDER BY seq")
+        .all() as { type: string; tag: string; status: string; price: string; stop: string }[];
+    expect(sells().map((r) => `${r.type} ${r.tag} ${r.status}`)).toEqual(['STOP_LIMIT exit:stop-loss OPEN']);
+    const avg = entry(h);
+    // A take-profit at 3 %: the stop becomes an OCO bracket at the same stop, its limit leg at the target.
+    await run.reload(file({ entries: 1, exits: { stopLossPct: 2, roi: { '0': 3 } } }));
+    for (let i = 0; i < 3; i++) await h.tick(20_000);
+    expect(sells().map((r) => `${r.type} ${r.tag} ${r.status}`)).toEqual([
+      'STOP_LIMIT exit:stop-loss CANCELED',
+      'OCO exit:bracket OPEN',
+    ]);
+    const bracket = sells()[1]!;
+    expect(Number(bracket.stop)).toBeCloseTo(avg * 0.98, 1);
+    expect(Number(bracket.price)).toBeCloseTo(avg * 1.03, 1);
+    // Taken away again: back to a STOP_LIMIT, once.
+    await run.reload(file({ entries: 1, exits: { stopLossPct: 2 } }));
+    for (let i = 0; i < 3; i++) await h.tick(20_000);
+    expect(sells().map((r) => `${r.type} ${r.tag} ${r.status}`)).toEqual([
+      'STOP_LIMIT exit:stop-loss CANCELED',
+      'OCO exit:bracket CANCELED',
+      'STOP_LIMIT exit:stop-loss OPEN',
+    ]);
+    expect(h.store.fills.forInstance('x').filter((f) => f.side === 'SELL')).toEqual([]);
+  });
+
   it('a held stop tightened above the price: the next tick sells at market once, the held order cancelled first', async () => {
     const run = await running(file({ entries: 1, exits: { stopLossPct: 2 } }));
     const { h } = run;
