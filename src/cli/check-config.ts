@@ -4,7 +4,8 @@
  */
 import { loadStrategyFiles } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
-import { readRecordingHeader, recordingFiles } from '../record/recording-reader.js';
+import type { PairConfig } from '../ports/venue-records.js';
+import { readRecordingBatches, readRecordingHeader, recordingFiles } from '../record/recording-reader.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { missingRulesMessage } from '../sim/pair-market.js';
 import { parseFlags } from './flags.js';
@@ -27,6 +28,8 @@ async function dataCheck(symbol: string, data: readonly string[]): Promise<{ ok?
     return { problem: err instanceof BotError ? err.message : String(err) };
   }
   let any = false;
+  /** Files that may carry the rules as a pairConfig line (format 2, or no header), as a replay reads them. */
+  const lineCarriers: string[] = [];
   for (const file of files) {
     let header;
     try {
@@ -37,10 +40,28 @@ async function dataCheck(symbol: string, data: readonly string[]): Promise<{ ok?
     if (header !== undefined && header.symbol !== symbol) continue;
     any = true;
     if (header?.pair) return { ok: `pair rules recorded in ${file}` };
+    if (header === undefined || header.version >= 2) lineCarriers.push(file);
   }
   if (!any) return { problem: `no recording of ${symbol} in --data ${data.join(',')}` };
+  try {
+    for (const file of lineCarriers)
+      if (await hasPairLine(file, symbol)) return { ok: `pair rules recorded in ${file}` };
+  } catch (err) {
+    return { problem: err instanceof BotError ? err.message : String(err) };
+  }
   if (DEFAULT_PAIRS.some((p) => p.symbol === symbol)) return { ok: 'built-in pair rules' };
   return { problem: missingRulesMessage(symbol, data.join(', ')) };
+}
+
+/** Whether `file` carries a pairConfig line for `symbol` (the recorder's, when the rules came after the file began). */
+async function hasPairLine(file: string, symbol: string): Promise<boolean> {
+  let found = false;
+  const onPairConfig = (config: PairConfig) => {
+    found ||= config.symbol === symbol;
+  };
+  for await (const _ of readRecordingBatches(file, { onPairConfig, allowPartial: true, warn: () => undefined }))
+    if (found) break;
+  return found;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -13,6 +13,8 @@ import { Recorder, marketWatchFetcher, runEvery } from '../../src/record/recorde
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { checkPaperData } from '../../src/app/paper-data.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
+import { run as checkConfig } from '../../src/cli/check-config.js';
+import { capture } from '../backtest/fixtures.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
@@ -298,6 +300,10 @@ describe('the pair configuration', () => {
     expect(tickOf(checked.pairs.get('BTCUSDT')!)).toBe(5);
     expect(warnings).toEqual([]);
     expect((await loadTicks([file])).pairs.map(tickOf)).toEqual([5]);
+    // check-config --data says the rules are the recording's.
+    const checkedConfig = await capture(checkConfig, ['--data', file, 'config/grid-btcusdt.json']);
+    expect(checkedConfig.code, checkedConfig.err.join('\n')).toBe(0);
+    expect(checkedConfig.out.join('\n')).toContain(`pair rules recorded in ${file}`);
   });
 
   it('is replayed as first recorded, a later change told once', async () => {
