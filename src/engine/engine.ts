@@ -397,17 +397,34 @@ export class Engine implements FillSink {
   }
 
   /**
-   * A fill the last run committed and was killed before telling the watch (between the two): the position the
-   * watch saved as open is flat in the journal. The watch takes the close now, and when that fill was a stop
-   * the exchange held, it is reported (held-exit-filled) and starts the cooldown, once: the event and the watch
-   * are saved together. (A tick-based exit was recorded, its cooldown started, when it was decided.)
+   * A fill the last run committed and was killed before telling the watch (between the two): the journal's
+   * position is not what the saved watch says. Held where the watch says flat: it takes the position as opened
+   * at the fill that opened it (its time held counts from there, as the fill path would have; so does a position
+   * held before the exits were declared). Flat where the watch says open: it takes the close, and when that
+   * fill was a stop the exchange held, it is reported (held-exit-filled) and starts the cooldown, once: the event
+   * and the watch are saved together. (A tick-based exit was recorded, its cooldown started, when decided.)
    */
   private catchUpWatch(r: InstanceRunner): void {
     const { watch, position } = r;
     const step = this.parts.market.rules.get(r.symbol)?.stepSize;
-    if (watch?.state.openedAt === undefined || step === undefined || position.position.quantity.gte(step)) return;
+    if (watch === undefined || step === undefined) return;
+    const held = position.position.quantity.gte(step);
+    if (held === (watch.state.openedAt !== undefined)) return;
     const { store, journal } = this.parts;
     const fills = store.fills.forInstance(r.name);
+    if (held) {
+      let opening: FillRow | undefined;
+      const folded = positionFromFills([]);
+      for (const f of fills) {
+        const before = folded.position.quantity;
+        folded.apply(positionFill(f));
+        if (before.lt(step) && folded.position.quantity.gte(step)) opening = f;
+      }
+      if (opening === undefined) return;
+      watch.opened(opening.time, Number(opening.price));
+      r.saveWatch();
+      return;
+    }
     const last = fills.at(-1);
     const row =
       last === undefined ? undefined : (journal.get(last.orderLocalId) ?? store.orders.get(last.orderLocalId));

@@ -263,7 +263,8 @@ export class PositionWatch {
   check(now: number, last: number, entry: number): ExitTrigger | undefined {
     const s = this.state;
     if (s.peak === undefined || last > s.peak) s.peak = last;
-    // A position the watch did not see open (held before these exits were declared): held from now.
+    // A position the watch did not see open (held before a reload declared these exits): held from now. (At a
+    // start the engine takes it from the fill that opened it: Engine.catchUpWatch.)
     s.openedAt ??= now;
     const { stopLossPct, trailingStopPct, trailingActivationPct } = this.exits;
     if (stopLossPct !== undefined) {

@@ -109,6 +109,18 @@ describe('declared exits', () => {
     expect(h.store.fills.forInstance('b').filter((f) => f.side === 'BUY')).toHaveLength(2);
   });
 
+  it("a kill -9 between the entry's fill and the watch's save: the restart counts the time held from that fill", async () => {
+    const { h, spec } = await started({ roi: { '0': 5, '60': 1 } });
+    // What the kill leaves: the fill recorded, the watch never told of the position.
+    await h.engine!.stop();
+    h.store.db.prepare("DELETE FROM strategy_state WHERE instance = 'b/exits'").run();
+    await h.restart([spec]);
+    // 61 minutes after the fill, +1.4 % over the average entry (20,020.02): the 1 % row's target is met.
+    await h.tick(20_300, 61 * MINUTE);
+    expect(sells(h)).toEqual([{ price: '20300', qty: '0.00999', tag: 'exit:roi' }]);
+    expect(h.events('exit-triggered')[0]!.data.level).toBeCloseTo(20_020.02002 * 1.01, 3);
+  });
+
   it('a crash between trigger and fill (the answer lost): the restart reconciles the exit and never sells twice', async () => {
     const { h, spec } = await started({ stopLossPct: 2 });
     // The exit reaches the venue (and fills there), its answer is lost, and from then on the venue cannot be
