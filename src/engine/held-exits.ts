@@ -19,8 +19,8 @@
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
 import { rounder } from '../market/display.js';
-import { belowMinimum, type PairRules, roundPrice, roundQuantity } from '../market/pair-rules.js';
-import type { OrderIntent } from '../strategy/api.js';
+import { type PairRules, roundPrice } from '../market/pair-rules.js';
+import { type OrderIntent, tradableQuantity } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
@@ -82,13 +82,14 @@ export class HeldExits {
     let otherSells = ZERO;
     for (const row of rows)
       if (row.side === 'SELL' && !isHeldExit(row)) otherSells = otherSells.plus(remainingBase(row, last));
-    const quantity = roundQuantity(rules, D.max(held.minus(otherSells), ZERO));
+    const left = D.max(held.minus(otherSells), ZERO);
     const stopPrice = roundPrice(rules, averagePrice.mul(1 - exits.stopLossPct / 100), 'SELL');
     const stopLimit = roundPrice(rules, stopPrice.mul(1 - (exits.stopLimitPct ?? DEFAULT_STOP_LIMIT_PCT) / 100), 'BUY');
     const roi0 = exits.roi?.['0'];
     const takeProfit =
       kind === 'OCO' && roi0 !== undefined ? roundPrice(rules, averagePrice.mul(1 + roi0 / 100), 'SELL') : undefined;
-    if (belowMinimum(rules, quantity, stopLimit)) return undefined;
+    const quantity = tradableQuantity(rules, left, stopLimit);
+    if (quantity.isZero()) return undefined;
     return { kind, stopPrice, stopLimit, takeProfit, quantity };
   }
 
@@ -177,8 +178,12 @@ export class HeldExits {
       if (plan === undefined) return;
     }
     const free = market.free(rules.baseAsset);
-    const quantity = free === undefined ? plan.quantity : D.min(plan.quantity, roundQuantity(rules, free));
-    if (belowMinimum(rules, quantity, plan.stopLimit)) return;
+    const quantity = tradableQuantity(
+      rules,
+      free === undefined ? plan.quantity : D.min(plan.quantity, free),
+      plan.stopLimit,
+    );
+    if (quantity.isZero()) return;
     const intent: OrderIntent =
       plan.kind === 'OCO'
         ? {

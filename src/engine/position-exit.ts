@@ -6,9 +6,9 @@
  * less what working exit orders still sell, so asking again (or finishing after a restart) never sells twice.
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { belowMinimum, roundPrice, roundQuantity } from '../market/pair-rules.js';
+import { roundPrice } from '../market/pair-rules.js';
 import { crashPoint } from '../ops/crash-points.js';
-import type { OrderIntent } from '../strategy/api.js';
+import { type OrderIntent, tradableQuantity } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { EXIT_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
@@ -104,9 +104,10 @@ export async function exitPosition(
   const held = D.max(r.position.position.quantity.minus(selling), ZERO);
   const free = p.market.free(rules.baseAsset);
   const available = free === undefined ? held : D.min(held, free);
-  const quantity = roundQuantity(rules, available);
   const price = order.type === 'LIMIT' ? roundPrice(rules, order.price, 'SELL') : last;
-  if (belowMinimum(rules, quantity, price)) {
+  // What can really be sold (the strategies' own rule): floored to the step, none under the pair's minimums.
+  const quantity = tradableQuantity(rules, available, price);
+  if (quantity.isZero()) {
     result.dust = held;
     return result;
   }

@@ -4,7 +4,7 @@
  * exit bracket. All exact decimals.
  */
 import { D, dec, type Dec } from '../market/decimal.js';
-import type { PairRules } from '../market/pair-rules.js';
+import { belowMinimum, type PairRules, roundQuantity } from '../market/pair-rules.js';
 import type { OrderView, StrategyContext } from './api.js';
 
 export const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
@@ -26,9 +26,8 @@ export function remainingQuantity(orders: readonly OrderView[]): Dec {
  * `position.quantity.gt(0)` stays true after the last sell; this is zero then).
  */
 export function tradableQuantity(rules: PairRules, quantity: Dec, price?: Dec): Dec {
-  const qty = floorTo(quantity, rules.stepSize);
-  if (qty.lte(0) || qty.lt(rules.minQty)) return dec(0);
-  return price !== undefined && qty.mul(price).lt(rules.minNotional) ? dec(0) : qty;
+  const qty = roundQuantity(rules, quantity);
+  return qty.isNeg() || belowMinimum(rules, qty, price) ? dec(0) : qty;
 }
 
 /** State a strategy keeps so that a notice is logged once, not on every tick. */
