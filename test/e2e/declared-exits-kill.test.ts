@@ -7,7 +7,8 @@
  * order journaled and not sent (after-journal), sent and filled with the answer not journaled (after-send), a
  * fill committed with the engine not yet told (after-fill-record: a protection not yet decided, a held stop's
  * fill not yet reported), the held stop's own placement (after-journal, after-send), a held stop gapped under its
- * limit cancelled with the sale at market not yet journaled (exit-after-cancel). Restarted on the same database, the journal agrees with the paper exchange, which
+ * limit cancelled with the sale at market not yet journaled (exit-after-cancel); and the held OCO bracket's
+ * take-profit filled while the daemon is down (a roi exit: no cooldown). Restarted on the same database, the journal agrees with the paper exchange, which
  * holds exactly one exit SELL per exit, and a protection trips exactly once. Every wait is on a fact in the
  * database: the saved watch, a journal row, an event, the last price the daemon wrote.
  * (test/e2e/held-exit-kill.test.ts: the held stop filled while the daemon is down.)
@@ -506,5 +507,50 @@ describe('a held stop gapped under its limit, killed -9 between its cancel and t
     expect(paperTypes(db)).toEqual(['STOP_LIMIT', 'MARKET']);
     expect(paperSells(db)).toBe(2);
     expect(events(db, 'exit-held')).toHaveLength(1);
+  }, 150_000);
+});
+
+describe("the held OCO bracket's take-profit, filled while the daemon is down (kill -9)", () => {
+  const suite = paperLiveUpstream('e2e-held-bracket-', 20_000);
+  it('is the one exit after the restart, a roi exit: no cooldown starts', async () => {
+    const { db } = suite;
+    const env = suite.env({
+      'x.json': strategyFile({
+        entries: 1,
+        exits: { stopLossPct: 2, roi: { '0': 2 } },
+        protections: { cooldownMinutes: 60 },
+      }),
+    });
+    const bracket = () =>
+      readDb(db, (d) =>
+        d
+          .prepare("SELECT type, status, price, stop_price AS stop FROM paper_orders WHERE side = 'SELL' ORDER BY id")
+          .all(),
+      ) as { type: string; status: string; price: string; stop: string }[];
+    const first = new DaemonProcess({ ...env, ...EXTRA });
+    const [held] = await waitFor('the bracket held on the paper exchange', () => bracket().length > 0 && bracket(), {
+      daemon: first,
+      ms: 30_000,
+    });
+    // Its legs from the average entry (20,020.02): the take-profit 2 % over it, the stop 2 % under it.
+    expect(held).toMatchObject({ type: 'OCO', status: 'NEW' });
+    expect(Number(held!.price)).toBeCloseTo((20_000 / 0.999) * 1.02, 1);
+    expect(Number(held!.stop)).toBeCloseTo((20_000 / 0.999) * 0.98, 1);
+    expect(await first.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // While it is down the price rises through the take-profit.
+    suite.price(20_500);
+    await restarted(env, db, 'the bracket filled', () => bracket()[0]?.status === 'FILLED');
+    expect(bracket().map((r) => `${r.type} ${r.status}`)).toEqual(['OCO FILLED']);
+    expect(stopRows(db)).toEqual([]);
+    expect(orders(db).filter((r) => r.side === 'SELL')).toEqual([
+      { side: 'SELL', type: 'OCO', tag: 'exit:bracket', status: 'FILLED' },
+    ]);
+    const sold = readDb(db, (d) => d.prepare("SELECT price FROM fills WHERE side = 'SELL'").pluck().all()) as string[];
+    expect(sold).toHaveLength(1);
+    expect(Number(sold[0])).toBeGreaterThanOrEqual(Number(held!.price));
+    expect(events(db, 'held-exit-filled')).toEqual([expect.objectContaining({ reason: 'roi' })]);
+    expect(events(db, 'exit-triggered')).toEqual([]);
+    expect(events(db, 'protection-tripped')).toEqual([]);
   }, 150_000);
 });
