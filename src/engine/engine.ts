@@ -626,8 +626,8 @@ export class Engine implements FillSink {
     return this.afterAsyncTick(r, ok);
   }
 
-  /** Protections that tripped: told, and their state saved. */
-  private protectionsTripped(r: InstanceRunner, trips: readonly ProtectionTrip[], time: number): void {
+  /** Protections that tripped (a stop-out's cooldown among them): told, and their state saved. */
+  private protectionsTripped(r: InstanceRunner, trips: readonly (ProtectionTrip | CooldownTrip)[], time: number): void {
     if (trips.length === 0) return;
     for (const trip of trips) {
       r.logger.warn({ ...trip }, `protection tripped: ${trip.reason}`);
@@ -686,7 +686,7 @@ export class Engine implements FillSink {
       );
       this.parts.store.transaction(() => {
         this.parts.store.events.record(now, r.name, 'exit-triggered', data);
-        this.cooldownStarted(r, cooldown, now);
+        if (cooldown !== undefined) this.protectionsTripped(r, [cooldown], now);
         r.saveWatch();
       });
       const tag = `${ENGINE_EXIT_TAG_PREFIX}${trigger.reason}`;
@@ -1043,17 +1043,7 @@ export class Engine implements FillSink {
     const shown = rounder(this.parts.market.rules.get(r.symbol)).price;
     r.logger.warn({ ...data, entry: shown(entry) }, `declared exit filled on the exchange: ${reason}`);
     this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
-    this.cooldownStarted(r, cooldown, fill.time);
-  }
-
-  /**
-   * A stop-out started protections.cooldownMinutes: recorded as a protection tripped (bot status, the API and
-   * notifications show it as they show the others). The caller saves the watch in the same transaction.
-   */
-  private cooldownStarted(r: InstanceRunner, cooldown: CooldownTrip | undefined, time: number): void {
-    if (cooldown === undefined) return;
-    r.logger.warn({ ...cooldown }, `protection tripped: ${cooldown.reason}`);
-    this.parts.store.events.record(time, r.name, 'protection-tripped', { ...cooldown });
+    if (cooldown !== undefined) this.protectionsTripped(r, [cooldown], fill.time);
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
