@@ -16,6 +16,7 @@ import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { replayMarket } from '../../src/sim/pair-market.js';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
+import { csvRecords } from '../support/csv-records.js';
 import { bot, capture, tempDir } from './fixtures.js';
 
 /** 360 real one-minute BTC/USDT candles (test/fixtures/README.md), imported here as BTCUSD. */
@@ -40,9 +41,9 @@ function gridFile(dir: string, symbol: string): string {
 
 /** The limit prices of a backtest's orders.csv. */
 function orderPrices(out: string): string[] {
-  const [header, ...rows] = readFileSync(join(out, 'orders.csv'), 'utf8').trim().split('\n');
-  const col = header!.split(',').indexOf('price');
-  return rows.map((r) => r.split(',')[col]!).filter((p) => p !== '');
+  return csvRecords(join(out, 'orders.csv'))
+    .map((o) => o.price!)
+    .filter((p) => p !== '');
 }
 
 async function importBtcUsd(out: string, rules: string[]) {
@@ -218,13 +219,8 @@ describe('a pair the project never shipped', () => {
     expect(r.code, r.err.join('\n')).toBe(0);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
     expect(Object.keys(summary.balances.final).sort()).toEqual(['BTC', 'USD', 'XBT']);
-    const [header, ...rows] = readFileSync(join(out, 'fills.csv'), 'utf8').trim().split('\n');
-    const col = (name: string) => header!.split(',').indexOf(name);
-    const fees = (symbol: string) =>
-      rows
-        .map((row) => row.split(','))
-        .filter((cells) => cells[col('symbol')] === symbol)
-        .map((cells) => Number(cells[col('fee')]));
+    const fills = csvRecords(join(out, 'fills.csv'));
+    const fees = (symbol: string) => fills.filter((f) => f.symbol === symbol).map((f) => Number(f.fee));
     expect(fees('BTCUSD').length).toBeGreaterThan(0);
     expect(fees('BTCUSD').every((fee) => fee === 0)).toBe(true);
     expect(fees('XBTUSD').length).toBeGreaterThan(0);

@@ -17,6 +17,7 @@ import { tempProject } from '../config/temp-project.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { RECORDING_VERSION } from '../../src/record/recording-format.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
+import { csvRecords } from '../support/csv-records.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { bot, FROM, SAMPLE, sliceFlags, TO, tempDir } from './fixtures.js';
 
@@ -52,15 +53,8 @@ function config(name: string, extra: Record<string, unknown>): string {
   });
 }
 
-/** orders.csv (or another of the run's CSV files) as records (no field of these runs holds a comma). */
-function orders(dir: string, file = 'orders.csv'): Record<string, string>[] {
-  const [head, ...lines] = readFileSync(join(dir, file), 'utf8').trim().split('\n');
-  const keys = head!.split(',');
-  return lines.map((l): Record<string, string> => {
-    const values = l.split(',');
-    return Object.fromEntries(keys.map((k, i): [string, string] => [k, values[i] ?? '']));
-  });
-}
+/** orders.csv (or another of the run's CSV files) as records. */
+const orders = (dir: string, file = 'orders.csv') => csvRecords(join(dir, file));
 
 interface Trigger {
   time: string;

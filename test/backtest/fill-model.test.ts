@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
+import { csvRecords } from '../support/csv-records.js';
 import { bot, capture, sliceFlags, tempDir } from './fixtures.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
@@ -20,11 +21,7 @@ beforeAll(() => {
 const summaryOf = (out: string) => JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
 
 /** fills.csv as rows of its columns. */
-function fills(out: string): Record<string, string>[] {
-  const [header, ...rows] = readFileSync(join(out, 'fills.csv'), 'utf8').trim().split('\n');
-  const keys = header!.split(',');
-  return rows.map((r) => Object.fromEntries(r.split(',').map((v, i) => [keys[i] as string, v])));
-}
+const fills = (out: string) => csvRecords(join(out, 'fills.csv'));
 
 describe('--candle-path', () => {
   let data: string;

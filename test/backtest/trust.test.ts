@@ -18,6 +18,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { riskRatios } from '../../src/backtest/metrics.js';
+import { csvRecords } from '../support/csv-records.js';
 import { D } from '../../src/market/decimal.js';
 import { bot, capture, tempDir } from './fixtures.js';
 
@@ -78,21 +79,13 @@ const runOn = (recordings: string, out: string, ...extra: string[]) =>
   ]);
 const run = (out: string, ...extra: string[]) => runOn(data, out, ...extra);
 
-function csvRows(file: string): Record<string, string>[] {
-  const [header, ...rows] = readFileSync(file, 'utf8').trim().split('\n');
-  const keys = header!.split(',');
-  return rows.map(
-    (r) => Object.fromEntries(r.split(',').map((v, i) => [keys[i] as string, v])) as Record<string, string>,
-  );
-}
-
 describe('fills that do not flatter', () => {
   it('fills a MARKET order decided on a tick at a later tick, never at the price the strategy saw', async () => {
     const out = join(dir, 'latency');
     const r = await run(out, '--fee', '0');
     expect(r.code, r.err.join('\n')).toBe(0);
-    const orders = csvRows(join(out, 'orders.csv'));
-    const fills = csvRows(join(out, 'fills.csv'));
+    const orders = csvRecords(join(out, 'orders.csv'));
+    const fills = csvRecords(join(out, 'fills.csv'));
     expect(fills.length).toBeGreaterThan(50);
     const decided = new Map(orders.map((o) => [o.exchange_id, o.time]));
     for (const f of fills)
@@ -238,7 +231,7 @@ describe('data you can trust', () => {
     const report = readFileSync(join(out, 'report.html'), 'utf8');
     expect(report).toContain('Gaps in the data: 2 longer than 60 s (--max-gap)');
     expect(report).toContain('<td>2023-03-10T01:29:45.000Z</td><td>2023-03-10T03:10:00.000Z</td>');
-    const times = csvRows(join(out, 'equity.csv')).map((row) => row.time);
+    const times = csvRecords(join(out, 'equity.csv')).map((row) => row.time);
     expect(times).toContain('2023-03-10T01:00:00.000Z');
     expect(times).not.toContain('2023-03-10T02:00:00.000Z');
     expect(times).not.toContain('2023-03-10T03:00:00.000Z');
@@ -249,7 +242,7 @@ describe('data you can trust', () => {
     const lax = join(dir, 'gaps-lax');
     expect((await runOn(holes, lax, '--max-gap', '2h')).code).toBe(0);
     expect(read(lax)).toMatchObject({ maxGapMs: 7_200_000, gaps: [] });
-    const all = csvRows(join(lax, 'equity.csv'));
+    const all = csvRecords(join(lax, 'equity.csv'));
     const madeUp = all.filter(
       (row) => row.time === '2023-03-10T02:00:00.000Z' || row.time === '2023-03-10T03:00:00.000Z',
     );

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { trackChild } from '../support/child-processes.js';
 import { cleanClone } from '../support/clean-clone.js';
+import { csvRecords } from '../support/csv-records.js';
 import { DaemonProcess, daemonEnv, journal, readDb, ROOT, waitFor } from './daemon-process.js';
 
 const work = mkdtempSync(join(tmpdir(), 'e2e-own-pair-'));
@@ -56,10 +57,8 @@ async function stop(child: ChildProcess): Promise<number | null> {
 
 /** The limit prices of a backtest's orders.csv. */
 function orderPrices(out: string): number[] {
-  const [header, ...rows] = readFileSync(join(out, 'orders.csv'), 'utf8').trim().split('\n');
-  const col = header!.split(',').indexOf('price');
-  return rows
-    .map((r) => r.split(',')[col]!)
+  return csvRecords(join(out, 'orders.csv'))
+    .map((o) => o.price!)
     .filter((p) => p !== '')
     .map(Number);
 }
