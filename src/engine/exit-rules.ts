@@ -47,6 +47,9 @@ export interface CooldownTrip {
   reason: string;
 }
 
+/** What a trip names: a protection on closed trades, or the cooldown after a stop-out. */
+export type TripName = ProtectionName | CooldownTrip['protection'];
+
 export interface ProtectionTrip {
   protection: ProtectionName;
   until: number;
@@ -105,14 +108,10 @@ export class PositionWatch {
    * declared. When the protections changed, the trade book starts empty: the caller seeds it again from the
    * journal (`seed`, when `reseed`), as a start does, so the new rules count the same trades.
    */
-  redeclare(
-    exits: ExitRulesDecl,
-    protections: ProtectionsDecl,
-    now: number,
-  ): { lifted: (ProtectionName | 'cooldown')[]; reseed: boolean } {
+  redeclare(exits: ExitRulesDecl, protections: ProtectionsDecl, now: number): { lifted: TripName[]; reseed: boolean } {
     this.exits = exits;
     this.roi = roiRows(exits.roi);
-    const dropped: (ProtectionName | 'cooldown')[] = [];
+    const dropped: TripName[] = [];
     if (protections.cooldownMinutes === undefined && this.state.cooldownUntil !== undefined) {
       // A cooldown running ends (and is told lifted, as status showed it); one over already goes silently.
       if (this.state.cooldownUntil > now) dropped.push('cooldown');

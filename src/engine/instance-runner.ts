@@ -38,7 +38,7 @@ import { positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
-import { PositionWatch, type ProtectionName, type WatchState } from './exit-rules.js';
+import { PositionWatch, type TripName, type WatchState } from './exit-rules.js';
 import { isHeldExit } from './exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
@@ -204,7 +204,7 @@ export interface Redeclared {
   exits: ExitRulesDecl;
   protections: ProtectionsDecl;
   /** Protections no longer declared whose trip (or cooldown) ends now. */
-  lifted: (ProtectionName | 'cooldown')[];
+  lifted: TripName[];
   /** The protections count trades anew: the caller seeds them from the journal. */
   reseed: boolean;
 }
