@@ -176,6 +176,21 @@ export function heldStopOnPaper(path: string): { status: string; stop_price: str
   });
 }
 
+/** An order on the paper exchange's own ledger, as the tests read it. */
+export interface PaperOrder {
+  type: string;
+  status: string;
+  price: string;
+  stop_price: string;
+}
+
+/** The `side` orders on the paper exchange's own ledger in the database at `path`, oldest first. */
+export function paperOrders(path: string, side: 'BUY' | 'SELL'): PaperOrder[] {
+  return readDb(path, (d) =>
+    d.prepare('SELECT type, status, price, stop_price FROM paper_orders WHERE side = ? ORDER BY id').all(side),
+  ) as PaperOrder[];
+}
+
 export interface JournalRow {
   local_id: string;
   instance: string;

@@ -26,6 +26,7 @@ import {
   readDb,
   reenterFile as strategyFile,
   waitFor,
+  paperOrders,
 } from './daemon-process.js';
 
 /** The refresh saves the watch every second (its high is what the test waits on); unknown outcomes resolve in 2 s. */
@@ -59,15 +60,10 @@ const watch = (db: string) =>
     return text === undefined ? undefined : (JSON.parse(text) as { peak?: number });
   });
 /** SELLs on the paper exchange's own ledger (the strategy sends none: each is an exit). */
-const paperSells = (db: string) =>
-  readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'SELL'").pluck().get()) as number;
+const paperSells = (db: string) => paperOrders(db, 'SELL').length;
 /** The order types of the SELLs on the paper exchange's ledger. */
-const paperTypes = (db: string) =>
-  readDb(db, (d) =>
-    d.prepare("SELECT type FROM paper_orders WHERE side = 'SELL' ORDER BY id").pluck().all(),
-  ) as string[];
-const paperBuys = (db: string) =>
-  readDb(db, (d) => d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'BUY'").pluck().get()) as number;
+const paperTypes = (db: string) => paperOrders(db, 'SELL').map((o) => o.type);
+const paperBuys = (db: string) => paperOrders(db, 'BUY').length;
 
 /** Runs the first daemon armed to kill itself at `point`; `drive` moves prices until it does. */
 async function killedAt(env: NodeJS.ProcessEnv, point: string, drive: (d: DaemonProcess) => Promise<void>) {
@@ -456,9 +452,9 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
 
 /** The held stops (STOP_LIMIT SELLs) on the paper exchange's ledger, by status. */
 const paperStops = (db: string) =>
-  readDb(db, (d) =>
-    d.prepare("SELECT status FROM paper_orders WHERE side = 'SELL' AND type = 'STOP_LIMIT' ORDER BY id").pluck().all(),
-  ) as string[];
+  paperOrders(db, 'SELL')
+    .filter((o) => o.type === 'STOP_LIMIT')
+    .map((o) => o.status);
 const stopRows = (db: string) =>
   orders(db)
     .filter((r) => r.tag === 'exit:stop-loss')
@@ -521,12 +517,7 @@ describe("the held OCO bracket's take-profit, filled while the daemon is down (k
         protections: { cooldownMinutes: 60 },
       }),
     });
-    const bracket = () =>
-      readDb(db, (d) =>
-        d
-          .prepare("SELECT type, status, price, stop_price AS stop FROM paper_orders WHERE side = 'SELL' ORDER BY id")
-          .all(),
-      ) as { type: string; status: string; price: string; stop: string }[];
+    const bracket = () => paperOrders(db, 'SELL');
     const first = new DaemonProcess({ ...env, ...EXTRA });
     const [held] = await waitFor('the bracket held on the paper exchange', () => bracket().length > 0 && bracket(), {
       daemon: first,
@@ -535,7 +526,7 @@ describe("the held OCO bracket's take-profit, filled while the daemon is down (k
     // Its legs from the average entry (20,020.02): the take-profit 2 % over it, the stop 2 % under it.
     expect(held).toMatchObject({ type: 'OCO', status: 'NEW' });
     expect(Number(held!.price)).toBeCloseTo((20_000 / 0.999) * 1.02, 1);
-    expect(Number(held!.stop)).toBeCloseTo((20_000 / 0.999) * 0.98, 1);
+    expect(Number(held!.stop_price)).toBeCloseTo((20_000 / 0.999) * 0.98, 1);
     expect(await first.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
 
     // While it is down the price rises through the take-profit.

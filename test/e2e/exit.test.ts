@@ -13,7 +13,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { BotApi } from '../notify/stand-ins.js';
-import { DaemonProcess, freePort, http, journal, lockstepPaperEnv, readDb, waitFor } from './daemon-process.js';
+import {
+  DaemonProcess,
+  freePort,
+  http,
+  journal,
+  lockstepPaperEnv,
+  paperOrders,
+  readDb,
+  waitFor,
+} from './daemon-process.js';
 
 const TOKEN = 'e2e-exit-token-0c4d1e';
 const BOT_TOKEN = '4343:e2e-exit-telegram-token';
@@ -72,9 +81,7 @@ async function holding(run: Awaited<ReturnType<typeof paperDaemon>>, daemon: Dae
 
 /** Orders on the paper exchange's own ledger that are exit SELLs (MARKET SELLs: the strategy places none). */
 function paperMarketSells(db: string): number {
-  return readDb(db, (d) =>
-    d.prepare("SELECT COUNT(*) FROM paper_orders WHERE side = 'SELL' AND type = 'MARKET'").pluck().get(),
-  ) as number;
+  return paperOrders(db, 'SELL').filter((o) => o.type === 'MARKET').length;
 }
 
 const STEP = new D('0.000001');

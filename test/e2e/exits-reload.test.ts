@@ -19,6 +19,7 @@ import {
   readDb,
   reenterFile,
   waitFor,
+  paperOrders,
 } from './daemon-process.js';
 
 const TOKEN = 'e2e-exits-reload-token-5b1f';
@@ -98,9 +99,7 @@ describe('a reload of exits.stopLossPct on a paper daemon', () => {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     }
     expect(auditPaperDb(db).problems).toEqual([]);
-    const sells = readDb(db, (d) =>
-      d.prepare("SELECT type, status FROM paper_orders WHERE side = 'SELL' ORDER BY id").all(),
-    );
+    const sells = paperOrders(db, 'SELL').map(({ type, status }) => ({ type, status }));
     expect(sells).toEqual([
       { type: 'STOP_LIMIT', status: 'CANCELED' },
       { type: 'STOP_LIMIT', status: 'FILLED' },
@@ -171,9 +170,7 @@ describe.each(['after-journal:3', 'after-send:3'])('a reload killed -9 at %s of 
       expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     }
     expect(auditPaperDb(db).problems).toEqual([]);
-    const sells = readDb(db, (d) =>
-      d.prepare("SELECT type, status, stop_price FROM paper_orders WHERE side = 'SELL' ORDER BY id").all(),
-    ) as { type: string; status: string; stop_price: string }[];
+    const sells = paperOrders(db, 'SELL');
     // The stop at 2 % cancelled, the one at 3 % filled; after-send's reached the exchange before the kill and is
     // the one found there (nothing placed again), after-journal's never left and one was placed at the restart.
     expect(sells.map((s) => [s.type, s.status])).toEqual([
