@@ -19,8 +19,8 @@
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
 import { rounder } from '../market/display.js';
-import { type PairRules, roundPrice } from '../market/pair-rules.js';
-import { type OrderIntent, tradableQuantity } from '../strategy/api.js';
+import { type PairRules, roundPrice, tradableQuantity } from '../market/pair-rules.js';
+import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';

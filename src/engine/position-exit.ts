@@ -6,9 +6,9 @@
  * less what working exit orders still sell, so asking again (or finishing after a restart) never sells twice.
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { roundPrice } from '../market/pair-rules.js';
+import { roundPrice, tradableQuantity } from '../market/pair-rules.js';
 import { crashPoint } from '../ops/crash-points.js';
-import { type OrderIntent, tradableQuantity } from '../strategy/api.js';
+import type { OrderIntent } from '../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { EXIT_TAG, isExitOrder, isHeldExit } from './exit-orders.js';

@@ -119,6 +119,19 @@ export function belowMinimum(rules: PairRules, quantity: Dec, price: Dec | undef
   );
 }
 
+/**
+ * The quantity that can really be traded: `quantity` floored to the pair's step, zero when that is below the
+ * pair's minimum quantity or (given a price) its minimum order value. Of a position,
+ * `tradableQuantity(ctx.rules, ctx.position.quantity, ctx.price)` is what can really be sold: the position
+ * less its fee dust (a buy's base fee leaves a residue below the step that no order can sell, so
+ * `position.quantity.gt(0)` stays true after the last sell; this is zero then). The strategies' toolkit
+ * exports it; the engine sizes its own SELLs with it (the operator's and the declared exits', the held stop).
+ */
+export function tradableQuantity(rules: PairRules, quantity: Dec, price?: Dec): Dec {
+  const qty = roundQuantity(rules, quantity);
+  return qty.isNeg() || belowMinimum(rules, qty, price) ? dec(0) : qty;
+}
+
 export function isOnTick(rules: PairRules, price: Dec): boolean {
   return price.mod(rules.tickSize).isZero();
 }

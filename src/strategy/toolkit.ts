@@ -4,8 +4,11 @@
  * exit bracket. All exact decimals.
  */
 import { D, dec, type Dec } from '../market/decimal.js';
-import { belowMinimum, type PairRules, roundQuantity } from '../market/pair-rules.js';
+import { type PairRules, tradableQuantity } from '../market/pair-rules.js';
 import type { OrderView, StrategyContext } from './api.js';
+
+/** What can really be traded (sold) under a pair's rules: market/pair-rules.ts, the engine's rule too. */
+export { tradableQuantity };
 
 export const floorTo = (value: Dec, step: Dec): Dec => value.div(step).floor().mul(step);
 export const ceilTo = (value: Dec, step: Dec): Dec => value.div(step).ceil().mul(step);
@@ -16,18 +19,6 @@ export const pctMove = (value: Dec, percent: Dec): Dec => value.mul(percent.div(
 /** Quantity still to fill across orders. */
 export function remainingQuantity(orders: readonly OrderView[]): Dec {
   return orders.reduce((sum, o) => sum.plus(o.quantity.minus(o.filledQuantity)), dec(0));
-}
-
-/**
- * The quantity that can really be traded: `quantity` floored to the pair's step, zero when that is below the
- * pair's minimum quantity or (given a price) its minimum order value. Of a position,
- * `tradableQuantity(ctx.rules, ctx.position.quantity, ctx.price)` is what can really be sold: the position
- * less its fee dust (a buy's base fee leaves a residue below the step that no order can sell, so
- * `position.quantity.gt(0)` stays true after the last sell; this is zero then).
- */
-export function tradableQuantity(rules: PairRules, quantity: Dec, price?: Dec): Dec {
-  const qty = roundQuantity(rules, quantity);
-  return qty.isNeg() || belowMinimum(rules, qty, price) ? dec(0) : qty;
 }
 
 /** State a strategy keeps so that a notice is logged once, not on every tick. */
