@@ -24,10 +24,10 @@ export class SimAccount {
   /**
    * Whether `orders` are in non-decreasing createdAt and `fills` in non-decreasing time, as they are unless the
    * clock went back (a wall clock set back): a history read since a time then stops at the first older item
-   * instead of reading every item ever made (history-query.ts).
+   * instead of reading every item ever made (history-query.ts). Written by addOrder and addFill alone.
    */
-  ordersInTimeOrder = true;
-  fillsInTimeOrder = true;
+  private ordersTimeOrdered = true;
+  private fillsTimeOrdered = true;
 
   constructor(apiKey: string, userId: number, balances: Map<number, SimBalance>) {
     this.apiKey = apiKey;
@@ -35,15 +35,23 @@ export class SimAccount {
     this.balances = balances;
   }
 
+  get ordersInTimeOrder(): boolean {
+    return this.ordersTimeOrdered;
+  }
+
+  get fillsInTimeOrder(): boolean {
+    return this.fillsTimeOrdered;
+  }
+
   addOrder(o: SimOrder): void {
     const last = this.orders.at(-1);
-    if (last !== undefined && o.createdAt < last.createdAt) this.ordersInTimeOrder = false;
+    if (last !== undefined && o.createdAt < last.createdAt) this.ordersTimeOrdered = false;
     this.orders.push(o);
   }
 
   addFill(f: SimFill): void {
     const last = this.fills.at(-1);
-    if (last !== undefined && f.time < last.time) this.fillsInTimeOrder = false;
+    if (last !== undefined && f.time < last.time) this.fillsTimeOrdered = false;
     this.fills.push(f);
   }
 }
