@@ -24,10 +24,15 @@ import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
-import { type ExitOrder, type ExitResult, exitPosition } from './position-exit.js';
-import { isExitOrder, isHeldExit } from './exit-orders.js';
-import { HeldExits, heldStopLimit } from './held-exits.js';
-import { type CooldownTrip, ENGINE_EXIT_TAG_PREFIX, type PositionWatch, type ProtectionTrip } from './exit-rules.js';
+import { type ExitOrder, type ExitResult, exitPosition } from './exits/position-exit.js';
+import { isExitOrder, isHeldExit } from './exits/exit-orders.js';
+import { HeldExits, heldStopLimit } from './exits/held-exits.js';
+import {
+  type CooldownTrip,
+  ENGINE_EXIT_TAG_PREFIX,
+  type PositionWatch,
+  type ProtectionTrip,
+} from './exits/exit-rules.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
 import { positionFill, positionFromFills } from '../market/position.js';

@@ -38,8 +38,8 @@ import { positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
-import { PositionWatch, type TripName, type WatchState } from './exit-rules.js';
-import { isHeldExit } from './exit-orders.js';
+import { PositionWatch, type TripName, type WatchState } from './exits/exit-rules.js';
+import { isHeldExit } from './exits/exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {

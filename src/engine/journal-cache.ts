@@ -12,7 +12,7 @@
 import { type Dec, ZERO } from '../market/decimal.js';
 import type { Store } from '../store/store.js';
 import { hasOutstandingFills, isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
-import { isHeldExit } from './exit-orders.js';
+import { isHeldExit } from './exits/exit-orders.js';
 
 /**
  * What an instance's orders in its view (activeFor) may still bring, as the risk check reads it before every

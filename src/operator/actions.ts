@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { Engine } from '../engine/engine.js';
-import { type ExitOrder, exitResultJson } from '../engine/position-exit.js';
+import { type ExitOrder, exitResultJson } from '../engine/exits/position-exit.js';
 import { D, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';

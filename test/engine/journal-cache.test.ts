@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, expect, it } from 'vitest';
-import { HELD_STOP_TAG, isHeldExit } from '../../src/engine/exit-orders.js';
+import { HELD_STOP_TAG, isHeldExit } from '../../src/engine/exits/exit-orders.js';
 import { JournalCache } from '../../src/engine/journal-cache.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
 import { isUnresolved, type OrderRow, remainingBase } from '../../src/store/order-journal.js';

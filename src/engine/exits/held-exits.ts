@@ -17,16 +17,16 @@
  * holds what is left. Each order goes through the order manager's one path (brakes, PRICE_FILTER and precision,
  * risk, balance, journal before send).
  */
-import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { rounder } from '../market/display.js';
-import { type PairRules, roundPrice, tradableQuantity } from '../market/pair-rules.js';
-import type { OrderIntent } from '../strategy/api.js';
-import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
-import type { EngineParts } from './engine-parts.js';
+import { D, type Dec, plain, ZERO } from '../../market/decimal.js';
+import { rounder } from '../../market/display.js';
+import { type PairRules, roundPrice, tradableQuantity } from '../../market/pair-rules.js';
+import type { OrderIntent } from '../../strategy/api.js';
+import { isActive, isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
+import type { EngineParts } from '../engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
-import type { InstanceRunner } from './instance-runner.js';
-import type { OrderManager } from './order-manager.js';
-import type { OrderSync } from './order-sync.js';
+import type { InstanceRunner } from '../instance-runner.js';
+import type { OrderManager } from '../order-manager.js';
+import type { OrderSync } from '../order-sync.js';
 
 const DEFAULT_STOP_LIMIT_PCT = 0.5;
 

@@ -5,16 +5,16 @@
  * send). Exactly once: the quantity sent is the position
  * less what working exit orders still sell, so asking again (or finishing after a restart) never sells twice.
  */
-import { D, type Dec, plain, ZERO } from '../market/decimal.js';
-import { roundPrice, tradableQuantity } from '../market/pair-rules.js';
-import { crashPoint } from '../ops/crash-points.js';
-import type { OrderIntent } from '../strategy/api.js';
-import { isActive, isUnresolved, type OrderRow, remainingBase } from '../store/order-journal.js';
-import type { EngineParts } from './engine-parts.js';
+import { D, type Dec, plain, ZERO } from '../../market/decimal.js';
+import { roundPrice, tradableQuantity } from '../../market/pair-rules.js';
+import { crashPoint } from '../../ops/crash-points.js';
+import type { OrderIntent } from '../../strategy/api.js';
+import { isActive, isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
+import type { EngineParts } from '../engine-parts.js';
 import { EXIT_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
-import type { InstanceRunner } from './instance-runner.js';
-import type { OrderManager } from './order-manager.js';
-import type { OrderSync } from './order-sync.js';
+import type { InstanceRunner } from '../instance-runner.js';
+import type { OrderManager } from '../order-manager.js';
+import type { OrderSync } from '../order-sync.js';
 
 export type ExitOrder = { type: 'MARKET' } | { type: 'LIMIT'; price: Dec };
 

@@ -7,10 +7,10 @@
  * event. Exactly once: nothing is triggered while an exit order of the instance is working or its outcome is
  * being reconciled, and a restart decides again from the journal and the fills (the position).
  */
-import { D, type Dec } from '../market/decimal.js';
-import { type ClosedTrade, TradeBook } from '../market/round-trips.js';
-import type { ExitRulesDecl, ProtectionsDecl } from '../strategy/api.js';
-import type { FillRow } from '../store/fills.js';
+import { D, type Dec } from '../../market/decimal.js';
+import { type ClosedTrade, TradeBook } from '../../market/round-trips.js';
+import type { ExitRulesDecl, ProtectionsDecl } from '../../strategy/api.js';
+import type { FillRow } from '../../store/fills.js';
 
 /** Why the engine sells: the tag is `exit:<reason>`. */
 export type ExitReason = 'stop-loss' | 'trailing-stop' | 'roi';

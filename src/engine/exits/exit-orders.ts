@@ -2,7 +2,7 @@
  * Which journaled orders are exits, and which of them the exchange holds for the engine: the predicates the
  * order path, the declared exits, the held exits and the operator's exit share.
  */
-import type { OrderRow } from '../store/order-journal.js';
+import type { OrderRow } from '../../store/order-journal.js';
 
 /** The tag of every manual exit order (the journal, the trades table, the page). */
 export const EXIT_TAG = 'exit';
