@@ -21,13 +21,16 @@ export const ALLOWED = {
   ops: BASE,
   strategy: BASE,
   config: [...BASE, 'ops', 'strategy', 'clocks'],
+  // The exchange's wire protocol (its JSON's schemas, the signature), spoken by the HTTP venue, the simulated
+  // exchange and the recordings alike.
+  wire: BASE,
   // Adapters: never the engine, the read model, the operator layer or a composition root.
   clocks: ADAPTER_BASE,
   store: ADAPTER_BASE,
-  exchange: [...ADAPTER_BASE, 'clocks'],
-  sim: [...ADAPTER_BASE, 'clocks', 'exchange', 'record'],
-  record: [...ADAPTER_BASE, 'clocks', 'exchange', 'sim'],
-  venues: [...ADAPTER_BASE, 'exchange', 'sim', 'store'],
+  exchange: [...ADAPTER_BASE, 'clocks', 'wire'],
+  sim: [...ADAPTER_BASE, 'clocks', 'wire', 'record'],
+  record: [...ADAPTER_BASE, 'clocks', 'wire', 'sim'],
+  venues: [...ADAPTER_BASE, 'wire', 'sim', 'store'],
   // The engine knows the ports, the store (journal before send is SQLite by design) and the strategy API.
   engine: [...BASE, 'ops', 'config', 'store', 'strategy'],
   status: [...BASE, 'ops', 'store'],
@@ -36,22 +39,9 @@ export const ALLOWED = {
   // The API (routes, page, metrics) reads and acts through it alone: not the store, the read model or the engine.
   notify: [...BASE, 'ops', 'config', 'clocks', 'store', 'status', 'operator'],
   api: [...BASE, 'ops', 'config', 'exchange', 'operator', 'backtest'],
-  backtest: [
-    ...BASE,
-    'ops',
-    'config',
-    'clocks',
-    'exchange',
-    'sim',
-    'venues',
-    'store',
-    'record',
-    'strategy',
-    'engine',
-    'app',
-  ],
+  backtest: [...BASE, 'ops', 'config', 'clocks', 'sim', 'venues', 'store', 'record', 'strategy', 'engine', 'app'],
   // A stand-in for the engine that strategies' own tests run on (the package's `spot-bot/testing`).
-  testing: [...BASE, 'engine', 'exchange', 'sim', 'strategy'],
+  testing: [...BASE, 'engine', 'wire', 'sim', 'strategy'],
   app: '*',
   cli: '*',
 };

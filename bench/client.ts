@@ -5,7 +5,7 @@
 import { fork } from 'node:child_process';
 import { ExchangeClient } from '../src/exchange/client.js';
 import { booleanParam, decimalParam, queryText, textParam } from '../src/exchange/query.js';
-import { signQuery } from '../src/exchange/signing.js';
+import { signQuery } from '../src/wire/signing.js';
 
 const SECRET = 'bench-secret-0123456789abcdef0123456789abcdef';
 

@@ -26,7 +26,7 @@ import { z } from 'zod';
 import { Engine } from '../src/engine/engine.js';
 import { ExchangeClient } from '../src/exchange/client.js';
 import type { Ticker } from '../src/ports/venue-records.js';
-import { tickerFromWire, TickerSchema } from '../src/exchange/wire-schemas.js';
+import { tickerFromWire, TickerSchema } from '../src/wire/schemas.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { VirtualClock } from '../src/clocks/virtual-clock.js';
 import { wallClock } from '../src/clocks/wall-clock.js';

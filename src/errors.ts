@@ -97,3 +97,11 @@ export class StrategyError extends BotError {
 export function errorCode(err: unknown): ErrorCode {
   return err instanceof BotError ? err.code : 'E_UNEXPECTED';
 }
+
+/** One line for a user: code and message (a venue error's carries the endpoint, HTTP status, exchange code and requestId). */
+export function describeError(err: unknown): string {
+  if (err instanceof ConfigError) return `${err.code}: ${err.problems.join('; ')}`;
+  if (err instanceof BotError) return `${err.code}: ${err.message}`.replace(/\s*\n\s*/g, '; ');
+  const message = err instanceof Error ? err.message : String(err);
+  return `E_UNEXPECTED: ${message}`.replace(/\s*\n\s*/g, '; ');
+}

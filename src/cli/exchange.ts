@@ -2,12 +2,11 @@
  * `bot exchange <call> [flags]`: one exchange endpoint by hand, through the same signed client the daemon
  * uses. Prints the parsed `data` as JSON on stdout; on failure one line on stderr and exit 2 (usage) or 1.
  */
-import { BotError } from '../errors.js';
+import { BotError, describeError } from '../errors.js';
 import { loadEnv } from '../app/env.js';
 import { clientOptionsFromEnv } from '../exchange/client-options.js';
 import { ExchangeClient } from '../exchange/client.js';
-import { describeError } from '../exchange/errors.js';
-import { OrderTypeSchema, SideSchema } from '../exchange/wire-schemas.js';
+import { OrderTypeSchema, SideSchema } from '../wire/schemas.js';
 import type { HistoryQuery, OrderRequest } from '../ports/venue.js';
 import { createLogger } from '../ops/logger.js';
 import { numberFlag, parseFlags } from './flags.js';

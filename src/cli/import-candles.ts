@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { BotError } from '../errors.js';
-import { PairConfigSchema } from '../exchange/wire-schemas.js';
+import { PairConfigSchema } from '../wire/schemas.js';
 import { isPlainDecimal } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { PairConfig } from '../ports/venue-records.js';

@@ -4,9 +4,8 @@
  */
 import { loadEnv, parseEnv } from '../app/env.js';
 import { clientOptionsFromEnv } from '../exchange/client-options.js';
-import { BotError } from '../errors.js';
+import { BotError, describeError } from '../errors.js';
 import { ExchangeClient } from '../exchange/client.js';
-import { describeError } from '../exchange/errors.js';
 import { createLogger } from '../ops/logger.js';
 import { Recorder, marketWatchFetcher, runEvery } from '../record/recorder.js';
 import { parseFlags } from './flags.js';

@@ -5,8 +5,7 @@
  */
 import { Daemon } from '../app/daemon.js';
 import { dotenvExposure } from '../config/env.js';
-import { ConfigError, errorCode } from '../errors.js';
-import { describeError } from '../exchange/errors.js';
+import { ConfigError, describeError, errorCode } from '../errors.js';
 import { createLogger } from '../ops/logger.js';
 import { installShutdown } from '../ops/shutdown.js';
 import { JournalLockedError } from '../store/journal-lock.js';

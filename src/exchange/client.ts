@@ -47,8 +47,8 @@ import {
   TickerSchema,
   TradeRecordSchema,
   type WireTicker,
-} from './wire-schemas.js';
-import { signQuery } from './signing.js';
+} from '../wire/schemas.js';
+import { signQuery } from '../wire/signing.js';
 
 export interface RetryOptions {
   /** Attempts in total for a read, the first included. */

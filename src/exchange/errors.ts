@@ -3,7 +3,7 @@
  * what the exchange said (HTTP status, exchange code, requestId, message) so a user can act on it or quote it
  * to support. Messages never contain the secret, a signature or a signed query: the endpoint path is enough.
  */
-import { BotError, ConfigError, type ErrorCode } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
 import { VenueError, type VenueErrorMeaning } from '../ports/venue-errors.js';
 import type { OrderRequest } from '../ports/venue.js';
 
@@ -193,12 +193,4 @@ export class MissingCredentialsError extends VenueError {
       { context: { endpoint } },
     );
   }
-}
-
-/** One line for a user: code and message (endpoint, HTTP status, exchange code and requestId are in it). */
-export function describeError(err: unknown): string {
-  if (err instanceof ConfigError) return `${err.code}: ${err.problems.join('; ')}`;
-  if (err instanceof BotError) return `${err.code}: ${err.message}`.replace(/\s*\n\s*/g, '; ');
-  const message = err instanceof Error ? err.message : String(err);
-  return `E_UNEXPECTED: ${message}`.replace(/\s*\n\s*/g, '; ');
 }

@@ -4,7 +4,7 @@
  */
 import { parseRetryAfter } from '../ops/rate-limiter.js';
 import type { z } from 'zod';
-import { BrokerErrorSchema, HttpErrorBodySchema } from './wire-schemas.js';
+import { BrokerErrorSchema, HttpErrorBodySchema } from '../wire/schemas.js';
 import {
   AuthError,
   type ExchangeClientError,

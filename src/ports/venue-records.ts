@@ -1,7 +1,7 @@
 /**
  * The venue's vocabulary: the records every venue hands the engine (orders, trades, pair configurations,
  * balances, tickers), whatever it speaks on its own wire. The HTTP adapter parses the exchange's JSON into
- * these (exchange/wire-schemas.ts); the in-process matching engine builds them directly. Tolerant reader
+ * these (wire/schemas.ts); the in-process matching engine builds them directly. Tolerant reader
  * (design.md invariant 5): a record may carry keys the bot does not name, and ids are always text.
  */
 

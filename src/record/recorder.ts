@@ -4,7 +4,7 @@
  * each symbol's pair configuration (the config endpoint's entry): in the header of a new file, as a
  * `pairConfig` line when it appends to an existing one, and as a `pairConfig` line whenever it changes.
  */
-import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
+import type { WireTicker, WireTickerSource } from '../wire/schemas.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import { silentLogger, type Logger } from '../ops/logger.js';
 import type { Clock, ClockReading, Timer } from '../ports/clock.js';

@@ -17,7 +17,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BotError } from '../errors.js';
 import { csvCell } from '../market/display.js';
-import { tickerFromWire } from '../exchange/wire-schemas.js';
+import { tickerFromWire } from '../wire/schemas.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { RECORDING_EXTENSION, RecordingError } from './recording-format.js';
 import {

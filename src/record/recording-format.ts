@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { BotError } from '../errors.js';
-import { PairConfigSchema } from '../exchange/wire-schemas.js';
+import { PairConfigSchema } from '../wire/schemas.js';
 import type { PairConfig } from '../ports/venue-records.js';
 
 export const RECORDING_FORMAT = 'spot-bot-recording';

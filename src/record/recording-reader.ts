@@ -9,7 +9,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
-import { PairConfigSchema, TickerSchema, type WireTicker } from '../exchange/wire-schemas.js';
+import { PairConfigSchema, TickerSchema, type WireTicker } from '../wire/schemas.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import {
   PAIR_CONFIG_KEY,

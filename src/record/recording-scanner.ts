@@ -8,7 +8,7 @@
  * are bit for bit those of the object reader.
  */
 import { createHash } from 'node:crypto';
-import type { WireTicker } from '../exchange/wire-schemas.js';
+import type { WireTicker } from '../wire/schemas.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from './recording-format.js';
 import { type GzipBreak, gunzipChunks, lineEntry, tailTicker, tornTail } from './recording-reader.js';

@@ -16,7 +16,7 @@ import { closeSync, fsyncSync, openSync, writeSync, renameSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { constants, createGzip, type Gzip } from 'node:zlib';
-import type { WireTicker } from '../exchange/wire-schemas.js';
+import type { WireTicker } from '../wire/schemas.js';
 import { RecordingError, type RecordingHeader } from './recording-format.js';
 import { readLineBatches, type Warn } from './recording-reader.js';
 

@@ -8,7 +8,8 @@
  * the expected signature); the server answers it with HTTP 401 in the exchange's `{statusCode, message, error}`
  * shape.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { sign } from '../wire/signing.js';
 
 export type AuthResult = { ok: true; apiKey: string } | { ok: false; message: string };
 
@@ -52,7 +53,7 @@ export function authenticate(request: AuthRequest, policy: AuthPolicy): AuthResu
   if (!/^\d{1,16}$/.test(timestamp))
     return { ok: false, message: `timestamp must be epoch milliseconds, got '${timestamp.slice(0, 40)}'` };
 
-  const expected = createHmac('sha256', secret).update(signed).digest();
+  const expected = Buffer.from(sign(secret, signed), 'hex');
   const given = SIGNATURE.test(signatureText) ? Buffer.from(signatureText, 'hex') : undefined;
   if (given === undefined || !timingSafeEqual(given, expected)) return { ok: false, message: 'Invalid signature' };
 

@@ -23,7 +23,7 @@
  * since the previous one. The matching engine caps resting fills at a share of it (`participationRate`).
  */
 import { BotError } from '../errors.js';
-import type { WireTicker } from '../exchange/wire-schemas.js';
+import type { WireTicker } from '../wire/schemas.js';
 import { fromWire } from '../market/decimal.js';
 
 export const CANDLE_PATHS = ['shortest', 'nearer-first', 'longest', 'high-first', 'low-first'] as const;

@@ -16,9 +16,8 @@
  * A ticker the engine refuses (a non-positive price in a recording) is skipped with a warning.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { BotError } from '../errors.js';
-import { describeError } from '../exchange/errors.js';
-import type { WireTicker, WireTickerSource } from '../exchange/wire-schemas.js';
+import { BotError, describeError } from '../errors.js';
+import type { WireTicker, WireTickerSource } from '../wire/schemas.js';
 import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { Clock, ClockReading, Timer } from '../ports/clock.js';

@@ -7,7 +7,7 @@
  * the complete lines are used and the rest is warned about.
  */
 import { stat } from 'node:fs/promises';
-import type { WireTicker } from '../exchange/wire-schemas.js';
+import type { WireTicker } from '../wire/schemas.js';
 import { RecordingError } from '../record/recording-format.js';
 import { readRecording, readRecordingHeader, readRecordings, type Warn } from '../record/recording-reader.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH, walkCandles } from './candle-path.js';

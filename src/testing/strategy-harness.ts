@@ -11,7 +11,7 @@ import { intentBuilders } from '../engine/intent-builders.js';
 import { checkOrder } from '../engine/order-checks.js';
 import { PositionTracker } from '../market/position.js';
 import type { PairConfig } from '../ports/venue-records.js';
-import { tickerFromWire, TickerSchema } from '../exchange/wire-schemas.js';
+import { tickerFromWire, TickerSchema } from '../wire/schemas.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { D, dec, type Dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom, roundQuantity, type PairRules, type Side } from '../market/pair-rules.js';

@@ -15,7 +15,7 @@ import {
   tickerFromWire,
   TickerSchema,
   TradeRecordSchema,
-} from '../exchange/wire-schemas.js';
+} from '../wire/schemas.js';
 import { VenueError } from '../ports/venue-errors.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';

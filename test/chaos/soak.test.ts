@@ -17,7 +17,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { tickerFromWire, type WireTicker } from '../../src/exchange/wire-schemas.js';
+import { tickerFromWire, type WireTicker } from '../../src/wire/schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { readRecordingBatches } from '../../src/record/recording-reader.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tickerFromWire } from '../../src/exchange/wire-schemas.js';
+import { tickerFromWire } from '../../src/wire/schemas.js';
 import type { Ticker } from '../../src/ports/venue-records.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { ROOT } from '../e2e/daemon-process.js';

@@ -4,7 +4,6 @@ import { pino } from 'pino';
 import { ExchangeClient, type ExchangeClientOptions } from '../../src/exchange/client.js';
 import {
   AuthError,
-  describeError,
   ExchangeClientError,
   ExchangeRejectedError,
   HttpStatusError,
@@ -16,6 +15,7 @@ import {
   ResponseShapeError,
   TimeoutError,
 } from '../../src/exchange/errors.js';
+import { describeError } from '../../src/errors.js';
 import { plain } from '../../src/market/decimal.js';
 import { RateLimiter } from '../../src/ops/rate-limiter.js';
 import type { OrderRequest } from '../../src/ports/venue.js';

@@ -50,6 +50,8 @@ describe('the dependency rules', () => {
     ['the API reading the store', 'src/api/probe.ts', "import type { Store } from '../store/store.js';"],
     ['the API reading the status model', 'src/api/deep/probe.ts', "import '../../status/status-view.js';"],
     ['the API calling the engine', 'src/api/probe.ts', "const e = import('../engine/engine.js');"],
+    ['the wire protocol importing the HTTP venue', 'src/wire/probe.ts', "import '../exchange/client.js';"],
+    ['the simulated exchange importing the HTTP venue', 'src/sim/probe.ts', "import '../exchange/errors.js';"],
     ['an adapter importing the operator layer', 'src/store/probe.ts', "import '../operator/operator.js';"],
     ['a strategy importing the engine', 'strategies/nested/probe.ts', "import '../../src/engine/engine.js';"],
     ['a strategy importing the loader', 'strategies/probe.ts', "const m = import('../src/strategy/loader.js');"],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PairConfigSchema } from '../../src/exchange/wire-schemas.js';
+import { PairConfigSchema } from '../../src/wire/schemas.js';
 import { dec } from '../../src/market/decimal.js';
 import {
   pairRulesFrom,

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { WireTicker } from '../../src/wire/schemas.js';
 import { CandleFileError, assetsOf, importCandles, walkCandle, type Candle } from '../../src/record/candles.js';
 import { dec } from '../../src/market/decimal.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';

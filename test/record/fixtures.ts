@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { WireTicker } from '../../src/wire/schemas.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording, type ReadOptions } from '../../src/record/recording-reader.js';
 

@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { WireTicker } from '../../src/wire/schemas.js';
 import { Recorder, marketWatchFetcher, runEvery } from '../../src/record/recorder.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { checkPaperData } from '../../src/app/paper-data.js';

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { WireTicker } from '../../src/wire/schemas.js';
 import { RecordingError, type RecordingHeader } from '../../src/record/recording-format.js';
 import {
   listRecordingFiles,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BalancesSchema } from '../../src/exchange/wire-schemas.js';
+import { BalancesSchema } from '../../src/wire/schemas.js';
 import type { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { engineAt, expectReject, KEY, place, T0 } from './engine-fixture.js';
 

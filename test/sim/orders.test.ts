@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OrderRecordSchema, TradeRecordSchema } from '../../src/exchange/wire-schemas.js';
+import { OrderRecordSchema, TradeRecordSchema } from '../../src/wire/schemas.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { bal, engineAt, KEY, place, T0 } from './engine-fixture.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
-import { sign } from '../../src/exchange/signing.js';
+import { sign } from '../../src/wire/signing.js';
 import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
 import type { SimCredentials } from '../../src/sim/server.js';
 

@@ -4,7 +4,7 @@ import { Pool } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { ExchangeClientError } from '../../src/exchange/errors.js';
-import { sign } from '../../src/exchange/signing.js';
+import { sign } from '../../src/wire/signing.js';
 import type { PriceFeed } from '../../src/sim/feeds.js';
 import { SIM_ERROR_CODES } from '../../src/sim/error-codes.js';
 import {

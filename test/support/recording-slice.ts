@@ -1,5 +1,5 @@
 /** A stretch of a recording written as a recording of its own (its header kept): a test's own short data. */
-import type { WireTicker } from '../../src/exchange/wire-schemas.js';
+import type { WireTicker } from '../../src/wire/schemas.js';
 import type { RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
