@@ -83,6 +83,46 @@ function summaryLines(d: Data): string {
   return [`daily summary ${str(d.day)}${rows.length === 0 ? ': no instances' : ''}`, ...lines].join('\n');
 }
 
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const obj = (v: unknown): Data => (typeof v === 'object' && v !== null ? (v as Data) : {});
+const mins = (v: unknown) => `${str(v)} min`;
+
+/**
+ * Declared exits and protections in words (a reload's notice): `stop-loss 2 % (limit 0.5 % under), roi 2 % at
+ * once, 1 % after 60 min; cooldown 30 min`. None declared reads `none`.
+ */
+export function declaredText(exits: unknown, protections: unknown): string {
+  const e = obj(exits);
+  const p = obj(protections);
+  const parts: string[] = [];
+  if (num(e.stopLossPct) !== undefined)
+    parts.push(
+      `stop-loss ${str(e.stopLossPct)} %${num(e.stopLimitPct) === undefined ? '' : ` (limit ${str(e.stopLimitPct)} % under)`}`,
+    );
+  if (num(e.trailingStopPct) !== undefined)
+    parts.push(
+      `trailing stop ${str(e.trailingStopPct)} %${num(e.trailingActivationPct) === undefined ? '' : ` from +${str(e.trailingActivationPct)} %`}`,
+    );
+  const roi = Object.entries(obj(e.roi))
+    .filter(([minutes, pct]) => /^\d+$/.test(minutes) && num(pct) !== undefined)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([minutes, pct]) => `${str(pct)} % ${minutes === '0' ? 'at once' : `after ${mins(minutes)}`}`);
+  if (roi.length > 0) parts.push(`roi ${roi.join(', ')}`);
+  const guards: string[] = [];
+  if (num(p.cooldownMinutes) !== undefined) guards.push(`cooldown ${mins(p.cooldownMinutes)}`);
+  const losing = obj(p.losingTrades);
+  if (num(losing.count) !== undefined)
+    guards.push(
+      `${str(losing.count)} losing trades in ${mins(losing.windowMinutes)} pause ${mins(losing.pauseMinutes)}`,
+    );
+  const drawdown = obj(p.maxDrawdown);
+  if (num(drawdown.pct) !== undefined)
+    guards.push(
+      `drawdown ${str(drawdown.pct)} %${num(drawdown.windowMinutes) === undefined ? '' : ` in ${mins(drawdown.windowMinutes)}`} pauses ${mins(drawdown.pauseMinutes)}`,
+    );
+  return `exits: ${parts.join(', ') || 'none'}; protections: ${guards.join(', ') || 'none'}`;
+}
+
 const KINDS: Record<NoticeKind, KindSpec> = {
   fill: { level: 'info', line: fillLine },
   'order-rejected': { level: 'warn', line: (d) => `order rejected: ${joined(str(d.code), str(d.message))}` },
@@ -178,8 +218,7 @@ const KINDS: Record<NoticeKind, KindSpec> = {
   },
   'exits-changed': {
     level: 'warn',
-    line: (d) =>
-      `exits and protections reloaded: exits ${JSON.stringify(d.exits)}, protections ${JSON.stringify(d.protections)}`,
+    line: (d) => `exits and protections reloaded: ${declaredText(d.exits, d.protections)}`,
   },
   'exit-requested': {
     level: 'warn',

@@ -10,6 +10,7 @@
 import { rounder } from '../market/display.js';
 import type { Logger } from '../ops/logger.js';
 import { PositionTracker, positionFill } from '../market/position.js';
+import { roundedEventData } from '../status/event-figures.js';
 import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { Store } from '../store/store.js';
@@ -19,11 +20,6 @@ import { type Notice, isReported, noticeKey } from './event-kinds.js';
 import type { Mode } from './message.js';
 import type { Timers } from '../ports/clock.js';
 import type { Transport } from './transport.js';
-
-/** The declared exits' events, whose figures are rounded for people like a fill's (roundedExit). */
-const EXIT_KINDS: ReadonlySet<string> = new Set(['exit-triggered', 'exit-held', 'held-exit-filled']);
-const EXIT_PRICE_KEYS = ['price', 'level', 'entry', 'stopPrice', 'limitPrice', 'takeProfit'] as const;
-const isDecimalText = (x: unknown): x is string => typeof x === 'string' && /^-?\d+(\.\d+)?$/.test(x);
 
 export interface NotifierOptions {
   store: Store;
@@ -259,23 +255,8 @@ export class Notifier {
 
   private eventNotice(e: EventRow): Notice {
     const { id, kind, instance, time } = e;
-    const data = EXIT_KINDS.has(kind) ? this.roundedExit(e.data) : e.data;
+    const data = roundedEventData(kind, e.data, (symbol) => this.options.store.pairRules.get(symbol));
     return { source: 'event', id, key: noticeKey(this.journal, 'event', id), kind, instance, time, data };
-  }
-
-  /**
-   * An exit's figures (the journal keeps every digit: a trailing level is a float, an entry an exact average)
-   * rounded for people like a fill's: prices to the pair's tick, the quantity to its step, as the daemon last
-   * stored the rules of the event's symbol (8 places for a pair it never stored, or a row without a symbol).
-   */
-  private roundedExit(data: Record<string, unknown>): Record<string, unknown> {
-    const symbol = typeof data.symbol === 'string' ? data.symbol : undefined;
-    const r = rounder(symbol === undefined ? undefined : this.options.store.pairRules.get(symbol));
-    const out = { ...data };
-    const figure = (x: unknown) => (typeof x === 'number' && Number.isFinite(x)) || isDecimalText(x);
-    for (const key of EXIT_PRICE_KEYS) if (figure(out[key])) out[key] = r.price(out[key] as number | string);
-    if (figure(out.quantity)) out.quantity = r.base(out.quantity as number | string);
-    return out;
   }
 
   /**

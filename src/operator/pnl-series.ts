@@ -1,7 +1,8 @@
 /**
  * An instance's PnL over time, for the dashboard's equity chart: after each fill, the realised PnL so far and
  * the open position valued at that fill's price; then a last point now, at the last recorded price. Folded
- * with the same position tracker as status and the engine, so the last point equals what status shows.
+ * with the same position tracker as status and the engine, so the last point equals what status shows. Each
+ * total is the sum of its two rounded parts.
  */
 import { type Dec, type DecimalLike, dec, plain } from '../market/decimal.js';
 import { positionFill, PositionTracker } from '../market/position.js';
@@ -26,14 +27,11 @@ export function pnlSeries(
   const tracker = new PositionTracker();
   const points: PnlPoint[] = [];
   const point = (time: number, price: DecimalLike) => {
-    const realised = tracker.position.realisedPnl;
-    const unrealised = tracker.unrealisedAt(dec(price));
-    points.push({
-      time,
-      realised: round(realised),
-      unrealised: round(unrealised),
-      total: round(realised.plus(unrealised)),
-    });
+    const realised = round(tracker.position.realisedPnl);
+    const unrealised = round(tracker.unrealisedAt(dec(price)));
+    // The total is its rounded parts added (exactly), so what is shown adds up: -8.96 + 0 is -8.96, never -8.97.
+    // Whole milliseconds: a replay clock's time has fractions no one reads.
+    points.push({ time: Math.floor(time), realised, unrealised, total: plain(dec(realised).plus(unrealised)) });
   };
   for (const f of fills) {
     tracker.apply(positionFill(f));

@@ -95,10 +95,16 @@ export function createQueries(deps: QueryDeps) {
       rules: (symbol) => engine.pairRules(symbol),
     });
   };
-  /** Decimal places of each quote asset, from the pairs the trades are in. */
-  const quotePlaces = (list: readonly { symbol: string }[]) => {
+  /** The pairs traded: the engine's instances' and those the journal's instances traded. */
+  const tradedSymbols = () =>
+    new Set([...engine.instances().map((i) => i.symbol), ...status().view.report.instances.flatMap((i) => i.symbols)]);
+  /**
+   * Decimal places of each quote asset, from every pair traded (not only those with a closed trade: a fee is paid
+   * before any trade closes).
+   */
+  const quotePlaces = () => {
     const places = new Map<string, number>();
-    for (const symbol of new Set(list.map((t) => t.symbol))) {
+    for (const symbol of tradedSymbols()) {
       const rules = engine.pairRules(symbol);
       if (rules !== undefined) places.set(rules.quoteAsset, rules.quotePrecision);
     }
@@ -122,7 +128,7 @@ export function createQueries(deps: QueryDeps) {
     /** Realised PnL, trades, win rate and fees per period and quote asset, the newest `limit` periods. */
     profit(period: Period, limit: number) {
       const all = trades();
-      const places = quotePlaces(all.trades);
+      const places = quotePlaces();
       const rows = profitByPeriod(all.trades, all.fees, period);
       const starts = [...new Set(rows.map((r) => r.start))].slice(0, limit);
       return rows.filter((r) => starts.includes(r.start)).map((r) => profitJson(r, places(r.quoteAsset)));
@@ -130,7 +136,7 @@ export function createQueries(deps: QueryDeps) {
     /** All closed trades' figures per quote asset (never summed across quotes). */
     profitTotals() {
       const all = trades().trades;
-      const places = quotePlaces(all);
+      const places = quotePlaces();
       const byQuote = new Map<string, typeof all>();
       for (const t of all) {
         const q = t.quoteAsset ?? '?';
@@ -185,7 +191,7 @@ export function createQueries(deps: QueryDeps) {
         q.names.push(i.instance);
         byQuote.set(rules.quoteAsset, q);
       }
-      const places = quotePlaces(view.report.instances.flatMap((i) => i.symbols.map((symbol) => ({ symbol }))));
+      const places = quotePlaces();
       return [...byQuote.entries()]
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([quoteAsset, q]) => {
@@ -252,7 +258,10 @@ export function createQueries(deps: QueryDeps) {
       });
       const more = rows.length > q.limit;
       const page = more ? rows.slice(0, q.limit) : rows;
-      return { items: page.map(eventRowJson), next: more ? (page[page.length - 1]?.id ?? null) : null };
+      return {
+        items: page.map((e) => eventRowJson(e, (s) => engine.pairRules(s))),
+        next: more ? (page[page.length - 1]?.id ?? null) : null,
+      };
     },
     /** Each instance's PnL over time (the page's equity chart), ending at the last price. */
     pnl(instance: string | undefined) {
@@ -272,7 +281,8 @@ export function createQueries(deps: QueryDeps) {
     },
     prices() {
       const recent: Record<string, [number, number][]> = {};
-      for (const [symbol, points] of deps.prices()) recent[symbol] = points.map((p) => [p.time, p.price]);
+      // Whole milliseconds: a replay clock's time has fractions no one reads.
+      for (const [symbol, points] of deps.prices()) recent[symbol] = points.map((p) => [Math.floor(p.time), p.price]);
       const last = status().view.prices.map((p) => ({
         symbol: p.symbol,
         price: p.price,
@@ -285,11 +295,7 @@ export function createQueries(deps: QueryDeps) {
      * to its display precision where a pair the engine trades (or the journal's instances traded) names the asset.
      */
     balances() {
-      const symbols = new Set([
-        ...engine.instances().map((i) => i.symbol),
-        ...status().view.report.instances.flatMap((i) => i.symbols),
-      ]);
-      const places = assetPlaces([...symbols].map((s) => engine.pairRules(s)));
+      const places = assetPlaces([...tradedSymbols()].map((s) => engine.pairRules(s)));
       return engine
         .balances()
         .filter((b) => !b.free.isZero() || !b.locked.isZero())

@@ -3,6 +3,7 @@
  * which outlive restarts, so the account's balances and history read the same after a crash, an upgrade or a
  * container restart; with how many daemon runs it spans.
  */
+import { roundedText } from '../market/display.js';
 import type { PaperSummary } from '../store/paper-exchange.js';
 import type { Store } from '../store/store.js';
 
@@ -26,11 +27,24 @@ function replayedOf(replay: string | undefined): number | undefined {
 /**
  * Undefined when the database holds no paper account (live, or never run on paper). `runs`: the daemon starts
  * recorded in the database (a fresh start archives the database with its account, so they are the account's).
+ * Balances and funding are rounded for people to each asset's `places` (its precision in the pairs traded; 8
+ * where no pair names it): the paper exchange's tables keep every digit.
  */
-export function paperAccountView(store: Store, runs: number): PaperAccountView | undefined {
+export function paperAccountView(
+  store: Store,
+  runs: number,
+  places: ReadonlyMap<string, number>,
+): PaperAccountView | undefined {
   const summary = store.paper.summary();
   if (!summary) return undefined;
-  return { ...summary, runs, replayed: replayedOf(summary.replay) };
+  const round = (asset: string, amount: string) => roundedText(amount, places.get(asset));
+  return {
+    ...summary,
+    balances: summary.balances.map((b) => ({ ...b, free: round(b.asset, b.free), locked: round(b.asset, b.locked) })),
+    funding: Object.fromEntries(Object.entries(summary.funding).map(([asset, a]) => [asset, round(asset, a)])),
+    runs,
+    replayed: replayedOf(summary.replay),
+  };
 }
 
 export function paperAccountJson(view: PaperAccountView) {

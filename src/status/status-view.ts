@@ -4,13 +4,14 @@
  */
 import { existsSync } from 'node:fs';
 import { readStatus, type InstanceStatusReport, type StatusReport } from './status-report.js';
-import { rounder } from '../market/display.js';
+import { assetPlaces, rounder } from '../market/display.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { LastPrice } from '../store/last-prices.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
+import { roundedEventData } from './event-figures.js';
 import { paperAccountJson, paperAccountLines, paperAccountView, type PaperAccountView } from './paper-account-view.js';
 
 /** How many of the latest operator actions the view carries. */
@@ -126,17 +127,21 @@ export function buildStatusView(
         i.reason = 'the daemon ended without a clean stop';
       }
   }
+  const rules: RulesOf = options.rules ?? ((symbol) => store.pairRules.get(symbol));
+  // Each asset's places in the pairs traded (an instance's, or one with a price), for the paper balances.
+  const traded = new Set([...prices.map((p) => p.symbol), ...report.instances.flatMap((i) => i.symbols)]);
+  const places = assetPlaces([...traded].map(rules));
   return {
     report,
     clock,
     daemon,
     prices,
     killSwitchFile: { path: options.killSwitchFile, present: existsSync(options.killSwitchFile) },
-    paper: paperAccountView(store, store.events.count('daemon-started')),
+    paper: paperAccountView(store, store.events.count('daemon-started'), places),
     authHalted: authHalted(store, report.authFailure, daemon),
     stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
-    rules: options.rules ?? ((symbol) => store.pairRules.get(symbol)),
+    rules,
   };
 }
 
@@ -220,9 +225,13 @@ function eventJson(e: EventRow | undefined) {
   return e === undefined ? null : { time: iso(e.time), ...e.data };
 }
 
-/** An event row as JSON (the control API's event list, the operator actions in status). */
-export function eventRowJson(e: EventRow) {
-  return { id: e.id, time: iso(e.time), instance: e.instance ?? null, kind: e.kind, data: e.data };
+/**
+ * An event row as JSON (the control API's event list, the operator actions in status), its figures rounded for
+ * people to the pair's precision (event-figures.ts).
+ */
+export function eventRowJson(e: EventRow, rules: RulesOf) {
+  const data = roundedEventData(e.kind, e.data, rules);
+  return { id: e.id, time: iso(e.time), instance: e.instance ?? null, kind: e.kind, data };
 }
 
 /** The view as plain JSON: decimals as plain text rounded for people (the pair's precision), times as ISO 8601. */
@@ -248,7 +257,7 @@ export function statusJson(view: StatusView) {
     authFailure: eventJson(report.authFailure),
     paper: view.paper === undefined ? null : paperAccountJson(view.paper),
     authHalted: view.authHalted,
-    recentActions: view.recentActions.map(eventRowJson),
+    recentActions: view.recentActions.map((e) => eventRowJson(e, view.rules)),
   };
 }
 

@@ -12,6 +12,8 @@ import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { pnlSeries } from '../../src/operator/pnl-series.js';
+import { paperAccountLines } from '../../src/status/paper-account-view.js';
 import { storeQueries } from '../support/store-queries.js';
 
 const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!); // tick 0.01, base precision 6, quote precision 2
@@ -115,5 +117,80 @@ describe('figures the operator layer shows', () => {
       price: '100.12345679',
       quantity: '0.001',
     });
+  });
+
+  it('add up and read whole: PnL totals from their rounded parts, whole milliseconds, fees, paper balances, exits', () => {
+    // A replay clock's times have fractions of a millisecond; the fold of these fills leaves a PnL of many digits.
+    store.fills.insert({
+      fillKey: 'f4',
+      orderLocalId: 'g-1',
+      instance: 'dca',
+      symbol: 'BTCUSDT',
+      side: 'BUY',
+      price: '22416.38',
+      qty: '0.001115',
+      fee: '0.000001115',
+      feeAsset: 'BTC',
+      feeIn: 'base',
+      time: NOW - 30_000 + 0.001,
+      source: 'trade',
+      delivered: true,
+      recordedAt: NOW,
+    });
+    store.prices.put({ symbol: 'BTCUSDT', price: '22390.995', time: NOW }, NOW);
+    store.events.record(NOW, 'dca', 'exit-triggered', {
+      symbol: 'BTCUSDT',
+      reason: 'stop-loss',
+      price: 21_300.123456,
+      level: 21_299.99999999999,
+      entry: '22438.818823529411764705882352941176470588235294117647058823529',
+    });
+    store.paper.create('recording', NOW);
+    store.paper.putAccount({ userId: 1, funding: { USDT: '10000', BTC: '0.5' }, createdAt: NOW });
+    store.paper.putBalance({ userId: 1, asset: 'USDT', free: '8991.0142277223', locked: '161.0851025' });
+    store.paper.putBalance({ userId: 1, asset: 'BTC', free: '0.50000077', locked: '0.002227' });
+    const read = storeQueries(store, dir, { rules: { BTCUSDT } });
+
+    for (const points of Object.values(read.pnl(undefined)))
+      for (const p of points) {
+        expect(Number.isInteger(p.time), `time ${p.time}`).toBe(true);
+        expect(new D(p.realised).plus(p.unrealised).toFixed()).toBe(new D(p.total).toFixed());
+      }
+    // -8.964 realised and -0.004 open read -8.96 and 0: the total shown is -8.96 (rounded apart, -8.97).
+    const fill = (side: 'BUY' | 'SELL', price: string, qty: string, time: number): FillRow => ({
+      ...store.fills.forInstance('dca')[0]!,
+      side,
+      price,
+      qty,
+      fee: '0',
+      time,
+    });
+    const parts = pnlSeries(
+      [fill('BUY', '100', '1', 1), fill('SELL', '82.072', '0.5', 2)],
+      { time: 3, price: '99.992' },
+      (d) => d.toDecimalPlaces(2).toFixed(),
+    );
+    expect(parts.at(-1)).toMatchObject({ realised: '-8.96', unrealised: '0', total: '-8.96' });
+    const dca = read.pnl('dca').dca!;
+    expect(dca.at(-1)).toMatchObject({ realised: '0', unrealised: '-0.05', total: '-0.05' });
+
+    // The day's fees are rounded to the quote's precision before any trade of the pair closed (dca has none).
+    for (const row of read.profit('day', 5)) expect(places(row.fees), row.fees).toBeLessThanOrEqual(2);
+
+    // A declared exit's event, as the API lists it: prices to the tick (the journal keeps every digit).
+    const exit = read.events({ kind: 'exit-triggered', limit: 1 }).items[0]!;
+    expect(exit.data).toMatchObject({ price: '21300.12', level: '21300', entry: '22438.82' });
+    expect(store.events.list({ kinds: ['exit-triggered'] })[0]!.data.entry).toHaveLength(63);
+
+    // The paper account's balances, to each asset's precision in the pairs traded.
+    const paper = JSON.parse(read.status().json) as { paper: { balances: unknown[]; funding: unknown } };
+    expect(paper.paper.balances).toEqual([
+      { asset: 'BTC', free: '0.500001', locked: '0.002227' },
+      { asset: 'USDT', free: '8991.01', locked: '161.09' },
+    ]);
+    expect(paper.paper.funding).toEqual({ USDT: '10000', BTC: '0.5' });
+    expect(read.status().view.paper && paperAccountLines(read.status().view.paper!, String)[1]).toBe(
+      '  balances: BTC 0.500001 (+0.002227 locked), USDT 8991.01 (+161.09 locked)  (funded with USDT 10000, BTC 0.5)',
+    );
   });
 });

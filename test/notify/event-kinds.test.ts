@@ -1,0 +1,37 @@
+/** How the notifier words the happenings a person reads on a phone (event-kinds.ts). */
+import { describe, expect, it } from 'vitest';
+import { type Notice, noticeText } from '../../src/notify/event-kinds.js';
+
+const notice = (kind: string, data: Record<string, unknown>, instance = 'grid'): Notice => ({
+  source: 'event',
+  id: 1,
+  key: 'k-e1',
+  kind,
+  instance,
+  time: Date.UTC(2024, 0, 1),
+  data,
+});
+
+describe('notice texts', () => {
+  it('words a reload of exits and protections, never raw JSON', () => {
+    const text = noticeText(
+      notice('exits-changed', {
+        exits: {
+          stopLossPct: 2,
+          stopLimitPct: 0.5,
+          trailingStopPct: 1.5,
+          trailingActivationPct: 1,
+          roi: { '60': 1, '0': 2 },
+        },
+        protections: { cooldownMinutes: 30, losingTrades: { count: 3, windowMinutes: 60, pauseMinutes: 120 } },
+      }),
+    );
+    expect(text).toBe(
+      'grid exits and protections reloaded: exits: stop-loss 2 % (limit 0.5 % under), trailing stop 1.5 % from +1 %, ' +
+        'roi 2 % at once, 1 % after 60 min; protections: cooldown 30 min, 3 losing trades in 60 min pause 120 min',
+    );
+    expect(noticeText(notice('exits-changed', { exits: {}, protections: {} }))).toBe(
+      'grid exits and protections reloaded: exits: none; protections: none',
+    );
+  });
+});
