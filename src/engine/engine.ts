@@ -271,17 +271,6 @@ export class Engine implements FillSink {
     }));
   }
 
-  /** The in-process kill switch (the file switch is checked as well). */
-  setKillSwitch(on: boolean): void {
-    this.parts.guard.killSwitch.set(on);
-    this.parts.guard.checkKillSwitch();
-  }
-
-  /** Venue errors seen, and why trading is blocked now (undefined when it is not). */
-  health(): { venueErrors: number; orderBlock: string | undefined } {
-    return { venueErrors: this.parts.guard.venueErrors, orderBlock: this.parts.guard.orderBlock('SELL') };
-  }
-
   // Operator steering (operator/actions.ts): small, each one idempotent; the caller checks names and
   // journals who asked.
 

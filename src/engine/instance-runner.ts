@@ -231,7 +231,7 @@ export class InstanceRunner {
   /** Batches of intents taken from a hook and not yet processed (journaled, sent or refused). */
   private unprocessed = 0;
   /** The UTC day on which the daily loss limit was last reported, so it is reported once a day. */
-  lossHaltReportedDay = -1;
+  private lossHaltReportedDay = -1;
   readonly counters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
   readonly hookTimeoutMs: number;
   /** Bumped when a hook is abandoned, so its late settlement is recognised and ignored. */
@@ -593,6 +593,14 @@ export class InstanceRunner {
       this.dirty = true;
       throw err;
     }
+  }
+
+  /** The daily loss limit refused an entry on UTC day `day`: told (log, `daily-loss-halt` event) once that day. */
+  dailyLossHalted(reason: string, day: number, now: number): void {
+    if (day === this.lossHaltReportedDay) return;
+    this.lossHaltReportedDay = day;
+    this.logger.warn(reason);
+    this.deps.store.events.record(now, this.name, 'daily-loss-halt', { reason });
   }
 
   /** Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted). */

@@ -216,7 +216,7 @@ export class OrderManager {
     }
     const openCount = exposure.count;
     const day = utcDay(now);
-    const reason = riskProblem({
+    const refusal = riskProblem({
       limits: r.limits,
       side,
       quantity: order.baseQuantity,
@@ -228,12 +228,8 @@ export class OrderManager {
       realisedToday: r.position.realisedOn(day),
       rules: this.p.market.rules.get(r.symbol),
     });
-    if (reason?.startsWith('daily loss limit') && r.lossHaltReportedDay !== day) {
-      r.lossHaltReportedDay = day;
-      r.logger.warn(reason);
-      this.p.store.events.record(now, r.name, 'daily-loss-halt', { reason });
-    }
-    return reason;
+    if (refusal?.kind === 'daily-loss') r.dailyLossHalted(refusal.reason, day, now);
+    return refusal?.reason;
   }
 
   /** What the order needs free: quote for a BUY (value plus a fee margin), base for a SELL. */

@@ -34,14 +34,29 @@ export function isEntry(side: Side, quantity: Dec, position: Dec): boolean {
   return !(position.isNeg() && quantity.lte(position.neg()));
 }
 
-export function riskProblem(input: RiskCheckInput): string | undefined {
+/** Which limit refused an order: the order manager switches on it (a daily loss is reported once a day). */
+export type RiskLimitKind = 'order-value' | 'open-orders' | 'position' | 'daily-loss';
+
+/** A refusal by the instance's risk limits: which one, and the reason people read. */
+export interface RiskRefusal {
+  kind: RiskLimitKind;
+  reason: string;
+}
+
+export function riskProblem(input: RiskCheckInput): RiskRefusal | undefined {
   const { limits } = input;
   // A reason is read by people (log, chat, API): figures derived by division are rounded, the limits are as given.
   const shown = rounder(input.rules);
   if (limits.maxOrderNotional && input.notional.gt(limits.maxOrderNotional))
-    return `order value ${input.notional.toFixed()} exceeds maxOrderNotional ${limits.maxOrderNotional.toFixed()}`;
+    return {
+      kind: 'order-value',
+      reason: `order value ${input.notional.toFixed()} exceeds maxOrderNotional ${limits.maxOrderNotional.toFixed()}`,
+    };
   if (limits.maxOpenOrders !== undefined && input.openCount + 1 > limits.maxOpenOrders)
-    return `${input.openCount} orders already open, maxOpenOrders is ${limits.maxOpenOrders}`;
+    return {
+      kind: 'open-orders',
+      reason: `${input.openCount} orders already open, maxOpenOrders is ${limits.maxOpenOrders}`,
+    };
   if (limits.maxPosition) {
     // Worst case: every live order on this side fills too.
     const worst =
@@ -49,33 +64,34 @@ export function riskProblem(input: RiskCheckInput): string | undefined {
         ? input.position.plus(input.openBuy).plus(input.quantity)
         : input.position.minus(input.openSell).minus(input.quantity);
     if (worst.abs().gt(limits.maxPosition) && worst.abs().gt(input.position.abs()))
-      return `position could reach ${shown.baseAsset(worst)} (with open orders), maxPosition is ${limits.maxPosition.toFixed()}`;
+      return {
+        kind: 'position',
+        reason: `position could reach ${shown.baseAsset(worst)} (with open orders), maxPosition is ${limits.maxPosition.toFixed()}`,
+      };
   }
   if (
     limits.dailyLossLimit &&
     input.realisedToday.lte(limits.dailyLossLimit.neg()) &&
     isEntry(input.side, input.quantity, input.position)
   )
-    return `daily loss limit reached (realised ${shown.quote(input.realisedToday)} today, limit ${limits.dailyLossLimit.toFixed()}): no new entries until the next UTC day`;
+    return {
+      kind: 'daily-loss',
+      reason: `daily loss limit reached (realised ${shown.quote(input.realisedToday)} today, limit ${limits.dailyLossLimit.toFixed()}): no new entries until the next UTC day`,
+    };
   return undefined;
 }
 
 /**
- * Stops new orders while a file exists or the flag is set. `poll` reports each change once, so it can be
- * logged and recorded when it turns on and when it turns off.
+ * Stops new orders while a file exists (the operator layer creates and removes it). `poll` reports each change
+ * once, so it can be logged and recorded when it turns on and when it turns off.
  */
 export class KillSwitch {
-  private flag = false;
   private last = false;
 
   constructor(private readonly file: string | undefined) {}
 
-  set(on: boolean): void {
-    this.flag = on;
-  }
-
   isOn(): boolean {
-    return this.flag || (this.file !== undefined && existsSync(this.file));
+    return this.file !== undefined && existsSync(this.file);
   }
 
   /** The current state, and whether it changed since the previous poll. */
@@ -87,7 +103,7 @@ export class KillSwitch {
   }
 
   describe(): string {
-    return this.flag ? 'kill switch set' : `kill switch file ${this.file ?? ''} exists`;
+    return `kill switch file ${this.file ?? ''} exists`;
   }
 }
 

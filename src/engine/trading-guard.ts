@@ -21,7 +21,6 @@ export class TradingGuard {
   halted: string | undefined;
   /** The halt was put down to the clock (the venue said how far off): a signed read that succeeds clears it. */
   haltedByClock = false;
-  venueErrors = 0;
   /** No new BUY orders (the operator's stop-buy); persisted as `stop-buy` events. */
   private stopBuyOn: boolean;
   /** The journal's file was deleted or replaced: nothing it records survives, so nothing is sent again. */
@@ -177,7 +176,6 @@ export class TradingGuard {
   }
 
   private failed(what: string, err: unknown): void {
-    this.venueErrors++;
     const info = { code: errorCode(err), message: failureMessage(err) };
     const now = this.clock.now();
     if (meaningOf(err) === 'authentication') {

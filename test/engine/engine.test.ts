@@ -724,7 +724,7 @@ describe('operator-facing behaviour', () => {
     expect(h.events('auth-failed')).toHaveLength(1);
     expect(h.events('refused')[0]?.data.reason).toMatch(/trading stopped: authentication failed/);
     expect(h.venue.creates).toBe(0);
-    expect(h.engine!.health().orderBlock).toMatch(/authentication failed/);
+    expect(h.engine!.brakes().halted).toMatch(/authentication failed/);
   });
 
   it('runs async hooks, saves nested state changes at the next refresh, and reports PnL in status', async () => {

@@ -169,13 +169,16 @@ describe('risk', () => {
     realisedToday: dec(0),
   };
   it('applies each limit with its reason', () => {
-    expect(riskProblem({ ...base, limits: { maxOrderNotional: dec(99) } })).toMatch(/maxOrderNotional 99/);
+    expect(riskProblem({ ...base, limits: { maxOrderNotional: dec(99) } })?.reason).toMatch(/maxOrderNotional 99/);
     expect(riskProblem({ ...base, limits: { maxOrderNotional: dec(100) } })).toBeUndefined();
-    expect(riskProblem({ ...base, openCount: 2, limits: { maxOpenOrders: 2 } })).toMatch(/maxOpenOrders is 2/);
-    expect(riskProblem({ ...base, openBuy: dec(1), limits: { maxPosition: dec('1.5') } })).toMatch(/maxPosition/);
+    expect(riskProblem({ ...base, openCount: 2, limits: { maxOpenOrders: 2 } })?.reason).toMatch(/maxOpenOrders is 2/);
+    expect(riskProblem({ ...base, openBuy: dec(1), limits: { maxPosition: dec('1.5') } })?.reason).toMatch(
+      /maxPosition/,
+    );
     expect(riskProblem({ ...base, side: 'SELL', position: dec(3), limits: { maxPosition: dec(1) } })).toBeUndefined();
     const lost = { ...base, realisedToday: dec(-50), limits: { dailyLossLimit: dec(50) } };
-    expect(riskProblem(lost)).toMatch(/daily loss limit/);
+    expect(riskProblem(lost)?.reason).toMatch(/daily loss limit/);
+    expect(riskProblem(lost)?.kind).toBe('daily-loss');
     expect(riskProblem({ ...lost, side: 'SELL', position: dec(2) })).toBeUndefined();
   });
   it('gives the figures it derives rounded for people: to the pair’s precision, else 8 places', () => {
@@ -185,14 +188,14 @@ describe('risk', () => {
       realisedToday: dec('-50.02499959350000000000000000000000000000388'),
       limits: { dailyLossLimit: dec(50) },
     };
-    expect(riskProblem(lost)).toBe(
+    expect(riskProblem(lost)?.reason).toBe(
       'daily loss limit reached (realised -50.02499959 today, limit 50): no new entries until the next UTC day',
     );
-    expect(riskProblem({ ...lost, rules: pairRulesFrom(DEFAULT_PAIRS[0]!) })).toMatch(
+    expect(riskProblem({ ...lost, rules: pairRulesFrom(DEFAULT_PAIRS[0]!) })?.reason).toMatch(
       /^daily loss limit reached \(realised -50\.02 today/,
     );
     const long = { ...base, openBuy: dec('0.333333333333333333333'), limits: { maxPosition: dec('1.2') } };
-    expect(riskProblem(long)).toBe('position could reach 1.33333333 (with open orders), maxPosition is 1.2');
+    expect(riskProblem(long)?.reason).toBe('position could reach 1.33333333 (with open orders), maxPosition is 1.2');
   });
   it('counts what a live order may still bring in base, by quantity or by unspent quote at the last price', () => {
     const limit = orderRow({ quantity: '0.5', filledQty: '0.2' });
