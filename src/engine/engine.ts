@@ -314,7 +314,16 @@ export class Engine implements FillSink {
     const r = this.byName.get(name);
     if (r === undefined) return Promise.resolve(undefined);
     return this.lock.run(() =>
-      exitPosition(this.parts, this.orders, this.sync, () => this.refreshBalances(), r, order, reason),
+      exitPosition(
+        this.parts,
+        this.orders,
+        this.sync,
+        () => this.refreshBalances(),
+        () => this.held.restore(r),
+        r,
+        order,
+        reason,
+      ),
     );
   }
 
@@ -689,6 +698,7 @@ export class Engine implements FillSink {
         this.orders,
         this.sync,
         () => this.refreshBalances(),
+        () => this.held.restore(r),
         r,
         { type: 'MARKET' },
         trigger.reason,

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { Engine } from '../engine/engine.js';
-import { type ExitOrder, exitResultJson } from '../engine/exits/position-exit.js';
+import { type ExitOrder, type ExitResult, exitResultJson } from '../engine/exits/position-exit.js';
 import { D, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';
@@ -133,6 +133,34 @@ function sentText(row: OrderRow): string {
   return row.type === 'LIMIT' ? `LIMIT at ${row.price ?? '?'}` : row.type;
 }
 
+/** A protective order in words: `a-5 (OCO SELL 0.005, take-profit 21000, stop 19500 limit 19400)`. */
+function protectionText(row: OrderRow): string {
+  const legs =
+    row.type === 'OCO'
+      ? `, take-profit ${row.price ?? '?'}, stop ${row.stopPrice ?? '?'} limit ${row.limitPrice ?? '?'}`
+      : row.type === 'STOP_LIMIT'
+        ? `, stop ${row.stopPrice ?? '?'} limit ${row.price ?? '?'}`
+        : row.price === undefined
+          ? ''
+          : ` at ${row.price}`;
+  return `${row.localId} (${row.type} SELL ${row.quantity ?? '?'}${legs})`;
+}
+
+/** What a refused exit did and left: what it cancelled, what it put back, what protects the position now. */
+function afterRefusal(result: ExitResult): string {
+  const parts: string[] = [];
+  if (result.cancelled.length > 0) parts.push(`cancelled ${result.cancelled.join(', ')}`);
+  if (result.restored.length > 0) parts.push(`put back ${result.restored.join(', ')}`);
+  parts.push(
+    result.position.isZero()
+      ? 'the instance holds nothing'
+      : result.protectedBy.length > 0
+        ? `the position is protected by ${result.protectedBy.map(protectionText).join(', ')}`
+        : 'no stop protects the position on the exchange now',
+  );
+  return `; ${parts.join('; ')}`;
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
@@ -244,7 +272,13 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           continue;
         }
         if (result.refused !== undefined)
-          throw new OperatorError('E_EXIT_REFUSED', `exit of ${name} refused: ${result.refused}`, { details });
+          throw new OperatorError(
+            'E_EXIT_REFUSED',
+            `exit of ${name} refused: ${result.refused}${afterRefusal(result)}`,
+            {
+              details,
+            },
+          );
         const dust = result.dust.isZero() ? '' : ` (dust ${plain(result.dust)} left)`;
         const cancelled = result.cancelled.length > 0 ? `; cancelled ${result.cancelled.join(', ')}` : '';
         if (result.sent !== undefined) {

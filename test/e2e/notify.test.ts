@@ -151,7 +151,7 @@ describe('notifications from the daemon on paper', () => {
         expect.stringMatching(/^PAPER · weekly profit \(UTC\)\n\d{4}-\d\d-\d\d USDT /) as string,
         expect.stringMatching(/^PAPER · monthly profit \(UTC\)\n\d{4}-\d\d USDT /) as string,
         expect.stringMatching(
-          /^PAPER · refused: exit of churn refused: kill switch file .* exists: no new orders$/,
+          /^PAPER · refused: exit of churn refused: kill switch file .* exists: no new orders \(nothing cancelled\); (the instance holds nothing|the position is protected by .+|no stop protects the position on the exchange now)$/,
         ) as string,
       ]),
     );

@@ -2,7 +2,7 @@
  * The operator's manual exit and stop-buy in the engine, against the real matching engine: an exit pauses the
  * instance, cancels its orders and sells the position less dust through the one order path, exactly once (a
  * second exit sends nothing, a working exit order is not replaced); the kill switch blocks an exit, stop-buy
- * does not; stop-buy refuses BUY intents only and holds across a restart; an instance held at start stays
+ * does not; a sale refused after the cancels puts the protective SELLs back; stop-buy refuses BUY intents only and holds across a restart; an instance held at start stays
  * paused without running onStart.
  */
 import { rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
 import { positionFromFills } from '../../src/market/position.js';
-import { Harness, instance, strategy } from './harness.js';
+import { Harness, instance, strategy, venueError } from './harness.js';
 
 let h: Harness;
 afterEach(() => h.close());
@@ -95,6 +95,25 @@ describe('manual exit', () => {
     const through = await engine.exitPosition('a', { type: 'MARKET' }, 'exit under stop-buy');
     expect(through?.refused).toBeUndefined();
     expect(through?.sent).toMatchObject({ side: 'SELL', tag: 'exit' });
+  });
+});
+
+describe('an exit refused after its cancels', () => {
+  it("puts the strategy's protective SELLs back as they were, not its BUYs; the instance stays paused", async () => {
+    h = new Harness();
+    const engine = await h.start([instance('a', opener().definition)]);
+    await h.tick(20_000);
+    h.venue.createFault = { when: 'before-place', error: venueError('rejected', 'E_EXCHANGE') };
+    const exit = await engine.exitPosition('a', { type: 'MARKET' }, 'exit, rejected');
+    expect(exit?.refused).toMatch(/^the SELL a-4 was REJECTED/);
+    expect(exit?.cancelled.sort()).toEqual(['a-2', 'a-3']);
+    expect(exit?.restored).toEqual(['a-5']);
+    const active = h.store.orders.activeForInstance('a');
+    expect(
+      active.map((o) => [o.localId, o.type, o.side, o.tag, o.price, o.stopPrice, o.limitPrice, o.quantity]),
+    ).toEqual([['a-5', 'OCO', 'SELL', 'bracket', '21000', '19500', '19400', '0.005']]);
+    expect(exit?.protectedBy.map((o) => o.localId)).toEqual(['a-5']);
+    expect(engine.instances()[0]?.status).toBe('paused');
   });
 });
 

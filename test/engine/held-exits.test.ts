@@ -7,7 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
-import { Harness, instance } from './harness.js';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { Harness, instance, operatorActions, venueError } from './harness.js';
 
 /** Buys 0.01 at MARKET `buys` times (one a tick, tag `entry`); sells what it holds when the price is `sellAt`. */
 function buyer(exits: ExitRulesDecl, options: { buys?: number; sellAt?: number; protections?: ProtectionsDecl } = {}) {
@@ -39,7 +41,8 @@ async function started(exits: ExitRulesDecl, options: Parameters<typeof buyer>[1
   h = new Harness({ balances: { USDT: '10000' } });
   h.price(20_000);
   const spec = instance('b', buyer(exits, options));
-  await h.start([spec]);
+  // The operator layer's kill switch file (operatorActions), which the engine reads as well.
+  await h.start([spec], { killSwitchFile: join(h.dir, 'KILL') });
   await h.tick(20_000);
   return { h, spec };
 }
@@ -180,6 +183,44 @@ describe('a declared stop held on the exchange', () => {
       ['MARKET', 'exit', 'FILLED'],
     ]);
     expect(sells(h)).toEqual([{ price: '20000', qty: '0.00999', tag: 'exit' }]);
+  });
+
+  it('stays on the exchange when the kill switch refuses the exit; the answer names what protects the position', async () => {
+    const { h } = await started({ stopLossPct: 2 });
+    writeFileSync(join(h.dir, 'KILL'), '');
+    const actions = operatorActions(h, h.engine!);
+    const refusal = await actions.exitPosition('b', { type: 'MARKET' }, { source: 'test' }).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({ code: 'E_EXIT_REFUSED' });
+    // Nothing cancelled, nothing paused: the held stop protects the position as before.
+    expect((refusal as Error).message).toMatch(
+      /^exit of b refused: kill switch file .* exists: no new orders \(nothing cancelled\); the position is protected by b-2 \(STOP_LIMIT SELL 0\.00999, stop 19619\.62 limit 19521\.52\)$/,
+    );
+    expect(sellOrders(h)).toEqual([['STOP_LIMIT', 'exit:stop-loss', 'OPEN']]);
+    expect(h.engine!.instances()[0]?.status).toBe('running');
+    // The exchange still holds it: the price falls through it and it fills, with the kill switch on.
+    await h.tick(19_600);
+    await h.tick(19_550);
+    expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
+  });
+
+  it('is put back when the exit cancelled it and its SELL was rejected', async () => {
+    const { h } = await started({ stopLossPct: 2 });
+    h.venue.createFault = { when: 'before-place', error: venueError('rejected', 'E_EXCHANGE') };
+    const actions = operatorActions(h, h.engine!);
+    const refusal = await actions.exitPosition('b', { type: 'MARKET' }, { source: 'test' }).catch((e: unknown) => e);
+    expect((refusal as Error).message).toMatch(
+      /^exit of b refused: the SELL b-3 was REJECTED .*; cancelled b-2; put back b-4; the position is protected by b-4 \(STOP_LIMIT SELL 0\.00999, stop 19619\.62 limit 19521\.52\)$/,
+    );
+    expect(sellOrders(h)).toEqual([
+      ['STOP_LIMIT', 'exit:stop-loss', 'CANCELED'],
+      ['MARKET', 'exit', 'REJECTED'],
+      ['STOP_LIMIT', 'exit:stop-loss', 'OPEN'],
+    ]);
+    // Paused by the exit, the stop it put back still fills on the exchange.
+    expect(h.engine!.instances()[0]?.status).toBe('paused');
+    await h.tick(19_600);
+    await h.tick(19_550);
+    expect(sells(h)).toEqual([{ price: '19600', qty: '0.00999', tag: 'exit:stop-loss' }]);
   });
 
   it('a trailing stop that triggers cancels it first and sells once', async () => {

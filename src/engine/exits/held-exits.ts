@@ -146,7 +146,19 @@ export class HeldExits {
     }
   }
 
-  private async syncOne(r: InstanceRunner): Promise<void> {
+  /**
+   * Places the held order `r`'s position calls for, even while `r` is paused: an exit that cancelled it and could
+   * not sell puts it back (protection outlives decisions). The caller holds the engine's lock.
+   */
+  async restore(r: InstanceRunner): Promise<void> {
+    try {
+      await this.syncOne(r, true);
+    } catch (err) {
+      r.logger.error({ err }, 'held exit: could not be put back');
+    }
+  }
+
+  private async syncOne(r: InstanceRunner, evenPaused = false): Promise<void> {
     if (!this.holds(r)) {
       // A reload took the declared stop away: the order held for it goes (once its outcome is known).
       if (r.watch?.exits.stopLossPct !== undefined) return;
@@ -169,7 +181,7 @@ export class HeldExits {
     if (held.length === 1 && HeldExits.matches(held[0] as OrderRow, plan, last)) return;
     // Placed and replaced only for a running instance; nor when the price is already through the stop (a held
     // one may have triggered; the tick-based exit acts on what is left).
-    if (r.status !== 'running' || last === undefined || last.lte(plan.stopPrice)) return;
+    if ((r.status !== 'running' && !evenPaused) || last === undefined || last.lte(plan.stopPrice)) return;
     if (plan.takeProfit !== undefined && last.gte(plan.takeProfit)) return;
     if (!(await this.cancel(r, held, 'the position changed'))) return;
     if (held.length > 0) {
