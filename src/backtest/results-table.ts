@@ -3,7 +3,7 @@ import type { RefusalGroup } from './run-log.js';
 import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
 import type { Metrics, ScalarMetric } from './summary.js';
 import { overrideText } from './strategy-configs.js';
-import { objective, type Ranking, type SweepResult } from './sweep.js';
+import { OBJECTIVE_METRIC, objective, type Ranking, type SweepResult } from './sweep.js';
 
 export function textTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
@@ -45,6 +45,14 @@ export function metricsTable(runs: readonly { name: string; metrics: Metrics }[]
   ]);
 }
 
+/** The metric columns of a ranking besides the objective's (the objective comes first, never twice). */
+const RANKING_METRICS: [ScalarMetric, string][] = [
+  ['totalReturnPct', 'return %'],
+  ['sharpe', 'Sharpe'],
+  ['maxDrawdownPct', 'max DD %'],
+  ['winRatePct', 'win %'],
+];
+
 /** The ranking's columns, for the printed table and the sweep page: header, then one row per result. */
 export function rankingRows(
   results: readonly SweepResult[],
@@ -52,17 +60,16 @@ export function rankingRows(
   ranking: Ranking,
   ended: (r: SweepResult) => string,
 ): string[][] {
-  const head = ['rank', ...keys, ranking.rankBy, 'return %', 'Sharpe', 'max DD %', 'win %', 'trades', 'fills'];
+  const metric = OBJECTIVE_METRIC[ranking.rankBy];
+  const columns = RANKING_METRICS.filter(([key]) => key !== metric);
+  const head = ['rank', ...keys, ranking.rankBy, ...columns.map(([, label]) => label), 'trades', 'fills'];
   return [
     head,
     ...results.map((r) => [
       r.rank === null ? r.status : String(r.rank),
       ...keys.map((k) => overrideText(r.overrides[k])),
       text(objective(r.metrics, ranking.rankBy)),
-      r.metrics.totalReturnPct,
-      text(r.metrics.sharpe),
-      r.metrics.maxDrawdownPct,
-      text(r.metrics.winRatePct),
+      ...columns.map(([key]) => text(r.metrics[key])),
       String(r.metrics.roundTrips),
       String(r.metrics.fills),
       ended(r),
@@ -116,11 +123,46 @@ export function walkForwardTable(w: WalkForwardRecord, keys: readonly string[], 
       x.test.to,
       ...keys.map((k) => (x.chosen ? overrideText(x.chosen.overrides[k]) : '-')),
       x.chosen ? text(objective(x.chosen.inSample, ranking.rankBy)) : 'none ranked',
-      x.outOfSample ? text(objective(x.outOfSample, ranking.rankBy)) : '-',
+      x.outOfSample ? text(objective(x.outOfSample, ranking.rankBy)) : x.outcome.toUpperCase(),
       x.outOfSample ? x.outOfSample.totalReturnPct : '-',
     ]),
   ]);
-  return `walk-forward:\n${table}\nstitched out-of-sample: return ${w.stitched.returnPct} %, max drawdown ${w.stitched.maxDrawdownPct} %, walk-forward efficiency ${w.efficiency ?? 'n/a'}`;
+  const notes = w.windows.flatMap((x, i) => windowNotes(x, i + 1, ranking));
+  if (w.untested)
+    notes.push(
+      `not tested: ${w.untested.from} to ${w.untested.to}, after the last test part (the windows do not reach the ` +
+        `data's end; --walk-forward N, --train and --test choose them)`,
+    );
+  const { stitched } = w;
+  const complete = stitched.complete
+    ? ''
+    : ` (INCOMPLETE: ${stitched.windowsTested} of ${w.windows.length} windows tested to their end)`;
+  return (
+    `walk-forward:\n${table}\n${notes.join('\n')}${notes.length > 0 ? '\n' : ''}` +
+    `stitched out-of-sample${complete}: return ${stitched.returnPct} %, max drawdown ${stitched.maxDrawdownPct} %, ` +
+    `walk-forward efficiency ${efficiencyText(w)}`
+  );
+}
+
+/** The efficiency, or n/a with its reason. */
+export function efficiencyText(w: WalkForwardRecord): string {
+  return w.efficiency ?? w.efficiencyNote ?? 'n/a';
+}
+
+/** What a reader of one window's row must be told: a failure, no pick, a pick that lost in-sample too. */
+function windowNotes(x: WalkForwardRecord['windows'][number], n: number, ranking: Ranking): string[] {
+  const notes: string[] = [];
+  if (x.trainFailures.length > 0)
+    notes.push(`window ${n}: ${x.trainFailures.length} combination(s) FAILED on the train part (never picked)`);
+  if (x.outcome !== 'tested') notes.push(`window ${n} ${x.outcome.toUpperCase()}: ${x.ended[0] ?? ''}`);
+  const inSample = x.chosen && objective(x.chosen.inSample, ranking.rankBy);
+  const floor = ranking.rankBy === 'profit-factor' ? 1 : 0;
+  if (x.chosen && inSample !== null && inSample !== undefined && Number(inSample) < floor)
+    notes.push(
+      `window ${n}: the pick's in-sample ${ranking.rankBy} is ${inSample} (below ${floor}): it is the least bad ` +
+        'combination on the train part, not a good one',
+    );
+  return notes;
 }
 
 /** How many refusal groups the printed table and the report list before summing up the rest. */

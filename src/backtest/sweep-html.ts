@@ -14,7 +14,7 @@ import {
   htmlList,
 } from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
-import { holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
+import { efficiencyText, holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
 import { type HoldoutRecord, objectiveNumber, type WalkForwardRecord } from './validation-runs.js';
 import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 
@@ -189,7 +189,7 @@ function validationSection(page: SweepPage): { html: string; oos: [number, numbe
       .filter((p): p is ScatterPoint => p.x !== null && p.y !== null);
     return {
       html: `<h2>Walk-forward: in-sample against out-of-sample</h2>
-<p><strong>Stitched out-of-sample return ${escapeHtml(w.stitched.returnPct)} %, max drawdown ${escapeHtml(w.stitched.maxDrawdownPct)} %, walk-forward efficiency ${escapeHtml(w.efficiency ?? 'n/a')}</strong> (out-of-sample return per year over the picks' in-sample return per year).</p>
+<p><strong>Stitched out-of-sample return ${escapeHtml(w.stitched.returnPct)} %, max drawdown ${escapeHtml(w.stitched.maxDrawdownPct)} %, walk-forward efficiency ${escapeHtml(efficiencyText(w))}</strong> (out-of-sample return per year over the picks' in-sample return per year).</p>
 <div class="pair"><div>${scatter(points, what)}<p class="note">One point per window: the pick's ${escapeHtml(what)} on its train part against its test part.</p></div>
 <div class="scroll">${pre(walkForwardTable(w, keys, page.ranking))}</div></div>
 <h3>Stitched out-of-sample equity (the test parts, each chained to the previous one's end)</h3><div id="oos"></div>`,

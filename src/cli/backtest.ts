@@ -39,7 +39,13 @@ import type { openQueueExecutor as OpenQueueExecutor } from '../backtest/queue/c
 import { queueUrlFrom } from '../backtest/queue/queue-url.js';
 import { columnCacheDir } from '../backtest/column-cache.js';
 import { loadTicks, releaseColumns, type TickData } from '../backtest/tick-data.js';
-import { type HoldoutRecord, runHoldout, runWalkForward, type WalkForwardRecord } from '../backtest/validation-runs.js';
+import {
+  type HoldoutRecord,
+  runHoldout,
+  runWalkForward,
+  sweepFailures,
+  type WalkForwardRecord,
+} from '../backtest/validation-runs.js';
 import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWindows } from '../backtest/validation.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
@@ -135,10 +141,7 @@ function checkSpan(data: TickData, from: number | undefined, to: number | undefi
     if (t > last) last = t;
   }
   if (data.length === 0) return;
-  const slack = Math.max(
-    2 * stepOf(Array.from({ length: Math.min(data.length, 4096) }, (_, i) => valueAt(time, i))),
-    60_000,
-  );
+  const slack = Math.max(2 * dataStep(data), 60_000);
   const files = data.files.map((f) => f.name).join(', ');
   const span = `(the data read span ${isoOf(first)} to ${isoOf(last)})`;
   if (from !== undefined && first > from + slack)
@@ -385,7 +388,7 @@ async function backtest(argv: string[]): Promise<number> {
       return dir;
     };
 
-    const validation = validationFlags(values, data);
+    const validation = validationFlags(values, data, settings);
     if (validation && axes.length === 0)
       throw usage(`--${validation.kind} takes a --sweep: it chooses among combinations`);
     if (axes.length > 0) {
@@ -508,12 +511,18 @@ async function sweep(
       ({ inSample: results, record: holdout } = await runHoldout(
         job,
         workers,
-        spanOf(data),
+        spanOf(data, settings),
         validation.percent,
         phase,
       ));
     } else if (validation?.kind === 'walk-forward') {
-      ({ lastTrain: results, record: walkForward } = await runWalkForward(job, workers, validation.windows, phase));
+      ({ lastTrain: results, record: walkForward } = await runWalkForward(
+        job,
+        workers,
+        validation.windows,
+        spanOf(data, settings),
+        phase,
+      ));
     } else results = await runSweep(job, workers, phase(''));
   } finally {
     line?.end();
@@ -532,8 +541,8 @@ async function sweep(
     walkForward,
   });
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
-  const failed = results.filter((r) => r.status === 'failed');
-  console.log(sweepTable(results, keys, ranking));
+  const title = rankingTitle(holdout, walkForward);
+  console.log(`${title === undefined ? '' : `${title}\n`}${sweepTable(results, keys, ranking)}`);
   if (holdout) console.log(`\n${holdoutTable(holdout, keys, ranking)}`);
   if (walkForward) console.log(`\n${walkForwardTable(walkForward, keys, ranking)}`);
   const best = results.find((r) => r.rank === 1);
@@ -541,27 +550,62 @@ async function sweep(
     const sets = overrideAssignments(best.overrides).map((a) => `--set ${a}`);
     console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
   } else console.error(`backtest: no combination could be ranked (failed, or fewer than ${ranking.minTrades} trades)`);
-  if (failed.length === 0) return 0;
-  const first = failed[0]!;
-  const where = overrideAssignments(first.overrides, keys).join(' ');
-  console.error(
-    `backtest: FAILED: in ${failed.length} of ${combos.length} combinations an instance ended early (not ranked; ` +
-      `column 'ended' of sweep.csv); the first, ${where}: ${first.ended[0]}`,
+  // Every failure of every part (a walk-forward's train and test parts, a holdout's held-out part), loud and last.
+  const failures = sweepFailures(results, holdout, walkForward);
+  const failed = results.filter((r) => r.status === 'failed');
+  for (const f of failures.filter((f) => f.part !== '')) {
+    const where = overrideAssignments(f.overrides, keys).join(' ');
+    console.error(`backtest: FAILED: ${f.part}: ${where}: ${f.ended[0]}`);
+  }
+  if (walkForward && !walkForward.stitched.complete)
+    console.error(`backtest: FAILED: the stitched out-of-sample result is incomplete (${walkForward.efficiencyNote})`);
+  if (failed.length > 0 && !walkForward) {
+    const first = failed[0]!;
+    const where = overrideAssignments(first.overrides, keys).join(' ');
+    console.error(
+      `backtest: FAILED: in ${failed.length} of ${combos.length} combinations an instance ended early (not ranked; ` +
+        `column 'ended' of sweep.csv); the first, ${where}: ${first.ended[0]}`,
+    );
+  }
+  return failures.length === 0 && (walkForward?.stitched.complete ?? true) ? 0 : 1;
+}
+
+/** What the printed ranking ranks when it is not the whole data: the in-sample part, or the last train part. */
+function rankingTitle(holdout?: HoldoutRecord, walkForward?: WalkForwardRecord): string | undefined {
+  if (holdout) return `ranking on the in-sample part, ${holdout.inSample.from} to ${holdout.inSample.to}`;
+  const last = walkForward?.windows[walkForward.windows.length - 1];
+  if (!walkForward || !last) return undefined;
+  return (
+    `window ${walkForward.windows.length} train: ranking on the last window's train part, ${last.train.from} to ` +
+    `${last.train.to} (each window's pick is in the walk-forward table)`
   );
-  return 1;
 }
 
 type Validation = { kind: 'holdout'; percent: number } | { kind: 'walk-forward'; windows: WalkWindow[] };
 
-/** The data's span: its first tick to one ms past its last. */
-function spanOf(data: TickData): Span {
+/** The usual time between two ticks of the data (sim/data-step.ts), from its first ticks. */
+function dataStep(data: TickData): number {
   const time = data.columns.time;
-  return { from: valueAt(time, 0), to: valueAt(time, data.length - 1) + 1 };
+  return stepOf(Array.from({ length: Math.min(data.length, 4096) }, (_, i) => valueAt(time, i)));
+}
+
+/**
+ * The data's span: its first tick to one step of the data past its last, where the data stop (on candle data the
+ * end of the last candle: 4 days of candles span 4 days).
+ */
+function spanOf(data: TickData, settings: Pick<JobSettings, 'from' | 'to'>): Span {
+  const time = data.columns.time;
+  const first = valueAt(time, 0);
+  const end = valueAt(time, data.length - 1) + Math.max(1, dataStep(data));
+  // The data before --from were read for the strategies' warm-up: they are not part of the span tested.
+  const from = settings.from === undefined ? first : Math.max(first, Date.parse(settings.from));
+  return { from, to: settings.to === undefined ? end : Math.min(end, Date.parse(settings.to)) };
 }
 
 function validationFlags(
   values: { holdout?: string; 'walk-forward'?: string; train?: string; test?: string },
   data: TickData,
+  settings: Pick<JobSettings, 'from' | 'to'>,
 ): Validation | undefined {
   const { holdout, train, test } = values;
   const walk = values['walk-forward'];
@@ -576,7 +620,7 @@ function validationFlags(
     train === undefined || test === undefined
       ? undefined
       : { train: parseDuration(train, '--train'), test: parseDuration(test, '--test') };
-  return { kind: 'walk-forward', windows: walkForwardWindows(spanOf(data), n, lengths) };
+  return { kind: 'walk-forward', windows: walkForwardWindows(spanOf(data, settings), n, lengths) };
 }
 
 /** `--set key=value` flags as [key, value] (typed as --sweep types them; one value each). */

@@ -10,7 +10,9 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, sliceTicks } from '../../src/backtest/tick-data.js';
 import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/validation-runs.js';
 import { holdoutSplit, parseDuration, stitch, walkForwardWindows } from '../../src/backtest/validation.js';
-import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO, userStrategy } from './fixtures.js';
+import { type TempProject, tempProject } from '../config/temp-project.js';
+import { D } from '../../src/market/decimal.js';
 import { valueAt } from '../../src/backtest/number-column.js';
 
 const dir = tempDir();
@@ -87,7 +89,8 @@ describe('bot backtest --holdout and --walk-forward', () => {
     const { holdout } = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as { holdout: HoldoutRecord };
     const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(TO) });
     const first = valueAt(data.columns.time, 0);
-    const end = valueAt(data.columns.time, data.length - 1) + 1;
+    // The data span to the end of their last candle (TO), not to their last tick.
+    const end = Date.parse(TO);
     const boundary = first + Math.floor(((end - first) * 75) / 100);
     expect(holdout.inSample).toEqual({ from: new Date(first).toISOString(), to: new Date(boundary).toISOString() });
     expect(holdout.outOfSample.from).toBe(new Date(boundary).toISOString());
@@ -132,12 +135,42 @@ describe('bot backtest --holdout and --walk-forward', () => {
     expect(a.out.join('\n')).toMatch(/stitched out-of-sample: return .* walk-forward efficiency/);
   }, 240_000);
 
+  it('spans the data to the end of their last candle, and takes the efficiency from unrounded figures', async () => {
+    // 4 days of candles hold --walk-forward 3 of a day's train and a day's test (refused as 4.00 < 4.00 before).
+    const out = join(dir, 'wf4');
+    const to = '2023-03-13T00:00:00Z';
+    const walk = [...sweep, '--walk-forward', '3', '--train', '1d', '--test', '1d', '--rank-by', 'return'];
+    const r = await bot(sliceFlags(gridConfig(dir), out, walk, to));
+    expect(r.err.filter((l) => l.includes('FAILED'))).toEqual([]);
+    expect(r.code).toBe(0);
+    const { walkForward: w } = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
+      walkForward: WalkForwardRecord;
+    };
+    expect(w.windows.map((x) => [x.test.from, x.test.to, x.outcome])).toEqual([
+      ['2023-03-10T00:00:00.000Z', '2023-03-11T00:00:00.000Z', 'tested'],
+      ['2023-03-11T00:00:00.000Z', '2023-03-12T00:00:00.000Z', 'tested'],
+      ['2023-03-12T00:00:00.000Z', '2023-03-13T00:00:00.000Z', 'tested'],
+    ]);
+    expect(w.untested).toBeNull();
+    // By hand from the runs' exact equities: the stitch is the product of the test parts' growth, the efficiency
+    // its return per year over the picks' mean in-sample return per year.
+    const growth = (m: { initialEquity: string; finalEquity: string }) => new D(m.finalEquity).div(m.initialEquity);
+    const oos = w.windows.reduce((g, x) => g.mul(growth(x.outOfSample!)), new D(1)).minus(1);
+    expect(w.stitched.returnPct).toBe(oos.mul(100).toFixed(4));
+    const year = 365 * DAY;
+    const inSample = w.windows.map((x) => (growth(x.chosen!.inSample).minus(1).toNumber() * year) / DAY);
+    const meanIs = inSample.reduce((a, b) => a + b, 0) / inSample.length;
+    const expected = meanIs > 0 ? ((oos.toNumber() * year) / (3 * DAY) / meanIs).toFixed(4) : null;
+    expect(w.efficiency).toBe(expected);
+    expect(w.efficiencyNote === null).toBe(expected !== null);
+  }, 240_000);
+
   it.each([
     [['--holdout', '0%'], /--holdout expects a percentage between 0 and 100/],
     [['--holdout', '30%', '--walk-forward', '2'], /--holdout and --walk-forward: one or the other/],
     [['--train', '1d', '--test', '1d'], /--train and --test go with --walk-forward N/],
     [['--walk-forward', '2', '--train', '1d'], /--train and --test: both, or neither/],
-    [['--walk-forward', '3', '--train', '1d', '--test', '1d'], /needs 4\.00 days of data, the data span 2\.00 days/],
+    [['--walk-forward', '2', '--train', '1d', '--test', '1d'], /needs 3\.00 days of data, the data span 2\.00 days/],
     [['--rank-by', 'luck'], /--rank-by must be one of return, sharpe, sortino, calmar, profit-factor, expectancy/],
   ])('refuses %j with one line naming the flag', async (flags, message) => {
     const r = await bot(sliceFlags(gridConfig(dir), join(dir, 'bad'), [...sweep, ...flags]));
@@ -150,4 +183,68 @@ describe('bot backtest --holdout and --walk-forward', () => {
     const r = await bot(sliceFlags(gridConfig(dir), join(dir, 'bad'), ['--holdout', '30%']));
     expect(r.err).toEqual(['backtest: --holdout takes a --sweep: it chooses among combinations']);
   });
+});
+
+describe('a walk-forward tells every failure', () => {
+  /** Does nothing until the data's time passes `failAfterHours` after the slice's start, then throws on every tick. */
+  const LATE_THROW = `
+import { z } from 'zod';
+export default {
+  name: 'late-throw',
+  params: z.object({ failAfterHours: z.number() }),
+  onTick(ctx) {
+    if (ctx.now() >= ${Date.parse(FROM)} + ctx.params.failAfterHours * 3600000) throw new Error('past my date');
+  },
+};
+`;
+  let project: TempProject;
+  afterAll(() => project?.remove());
+
+  it('a pick that throws on its test part is a failure, not a result: the stitch is incomplete, exit 1', async () => {
+    project = tempProject();
+    const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 20 });
+    const out = join(project.root, 'out');
+    // Windows of 12h train and 6h test: [0, 12) then [12, 18); [6, 18) then [18, 24). failAfterHours=20 runs
+    // clean on every train part and is picked (it ranks first by grid order), then throws in window 2's test part;
+    // failAfterHours=3 throws on both train parts.
+    const walk = ['--sweep', 'failAfterHours=20,3', '--walk-forward', '2', '--train', '12h', '--test', '6h'];
+    const r = await bot(sliceFlags(config, out, [...walk, '--strategies', project.strategiesDir, '--workers', '1']));
+    expect(r.code).toBe(1);
+    const { walkForward: w } = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
+      walkForward: WalkForwardRecord;
+    };
+    expect(w.windows.map((x) => [x.chosen?.overrides, x.outcome, x.outOfSample === null])).toEqual([
+      [{ failAfterHours: 20 }, 'tested', false],
+      [{ failAfterHours: 20 }, 'failed', true],
+    ]);
+    expect(w.windows[1]!.ended[0]).toMatch(/ended paused: .*past my date/);
+    expect(w.stitched).toMatchObject({ complete: false, windowsTested: 1 });
+    expect(w.efficiency).toBeNull();
+    expect(w.efficiencyNote).toBe('n/a: the out-of-sample result is incomplete (window 2 failed)');
+    const failed = r.err.filter((l) => l.startsWith('backtest: FAILED'));
+    expect(failed.slice(0, 3)).toEqual([
+      expect.stringMatching(/^backtest: FAILED: window 1 train: failAfterHours=3: instance .* past my date/),
+      expect.stringMatching(/^backtest: FAILED: window 2 train: failAfterHours=3: /),
+      expect.stringMatching(/^backtest: FAILED: window 2 test: failAfterHours=20: instance .* past my date/),
+    ]);
+    const printed = r.out.join('\n');
+    expect(printed).toContain("window 2 train: ranking on the last window's train part");
+    expect(printed).toContain('window 2 FAILED: instance');
+    expect(printed).toContain('stitched out-of-sample (INCOMPLETE: 1 of 2 windows tested to their end)');
+    // The slice holds two days; the windows end after one.
+    expect(printed).toContain('not tested: 2023-03-10T00:00:00.000Z to 2023-03-11T00:00:00.000Z');
+  }, 240_000);
+
+  it('a combination that throws only on the held-out part fails the holdout: named, exit 1', async () => {
+    const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 40 });
+    const out = join(project.root, 'out-holdout');
+    // 25 % held out: from hour 36 of the 48; failAfterHours=40 runs clean in-sample.
+    const flags = ['--sweep', 'failAfterHours=40,50', '--holdout', '25%', '--strategies', project.strategiesDir];
+    const r = await bot(sliceFlags(config, out, [...flags, '--workers', '1']));
+    expect(r.code).toBe(1);
+    expect(r.err.filter((l) => l.startsWith('backtest: FAILED'))[0]).toMatch(
+      /^backtest: FAILED: held-out part: failAfterHours=40: instance .* past my date/,
+    );
+    expect(r.out.join('\n')).toContain('ranking on the in-sample part, 2023-03-09T00:00:00.000Z to 2023-03-10T12:00');
+  }, 120_000);
 });
