@@ -1,11 +1,11 @@
 /**
  * The dashboard's files, shipped in the package (src/api/dashboard/, copied next to the build by `npm run
- * build`) and the charting library from node_modules, located as the backtest reports locate it: the page
- * works offline, with no CDN. Each file is read once.
+ * build`) and the charting library from node_modules (charts/chart-library.ts, as the backtest reports): the
+ * page works offline, with no CDN. Each file is read once.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chartLibrary } from '../backtest/report-html.js';
+import { chartLibrary } from '../charts/chart-library.js';
 
 const DIR = fileURLToPath(new URL('./dashboard/', import.meta.url));
 

@@ -3,18 +3,10 @@
  * instance schedule (instances sharing a schedule share its request), the orders poll, and the less frequent
  * refresh of pair configs and balances. The engine itself knows nothing of schedulers.
  */
+import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
 import { BotError } from '../errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
 import type { Engine } from '../engine/engine.js';
-
-export interface DaemonSchedule {
-  /** Orders poll (default every 5 s). */
-  ordersPoll: string;
-  /** Pair configs and balances (default every minute). */
-  refresh: string;
-}
-
-export const DEFAULT_DAEMON_SCHEDULE: DaemonSchedule = { ordersPoll: '*/5 * * * * *', refresh: '0 * * * * *' };
 
 export class DaemonScheduling {
   constructor(

@@ -4,8 +4,7 @@
  */
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from './runner.js';
-import type { DaemonJobs } from './scheduled-replay.js';
-import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
+import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
 import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { TickData } from './tick-data.js';
@@ -31,7 +30,7 @@ export interface JobSettings {
   /** Every instance sees every tick (the loop before schedules applied); default false. */
   everyTick: boolean;
   /** The daemon's orders poll and refresh schedules the replay applies (the daemon's defaults by default). */
-  jobs: DaemonJobs;
+  jobs: DaemonSchedule;
   refreshMs: number;
   sampleMs: number;
   /** Longer stretches without a tick are gaps in the data (`--max-gap`); undefined: 4 data steps, at least 60 s. */

@@ -7,9 +7,7 @@
  * TradingView Lightweight Charts (Apache-2.0): its standalone build is inlined with its licence header, and
  * the attribution is shown under the charts.
  */
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { chartLibrary } from '../charts/chart-library.js';
 import { D } from '../market/decimal.js';
 import type { ChartPoint } from './chart-series.js';
 import { refusalLines } from './results-table.js';
@@ -17,20 +15,6 @@ import type { BacktestRun } from './runner.js';
 import type { JobSettings } from './job.js';
 import type { BacktestSummary, DataGaps, ScalarMetric } from './summary.js';
 import type { RecordingFile } from './tick-data.js';
-
-let library: Promise<{ code: string; version: string }> | undefined;
-
-/** The charting library's standalone production build, read once per process. */
-export function chartLibrary(): Promise<{ code: string; version: string }> {
-  library ??= (async () => {
-    const manifest = createRequire(import.meta.url).resolve('lightweight-charts/package.json');
-    const dir = path.dirname(manifest);
-    const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
-    const code = await readFile(path.join(dir, 'dist', 'lightweight-charts.standalone.production.js'), 'utf8');
-    return { code: code.replaceAll('</script', '<\\/script'), version };
-  })();
-  return library;
-}
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

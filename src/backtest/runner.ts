@@ -25,8 +25,8 @@ import { assetTotals, BalanceReader, Replay, ReplayParts } from './replay.js';
 import { RunLog } from './run-log.js';
 import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
-import { DEFAULT_DAEMON_SCHEDULE } from '../app/daemon-scheduling.js';
-import { type DaemonJobs, ScheduledReplay } from './scheduled-replay.js';
+import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
+import { ScheduledReplay } from './scheduled-replay.js';
 import { type CandleTicks, candleTicks } from './candle-ticks.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 import { valueAt } from './number-column.js';
@@ -62,7 +62,7 @@ export interface BacktestSettings {
   /** Pair configs and balances are re-read at every multiple of this in the every-tick loop (default 60 s). */
   refreshMs?: number;
   /** The daemon's orders poll and refresh schedules (default its defaults: ORDERS_POLL, REFRESH). */
-  jobs?: DaemonJobs;
+  jobs?: DaemonSchedule;
   /** The equity curve is sampled at every multiple of this (default one hour). */
   sampleMs?: number;
   /** Longer stretches without a tick of a symbol are gaps (data-gaps.ts; default 4 data steps, at least 60 s). */

@@ -11,19 +11,13 @@
  * settled; a job's next due time is set before it fires, so a resumed run goes on with the next job.
  */
 import { CronSchedule } from '../clocks/cron-schedule.js';
+import type { DaemonSchedule } from '../config/env.js';
 import type { Engine } from '../engine/engine.js';
 import type { TickerInput } from '../sim/matching-engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
 import type { SymbolInfo, TickData } from './tick-data.js';
 import { valueAt } from './number-column.js';
-
-export interface DaemonJobs {
-  /** The orders poll's cron schedule (the daemon's ORDERS_POLL). */
-  ordersPoll: string;
-  /** The refresh's (REFRESH). */
-  refresh: string;
-}
 
 const HOUR_MS = 3_600_000;
 const MARKET = 0;
@@ -86,7 +80,7 @@ export class ScheduledReplay {
     private readonly slot: Int32Array,
     private readonly first: number,
     private readonly p: ReplayParts,
-    jobs: DaemonJobs,
+    jobs: DaemonSchedule,
     sampleMs: number,
     apiKey: string,
   ) {

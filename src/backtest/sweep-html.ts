@@ -2,17 +2,10 @@
  * sweep.html: one self-contained page (opens from disk, no network) for a parameter sweep: a heatmap of the
  * total return over the first two keys (one row for a single key; with more keys, each cell shows the best
  * combination with those two values), the equity curves of the best combinations on one chart, and the
- * ranking. The charting library is the report's (report-html.ts), inlined the same way.
+ * ranking. The charting library (charts/chart-library.ts) is inlined as in the report (report-html.ts).
  */
-import {
-  attribution,
-  CHART_OPTIONS_JS,
-  chartLibrary,
-  chartScripts,
-  escapeHtml,
-  gapsSection,
-  htmlList,
-} from './report-html.js';
+import { chartLibrary } from '../charts/chart-library.js';
+import { attribution, CHART_OPTIONS_JS, chartScripts, escapeHtml, gapsSection, htmlList } from './report-html.js';
 import { overrideAssignments, overrideText } from './strategy-configs.js';
 import { efficiencyText, holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
 import { type HoldoutRecord, objectiveNumber, type WalkForwardRecord } from './validation-runs.js';

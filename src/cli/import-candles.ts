@@ -8,8 +8,9 @@ import { PairConfigSchema } from '../wire/schemas.js';
 import { isPlainDecimal } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { PairConfig } from '../ports/venue-records.js';
-import { assetsOf, importCandles } from '../record/candles.js';
+import { type Assets, importCandles } from '../record/candles.js';
 import { DEFAULT_PAIRS, simPairConfig } from '../sim/default-market.js';
+import { assetIdFor } from '../sim/pair-market.js';
 import { numberFlag, parseFlags } from './flags.js';
 
 const HELP = `usage: bot import-candles --symbol SYMBOL [--out DIR] [pair rules] FILE.csv [FILE2.csv …]
@@ -75,6 +76,29 @@ function decimals(text: string): number {
 }
 
 type Values = Partial<Record<(typeof RULE_FLAGS)[number] | 'base' | 'quote' | 'base-id' | 'quote-id', string>>;
+
+const QUOTE_SUFFIXES = ['USDT', 'USDC', 'BUSD', 'FDUSD', 'TUSD', 'USD', 'EUR', 'BTC', 'ETH', 'BNB'];
+
+/**
+ * Base and quote codes and ids of a symbol (BTCUSDT -> BTC/USDT, ids 1/2), each overridable. Ids not given
+ * are assigned without clashes (sim/pair-market.ts assetIdFor): the built-in ids, else one derived from the code.
+ */
+export function assetsOf(symbol: string, overrides: Partial<Assets> = {}): Assets {
+  let base = overrides.base;
+  let quote = overrides.quote;
+  if (base === undefined || quote === undefined) {
+    const suffix = quote ?? QUOTE_SUFFIXES.find((q) => symbol.endsWith(q) && symbol.length > q.length);
+    if (suffix === undefined || !symbol.endsWith(suffix)) {
+      throw new BotError('E_USAGE', `cannot split symbol '${symbol}' into base and quote: give --base and --quote`);
+    }
+    quote = suffix;
+    base ??= symbol.slice(0, -suffix.length);
+  }
+  const baseId = overrides.baseId ?? assetIdFor(base);
+  const quoteId = overrides.quoteId ?? assetIdFor(quote);
+  if (baseId === quoteId) throw new BotError('E_USAGE', `base and quote asset ids are both ${baseId}`);
+  return { base, quote, baseId, quoteId };
+}
 
 /** The pair's configuration from the rule flags; undefined when none is given for a shipped pair. */
 export function pairFromFlags(symbol: string, values: Values): PairConfig | undefined {
@@ -200,6 +224,12 @@ export async function run(argv: string[]): Promise<number> {
       files: positionals,
       outDir: values.out,
       pair,
+      assets: assetsOf(symbol, {
+        base: pair?.baseAsset,
+        quote: pair?.quoteAsset,
+        baseId: pair?.baseAssetId ?? undefined,
+        quoteId: pair?.quoteAssetId ?? undefined,
+      }),
       onProgress: tty
         ? (done, total) => {
             const rate = Math.round(done / Math.max((performance.now() - started) / 1000, 1e-3));

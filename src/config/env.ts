@@ -24,6 +24,19 @@ export const SECRET_VARIABLES: readonly string[] = [
   'DISCORD_WEBHOOK_URL',
 ];
 
+/** The cron schedules of the daemon's own jobs (ORDERS_POLL, REFRESH); a backtest's replay fires the same. */
+export interface DaemonSchedule {
+  /** The open-orders and trades poll (default every 5 s). */
+  ordersPoll: string;
+  /** Pair configs and balances (default every minute). */
+  refresh: string;
+}
+
+export const DEFAULT_DAEMON_SCHEDULE: Readonly<DaemonSchedule> = {
+  ordersPoll: '*/5 * * * * *',
+  refresh: '0 * * * * *',
+};
+
 /** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
 export function optional<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -162,9 +175,9 @@ const daemonEnv = {
   /** json or pretty: overrides the guess from the terminal (pretty on a terminal, JSON lines otherwise). */
   LOG_FORMAT: optional(z.enum(['json', 'pretty'], { error: 'expected json or pretty' })),
   /** Cron schedule of the open-orders and trades poll. */
-  ORDERS_POLL: withDefault(cron, '*/5 * * * * *'),
+  ORDERS_POLL: withDefault(cron, DEFAULT_DAEMON_SCHEDULE.ordersPoll),
   /** Cron schedule of the pair-config and balance refresh. */
-  REFRESH: withDefault(cron, '0 * * * * *'),
+  REFRESH: withDefault(cron, DEFAULT_DAEMON_SCHEDULE.refresh),
   /** How long the orderly stop on SIGTERM/SIGINT/SIGHUP may take before the process exits anyway (inside Docker's 10 s). */
   STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),
   /** Consecutive venue errors that open the circuit breaker (no new orders meanwhile). */

@@ -10,7 +10,6 @@ import { D, dec, plain, type Dec } from '../market/decimal.js';
 import { RECORDING_EXTENSION, RECORDING_FORMAT, RECORDING_VERSION, utcDay } from './recording-format.js';
 import { RecordingWriter, syncDir } from './recording-writer.js';
 import { RollingExtreme, RollingSum } from './rolling-window.js';
-import { assetIdFor } from '../sim/pair-market.js';
 import type { PairConfig } from '../ports/venue-records.js';
 
 const MINUTE_MS = 60_000;
@@ -18,8 +17,6 @@ const DAY_MS = 86_400_000;
 /** Offsets of the four tickers inside a candle's minute: open, nearer extreme, other extreme, close. */
 export const WALK_OFFSETS_MS = [0, 15_000, 30_000, 45_000] as const;
 export const CSV_HEADER = 'open_time,open,high,low,close,volume';
-
-const QUOTE_SUFFIXES = ['USDT', 'USDC', 'BUSD', 'FDUSD', 'TUSD', 'USD', 'EUR', 'BTC', 'ETH', 'BNB'];
 
 /** A problem in a candle CSV: names the file and the line. */
 export class CandleFileError extends BotError {
@@ -41,32 +38,12 @@ export interface Candle {
   volume: Dec;
 }
 
+/** The recording's base and quote codes and ids (cli/import-candles.ts works them out from the symbol and flags). */
 export interface Assets {
   base: string;
   quote: string;
   baseId: number;
   quoteId: number;
-}
-
-/**
- * Base and quote codes and ids of a symbol (BTCUSDT -> BTC/USDT, ids 1/2), each overridable. Ids not given
- * are assigned without clashes (sim/pair-market.ts assetIdFor): the built-in ids, else one derived from the code.
- */
-export function assetsOf(symbol: string, overrides: Partial<Assets> = {}): Assets {
-  let base = overrides.base;
-  let quote = overrides.quote;
-  if (base === undefined || quote === undefined) {
-    const suffix = quote ?? QUOTE_SUFFIXES.find((q) => symbol.endsWith(q) && symbol.length > q.length);
-    if (suffix === undefined || !symbol.endsWith(suffix)) {
-      throw new BotError('E_USAGE', `cannot split symbol '${symbol}' into base and quote: give --base and --quote`);
-    }
-    quote = suffix;
-    base ??= symbol.slice(0, -suffix.length);
-  }
-  const baseId = overrides.baseId ?? assetIdFor(base);
-  const quoteId = overrides.quoteId ?? assetIdFor(quote);
-  if (baseId === quoteId) throw new BotError('E_USAGE', `base and quote asset ids are both ${baseId}`);
-  return { base, quote, baseId, quoteId };
 }
 
 const TIME = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?)(Z|[+-]\d{2}:\d{2})?$/;
@@ -219,7 +196,7 @@ export interface ImportOptions {
   symbol: string;
   files: readonly string[];
   outDir: string;
-  assets?: Partial<Assets>;
+  assets: Assets;
   /** The pair's rules, written into the recording's header (cli/import-candles.ts builds them from flags). */
   pair?: PairConfig;
   /** Called every few thousand rows and at the end of each file. */
@@ -245,15 +222,7 @@ export function importFileName(symbol: string, from: number, to: number): string
 
 /** Imports candle CSVs (one series, files in time order) into one recording under outDir; atomic (temp + rename). */
 export async function importCandles(options: ImportOptions): Promise<ImportResult> {
-  const pair = options.pair;
-  const assets = pair
-    ? assetsOf(options.symbol, {
-        base: pair.baseAsset,
-        quote: pair.quoteAsset,
-        baseId: pair.baseAssetId ?? undefined,
-        quoteId: pair.quoteAssetId ?? undefined,
-      })
-    : assetsOf(options.symbol, options.assets);
+  const { pair, assets } = options;
   const series: Candle[][] = [];
   let last = -Infinity;
   for (const file of options.files) {

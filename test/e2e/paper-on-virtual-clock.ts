@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { Daemon } from '../../src/app/daemon.js';
 import { parseEnv } from '../../src/app/env.js';
-import type { DaemonJobs } from '../../src/backtest/scheduled-replay.js';
+import type { DaemonSchedule } from '../../src/config/env.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { silentLogger } from '../../src/ops/logger.js';
 
@@ -16,7 +16,7 @@ export async function paperOnVirtualClock(options: {
   recording: string;
   configDir: string;
   strategiesDir: string;
-  jobs: DaemonJobs;
+  jobs: DaemonSchedule;
   /** The clock's start (the first ticker the replay feeds) and where it stops. */
   from: number;
   to: number;

@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-const { dependencyRules } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as {
+const { ALLOWED, dependencyRules } = (await import(pathToFileURL(join(ROOT, 'eslint.config.js')).href)) as {
+  ALLOWED: Record<string, readonly string[]>;
   dependencyRules: Linter.Config;
 };
 const eslint = new ESLint({
@@ -52,6 +53,11 @@ describe('the dependency rules', () => {
     ['the API calling the engine', 'src/api/probe.ts', "const e = import('../engine/engine.js');"],
     ['the wire protocol importing the HTTP venue', 'src/wire/probe.ts', "import '../exchange/client.js';"],
     ['the simulated exchange importing the HTTP venue', 'src/sim/probe.ts', "import '../exchange/errors.js';"],
+    ['the recordings importing the simulated exchange', 'src/record/probe.ts', "import '../sim/pair-market.js';"],
+    ['the clocks importing config', 'src/clocks/probe.ts', "import '../config/env.js';"],
+    ['the backtester importing the daemon', 'src/backtest/probe.ts', "import '../app/daemon-scheduling.js';"],
+    ['the API importing the backtester', 'src/api/probe.ts', "import '../backtest/report-html.js';"],
+    ['the daemon importing the CLI', 'src/app/probe.ts', "import '../cli/run.js';"],
     ['an adapter importing the operator layer', 'src/store/probe.ts', "import '../operator/operator.js';"],
     ['a strategy importing the engine', 'strategies/nested/probe.ts', "import '../../src/engine/engine.js';"],
     ['a strategy importing the loader', 'strategies/probe.ts', "const m = import('../src/strategy/loader.js');"],
@@ -87,7 +93,8 @@ describe('the dependency rules', () => {
     ['the engine importing the ports, deep', 'src/engine/deep/probe.ts', "import '../../ports/venue.js';"],
     ['a dynamic import inside its folder', 'src/engine/probe.ts', "const m = import('./engine.js');"],
     ['config importing the strategy loader', 'src/config/probe.ts', "import '../strategy/loader.js';"],
-    ['the app importing anything', 'src/app/probe.ts', "import '../exchange/client.js';"],
+    ['the app importing an adapter', 'src/app/probe.ts', "import '../exchange/client.js';"],
+    ['the CLI importing the app', 'src/cli.ts', "import './app/daemon.js';"],
     ['a strategy importing the API', 'strategies/probe.ts', "import { z } from '../src/strategy/api.js';"],
     ['a strategy importing the package export', 'strategies/probe.ts', "import { z } from 'spot-bot/strategy';"],
     ['a computed import() (not resolvable)', 'src/strategy/probe.ts', 'export const load = (u: string) => import(u);'],
@@ -100,5 +107,25 @@ describe('the dependency rules', () => {
     ['a regular expression’s exec', 'src/cli/probe.ts', "export const m = /a/.exec('a');"],
   ])('passes %s', async (_what, path, code) => {
     expect(await problems(path, code)).toEqual([]);
+  });
+
+  it('allows no circle: each folder sits below every folder that may import it', () => {
+    // Peel off, round by round, the folders whose allowed imports are all peeled already; what is left is a circle.
+    const placed = new Set<string>();
+    let left = Object.keys(ALLOWED);
+    for (;;) {
+      const next = left.filter((area) => ALLOWED[area]!.every((to) => placed.has(to)));
+      if (next.length === 0) break;
+      for (const area of next) placed.add(area);
+      left = left.filter((area) => !placed.has(area));
+    }
+    expect(left, 'folders allowed to import each other, directly or round a circle').toEqual([]);
+  });
+
+  it('names only folders that have a line of their own', () => {
+    const unknown = Object.values(ALLOWED)
+      .flat()
+      .filter((to) => !(to in ALLOWED));
+    expect(unknown).toEqual([]);
   });
 });

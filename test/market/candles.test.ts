@@ -9,6 +9,7 @@ import { CSV_HEADER, importCandles } from '../../src/record/candles.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { writeRecording } from '../sim/server-fixtures.js';
 import { valueAt } from '../../src/backtest/number-column.js';
+import { assetsOf } from '../../src/cli/import-candles.js';
 
 interface Row {
   openTime: number;
@@ -106,7 +107,7 @@ describe('candles built from ticks', () => {
         `${new Date(r.openTime).toISOString().replace('T', ' ').replace('.000Z', '+00:00')},${r.open},${r.high},${r.low},${r.close},${r.volume}`,
     );
     await writeFile(csv, `${CSV_HEADER}\n${lines.join('\n')}\n`);
-    const result = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir });
+    const result = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir, assets: assetsOf('BTCUSDT') });
     data = await loadTicks([result.file]);
   });
 

@@ -2,10 +2,11 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { WireTicker } from '../../src/wire/schemas.js';
-import { CandleFileError, assetsOf, importCandles, walkCandle, type Candle } from '../../src/record/candles.js';
+import { CandleFileError, importCandles, walkCandle, type Candle } from '../../src/record/candles.js';
 import { dec } from '../../src/market/decimal.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';
 import { SPEC_TICKER_KEYS, readAll, tempDir } from './fixtures.js';
+import { assetsOf } from '../../src/cli/import-candles.js';
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -21,7 +22,7 @@ function csv(name: string, rows: string[], header = HEADER): string {
 }
 
 async function importRows(rows: string[], symbol = 'BTCUSDT'): Promise<WireTicker[]> {
-  const result = await importCandles({ symbol, files: [csv('c.csv', rows)], outDir: dir });
+  const result = await importCandles({ symbol, files: [csv('c.csv', rows)], outDir: dir, assets: assetsOf(symbol) });
   return readAll(result.file);
 }
 
@@ -116,7 +117,7 @@ describe('rolling 24-hour values', () => {
 describe('candle CSV import', () => {
   it('names the output after symbol and days, with a header saying where it came from', async () => {
     const file = csv('binanceus-X.csv', ['2023-03-01 00:00:00+00:00,1,1,1,1,0', '2023-03-21 23:59:00+00:00,1,1,1,1,0']);
-    const result = await importCandles({ symbol: 'BTCUSDC', files: [file], outDir: dir });
+    const result = await importCandles({ symbol: 'BTCUSDC', files: [file], outDir: dir, assets: assetsOf('BTCUSDC') });
     expect(path.basename(result.file)).toBe('BTCUSDC-2023-03-01_21.jsonl.gz');
     expect(result).toMatchObject({ candles: 2, tickers: 8 });
     const header = await readRecordingHeader(result.file);
@@ -135,9 +136,11 @@ describe('candle CSV import', () => {
   it('continues one series across several files and rejects time going back between them', async () => {
     const a = csv('a.csv', ['2023-03-01 00:00:00+00:00,1,2,1,2,1']);
     const b = csv('b.csv', ['2023-03-01 00:01:00+00:00,2,3,2,3,1']);
-    const result = await importCandles({ symbol: 'BTCUSDT', files: [a, b], outDir: dir });
+    const result = await importCandles({ symbol: 'BTCUSDT', files: [a, b], outDir: dir, assets: assetsOf('BTCUSDT') });
     expect((await readAll(result.file)).at(-1)).toMatchObject({ h: 3, l: 1, vb: 2 });
-    await expect(importCandles({ symbol: 'BTCUSDT', files: [b, a], outDir: dir })).rejects.toThrow(`${a}:2: open_time`);
+    await expect(
+      importCandles({ symbol: 'BTCUSDT', files: [b, a], outDir: dir, assets: assetsOf('BTCUSDT') }),
+    ).rejects.toThrow(`${a}:2: open_time`);
   });
 
   it.each([
@@ -159,7 +162,12 @@ describe('candle CSV import', () => {
     ['a high below the close', HEADER, ['2023-03-01 00:00:00+00:00,1,2,1,3,1'], ':2: low 1 and high 2 do not bound'],
   ])('rejects %s, naming the file and the line', async (_what, header, rows, message) => {
     const file = csv('bad.csv', rows, header);
-    const err = await importCandles({ symbol: 'BTCUSDT', files: [file], outDir: dir }).catch((e: unknown) => e);
+    const err = await importCandles({
+      symbol: 'BTCUSDT',
+      files: [file],
+      outDir: dir,
+      assets: assetsOf('BTCUSDT'),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CandleFileError);
     expect((err as CandleFileError).message).toContain(`${file}${message}`);
   });

@@ -17,6 +17,7 @@ import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.
 import { tempDir } from './server-fixtures.js';
 import { columnValues, valueAt } from '../../src/backtest/number-column.js';
 import { columnArrays } from '../support/tick-columns.js';
+import { assetsOf } from '../../src/cli/import-candles.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 
@@ -105,7 +106,7 @@ describe('one path for backtests and paper', () => {
     const dir = tempDir();
     const csv = join(dir, 'candles.csv');
     writeFileSync(csv, readFileSync(CANDLES, 'utf8').split('\n').slice(0, 61).join('\n'));
-    const { file } = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir });
+    const { file } = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir, assets: assetsOf('BTCUSDT') });
     const data = await loadTicks([file]);
     const walked = new Map<string, string>();
     for (const path of CANDLE_PATHS) {
@@ -163,7 +164,9 @@ describe('one path for backtests and paper', () => {
         k === 0 ? l : l.replace(/[^,]+$/, (v) => String(Number(v) * scale + scale - 1)),
       );
       writeFileSync(csv, scaled.join('\n'));
-      files.push((await importCandles({ symbol, files: [csv], outDir: join(dir, symbol) })).file);
+      files.push(
+        (await importCandles({ symbol, files: [csv], outDir: join(dir, symbol), assets: assetsOf(symbol) })).file,
+      );
     }
     const data = await loadTicks(files);
     const { sym, vb } = data.columns;

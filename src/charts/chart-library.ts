@@ -1,0 +1,22 @@
+/**
+ * The charting library every picture of the bot draws with: TradingView Lightweight Charts (Apache-2.0), its
+ * standalone build read from node_modules, so the backtest reports (inlined) and the dashboard (served) work
+ * offline, with no CDN.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+let library: Promise<{ code: string; version: string }> | undefined;
+
+/** The charting library's standalone production build, read once per process. */
+export function chartLibrary(): Promise<{ code: string; version: string }> {
+  library ??= (async () => {
+    const manifest = createRequire(import.meta.url).resolve('lightweight-charts/package.json');
+    const dir = path.dirname(manifest);
+    const { version } = JSON.parse(await readFile(manifest, 'utf8')) as { version: string };
+    const code = await readFile(path.join(dir, 'dist', 'lightweight-charts.standalone.production.js'), 'utf8');
+    return { code: code.replaceAll('</script', '<\\/script'), version };
+  })();
+  return library;
+}
