@@ -12,7 +12,7 @@ import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { warmUpMs } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, type PauseCause } from '../engine/engine.js';
 import { DEFAULT_CIRCUIT_BREAKER } from '../engine/risk.js';
 import { ConfigError, errorCode } from '../errors.js';
 import { journalEnd } from '../notify/notifier.js';
@@ -29,7 +29,7 @@ import type { Store } from '../store/store.js';
 import { DaemonListeners } from './daemon-listeners.js';
 import { ensureWritableFolder } from './data-folder.js';
 import { PriceRecordingVenue } from '../venues/price-recording-venue.js';
-import { createOperatorActions, interruptedExits } from '../operator/actions.js';
+import { createOperatorActions, heldPauses, interruptedExits } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
 import { createQueries } from '../operator/queries.js';
 import { installation } from './installation.js';
@@ -206,10 +206,21 @@ export class Daemon {
 
       const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols));
       probes.starting('reading the venue and reconciling the journal');
-      // An exit a crash interrupted is finished before that instance's strategy may trade again.
-      const startPaused = new Map(
-        [...interruptedExits(store).keys()].map((name) => [name, 'an exit was interrupted by a crash: finishing it']),
+      // A pause the operator (or an exit) made holds across the restart; an exit a crash interrupted is finished
+      // before that instance's strategy may trade again.
+      const startPaused = new Map<string, PauseCause>(
+        heldPauses(
+          store,
+          instances.map((i) => i.config.name),
+        ),
       );
+      const interrupted = interruptedExits(store);
+      for (const [name, data] of interrupted)
+        if (!startPaused.has(name))
+          startPaused.set(name, {
+            reason: 'an exit was interrupted by a crash: finishing it',
+            ...(typeof data.source === 'string' ? { source: data.source } : {}),
+          });
       const engine = await retryWithBackoff(
         'start the engine (read the venue and reconcile the journal)',
         async () => {
@@ -241,11 +252,21 @@ export class Daemon {
         retry,
       );
       const strategyOf = new Map(instances.map((s) => [s.config.name, s.config.strategy]));
+      const stillPaused: string[] = [];
       for (const i of engine.instances()) {
         const line = `${i.name}: ${strategyOf.get(i.name)} on ${i.symbol}, schedule ${i.schedule}, ${plan.mode}`;
+        const held = startPaused.get(i.name);
         if (i.status === 'running') logger.info({ instance: i.name, status: i.status }, line);
-        else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
+        else if (i.status === 'paused' && held !== undefined) {
+          stillPaused.push(i.name);
+          logger.warn(
+            { instance: i.name, status: i.status, reason: held.reason, source: held.source },
+            `${line}: stays PAUSED (${held.reason}); resume it with /resume ${i.name} or POST /api/v1/instances/${i.name}/resume`,
+          );
+        } else logger.error({ instance: i.name, status: i.status }, `${line}: NOT RUNNING (${i.reason ?? i.status})`);
       }
+      if (stillPaused.length > 0)
+        logger.warn({ paused: stillPaused }, `paused since before this start: ${stillPaused.join(', ')}`);
       cleanup.push(() => engine.stop());
       const scheduler = options.scheduler ?? new ClockScheduler(logger, clock);
       // One operator layer for the control API, the chat commands, the page and the metrics.
@@ -282,7 +303,7 @@ export class Daemon {
       const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
       scheduling.start();
       // In the background: it may wait for its own order's outcome (the jobs reconcile it meanwhile).
-      if (startPaused.size > 0) void actions.finishInterruptedExits();
+      if (interrupted.size > 0) void actions.finishInterruptedExits();
       cleanup.push(async () => {
         await scheduler.stop(options.stopTimeoutMs ?? 10_000);
       });

@@ -39,6 +39,12 @@ import { positionFill, positionFromFills } from '../market/position.js';
 import { type CircuitBreakerOptions, DEFAULT_CIRCUIT_BREAKER } from './risk.js';
 import { TradingGuard } from './trading-guard.js';
 
+/** Why an instance is paused by the operator, and who asked (`api 127.0.0.1`, `telegram:42`). */
+export interface PauseCause {
+  reason: string;
+  source?: string;
+}
+
 export interface EngineOptions {
   venue: Venue;
   clock: Clock;
@@ -68,10 +74,11 @@ export interface EngineOptions {
    */
   measureHooks?: boolean;
   /**
-   * Instances that start paused (name to reason) and run no onStart: an exit asked for before a crash is
-   * finished before their strategy may trade again.
+   * Instances that start paused (name to why, and who paused them) and run no onStart: a pause the operator
+   * (or an exit) made before the stop holds across it, and an exit asked for before a crash is finished before
+   * their strategy may trade again.
    */
-  startPaused?: ReadonlyMap<string, string>;
+  startPaused?: ReadonlyMap<string, PauseCause>;
   /**
    * Save each symbol's candles in the store (at every refresh and at stop) and take them up at start, so a
    * restarted daemon has its strategies' lookback at once. Off in backtests (they never restart).
@@ -147,7 +154,7 @@ export class Engine implements FillSink {
   /** Every pair's config was read once to name the assets of balances no traded pair names. */
   private allAssetsNamed = false;
   private lastPollComplete = true;
-  private readonly startPaused: ReadonlyMap<string, string>;
+  private readonly startPaused: ReadonlyMap<string, PauseCause>;
   /** Per symbol with an instance that declared candles or indicators: its candles. */
   private readonly candleBooks = new Map<string, CandleBuilder>();
   private readonly persistCandles: boolean;
@@ -285,9 +292,9 @@ export class Engine implements FillSink {
   }
 
   /** Pauses a running instance: no hook runs and nothing is placed; its orders stay. False when not running. */
-  pauseInstance(name: string, reason: string): boolean {
+  pauseInstance(name: string, reason: string, source?: string): boolean {
     const r = this.byName.get(name);
-    return r !== undefined && r.pauseByOperator(reason);
+    return r !== undefined && r.pauseByOperator(reason, source);
   }
 
   /** Resumes a paused instance (fills recorded meanwhile are delivered next). False when it was not paused. */
@@ -519,7 +526,7 @@ export class Engine implements FillSink {
         if (!r.markStarted()) continue;
         const held = this.startPaused.get(r.name);
         if (held !== undefined) {
-          r.pauseByOperator(held);
+          r.pauseByOperator(held.reason, held.source);
           continue;
         }
         let ok = r.callHook('onStart');

@@ -507,12 +507,20 @@ export class InstanceRunner {
     return true;
   }
 
-  /** The operator pauses the instance: no hook runs and nothing is placed; its orders stay. False when not running. */
-  pauseByOperator(reason: string): boolean {
+  /**
+   * The operator (or an exit) pauses the instance: no hook runs and nothing is placed; its orders stay. Recorded
+   * `by: 'operator'`, which a restart keeps (a strategy's failure is not: the restart loads its code again).
+   * False when not running.
+   */
+  pauseByOperator(reason: string, source?: string): boolean {
     if (!this.lifecycle.move('paused', reason)) return false;
     this.queue.length = 0;
     this.logger.warn(`instance ${this.name} paused: ${reason}`);
-    this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', { reason });
+    this.deps.store.events.record(this.deps.clock.now(), this.name, 'paused', {
+      reason,
+      by: 'operator',
+      ...(source === undefined ? {} : { source }),
+    });
     return true;
   }
 

@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, PauseCause } from '../engine/engine.js';
 import { type ExitOrder, type ExitResult, exitResultJson } from '../engine/exits/position-exit.js';
 import { D, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
@@ -121,6 +121,22 @@ export function interruptedExits(store: Store): Map<string, Record<string, unkno
       pending.delete(e.data.instance);
   }
   return pending;
+}
+
+/**
+ * The pauses that hold across a restart: each instance whose last pause or resume is a pause by the operator
+ * (or by an exit), with its reason, who asked and since when (a strategy's failure is not kept: the restart
+ * loads its code again). One index seek per instance and kind (events.latest).
+ */
+export function heldPauses(store: Store, names: readonly string[]): Map<string, PauseCause & { since: number }> {
+  const held = new Map<string, PauseCause & { since: number }>();
+  for (const name of names) {
+    const last = store.events.latest(['paused', 'resumed'], name);
+    if (last?.kind !== 'paused' || last.data.by !== 'operator' || typeof last.data.reason !== 'string') continue;
+    const source = typeof last.data.source === 'string' ? last.data.source : undefined;
+    held.set(name, { reason: last.data.reason, ...(source === undefined ? {} : { source }), since: last.time });
+  }
+  return held;
 }
 
 const exitOrderOf = (data: Record<string, unknown>): ExitOrder =>
@@ -311,7 +327,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
     pauseInstance: (name, by) =>
       journaled('pause', { instance: name }, by, async () => {
         instanceNamed(name);
-        const paused = engine.pauseInstance(name, `paused by the operator (${by.source})`);
+        const paused = engine.pauseInstance(name, `paused by the operator (${by.source})`, by.source);
         const current = instanceNamed(name);
         if (!paused && current.status !== 'paused')
           throw new OperatorError('E_INSTANCE_STATE', `instance ${name} is ${current.status}, not running`);

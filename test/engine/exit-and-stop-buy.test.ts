@@ -153,7 +153,7 @@ describe('an instance held at start', () => {
     h = new Harness();
     const { definition, starts } = opener();
     const engine = await h.start([instance('a', definition)], {
-      startPaused: new Map([['a', 'an exit was interrupted']]),
+      startPaused: new Map([['a', { reason: 'an exit was interrupted' }]]),
     });
     expect(engine.instances()[0]).toMatchObject({ status: 'paused', reason: 'an exit was interrupted' });
     expect(starts()).toBe(0);
