@@ -13,9 +13,6 @@ import type { TradingGuard } from './trading-guard.js';
  * discarded the compiled order path of every backtest after the first in a sweep's thread.
  */
 export class EngineParts {
-  /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */
-  readonly inFlight = new Set<string>();
-
   constructor(
     readonly venue: Venue,
     readonly clock: Clock,

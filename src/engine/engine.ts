@@ -18,7 +18,7 @@ import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { EngineParts } from './engine-parts.js';
 import type { InstanceStatus } from './instance-lifecycle.js';
-import { type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
+import { type InstanceCounters, type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
 import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import { MarketState } from './market-state.js';
@@ -98,7 +98,7 @@ export interface InstanceSummary {
   schedule: string;
   status: InstanceStatus;
   reason: string | undefined;
-  counters: Readonly<InstanceRunner['counters']>;
+  counters: Readonly<InstanceCounters>;
 }
 
 /** Runs async sections one at a time (journal and venue writes never interleave). */
@@ -418,7 +418,7 @@ export class Engine implements FillSink {
     const { watch, position } = r;
     const step = this.parts.market.rules.get(r.symbol)?.stepSize;
     if (watch === undefined || step === undefined) return;
-    const held = position.position.quantity.gte(step);
+    const held = position.quantity.gte(step);
     if (held === (watch.state.openedAt !== undefined)) return;
     const { store, journal } = this.parts;
     const fills = store.fills.forInstance(r.name);
@@ -629,7 +629,6 @@ export class Engine implements FillSink {
       const exiting = this.declaredExit(r, r.watch);
       if (exiting) return exiting;
     }
-    r.counters.ticks++;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
@@ -665,7 +664,7 @@ export class Engine implements FillSink {
   private declaredExit(r: InstanceRunner, watch: PositionWatch): Promise<void> | undefined {
     const rules = this.parts.market.rules.get(r.symbol);
     const ticker = this.parts.market.tickers.get(r.symbol);
-    const { quantity, averagePrice } = r.position.position;
+    const { quantity, averagePrice } = r.position;
     if (rules === undefined || ticker === undefined || quantity.lt(rules.stepSize) || quantity.lt(rules.minQty))
       return undefined;
     const now = this.parts.clock.now();
@@ -676,7 +675,7 @@ export class Engine implements FillSink {
       if (r.status !== 'running') return;
       // Decided again under the lock: a poll meanwhile may have filled an exit or closed the position.
       if (this.exitWorking(r, trigger.reason, ticker.last)) return;
-      if (r.position.position.quantity.lt(rules.stepSize)) return;
+      if (r.position.quantity.lt(rules.stepSize)) return;
       const cooldown = watch.triggered(now, trigger.reason);
       const data = {
         symbol: r.symbol,
@@ -684,7 +683,7 @@ export class Engine implements FillSink {
         price: ticker.last,
         level: trigger.level,
         entry: averagePrice.toFixed(),
-        quantity: r.position.position.quantity.toFixed(),
+        quantity: r.position.quantity.toFixed(),
       };
       // The log line names the trigger's level `exitLevel`: `level` is pino's own (the line's severity). Its
       // entry and level are rounded to the pair's tick, for people (the event keeps every digit).
@@ -837,7 +836,7 @@ export class Engine implements FillSink {
   private deliveryPending(): boolean {
     for (let i = 0; i < this.runners.length; i++) {
       const r = this.runners[i] as InstanceRunner;
-      if (r.pendingDelivery && r.status === 'running') return true;
+      if (r.deliveryPending) return true;
     }
     return false;
   }
@@ -845,7 +844,7 @@ export class Engine implements FillSink {
   private async pollLocked(): Promise<void> {
     const { venue, guard, journal, logger, store } = this.parts;
     const revision = venue.revision;
-    this.orders.placedSincePoll = false;
+    this.orders.pollStarted();
     guard.checkKillSwitch();
     if (guard.haltedByClock) {
       // A halt put down to the clock: once a signed read succeeds (the clock, or the server-time offset, is
@@ -1022,13 +1021,12 @@ export class Engine implements FillSink {
     if (row.instance === undefined) return;
     const r = this.byName.get(row.instance);
     if (!r) return;
-    const before = r.position.position.quantity;
-    const entry = r.position.position.averagePrice;
-    r.position.apply(positionFill(fill));
+    const { quantity: before, averagePrice: entry } = r.position;
+    r.fillRecorded(fill);
     const watch = r.watch;
     const step = this.parts.market.rules.get(r.symbol)?.stepSize;
     if (watch !== undefined && step !== undefined) {
-      const after = r.position.position.quantity;
+      const after = r.position.quantity;
       // The events and the watch they change are saved together: a kill -9 leaves both or neither (a restart
       // then catches up from the journal: catchUpWatch, seedProtections).
       this.parts.store.transaction(() => {
@@ -1041,8 +1039,6 @@ export class Engine implements FillSink {
         r.saveWatch();
       });
     }
-    r.counters.fills++;
-    r.pendingDelivery = true;
     this.parts.journal.fillRecorded(row.localId);
   }
 
@@ -1059,8 +1055,7 @@ export class Engine implements FillSink {
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
   private async deliverFills(r: InstanceRunner): Promise<void> {
-    if (!r.pendingDelivery || r.status !== 'running' || r.busy) return;
-    r.pendingDelivery = false;
+    if (!r.takeFillsToDeliver()) return;
     const { store, journal } = this.parts;
     for (const f of store.fills.undelivered(r.name)) {
       if (r.status !== 'running') break;
@@ -1084,7 +1079,7 @@ export class Engine implements FillSink {
       if (!ok) {
         // Paused: the fill stays undelivered, so a fixed strategy sees it after a restart.
         journal.fillRecorded(f.orderLocalId);
-        r.pendingDelivery = true;
+        r.fillsUndelivered();
         return;
       }
       store.transaction(() => {

@@ -28,13 +28,14 @@ import type {
   StrategyDefinition,
   StrategyLogger,
 } from '../strategy/api.js';
+import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { InstanceLifecycle, type InstanceStatus } from './instance-lifecycle.js';
 import { IntentQueue } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
 import type { JournalCache } from './journal-cache.js';
-import { positionFromFills, type PositionTracker } from '../market/position.js';
+import { positionFill, positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
@@ -172,7 +173,7 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
   }
 
   get position(): Position {
-    return this.runner.position.position;
+    return this.runner.position;
   }
 
   get balances(): ReadonlyMap<string, Balance> {
@@ -209,6 +210,15 @@ export interface Redeclared {
   reseed: boolean;
 }
 
+/** What an instance did so far: ticks its strategy saw, intents, refusals, orders placed, fills recorded. */
+export interface InstanceCounters {
+  ticks: number;
+  intents: number;
+  refused: number;
+  placed: number;
+  fills: number;
+}
+
 export class InstanceRunner {
   readonly name: string;
   readonly symbol: string;
@@ -221,18 +231,19 @@ export class InstanceRunner {
   readonly queue: Intent[] = [];
   readonly ctx: InstanceContext;
   private readonly lifecycle = new InstanceLifecycle();
-  position: PositionTracker;
-  /** Next local id number: `<instance>-<seq>`, deterministic so backtests are byte-identical. */
-  seq = 0;
+  /** The position its recorded fills add up to (fillRecorded folds each one in). */
+  private tracker: PositionTracker;
+  /** The last local id number used: `<instance>-<seq>`, deterministic so backtests are byte-identical. */
+  private seq = 0;
   /** A fill was recorded that onFill has not seen yet. */
-  pendingDelivery = true;
+  private undelivered = true;
   /** A hook is running (an async one may span other jobs): ticks are skipped and fills wait meanwhile. */
-  inHook = false;
+  private inHook = false;
   /** Batches of intents taken from a hook and not yet processed (journaled, sent or refused). */
   private unprocessed = 0;
   /** The UTC day on which the daily loss limit was last reported, so it is reported once a day. */
   private lossHaltReportedDay = -1;
-  readonly counters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
+  private readonly count: InstanceCounters = { ticks: 0, intents: 0, refused: 0, placed: 0, fills: 0 };
   readonly hookTimeoutMs: number;
   /** Bumped when a hook is abandoned, so its late settlement is recognised and ignored. */
   private hookGeneration = 0;
@@ -263,7 +274,7 @@ export class InstanceRunner {
     this.definition = spec.definition;
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
-    this.position = positionFromFills([]);
+    this.tracker = positionFromFills([]);
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
     const { exits, protections } = declaredExits(spec.definition, spec.config);
@@ -318,7 +329,7 @@ export class InstanceRunner {
       },
     });
     this.seq = store.orders.maxSeq(this.name);
-    this.position = positionFromFills(store.fills.forInstance(this.name));
+    this.tracker = positionFromFills(store.fills.forInstance(this.name));
     if (this.watch !== undefined) {
       const watched = store.state.get(this.watchKey);
       this.watch.state = watched === undefined ? {} : (JSON.parse(watched) as WatchState);
@@ -327,6 +338,64 @@ export class InstanceRunner {
 
   get state(): State {
     return this.proxy;
+  }
+
+  /** What the instance did so far (ticks its strategy saw, intents, refusals, orders placed, fills). */
+  get counters(): Readonly<InstanceCounters> {
+    return this.count;
+  }
+
+  /** The position its recorded fills add up to. */
+  get position(): Position {
+    return this.tracker.position;
+  }
+
+  /** The PnL realised on UTC day `day` (the daily loss limit's figure). */
+  realisedOn(day: number): Dec {
+    return this.tracker.realisedOn(day);
+  }
+
+  /** The local id (and its sequence number) of the next order the instance journals. */
+  nextLocalId(): { localId: string; seq: number } {
+    this.seq++;
+    return { localId: `${this.name}-${this.seq}`, seq: this.seq };
+  }
+
+  /** An intent of the instance is processed (a strategy's, or an exit made for it). */
+  countIntent(): void {
+    this.count.intents++;
+  }
+
+  /** The venue accepted an order of the instance. */
+  countPlaced(): void {
+    this.count.placed++;
+  }
+
+  /** A fill of the instance was recorded (committed): the position takes it, and onFill is to be told. */
+  fillRecorded(fill: FillRow): void {
+    this.tracker.apply(positionFill(fill));
+    this.count.fills++;
+    this.undelivered = true;
+  }
+
+  /**
+   * Whether fills wait for onFill and may be delivered now (running, no hook of it in progress); taking them
+   * clears the mark, which fillsUndelivered sets again when onFill could not be told.
+   */
+  takeFillsToDeliver(): boolean {
+    if (!this.undelivered || this.status !== 'running' || this.busy) return false;
+    this.undelivered = false;
+    return true;
+  }
+
+  /** onFill was not told every fill (its hook failed): they are delivered once it may run again. */
+  fillsUndelivered(): void {
+    this.undelivered = true;
+  }
+
+  /** Recorded fills wait for a running instance's onFill (the poll's cheap test of work left). */
+  get deliveryPending(): boolean {
+    return this.undelivered && this.status === 'running';
   }
 
   get status(): InstanceStatus {
@@ -381,7 +450,7 @@ export class InstanceRunner {
   /** The operator resumes a paused instance: fills recorded meanwhile are delivered next. False when not paused. */
   resume(): boolean {
     if (this.status !== 'paused' || !this.lifecycle.move('running')) return false;
-    this.pendingDelivery = true;
+    this.undelivered = true;
     this.logger.warn(`instance ${this.name} resumed`);
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'resumed', {});
     return true;
@@ -453,6 +522,7 @@ export class InstanceRunner {
   /** callHook('onTick') with the hook looked up by name, not by key: it runs on every tick of a backtest. */
   callTick(): boolean | Promise<boolean> {
     const definition = this.definition;
+    this.count.ticks++;
     if (definition.onTick === undefined) return true;
     this.feedIndicators();
     this.inHook = true;
@@ -613,7 +683,7 @@ export class InstanceRunner {
 
   /** Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted). */
   refuse(intent: Record<string, unknown>, reason: string): void {
-    this.counters.refused++;
+    this.count.refused++;
     const now = this.deps.clock.now();
     const last = this.lastRefusal;
     if (last && last.reason === reason && now - last.time < REFUSAL_EVENT_INTERVAL_MS) {

@@ -53,6 +53,8 @@ export class JournalCache {
   /** Each row of an instance's view, as counted in its instance's totals (exposure). */
   private readonly parts = new Map<string, Part>();
   private readonly totals = new Map<string, Totals>();
+  /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */
+  private readonly sending = new Set<string>();
 
   constructor(private readonly store: Store) {}
 
@@ -149,12 +151,27 @@ export class JournalCache {
     return out;
   }
 
-  /** The instance's rows whose create's outcome is not known yet (PENDING, UNKNOWN): among the few needing attention. */
+  /** The create of `localId` (journaled PENDING) leaves for the venue: its row waits for the answer, not a reconcile. */
+  createSent(localId: string): void {
+    this.sending.add(localId);
+  }
+
+  /** The venue answered the create of `localId`, or failed to: what became of it is in its row. */
+  createAnswered(localId: string): void {
+    this.sending.delete(localId);
+  }
+
+  /** The row's outcome is not known (PENDING, UNKNOWN) and no answer to its create is awaited: to be reconciled. */
+  toReconcile(row: OrderRow): boolean {
+    return isUnresolved(row) && !this.sending.has(row.localId);
+  }
+
+  /** The instance's rows to reconcile (toReconcile): among the few needing attention. */
   unresolvedFor(instance: string): OrderRow[] {
     const out: OrderRow[] = [];
     for (const localId of this.attention) {
       const row = this.live.get(localId);
-      if (row !== undefined && row.instance === instance && isUnresolved(row)) out.push(row);
+      if (row !== undefined && row.instance === instance && this.toReconcile(row)) out.push(row);
     }
     return out;
   }

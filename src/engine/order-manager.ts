@@ -54,8 +54,8 @@ export function createOutcome(err: unknown): CreateOutcome {
 }
 
 export class OrderManager {
-  /** Set when an order was sent (or may have been) since the last orders poll: fills should be looked for. */
-  placedSincePoll = false;
+  /** An order was sent (or may have been) since the last orders poll began: fills should be looked for. */
+  private sentSincePoll = false;
 
   /** The venue unreadable when an instance must reconcile before sending: told per incident, not per intent. */
   private readonly reconcileFailing: Incident;
@@ -69,6 +69,16 @@ export class OrderManager {
     this.reconcileFailing = new Incident(p.logger, () => p.clock.now(), 'reconciliation before sending');
   }
 
+  /** Whether an order was sent (or may have been) since the last orders poll began. */
+  get placedSincePoll(): boolean {
+    return this.sentSincePoll;
+  }
+
+  /** An orders poll begins: it looks for the fills of everything sent until now. */
+  pollStarted(): void {
+    this.sentSincePoll = false;
+  }
+
   /** Processes the intents in order. The caller holds the engine's lock. */
   async process(r: InstanceRunner, intents: readonly Intent[]): Promise<void> {
     for (const intent of intents) {
@@ -76,7 +86,7 @@ export class OrderManager {
         r.logger.debug({ intent: describeIntent(intent) }, `intent dropped: instance is ${r.status}`);
         continue;
       }
-      r.counters.intents++;
+      r.countIntent();
       try {
         if (intent.kind === 'CANCEL') await this.cancel(r, intent);
         else await this.submit(r, intent);
@@ -92,17 +102,13 @@ export class OrderManager {
     }
   }
 
-  private unresolvedRows(r: InstanceRunner): OrderRow[] {
-    return this.p.journal.unresolvedFor(r.name).filter((row) => !this.p.inFlight.has(row.localId));
-  }
-
   /**
    * An order the operator (or an engine-enforced exit) sends for an instance that may be paused: the same
    * path as a strategy's intent (brakes, reconcile first, rules, risk, balance, journal before send), whatever
    * the instance's status. The caller holds the engine's lock.
    */
   submitExit(r: InstanceRunner, intent: OrderIntent): Promise<SubmitOutcome> {
-    r.counters.intents++;
+    r.countIntent();
     return this.submit(r, intent, true);
   }
 
@@ -112,7 +118,7 @@ export class OrderManager {
   }
 
   private async submit(r: InstanceRunner, intent: OrderIntent, exit = false): Promise<SubmitOutcome> {
-    const { journal, market, guard, clock, venue, inFlight } = this.p;
+    const { journal, market, guard, clock, venue } = this.p;
     const summary = describeIntent(intent);
     const refuse = (reason: string) => this.refused(r, summary, reason);
     const block = guard.orderBlock(intent.side);
@@ -121,14 +127,14 @@ export class OrderManager {
       const protection = r.watch?.entryBlock(clock.now());
       if (protection) return refuse(protection);
     }
-    if (this.unresolvedRows(r).length > 0) {
+    if (journal.unresolvedFor(r.name).length > 0) {
       try {
         await this.sync.poll(r.symbol, false);
         this.reconcileFailing.succeeded();
       } catch (err) {
         this.reconcileFailing.failed(err, undefined, { instance: r.name, symbol: r.symbol });
       }
-      const waiting = this.unresolvedRows(r);
+      const waiting = journal.unresolvedFor(r.name);
       if (waiting.length > 0)
         return {
           ok: false,
@@ -157,12 +163,12 @@ export class OrderManager {
     const late = guard.orderBlock(intent.side);
     if (late) return refuse(late);
 
-    r.seq++;
+    const { localId, seq } = r.nextLocalId();
     const { request } = order;
     const row = newOrderRow({
-      localId: `${r.name}-${r.seq}`,
+      localId,
       instance: r.name,
-      seq: r.seq,
+      seq,
       symbol: r.symbol,
       side: intent.side,
       type: intent.kind,
@@ -189,16 +195,16 @@ export class OrderManager {
         });
     if (!journaled) return { ok: false, reason: 'the strategy state could not be saved: nothing was sent' };
     crashPoint('after-journal');
-    inFlight.add(row.localId);
+    journal.createSent(row.localId);
     let record: OrderRecord;
     try {
       record = await guard.call(`create ${r.symbol}`, () => venue.createOrder(request));
     } catch (err) {
-      inFlight.delete(row.localId);
+      journal.createAnswered(row.localId);
       this.failed(r, row, err, spend);
       return { ok: true, row: journal.get(row.localId) ?? row };
     }
-    inFlight.delete(row.localId);
+    journal.createAnswered(row.localId);
     crashPoint('after-send');
     this.accepted(r, row, record, spend);
     return { ok: true, row: journal.get(row.localId) ?? row };
@@ -221,11 +227,11 @@ export class OrderManager {
       side,
       quantity: order.baseQuantity,
       notional: order.notional,
-      position: r.position.position.quantity,
+      position: r.position.quantity,
       openBuy,
       openSell,
       openCount,
-      realisedToday: r.position.realisedOn(day),
+      realisedToday: r.realisedOn(day),
       rules: this.p.market.rules.get(r.symbol),
     });
     if (refusal?.kind === 'daily-loss') r.dailyLossHalted(refusal.reason, day, now);
@@ -247,7 +253,7 @@ export class OrderManager {
     const { journal, clock, market, store } = this.p;
     const now = clock.now();
     const id = record.displayingId;
-    this.placedSincePoll = true;
+    this.sentSincePoll = true;
     market.reserve(spend.asset, spend.amount);
     const clash = journal.byExchangeId(id);
     if (clash && clash.localId !== row.localId) {
@@ -268,7 +274,7 @@ export class OrderManager {
       matchMethod: 'response',
       updatedAt: now,
     });
-    r.counters.placed++;
+    r.countPlaced();
     r.logger.info(
       {
         localId: row.localId,
@@ -288,7 +294,7 @@ export class OrderManager {
     const outcome = createOutcome(err);
     const message = failureMessage(err);
     if (outcome === 'UNKNOWN') {
-      this.placedSincePoll = true;
+      this.sentSincePoll = true;
       // It may exist: count its funds as spent until a refresh says otherwise.
       market.reserve(spend.asset, spend.amount);
       const code = errorCode(err);
@@ -345,10 +351,10 @@ export class OrderManager {
       const code = failureCode(err);
       logger.warn({ localId: row.localId, code: errorCode(err) }, `cancel ${outcome}: ${message}`);
       store.events.record(clock.now(), row.instance, 'cancel-failed', { localId: row.localId, outcome, code, message });
-      this.placedSincePoll = true;
+      this.sentSincePoll = true;
       return { ok: false, outcome, code, message };
     }
-    this.placedSincePoll = true;
+    this.sentSincePoll = true;
     const current = journal.get(row.localId);
     if (!current || !isActive(current.status)) return { ok: true, status: current?.status ?? record.status };
     const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);

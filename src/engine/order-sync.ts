@@ -7,7 +7,7 @@
 import { D, plain } from '../market/decimal.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { OrderRecord } from '../ports/venue-records.js';
-import { hasOutstandingFills, isActive, isUnresolved, type OrderRow } from '../store/order-journal.js';
+import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { executedOf, FillRecorder, type FillRecorderOptions, type FillSink } from './fill-recorder.js';
 import { iso, readPages } from './history-pages.js';
@@ -61,7 +61,7 @@ export class OrderSync {
    * count them. Throws when open orders cannot be read.
    */
   async poll(symbol: string, adopt: boolean): Promise<void> {
-    const { venue, guard, journal, inFlight } = this.p;
+    const { venue, guard, journal } = this.p;
     const open = (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol))).filter(
       (o) => o.symbol === symbol,
     );
@@ -84,7 +84,7 @@ export class OrderSync {
     }
     this.save(changes);
     const rows = journal.forSymbol(symbol);
-    const unresolved = rows.filter((row) => isUnresolved(row) && !inFlight.has(row.localId));
+    const unresolved = rows.filter((row) => journal.toReconcile(row));
     const outstanding = rows.filter(
       (row) => row.exchangeId !== undefined && !isActive(row.status) && hasOutstandingFills(row),
     );

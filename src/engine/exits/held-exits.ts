@@ -76,7 +76,7 @@ export class HeldExits {
     const exits = r.watch?.exits;
     const kind = this.kind(r, rules);
     if (exits?.stopLossPct === undefined || kind === undefined) return undefined;
-    const { quantity: held, averagePrice } = r.position.position;
+    const { quantity: held, averagePrice } = r.position;
     if (!averagePrice.isPos()) return undefined;
     const last = this.p.market.lastPrice(r.symbol);
     let otherSells = ZERO;
@@ -225,7 +225,7 @@ export class HeldExits {
       stopPrice: plain(plan.stopPrice),
       limitPrice: plain(plan.stopLimit),
       takeProfit: plan.takeProfit === undefined ? null : plain(plan.takeProfit),
-      entry: r.position.position.averagePrice.toFixed(),
+      entry: r.position.averagePrice.toFixed(),
     };
     r.logger.info({ ...data, entry: rounder(rules).price(data.entry) }, 'declared exit held on the exchange');
     store.events.record(clock.now(), r.name, 'exit-held', data);

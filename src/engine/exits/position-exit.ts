@@ -119,7 +119,7 @@ export async function exitPosition(
   };
   const done = () => {
     result.protectedBy = live(p, r).filter((row) => row.side === 'SELL');
-    result.position = r.position.position.quantity;
+    result.position = r.position.quantity;
     return result;
   };
   // Every brake first: a SELL the brakes would refuse is not worth the stops it would cancel.
@@ -193,7 +193,7 @@ export async function exitPosition(
   result.waiting = result.working.some(isUnresolved);
   let selling = ZERO;
   for (const row of result.working) selling = selling.plus(remainingBase(row, last));
-  const held = D.max(r.position.position.quantity.minus(selling), ZERO);
+  const held = D.max(r.position.quantity.minus(selling), ZERO);
   const free = p.market.free(rules.baseAsset);
   const available = free === undefined ? held : D.min(held, free);
   const price = order.type === 'LIMIT' ? roundPrice(rules, order.price, 'SELL') : last;
