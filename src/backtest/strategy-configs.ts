@@ -10,6 +10,7 @@ import { issueLines, valueAt } from '../config/problems.js';
 import { definitionExitProblems, StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
+import type { ExitRulesDecl } from '../strategy/api.js';
 import { loadStrategy, shown, strategySourceFile } from '../strategy/loader.js';
 import type { ConfigInput } from './summary.js';
 
@@ -49,10 +50,16 @@ export async function readConfigs(
   return { sources, instances };
 }
 
-/** Where a sweep key lands in a strategy file: `risk.*` and `params.*` as written, anything else under params. */
+/** The sections of a strategy file a key may name; a key naming none is under params. */
+const SECTIONS = ['params', 'risk', 'exits', 'protections'];
+
+/**
+ * Where a sweep key lands in a strategy file: `params.*`, `risk.*`, `exits.*` (a ROI row: `exits.roi.60`) and
+ * `protections.*` as written, anything else under params.
+ */
 export function overridePath(key: string): string[] {
   const parts = key.split('.');
-  return parts[0] === 'risk' || parts[0] === 'params' ? parts : ['params', ...parts];
+  return SECTIONS.includes(parts[0] as string) ? parts : ['params', ...parts];
 }
 
 /** The place a key names, as one string: `levels` and `params.levels` are the same key. */
@@ -106,20 +113,40 @@ function withValue(raw: Record<string, unknown>, path: readonly string[], value:
   return copy;
 }
 
+/**
+ * A strategy file's JSON with overrides applied. A ROI row set on a file that declares no `roi` table starts
+ * from the strategy's own table (`roi`): a file's table replaces the strategy's whole, and the other rows of
+ * the table the instance runs with must stay.
+ */
+function applied(
+  raw: Record<string, unknown>,
+  overrides: Readonly<Record<string, unknown>>,
+  roi: ExitRulesDecl['roi'],
+): Record<string, unknown> {
+  let out = raw;
+  for (const [key, value] of Object.entries(overrides)) {
+    const path = overridePath(key);
+    if (path[0] === 'exits' && path[1] === 'roi' && path.length === 3 && roi !== undefined)
+      if (valueAt(out, ['exits', 'roi']) === undefined) out = withValue(out, ['exits', 'roi'], { ...roi });
+    out = withValue(out, path, value);
+  }
+  return out;
+}
+
 /** The instance of a strategy file with overrides applied, checked by the loader's own schemas. */
 export async function instanceOf(
   source: ConfigSource,
   overrides: Readonly<Record<string, unknown>> = {},
 ): Promise<InstanceSpec> {
-  let raw = source.raw;
-  for (const [key, value] of Object.entries(overrides)) raw = withValue(raw, overridePath(key), value);
+  // The file as read passed the loader (readConfigs), and no override names its strategy.
+  const definition = await loadStrategy(String(source.raw.strategy), source.strategiesDir);
+  const raw = applied(source.raw, overrides, definition.exits?.roi);
   const where =
     Object.keys(overrides).length === 0
       ? source.file
       : `${source.file} (with ${overrideAssignments(overrides).join(' ')})`;
   const parsed = StrategyFileSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(issueLines(where, parsed.error.issues, raw, StrategyFileSchema));
-  const definition = await loadStrategy(parsed.data.strategy, source.strategiesDir);
   const declared = definitionExitProblems(`${where}: strategy ${definition.name}`, definition);
   if (declared.length > 0) throw new ConfigError(declared);
   const schema = strictParams(definition.params);
@@ -133,9 +160,7 @@ export function configInput(
   instance: InstanceSpec,
   overrides: Readonly<Record<string, unknown>>,
 ): ConfigInput {
-  let config: unknown = source.raw;
-  for (const [key, value] of Object.entries(overrides))
-    config = withValue(config as Record<string, unknown>, overridePath(key), value);
+  const config = applied(source.raw, overrides, instance.definition.exits?.roi);
   return {
     file: source.file,
     sha256: source.sha256,
