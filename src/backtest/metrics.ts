@@ -45,13 +45,19 @@ export interface RiskRatios {
   sortino: number | undefined;
 }
 
-/** Annualised Sharpe and Sortino of an equity series sampled every `intervalMs` (see the module doc). */
-export function riskRatios(equity: readonly Dec[], intervalMs: number): RiskRatios {
+/** The simple returns between consecutive equity samples (after a sample at zero or below: none). */
+export function sampleReturns(equity: readonly Dec[]): number[] {
   const returns: number[] = [];
   for (let i = 1; i < equity.length; i++) {
     const previous = equity[i - 1] as Dec;
     if (previous.gt(0)) returns.push((equity[i] as Dec).div(previous).minus(1).toNumber());
   }
+  return returns;
+}
+
+/** Annualised Sharpe and Sortino of an equity series sampled every `intervalMs` (see the module doc). */
+export function riskRatios(equity: readonly Dec[], intervalMs: number): RiskRatios {
+  const returns = sampleReturns(equity);
   const n = returns.length;
   if (n < 2) return { sharpe: undefined, sortino: undefined };
   const mean = returns.reduce((s, r) => s + r, 0) / n;

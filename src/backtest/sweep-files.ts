@@ -9,6 +9,7 @@ import type { Metrics } from './summary.js';
 import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 import { sweepHtml } from './sweep-html.js';
 import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
+import type { LuckRecord } from './luck/luck.js';
 import type { RecordingFile } from './tick-data.js';
 
 export interface SweepRecord {
@@ -25,6 +26,8 @@ export interface SweepRecord {
   results: readonly SweepResult[];
   holdout?: HoldoutRecord;
   walkForward?: WalkForwardRecord;
+  /** How much of the best is luck (sweepLuck), over the ranked results' combinations. */
+  luck: LuckRecord | null;
 }
 
 export function sweepCsv(results: readonly SweepResult[], keys: readonly string[]): string {
@@ -73,6 +76,7 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
     rankBy: sweep.ranking.rankBy,
     minTrades: sweep.ranking.minTrades,
     ranking: rankingText(sweep.ranking),
+    luck: sweep.luck,
     // The gaps in the data the ranked runs replayed (every combination replays the same ticks).
     maxGapMs: results[0]?.dataGaps.maxGapMs ?? null,
     gaps: results[0]?.dataGaps.gaps ?? [],
@@ -112,6 +116,7 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
       results,
       holdout: sweep.holdout,
       walkForward: sweep.walkForward,
+      luck: sweep.luck,
     }),
   );
 }

@@ -10,6 +10,8 @@ import { overrideAssignments, overrideText } from './strategy-configs.js';
 import { efficiencyText, holdoutTable, rankingRows, walkForwardTable } from './results-table.js';
 import { type HoldoutRecord, objectiveNumber, type WalkForwardRecord } from './validation-runs.js';
 import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
+import type { LuckRecord } from './luck/luck.js';
+import { LUCK_STYLE, luckSection } from './luck/luck-html.js';
 
 /** How many of the best combinations get their equity curve drawn. */
 export const CURVES = 10;
@@ -26,6 +28,7 @@ export interface SweepPage {
   walkForward?: WalkForwardRecord;
   /** Ranked, best first. */
   results: readonly SweepResult[];
+  luck?: LuckRecord | null;
 }
 
 /** One colour per curve drawn (CURVES of them). */
@@ -235,7 +238,7 @@ export async function sweepHtml(page: SweepPage): Promise<string> {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(page.title)}</title>
-<style>${STYLE}</style>
+<style>${STYLE}${LUCK_STYLE}</style>
 </head>
 <body>
 <h1>${escapeHtml(page.title)}</h1>
@@ -247,6 +250,7 @@ ${heatmap(page.axes, page.results)}
 <div class="legend">${legend}</div>
 <div id="chart"></div>
 <p class="note">Equity sampled every ${page.sampleMs / 60_000} minutes of the recording, and at its end. ${attribution(lib)}</p>
+${page.luck === undefined ? '' : luckSection(page.luck)}
 ${validation.html}
 <h2>Ranking${page.holdout ? ' (in-sample)' : page.walkForward ? ' (the last window’s train part)' : ''}</h2>
 <p class="note">Ranked ${escapeHtml(rankingText(page.ranking))}.</p>

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { equityCurve } from './equity-tracker.js';
+import { sampleReturns } from './metrics.js';
 import { type JobSettings, runJob } from './job.js';
 import { type ConfigSource, instanceOf } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
@@ -45,6 +46,7 @@ port.on('message', (request: WorkerRequest) => {
           metrics: summary.metrics,
           ended: summary.endedEarly,
           equity: equityCurve(run.equity),
+          returns: sampleReturns(run.equity.map((s) => s.equity)),
           dataGaps: { maxGapMs: summary.maxGapMs, gaps: summary.gaps },
         } satisfies WorkerReply),
       (err: unknown) =>

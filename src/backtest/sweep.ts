@@ -19,6 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { BotError } from '../errors.js';
 import { D } from '../market/decimal.js';
 import type { JobSettings } from './job.js';
+import { type LuckRecord, luckOf } from './luck/luck.js';
 import type { ConfigSource } from './strategy-configs.js';
 import { overrideValue } from './strategy-configs.js';
 import type { DataGaps, Metrics } from './summary.js';
@@ -111,6 +112,8 @@ export interface SweepResult {
   ended: string[];
   /** Its equity samples as chart points (equityCurve). */
   equity: [number, number][];
+  /** The returns between its equity samples, unrounded (what its Sharpe and the luck figures are computed from). */
+  returns: number[];
   /** The gaps in the data it replayed (the same for every combination on the same data and window). */
   dataGaps: DataGaps;
 }
@@ -131,7 +134,14 @@ export type WorkerRequest =
   /** The recording, when it was not in workerData (a SweepPool starts its workers before the data is read). */
   | { data: TickData };
 export type WorkerReply =
-  | { index: number; metrics: Metrics; ended: string[]; equity: [number, number][]; dataGaps: DataGaps }
+  | {
+      index: number;
+      metrics: Metrics;
+      ended: string[];
+      equity: [number, number][];
+      returns: number[];
+      dataGaps: DataGaps;
+    }
   | { index: number; error: string }
   /** Ticks of the combination replayed so far, of its total. */
   | { index: number; done: number; total: number };
@@ -185,6 +195,12 @@ export function rank(results: SweepRun[], ranking: Ranking = DEFAULT_RANKING): S
   ranked.forEach((r, i) => (r.rank = i + 1));
   const rest = (s: SweepStatus) => all.filter((r) => r.status === s).sort((a, b) => a.index - b.index);
   return [...ranked, ...rest('failed'), ...rest('too few trades')];
+}
+
+/** The luck figures of a sweep's best among every combination that ran (luck/luck.ts). */
+export function sweepLuck(results: readonly SweepResult[], sampleMs: number): LuckRecord | null {
+  const best = results.findIndex((r) => r.rank === 1);
+  return luckOf(results, best < 0 ? undefined : best, sampleMs);
 }
 
 /**
@@ -398,6 +414,7 @@ export class SweepPool implements SweepExecutor {
       metrics: reply.metrics,
       ended: reply.ended,
       equity: reply.equity,
+      returns: reply.returns,
       dataGaps: reply.dataGaps,
     });
     run.running.delete(reply.index);

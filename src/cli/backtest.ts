@@ -29,6 +29,7 @@ import {
   type Ranking,
   runSweep,
   SweepPool,
+  sweepLuck,
   sweepThreads,
   sweepGrid,
   type SweepProgress,
@@ -53,6 +54,7 @@ import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
 import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
 import { parseFlags, timeFlag } from './flags.js';
+import { belowMinDsr, luckLines, minDsrFlag, minDsrRefusal } from '../backtest/luck/luck.js';
 import { valueAt } from '../backtest/number-column.js';
 
 const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
@@ -109,6 +111,8 @@ virtual clock, no network). Each --config is its own backtest unless --together.
   --rank-by OBJECTIVE        how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy
                              (default sharpe)
   --min-trades N             sweep combinations with fewer closed trades are listed, not ranked (default 0)
+  --min-dsr P                print no --set flags for a best whose deflated Sharpe ratio is under P (0 to 1):
+                             every sweep reports it, and the probability of backtest overfitting, beside its best
   --holdout P%               a sweep ranks on the first (100 - P) % of the data and reports its best on the rest
   --walk-forward N           a sweep in N windows: each picks the best on its train part, runs it on its test
                              part; the test parts are stitched (out-of-sample equity, walk-forward efficiency)
@@ -254,6 +258,7 @@ async function backtest(argv: string[]): Promise<number> {
     export: { type: 'string', multiple: true },
     'rank-by': { type: 'string' },
     'min-trades': { type: 'string' },
+    'min-dsr': { type: 'string' },
     holdout: { type: 'string' },
     'walk-forward': { type: 'string' },
     train: { type: 'string' },
@@ -311,6 +316,8 @@ async function backtest(argv: string[]): Promise<number> {
     minTrades: intFlag('min-trades', values['min-trades'], 0) ?? DEFAULT_RANKING.minTrades,
   };
   const sweeps = values.sweep ?? [];
+  const minDsr = minDsrFlag(values['min-dsr']);
+  if (minDsr !== undefined && sweeps.length === 0) throw usage('--min-dsr goes with --sweep');
 
   const { sources, instances } = await readConfigs(configs, values.strategies);
   const units: Unit[] =
@@ -401,7 +408,18 @@ async function backtest(argv: string[]): Promise<number> {
           })
         : undefined;
       try {
-        return await sweep(units[0]!, data, settings, axes, combos, executor ?? pool!, ranking, validation, dir);
+        return await sweep(
+          units[0]!,
+          data,
+          settings,
+          axes,
+          combos,
+          executor ?? pool!,
+          ranking,
+          validation,
+          dir,
+          minDsr,
+        );
       } finally {
         await executor?.close();
       }
@@ -486,6 +504,7 @@ async function sweep(
   ranking: Ranking,
   validation: Validation | undefined,
   dir: string,
+  minDsr: number | undefined,
 ): Promise<number> {
   let line: ReturnType<typeof progressLine> | undefined;
   // Threads report ticks as they replay; a queue reports combinations done, running and failed.
@@ -528,6 +547,7 @@ async function sweep(
     line?.end();
   }
   const keys = axes.map((a) => a.key);
+  const luck = sweepLuck(results, settings.sampleMs);
   await writeSweepReport(dir, {
     name: unit.name,
     sources: unit.sources,
@@ -539,14 +559,18 @@ async function sweep(
     results,
     holdout,
     walkForward,
+    luck,
   });
   console.error(`backtest: ${combos.length} combinations, results in ${dir}`);
   const title = rankingTitle(holdout, walkForward);
   console.log(`${title === undefined ? '' : `${title}\n`}${sweepTable(results, keys, ranking)}`);
   if (holdout) console.log(`\n${holdoutTable(holdout, keys, ranking)}`);
   if (walkForward) console.log(`\n${walkForwardTable(walkForward, keys, ranking)}`);
+  if (luck) console.log(`\n${luckLines(luck).join('\n')}`);
   const best = results.find((r) => r.rank === 1);
-  if (best) {
+  if (best && luck && belowMinDsr(luck, minDsr)) {
+    console.error(`backtest: ${minDsrRefusal(luck, minDsr!)}`);
+  } else if (best) {
     const sets = overrideAssignments(best.overrides).map((a) => `--set ${a}`);
     console.error(`backtest: for the full report of the best, run it alone with ${sets.join(' ')}`);
   } else console.error(`backtest: no combination could be ranked (failed, or fewer than ${ranking.minTrades} trades)`);

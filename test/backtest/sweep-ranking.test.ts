@@ -10,7 +10,15 @@ import type { WalkForwardRecord } from '../../src/backtest/validation-runs.js';
 
 function result(index: number, m: Partial<Metrics>, ended: string[] = []) {
   const metrics = { totalReturnPct: '0', sharpe: null, roundTrips: 10, ...m } as Metrics;
-  return { index, overrides: { i: index }, metrics, ended, equity: [], dataGaps: { maxGapMs: 60_000, gaps: [] } };
+  return {
+    index,
+    overrides: { i: index },
+    metrics,
+    ended,
+    equity: [],
+    returns: [],
+    dataGaps: { maxGapMs: 60_000, gaps: [] },
+  };
 }
 
 describe('ranking a sweep', () => {

@@ -179,13 +179,21 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(cells.get('100000')!.at(-1)).toBe('');
     expect(r.err.join('\n')).toContain('run it alone with --set fuse=100000');
     expect(r.err.join('\n')).not.toContain('--set fuse=10 ');
-    const table = r.out.join('\n').split('\n');
-    expect(table[0]).toMatch(/^rank +fuse +sharpe/);
-    expect(table.at(-1)).toMatch(/^failed +10 /);
+    const [table, luck] = r.out
+      .join('\n')
+      .split('\n\n')
+      .map((part) => part.split('\n'));
+    expect(table![0]).toMatch(/^rank +fuse +sharpe/);
+    expect(table!.at(-1)).toMatch(/^failed +10 /);
+    // Beside the best, the luck of it: the failed combination ran too, so the best is the best of two.
+    expect(luck!.at(-1)).toMatch(/^luck: the best of 2 trials: deflated Sharpe .*, PBO .*: /);
     expect(r.out.join('\n')).toMatch(/ended early/);
     const recorded = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
       configs: { module: { file: string; sha256: string } }[];
+      luck: { trials: number; dsr: string; verdict: string };
     };
+    expect(recorded.luck.trials).toBe(2);
+    expect(luck!.at(-1)).toBe(`luck: ${recorded.luck.verdict}`);
     expect(recorded.configs[0]!.module).toEqual({
       file: join(project.strategiesDir, 'fuse.js'),
       sha256: createHash('sha256').update(FUSE_STRATEGY).digest('hex'),
@@ -195,6 +203,7 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(page).toMatch(/class="best"[^>]*data-rank="1">/);
     expect(page).toContain('data-status="failed"');
     expect(page).toContain('instance fuse-test ended paused: onTick threw');
+    expect(page).toContain(`<div class="luck`);
     expect(r.err.join('\n')).toMatch(
       /FAILED: in 1 of 2 combinations an instance ended early .*fuse=10: instance fuse-test ended paused: onTick threw/,
     );

@@ -155,6 +155,7 @@ async function runOnQueue(
         metrics: r.metrics,
         ended: r.ended,
         equity: r.equity,
+        returns: r.returns,
         dataGaps: r.dataGaps,
       });
     pending.delete(id);

@@ -18,7 +18,7 @@ import type { RecordingFile } from '../tick-data.js';
 /** The BullMQ queue every coordinator adds to and every `bot worker` takes from. */
 export const QUEUE_NAME = 'spot-bot-backtest';
 /** Bumped when the job's shape changes: a worker refuses another version's jobs. */
-export const JOB_VERSION = 2;
+export const JOB_VERSION = 3;
 
 /** A recording by content: what the run saw (RecordingFile) and where a worker can read the same bytes. */
 export interface RecordingRef {
@@ -52,6 +52,7 @@ export interface ComboResult {
   metrics: Metrics;
   ended: string[];
   equity: [number, number][];
+  returns: number[];
   dataGaps: DataGaps;
 }
 

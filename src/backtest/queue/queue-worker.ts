@@ -158,7 +158,13 @@ export async function startQueueWorker(options: QueueWorkerOptions): Promise<{ s
     options.log(
       `worker: combination ${JSON.stringify(job.overrides)} done in ${Math.round(performance.now() - started)} ms`,
     );
-    return { metrics: reply.metrics, ended: reply.ended, equity: reply.equity, dataGaps: reply.dataGaps };
+    return {
+      metrics: reply.metrics,
+      ended: reply.ended,
+      equity: reply.equity,
+      returns: reply.returns,
+      dataGaps: reply.dataGaps,
+    };
   };
 
   const worker = new Worker(QUEUE_NAME, runCombination, {
