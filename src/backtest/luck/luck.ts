@@ -42,7 +42,7 @@ export interface LuckTrial {
 
 const fixed = (x: number, places = 4): string => (Number.isFinite(x) ? x.toFixed(places) : 'n/a');
 
-/** The logits in bins of 0.5 from the lowest to the highest (the page's histogram). */
+/** The logits in bins of 0.5 from the lowest to the highest (the page’s histogram). */
 function bins(logits: readonly number[]): LuckRecord['logits'] {
   const finite = logits.filter((l) => Number.isFinite(l));
   if (finite.length === 0) return [];
@@ -52,9 +52,10 @@ function bins(logits: readonly number[]): LuckRecord['logits'] {
   const out: LuckRecord['logits'] = [];
   for (let from = lo; from <= hi; from += width)
     out.push({ from: Number(from.toFixed(2)), to: Number((from + width).toFixed(2)), count: 0 });
+  // Bins hold (from, to]: a logit of exactly 0 (the median) is counted with the overfit ones, as PBO counts it.
   for (const l of finite) {
-    const bin = out[Math.min(out.length - 1, Math.floor((l - lo) / width))] as LuckRecord['logits'][number];
-    bin.count++;
+    const at = Math.min(out.length - 1, Math.max(0, Math.ceil((l - lo) / width) - 1));
+    (out[at] as LuckRecord['logits'][number]).count++;
   }
   return out;
 }
