@@ -3,11 +3,13 @@
  * hashed first, so neither the content nor the length leaks through timing). Without one (allowed on a
  * loopback listener only, env.ts refuses the rest): any local client, but only a request that names a loopback
  * host and comes from no other web origin, so that a web page in the operator's browser cannot steer the bot
- * (cross-site requests, DNS rebinding). The same Host check guards /metrics and /readyz in that mode. Failed
+ * (cross-site requests, DNS rebinding). /metrics and /readyz are guarded by a Host check in either mode
+ * (`probeGuard`). Failed
  * attempts are logged once per source (within the listener's log budget for requests nobody authenticated)
  * and, past a limit, the source's guesses are refused unheard: a request that authenticates is always served.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import { isLoopbackHost } from '../config/env.js';
 import type { LogBudget } from '../ops/log-budget.js';
@@ -142,12 +144,50 @@ export function operatorAuth(options: {
 }
 
 /**
- * /metrics and /readyz without API_TOKEN: the same Host (and Origin) check as the control API, so that a page
- * whose name was rebound to 127.0.0.1 cannot read positions, PnL or balances. Not counted as failed
- * authentications (a misconfigured scraper is not a guesser). With API_TOKEN set they stay open, as before.
+ * /metrics and /readyz on the main listener, whatever the token: a page whose DNS name was rebound to the bot's
+ * address must not read positions, PnL or balances. Without API_TOKEN: the control API's Host (and Origin)
+ * check. With it (the listener may face a network): a request carrying the token, or one that names the host by
+ * a loopback name or an IP address (a name a page cannot rebind: what kubelet and a scraper by address send),
+ * from no other origin. Not counted as failed authentications (a misconfigured scraper is not a guesser).
  */
-export function localOnlyWithoutToken(token: string | undefined, refuse: Refuse): MiddlewareHandler {
-  return localOnly(refuse, () => token === undefined, 'without API_TOKEN');
+export function probeGuard(token: string | undefined, refuse: Refuse): MiddlewareHandler {
+  if (token === undefined) return localOnly(refuse, () => true, 'without API_TOKEN');
+  return async (c, next) => {
+    const given = bearerToken(c.req.header('authorization'));
+    const host = c.req.header('host');
+    const origin = c.req.header('origin');
+    if ((given !== undefined && tokenMatches(token, given)) || addressedRequest(host, origin)) return next();
+    return refuse(
+      c,
+      403,
+      'E_FORBIDDEN',
+      `${c.req.path} answers a request that names this host by address or loopback name, or carries the bearer token (Authorization: Bearer <API_TOKEN>)`,
+    );
+  };
+}
+
+/** The Host header's name (an IPv6 address without its brackets); undefined when unreadable. */
+function hostnameOf(host: string): string | undefined {
+  try {
+    return new URL(`http://${host}`).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A request naming a loopback host or an IP address, from no other origin. */
+function addressedRequest(host: string | undefined, origin: string | undefined): boolean {
+  const name = host === undefined ? undefined : hostnameOf(host);
+  return name !== undefined && isIP(name) !== 0 ? sameOrigin(host as string, origin) : localRequest(host, origin);
+}
+
+function sameOrigin(host: string, origin: string | undefined): boolean {
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -164,18 +204,6 @@ export function localOnly(refuse: Refuse, applies: () => boolean, when: string):
 
 /** A request that names a loopback host and comes from no other origin (the token-less, local-only mode). */
 export function localRequest(host: string | undefined, origin: string | undefined): boolean {
-  if (host === undefined) return false;
-  let hostname: string;
-  try {
-    hostname = new URL(`http://${host}`).hostname;
-  } catch {
-    return false;
-  }
-  if (!isLoopbackHost(hostname)) return false;
-  if (origin === undefined) return true;
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
+  const name = host === undefined ? undefined : hostnameOf(host);
+  return name !== undefined && isLoopbackHost(name) && sameOrigin(host as string, origin);
 }

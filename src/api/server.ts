@@ -10,7 +10,7 @@ import { LogBudget } from '../ops/log-budget.js';
 import type { Logger } from '../ops/logger.js';
 import type { Operator } from '../operator/operator.js';
 import type { Timers } from '../ports/clock.js';
-import { AuthFailures, localOnlyWithoutToken, operatorAuth, type Refuse } from './auth.js';
+import { AuthFailures, probeGuard, operatorAuth, type Refuse } from './auth.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { liveStream } from './live-stream.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -76,8 +76,8 @@ export function createApi(deps: ApiDeps): Hono {
   });
   app.notFound((c) => fail(c, 404, 'E_NOT_FOUND', `no such endpoint: ${c.req.method} ${c.req.path}`));
 
-  app.use('/readyz', localOnlyWithoutToken(deps.token, refuse));
-  app.use('/metrics', localOnlyWithoutToken(deps.token, refuse));
+  app.use('/readyz', probeGuard(deps.token, refuse));
+  app.use('/metrics', probeGuard(deps.token, refuse));
   app.route('/', publicRoutes(pub));
   app.route('/', dashboardRoutes({ token: deps.token }));
   // Everything under /api/v1 needs the token (or, without one, a local request from no other origin).

@@ -5,7 +5,7 @@
  * A port either cannot have stops the start, naming the variable.
  */
 import { Hono } from 'hono';
-import { localOnlyWithoutToken, type Refuse } from '../api/auth.js';
+import { probeGuard, type Refuse } from '../api/auth.js';
 import type { DaemonMetrics } from '../api/metrics.js';
 import { type Listener, type ProbeState, probeRoutes, startListener, startMetricsListener } from '../api/probes.js';
 import { type ApiDeps, createApi, logApiListener } from '../api/server.js';
@@ -38,8 +38,8 @@ function startingApp(probes: ProbeState, metrics: DaemonMetrics, token: string |
   const app = new Hono();
   const refuse: Refuse = (c, status, code, message) => c.json({ error: { code, message } }, status);
   // The same guard as the control API's own probe routes (auth.ts).
-  app.use('/readyz', localOnlyWithoutToken(token, refuse));
-  app.use('/metrics', localOnlyWithoutToken(token, refuse));
+  app.use('/readyz', probeGuard(token, refuse));
+  app.use('/metrics', probeGuard(token, refuse));
   app.route('/', probeRoutes(probes, metrics));
   app.notFound((c) => {
     const why = probes.readiness().checks.find((check) => !check.ok)?.detail ?? 'starting';

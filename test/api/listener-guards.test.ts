@@ -1,5 +1,5 @@
 /**
- * The listener's guards, over a real socket: /metrics and /readyz refuse a rebound Host without API_TOKEN,
+ * The listener's guards, over a real socket: /metrics and /readyz refuse a rebound Host with or without API_TOKEN,
  * asset names that are Object.prototype members are plain 404s, the operator's right token is served even
  * from an address locked out for guessing, and a flood of requests nobody authenticated (from 200 loopback
  * addresses, so per-address limits alone would not bound it) writes a bounded number of log lines.
@@ -118,9 +118,26 @@ describe('the listener', () => {
     }
   });
 
-  it('with API_TOKEN keeps /metrics open to any Host (scrapers name the machine)', async () => {
+  it('with API_TOKEN answers /metrics and /readyz for a Host by address or with the token, not a rebound name', async () => {
     const { url } = await listener(TOKEN);
-    expect((await get(url, '/metrics', { host: 'bot.lan:9000' })).status).toBe(200);
+    const port = new URL(url).port;
+    for (const path of ['/metrics', '/readyz']) {
+      // A page on a DNS name rebound to the bot's address (what answered any Host before).
+      const rebound = await get(url, path, { host: `attacker.example:${port}` });
+      expect(rebound.status, path).toBe(403);
+      expect(rebound.body).toContain('E_FORBIDDEN');
+      expect(rebound.body).not.toContain('spot_bot');
+      const crossOrigin = await get(url, path, { host: `10.1.2.3:${port}`, origin: 'http://attacker.example' });
+      expect(crossOrigin.status, path).toBe(403);
+      expect((await get(url, path, { host: `bot.lan:${port}`, authorization: 'Bearer wrong' })).status, path).toBe(403);
+      // A scraper or kubelet by address, a local client, or anyone with the token.
+      for (const host of [`10.1.2.3:${port}`, `[fd00::5]:${port}`, `localhost:${port}`])
+        expect((await get(url, path, { host })).status, `${path} ${host}`).not.toBe(403);
+      const named = await get(url, path, { host: `bot.lan:${port}`, authorization: `Bearer ${TOKEN}` });
+      expect(named.status, path).not.toBe(403);
+    }
+    expect((await get(url, '/metrics', { host: `10.1.2.3:${port}` })).body).toContain('process_cpu_seconds_total');
+    expect((await get(url, '/healthz', { host: 'attacker.example' })).status).toBe(200);
   });
 
   it('answers asset names that are Object.prototype members with a 404, logging nothing', async () => {
