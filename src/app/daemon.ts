@@ -322,7 +322,7 @@ export class Daemon {
       });
       probes.running({ ready: () => readinessNow({ read: operator.read, now, metrics }), jobs: operator.read.jobs });
       // The daemon runs: its start is recorded, and told from here on.
-      const deleted = opened.started();
+      const deleted = opened.started(runBegan);
       if (deleted.length > 0)
         logger.info(
           { deleted },

@@ -41,10 +41,11 @@ export interface RunStore {
   /** Why: asked for (fresh), or a paper journal whose exchange state was never kept (legacy). */
   archivedBecause: 'fresh' | 'legacy' | undefined;
   /**
-   * The daemon runs: records this start ('daemon-started') and deletes the archives beyond PAPER_ARCHIVES_KEPT.
-   * Returns the archives deleted.
+   * The daemon runs: records this start ('daemon-started', with `began`: the journal's last event id and fill
+   * sequence number when the start began, where a restart's notifications resume by sequence) and deletes the
+   * archives beyond PAPER_ARCHIVES_KEPT. Returns the archives deleted.
    */
-  started(): string[];
+  started(began: { event: number; fill: number }): string[];
   /** The start failed: closes the store and leaves the database as it was before openRunStore. */
   abandon(): void;
 }
@@ -152,8 +153,8 @@ export function openRunStore(
     store,
     archivedTo,
     archivedBecause,
-    started() {
-      opened.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid });
+    started(began) {
+      opened.events.record(clock.now(), undefined, 'daemon-started', { ...identity, pid: process.pid, began });
       return archivedTo === undefined ? [] : pruneArchives(path, options.archivesKept ?? 5);
     },
     abandon() {

@@ -53,6 +53,14 @@ export interface Cursor {
   fill: number;
 }
 
+/** A cursor recorded in an event's data, or undefined. */
+function cursorOf(value: unknown): Cursor | undefined {
+  const at = value as Partial<Cursor> | undefined;
+  return at !== undefined && at !== null && typeof at.event === 'number' && typeof at.fill === 'number'
+    ? { event: at.event, fill: at.fill }
+    : undefined;
+}
+
 /** The journal's end: its newest event and fill. */
 export function journalEnd(store: Store): Cursor {
   return {
@@ -126,18 +134,17 @@ export class Notifier {
     const { store } = this.options;
     const starts = store.events.list({ kinds: ['daemon-started'], limit: 2 });
     const [thisRun, previousRun] = starts;
-    const fromRow = (e: EventRow): Cursor => ({ event: e.id - 1, fill: store.fills.seqBefore(e.time) });
+    // A start recorded by an older version names no sequence: its time places it among fills stamped on the same
+    // clock (the wall's); on a recording's clock it says nothing, and the channel's own records decide.
+    const olderRunFill = (e: EventRow) => (e.data.clock === 'data' ? 0 : store.fills.seqBefore(e.time));
+    // By sequence, whatever the clocks: a start's time is the wall's, a fill's the venue's (a recording's on paper).
+    const fromRow = (e: EventRow): Cursor => cursorOf(e.data.began) ?? { event: e.id - 1, fill: olderRunFill(e) };
     // Without any run recorded (a store used by a test alone), begin at the present end.
     const fresh = this.options.runBegan ?? (thisRun === undefined ? journalEnd(store) : fromRow(thisRun));
     const floor = previousRun === undefined ? fresh : fromRow(previousRun);
     const records = store.events.list({ kinds: ['notification-sent', 'notification-dropped'], limit: 1000 });
     for (const c of this.channels) {
-      const last = records.find((r) => r.data.channel === c.name);
-      const at = last?.data.through as Partial<Cursor> | undefined;
-      const known =
-        at !== undefined && typeof at.event === 'number' && typeof at.fill === 'number'
-          ? { event: at.event, fill: at.fill }
-          : undefined;
+      const known = cursorOf(records.find((r) => r.data.channel === c.name)?.data.through);
       const cursor =
         known === undefined
           ? fresh

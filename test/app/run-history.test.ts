@@ -4,6 +4,7 @@
  * A start is recorded (and old archives deleted) only once the daemon runs; a start abandoned leaves the
  * database as it was.
  */
+import { journalEnd } from '../../src/notify/notifier.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ const paper = { mode: 'paper' as const, venue: 'embedded' };
 /** A daemon's start that got to run: its start recorded. Returns the archives deleted. */
 function run(path: string, identity: RunIdentity, options?: RunStoreOptions) {
   const opened = openRunStore(path, identity, clock, options);
-  const deleted = opened.started();
+  const deleted = opened.started(journalEnd(opened.store));
   opened.store.close();
   return { ...opened, deleted };
 }

@@ -115,7 +115,7 @@ function env(over: Record<string, string> = {}) {
 }
 
 let seq = 0;
-function recordFill(qty: string, side: 'BUY' | 'SELL' = 'BUY', price = '100') {
+function recordFill(qty: string, side: 'BUY' | 'SELL' = 'BUY', price = '100', at = Date.now()) {
   const localId = `g-f${++seq}`;
   store.orders.insert(orderRow({ localId, instance: 'grid', seq, side, status: 'FILLED' }));
   store.fills.insert({
@@ -129,10 +129,10 @@ function recordFill(qty: string, side: 'BUY' | 'SELL' = 'BUY', price = '100') {
     fee: '0.01',
     feeAsset: 'USDT',
     feeIn: 'quote',
-    time: Date.now(),
+    time: at,
     source: 'trade',
     delivered: false,
-    recordedAt: Date.now(),
+    recordedAt: at,
   });
 }
 
@@ -359,6 +359,42 @@ describe('the notifier', () => {
       .join('\n');
     expect(texts).toContain('second run');
     expect(texts).not.toContain('first run');
+  });
+
+  it("resumes by sequence on a recording's clock: the previous run's fills not yet sent are sent", async () => {
+    // Paper on a recording: a start is stamped with the wall's time, fills with the recording's (2023).
+    const recorded = Date.UTC(2023, 2, 10, 12);
+    const start = (pid: number) => {
+      const runBegan = journalEnd(store);
+      store.events.record(Date.now(), undefined, 'daemon-started', {
+        mode: 'paper',
+        venue: 'embedded',
+        clock: 'data',
+        pid,
+        began: runBegan,
+      });
+      return notificationsFromEnv(env({ NOTIFY_WEBHOOK_EVENTS: 'fill', NOTIFY_GROUP_MS: '0' }), {
+        store,
+        logger: captureLogger().logger,
+        mode: 'paper',
+        timers: wallClock,
+        runBegan,
+      });
+    };
+    const fills = () => hook.received.filter((r) => (r.json as HookBody).notifications[0]?.kind === 'fill').length;
+    const first = start(2);
+    recordFill('1', 'BUY', '100', recorded);
+    recordFill('2', 'BUY', '100', recorded + 1_000);
+    await until('the first fills told', () => fills() === 2);
+    await first?.stop(5000);
+    // Recorded by that run after its notifications stopped (its last poll): not sent yet.
+    recordFill('3', 'BUY', '100', recorded + 2_000);
+    recordFill('4', 'BUY', '100', recorded + 3_000);
+    const second = start(3);
+    await until('the unsent fills told', () => fills() === 4);
+    await second?.stop(5000);
+    expect(hookText()).toMatch(/BUY LIMIT 3 @/);
+    expect(hookText()).toMatch(/BUY LIMIT 4 @/);
   });
 
   it('tells a new channel what the start-up recorded before the start was (the daemon records it once running)', async () => {
