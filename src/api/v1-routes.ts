@@ -163,6 +163,8 @@ export function v1Routes(operator: Operator): Hono {
       totals: read.profitTotals(),
     });
   });
+  v1.get('/performance', (c) => c.json(read.performance()));
+  v1.get('/count', (c) => c.json(read.openTrades()));
   v1.get('/equity', (c) => c.json({ quotes: read.equity() }));
   v1.get('/prices', (c) => c.json(read.prices()));
   v1.get('/balances', (c) => c.json({ balances: read.balances() }));

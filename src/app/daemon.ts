@@ -18,7 +18,7 @@ import { ConfigError, errorCode } from '../errors.js';
 import { journalEnd } from '../notify/notifier.js';
 import { type Notifications, notificationsFromEnv } from '../notify/setup.js';
 import { retryWithBackoff } from '../ops/backoff.js';
-import type { Logger } from '../ops/logger.js';
+import { type Logger, logTail } from '../ops/logger.js';
 import { type Clock } from '../ports/clock.js';
 import { ReplayClock } from '../clocks/replay-clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
@@ -291,6 +291,7 @@ export class Daemon {
           killSwitchFile: env.KILL_SWITCH_FILE,
           jobs: () => scheduler.stats(),
           prices: () => venue.recentPrices(),
+          logs: (n) => logTail(logger)?.recent(n) ?? [],
           daemon: {
             mode: plan.mode,
             venue: plan.mode === 'live' ? new URL(plan.baseUrl).host : 'simulated exchange (paper)',

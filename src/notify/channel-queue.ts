@@ -31,6 +31,12 @@ export interface ChannelOptions {
   retryForMs: number;
   backoff: { baseMs: number; maxMs: number };
   rate: RateLimitOptions;
+  /**
+   * Every row as recorded (a script's webhook). Otherwise (a person's chat) an operator's action is one line: its
+   * `operator` row, not what the action recorded on the way (the pause of an exit, the kill switch's own event),
+   * and an action that found things already as asked (a repeat) is not told (Notifier.acting).
+   */
+  everyRow?: boolean;
 }
 
 export type Outcome =
@@ -60,6 +66,11 @@ export class ChannelQueue {
   private failingSince: number | undefined;
   /** Notices dropped since the last delivery. */
   private droppedInOutage = 0;
+
+  /** See ChannelOptions.everyRow. */
+  get everyRow(): boolean {
+    return this.options.everyRow === true;
+  }
 
   constructor(
     private readonly transport: Transport,

@@ -9,6 +9,7 @@ import type { Logger } from '../ops/logger.js';
 import { type Dec, dec } from '../market/decimal.js';
 import { type ActionResult, OperatorError } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
+import type { PerformanceRow } from '../operator/queries.js';
 import { guardLines, instanceRounder } from '../status/status-view.js';
 import type { Mode } from './message.js';
 import type { ChatMessage, TelegramApi } from './telegram.js';
@@ -21,6 +22,9 @@ export const HELP = [
   '/trades [N]: the last N closed trades (10)',
   '/profit: closed trades per quote asset (count, won, PnL)',
   '/daily [N], /weekly [N], /monthly [N]: profit per period (UTC), the last N (7, 4, 3)',
+  '/performance: closed trades by pair and by exit reason',
+  '/count: the trades open now (against maxOpenTrades when set)',
+  '/logs [N]: the last N warnings and errors (10)',
   '/pause NAME: pause an instance (its open orders stay)',
   '/resume NAME: resume a paused instance',
   '/exit NAME [PRICE]: pause, cancel its orders, sell its position (MARKET, or LIMIT at PRICE)',
@@ -34,8 +38,14 @@ export const HELP = [
 
 /** What the chat commands use of the operator layer. */
 export type ChatOperator = Pick<Operator, 'act' | 'build'> & {
-  read: Pick<Operator['read'], 'status' | 'balances' | 'invalidate' | 'trades' | 'profit' | 'profitTotals'>;
+  read: Pick<
+    Operator['read'],
+    'status' | 'balances' | 'invalidate' | 'trades' | 'profit' | 'profitTotals' | 'performance' | 'openTrades' | 'logs'
+  >;
 };
+
+/** Characters of /logs' lines at most (a Telegram message holds 4,096). */
+const LOGS_TEXT_MAX = 3500;
 
 /** Distinct unknown chats remembered (to log each once) at most. */
 const MAX_STRANGERS = 1000;
@@ -86,12 +96,6 @@ export class ChatCommands {
       waitSeconds?: number;
       /** When the daemon started (default: now); a command sent before it is not acted on. */
       startedAt?: number;
-      /**
-       * Called as a command starts with the chat's channel (`telegram:<chat id>`); the function it returns, as
-       * it ends. What the command's action records meanwhile is not told to that chat as a notification: the
-       * answer told it (Notifier.answering).
-       */
-      answering?: (channel: string) => () => void;
     },
   ) {
     // Telegram dates messages in whole seconds: a command of the start's own second counts as after it.
@@ -172,14 +176,11 @@ export class ChatCommands {
     }
     const by = { source: `telegram:${m.chatId}` };
     logger.info({ chatId: m.chatId, command }, `telegram command /${command}`);
-    const answered = this.deps.answering?.(by.source);
     try {
       return await this.command(command, args, by);
     } catch (err) {
       logger.error({ err, command }, `telegram command /${command} failed`);
       return this.tagged(`/${command} failed`, err instanceof Error ? err.message : String(err));
-    } finally {
-      answered?.();
     }
   }
 
@@ -206,6 +207,15 @@ export class ChatCommands {
       }
       case 'pnl':
         return this.tagged('PnL (today · total · open)', this.pnlText());
+      case 'performance':
+        return this.tagged('performance of closed trades', this.performanceText());
+      case 'count':
+        return this.tagged(this.countTitle(), this.countText());
+      case 'logs': {
+        const n = count(args[0], 10, 50);
+        if (n === undefined) return this.tagged('/logs [N]', 'N: expected a whole number from 1 to 50');
+        return this.tagged(`last ${n} warnings and errors (wall clock, UTC)`, this.logsText(n));
+      }
       case 'balance':
       case 'balances':
         return this.tagged('balances', this.balanceText());
@@ -317,6 +327,56 @@ export class ChatCommands {
           `${r.period} ${r.quoteAsset} ${r.pnl.startsWith('-') ? '' : '+'}${r.pnl} · ${r.trades} trades · ${r.winRatePct ?? '-'}% won · fees ${r.fees}`,
       )
       .join('\n');
+  }
+
+  private performanceText(): string {
+    const { pairs, exitReasons } = this.deps.operator.read.performance();
+    if (pairs.length === 0) return 'no closed trades yet';
+    const line = (name: string, r: PerformanceRow) =>
+      `${name} ${r.pnl.startsWith('-') ? '' : '+'}${r.pnl} ${r.quoteAsset} · ${r.trades} trades · ${r.winRatePct ?? '-'}% won`;
+    return [
+      'by pair:',
+      ...pairs.map((r) => line(r.symbol, r)),
+      'by exit reason:',
+      ...exitReasons.map((r) => line(r.reason, r)),
+    ].join('\n');
+  }
+
+  private countTitle(): string {
+    const { open, max } = this.deps.operator.read.openTrades();
+    return `open trades: ${open.length}${max === null ? ' (no maxOpenTrades limit)' : ` of ${max} (maxOpenTrades)`}`;
+  }
+
+  private countText(): string {
+    return this.deps.operator.read
+      .openTrades()
+      .open.map(
+        (t) =>
+          `${t.instance} ${t.symbol} ${t.quantity} @ ${t.averagePrice}${t.unrealisedPnl === null ? '' : ` · open ${t.unrealisedPnl.startsWith('-') ? '' : '+'}${t.unrealisedPnl}`}`,
+      )
+      .join('\n');
+  }
+
+  /** The latest warnings and errors, newest last, as many as fit one message. */
+  private logsText(n: number): string {
+    const lines = this.deps.operator.read
+      .logs(n)
+      .map((l) =>
+        [
+          new Date(l.time).toISOString().slice(0, 19).replace('T', ' '),
+          l.level.toUpperCase(),
+          `${l.subject === undefined ? '' : `${l.subject}: `}${l.msg}${l.error === undefined ? '' : ` (${l.error})`}`,
+        ].join(' '),
+      );
+    if (lines.length === 0) return 'none since the daemon started';
+    const kept: string[] = [];
+    let size = 0;
+    for (const line of lines.reverse()) {
+      if (size + line.length + 1 > LOGS_TEXT_MAX) break;
+      kept.unshift(line);
+      size += line.length + 1;
+    }
+    return kept.join('\n');
   }
 
   private statusText(): string {

@@ -4,6 +4,7 @@
  * table must cover the union: a kind added there does not compile until it has its line here. A row of a
  * kind this build does not know (written by a newer one) is still reported, at info, with its data in brief.
  */
+import { pausedByOperator } from '../operator/actions.js';
 import type { EventKind } from '../store/events.js';
 
 export const LEVELS = ['info', 'warn', 'error'] as const;
@@ -50,12 +51,15 @@ const str = (v: unknown): string => {
 const clockTime = (ms: unknown): string =>
   typeof ms === 'number' ? `${new Date(ms).toISOString().slice(11, 19)} UTC` : '';
 
+/** A time with its date, for a happening told when it may no longer hold: `2023-03-06 10:04:05 UTC`. */
+const dateTime = (ms: number): string => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+
 const joined = (...parts: string[]): string => parts.filter((p) => p !== '').join(' ');
 
 interface KindSpec {
   level: Level | ((data: Data) => Level);
-  /** One line, without the instance (the composer puts it first). */
-  line: (data: Data) => string;
+  /** One line, without the instance (the composer puts it first); `time` is when it was recorded. */
+  line: (data: Data, time: number) => string;
 }
 
 function fillLine(d: Data): string {
@@ -148,14 +152,16 @@ const KINDS: Record<NoticeKind, KindSpec> = {
       return `ANOTHER BOT MAY BE TRADING THIS ACCOUNT: ${str(d.total)} open order(s) not placed by this bot (${listed})`;
     },
   },
+  // Said when: a refusal told late (a channel's outage, a grouped burst) is not read as the present state (a kill
+  // switch turned off since).
   refused: {
     level: 'warn',
-    line: (d) =>
-      `order refused: ${str(d.reason)}${typeof d.repeatsOfPrevious === 'number' ? ` (previous reason ×${d.repeatsOfPrevious + 1})` : ''}`,
+    line: (d, time) =>
+      `order refused at ${dateTime(time)}: ${str(d.reason)}${typeof d.repeatsOfPrevious === 'number' ? ` (previous reason ×${d.repeatsOfPrevious + 1})` : ''}`,
   },
-  // An operator's pause is deliberate: told, not alarmed about.
+  // An operator's pause, or an exit's own, is deliberate: told, not alarmed about.
   paused: {
-    level: (d) => (str(d.reason).startsWith('paused by the operator') ? 'warn' : 'error'),
+    level: (d) => (d.by === 'operator' || pausedByOperator(str(d.reason)) ? 'warn' : 'error'),
     line: (d) => `PAUSED: ${str(d.reason)}`,
   },
   'start-refused': { level: 'error', line: (d) => `NOT STARTED: ${str(d.reason)}` },
@@ -283,6 +289,6 @@ export function noticeText(n: Notice): string {
   if (spec === undefined) {
     const json = JSON.stringify(n.data);
     body = `${n.kind}${json === '{}' ? '' : ` ${json.length > BRIEF ? `${json.slice(0, BRIEF)}…` : json}`}`;
-  } else body = spec.line(n.data);
+  } else body = spec.line(n.data, n.time);
   return n.instance === undefined ? body : `${n.instance} ${body}`;
 }

@@ -11,6 +11,7 @@ import { rounder } from '../market/display.js';
 import type { Logger } from '../ops/logger.js';
 import { PositionTracker, positionFill } from '../market/position.js';
 import { roundedEventData } from '../status/event-figures.js';
+import type { ActionStart } from '../operator/actions.js';
 import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
 import type { Store } from '../store/store.js';
@@ -70,21 +71,21 @@ export function journalEnd(store: Store): Cursor {
 }
 
 /**
- * What an operator's action records as its own doing: a chat that asked for it was answered already, so these
- * are not told to that chat again (other channels still get them).
+ * What each operator action records on the way, besides its `operator` row (which names the action, its outcome
+ * and who asked): told to a person once, as that row.
  */
-const ECHO_KINDS: ReadonlySet<string> = new Set([
-  'operator',
-  'paused',
-  'resumed',
-  'kill-switch',
-  'stop-buy',
-  'exit-requested',
-]);
-/** Actions remembered per channel at most (their rows are read within a poll or two of the action). */
-const MAX_ECHO_RANGES = 20;
+const CONSEQUENCES: Readonly<Record<string, readonly string[]>> = {
+  pause: ['paused'],
+  resume: ['resumed'],
+  exit: ['exit-requested', 'paused'],
+  'kill-switch': ['kill-switch'],
+  'stop-buy': ['stop-buy'],
+};
+/** Actions remembered at most (their rows are read within a poll or two of the action). */
+const MAX_ACTIONS = 50;
 
-interface EchoRange {
+/** An operator action as the notifier follows it (Notifier.acting). */
+interface ActionRange extends ActionStart {
   /** Event rows after this id… */
   after: number;
   /** …up to this one (infinite while the action runs) were recorded while the action ran. */
@@ -108,8 +109,8 @@ export class Notifier {
   private stopped: Promise<void> | undefined;
   /** Names this database in every notice's key. */
   private readonly journal: string;
-  /** Per channel: the event rows its own operator's actions recorded (see `answering`). */
-  private readonly echoes = new Map<string, EchoRange[]>();
+  /** The operator's actions of this run, and the event rows each recorded (see `acting`). */
+  private actions: ActionRange[] = [];
 
   constructor(private readonly options: NotifierOptions) {
     this.journal = options.store.createdAt().toString(36);
@@ -199,7 +200,7 @@ export class Notifier {
     for (const c of this.channels) {
       const cursor = this.cursors.get(c) as Cursor;
       for (const n of notices)
-        if (n.id > (n.source === 'event' ? cursor.event : cursor.fill) && !this.isEcho(c.name, n)) c.push(n);
+        if (n.id > (n.source === 'event' ? cursor.event : cursor.fill) && !this.isEcho(c, n)) c.push(n);
       this.cursors.set(c, {
         event: Math.max(cursor.event, this.read.event),
         fill: Math.max(cursor.fill, this.read.fill),
@@ -209,16 +210,16 @@ export class Notifier {
   }
 
   /**
-   * Marks the start of an action asked for on `channel` (a chat command): what the action records until the
-   * returned function is called is not told to that channel, which gets the command's answer instead (an
-   * action is answered once). Only the action's own kinds (ECHO_KINDS) are held back, and an `operator` row
-   * only when its source is that channel: a fill or an engine's event recorded meanwhile is still told.
+   * Marks the start of an operator's action (operator/actions.ts tells each as it starts); the function it returns,
+   * as it ends (after its `operator` row is recorded). A person's channel is told each action once, as that row:
+   * the rows of the action's own kinds (CONSEQUENCES) that the instance it acts on recorded meanwhile are held
+   * back (a fill, another instance's pause, an engine's event are still told), so is its row when it changed
+   * nothing (a repeat), and so is its row on the chat that asked for it (the command's answer told it).
    */
-  answering(channel: string): () => void {
-    const range: EchoRange = { after: this.lastEventId(), through: Number.POSITIVE_INFINITY };
-    const ranges = this.echoes.get(channel) ?? [];
-    ranges.push(range);
-    this.echoes.set(channel, ranges.slice(-MAX_ECHO_RANGES));
+  acting(start: ActionStart): () => void {
+    const range: ActionRange = { ...start, after: this.lastEventId(), through: Number.POSITIVE_INFINITY };
+    this.actions.push(range);
+    if (this.actions.length > MAX_ACTIONS) this.actions = this.actions.slice(-MAX_ACTIONS);
     return () => {
       range.through = this.lastEventId();
     };
@@ -228,10 +229,15 @@ export class Notifier {
     return this.options.store.events.list({ limit: 1 })[0]?.id ?? 0;
   }
 
-  private isEcho(channel: string, n: Notice): boolean {
-    if (n.source !== 'event' || !ECHO_KINDS.has(n.kind)) return false;
-    if (n.kind === 'operator' && n.data.source !== channel) return false;
-    return (this.echoes.get(channel) ?? []).some((r) => n.id > r.after && n.id <= r.through);
+  /** Whether `n` is not told to channel `c` because an operator's action tells it once (see `acting`). */
+  private isEcho(c: ChannelQueue, n: Notice): boolean {
+    if (n.source !== 'event' || c.everyRow) return false;
+    const during = this.actions.filter((r) => n.id > r.after && n.id <= r.through);
+    if (n.kind === 'operator')
+      return n.data.changed === false || during.some((r) => r.source === c.name && n.data.source === c.name);
+    return during.some(
+      (r) => (CONSEQUENCES[r.action] ?? []).includes(n.kind) && (r.instance === undefined || r.instance === n.instance),
+    );
   }
 
   /** A fill as a notice: with the order's type and, for a fill that reduced the position, the PnL it realised. */

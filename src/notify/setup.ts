@@ -34,7 +34,10 @@ const RATES = {
 
 export interface Notifications {
   notifier: Notifier;
-  /** Attaches the chat commands once the daemon can act (after the engine started). */
+  /**
+   * Once the daemon can act (after the engine started): follows the operator's actions (each told to a person once,
+   * Notifier.acting) and attaches the chat commands.
+   */
   attachCommands(operator: ChatOperator): void;
   stop(deadlineMs: number): Promise<void>;
 }
@@ -84,6 +87,7 @@ export function notificationsFromEnv(
         ...options(env.NOTIFY_WEBHOOK_EVENTS, env.NOTIFY_WEBHOOK_LEVEL, 'webhook'),
         maxPerMessage: 1,
         groupMs: 0,
+        everyRow: true,
       },
     });
   if (env.DISCORD_WEBHOOK_URL !== undefined)
@@ -125,6 +129,7 @@ export function notificationsFromEnv(
   return {
     notifier,
     attachCommands(operator) {
+      operator.act.observe((start) => notifier.acting(start));
       if (api === undefined || !env.TELEGRAM_COMMANDS || commands !== undefined) return;
       const telegram = api;
       commands = new ChatCommands({
@@ -135,7 +140,6 @@ export function notificationsFromEnv(
         logger: deps.logger,
         timers,
         startedAt,
-        answering: (channel) => notifier.answering(channel),
         reply: async (chatId, text) => {
           await notifier.channels.find((c) => c.name === `telegram:${chatId}`)?.limiter.acquire();
           await telegram.sendMessage(chatId, redact(text));

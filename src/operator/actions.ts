@@ -74,7 +74,27 @@ export interface ActionResult {
   details?: Record<string, unknown>;
 }
 
+/** An action as it starts: what, on which instance (when it acts on one), who asked. */
+export interface ActionStart {
+  action: string;
+  instance: string | undefined;
+  source: string;
+}
+
+/** Told as each action starts; the function it returns is called as the action ends (its row recorded). */
+export type ActionObserver = (start: ActionStart) => () => void;
+
+/** The start of an operator's pause reason, and of an operator's exit's: the operator's doing, not a failure. */
+export const OPERATOR_PAUSE = 'paused by the operator';
+export const OPERATOR_EXIT = 'exit by the operator';
+
+/** Whether an instance was paused by an operator's pause or exit (not by a failure). */
+export const pausedByOperator = (reason: string): boolean =>
+  reason.startsWith(OPERATOR_PAUSE) || reason.startsWith(OPERATOR_EXIT);
+
 export interface OperatorActions {
+  /** Follows every action from its start to its end (the notifier: an action told once). */
+  observe(observer: ActionObserver): void;
   pauseInstance(name: string, by: ActionSource & { cancelOrders?: boolean }): Promise<ActionResult>;
   resumeInstance(name: string, by: ActionSource): Promise<ActionResult>;
   /** `id`: the journal's local id, or the exchange's id. */
@@ -205,6 +225,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
   const { engine, store, clock, logger } = deps;
   let running = deps.instances;
   const log = logger.child({ component: 'operator' });
+  const observers: ActionObserver[] = [];
 
   /** Runs one action and journals it, successful or not. */
   async function journaled(
@@ -213,6 +234,8 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
     by: ActionSource,
     work: () => Promise<ActionResult> | ActionResult,
   ): Promise<ActionResult> {
+    const instance = typeof subject.instance === 'string' ? subject.instance : undefined;
+    const ends = observers.map((o) => o({ action, instance, source: by.source }));
     try {
       const result = await work();
       store.events.record(clock.now(), undefined, 'operator', {
@@ -240,6 +263,8 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
       });
       log.warn({ action, ...subject, source: by.source, code }, `operator: ${action} failed: ${message}`);
       throw err;
+    } finally {
+      for (const end of ends) end();
     }
   }
 
@@ -278,7 +303,7 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
       store.events.record(clock.now(), name, 'exit-requested', { ...subject, source: by.source });
       const deadline = clock.now() + (patient ? (deps.exitWaitMs ?? 90_000) : 0);
       for (;;) {
-        const result = await engine.exitPosition(name, order, `exit by the operator (${by.source})`);
+        const result = await engine.exitPosition(name, order, `${OPERATOR_EXIT} (${by.source})`);
         if (result === undefined)
           return instanceNamed(name) && { action: EXIT_ACTION, changed: false, outcome: 'no such instance' };
         const details = exitResultJson(result);
@@ -324,10 +349,14 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
   }
 
   return {
+    observe: (observer) => {
+      observers.push(observer);
+    },
+
     pauseInstance: (name, by) =>
       journaled('pause', { instance: name }, by, async () => {
         instanceNamed(name);
-        const paused = engine.pauseInstance(name, `paused by the operator (${by.source})`, by.source);
+        const paused = engine.pauseInstance(name, `${OPERATOR_PAUSE} (${by.source})`, by.source);
         const current = instanceNamed(name);
         if (!paused && current.status !== 'paused')
           throw new OperatorError('E_INSTANCE_STATE', `instance ${name} is ${current.status}, not running`);

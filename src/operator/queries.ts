@@ -23,8 +23,9 @@ import type { FillTotal } from '../store/fills.js';
 import type { OrderCount } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { pnlSeries } from './pnl-series.js';
-import { allTrades, type Period, profitByPeriod, profitJson, tradeJson } from './trades.js';
-import { tradeStats } from '../market/round-trips.js';
+import { allTrades, type Period, profitByPeriod, profitJson, type Trade, tradeJson } from './trades.js';
+import { statsBy, tradeStats, type TradeStats } from '../market/round-trips.js';
+import type { LogLine } from '../ops/log-tail.js';
 
 /** What the control API and the metrics need of the journal's and the read model's shapes, from here alone. */
 export { EVENT_KINDS } from '../store/events.js';
@@ -53,6 +54,22 @@ export interface QueryDeps {
   /** Recent prices per symbol (the chart). */
   prices: () => ReadonlyMap<string, readonly { time: number; price: number }[]>;
   daemon: DaemonInfo;
+  /** The daemon's latest warnings and errors, oldest first (the chat's /logs); none when the log keeps no tail. */
+  logs?: (n: number) => LogLine[];
+  /**
+   * The most trades open at once, when configured (issue 41's maxOpenTrades); undefined: no limit. The count of
+   * open trades is the same either way (`openTrades`).
+   */
+  maxOpenTrades?: () => number | undefined;
+}
+
+/** Closed trades' figures of one group (a pair, an exit reason) in one quote asset. */
+export interface PerformanceRow {
+  quoteAsset: string;
+  trades: number;
+  wins: number;
+  winRatePct: string | null;
+  pnl: string;
 }
 
 export interface Page<T> {
@@ -61,6 +78,9 @@ export interface Page<T> {
 }
 
 export type OperatorQueries = ReturnType<typeof createQueries>;
+
+/** A win rate in percent to one place, or null without trades. */
+const winRatePct = (s: TradeStats) => (s.winRate === undefined ? null : plain(s.winRate.mul(100).toDecimalPlaces(1)));
 
 export function createQueries(deps: QueryDeps) {
   const { store, engine } = deps;
@@ -151,13 +171,67 @@ export function createQueries(deps: QueryDeps) {
             quoteAsset,
             trades: s.trades,
             wins: s.wins,
-            winRatePct: s.winRate === undefined ? null : plain(s.winRate.mul(100).toDecimalPlaces(1)),
+            winRatePct: winRatePct(s),
             pnl: q(s.pnl),
             profitFactor: s.profitFactor === undefined ? null : plain(s.profitFactor.toDecimalPlaces(2)),
             expectancy: s.expectancy === undefined ? null : q(s.expectancy),
           };
         });
     },
+    /**
+     * Closed trades by pair and by exit reason (the exit's tag: `exit:stop-loss`, `exit` for the operator's, a
+     * strategy's own), each in its quote asset (never summed across quotes), the best PnL first (Freqtrade's
+     * /performance).
+     */
+    performance() {
+      const all = trades().trades;
+      const places = quotePlaces();
+      /** The trades grouped by quote asset and `key`, the best PnL first. */
+      const grouped = (key: (t: Trade) => string | undefined) =>
+        statsBy(all, (t) => JSON.stringify([(t as Trade).quoteAsset ?? '?', key(t as Trade) ?? 'none']))
+          .sort((a, b) => b.stats.pnl.comparedTo(a.stats.pnl))
+          .map(({ key: group, stats }) => {
+            const [quoteAsset, value] = JSON.parse(group) as [string, string];
+            const row: PerformanceRow = {
+              quoteAsset,
+              trades: stats.trades,
+              wins: stats.wins,
+              winRatePct: winRatePct(stats),
+              pnl: roundedText(stats.pnl, places(quoteAsset)),
+            };
+            return { value, row };
+          });
+      return {
+        pairs: grouped((t) => t.symbol).map(({ value, row }) => ({ symbol: value, ...row })),
+        exitReasons: grouped((t) => t.exitTag).map(({ value, row }) => ({ reason: value, ...row })),
+      };
+    },
+    /**
+     * The trades open now: each instance holding a position of at least its pair's step (less is dust, not a
+     * trade), and the most allowed at once when configured (`max`: null without a limit).
+     */
+    openTrades() {
+      const { view } = status();
+      const open = view.report.instances.flatMap((i) => {
+        const symbol = i.symbols.length === 1 ? (i.symbols[0] as string) : undefined;
+        const rules = symbol === undefined ? undefined : view.rules(symbol);
+        const step = rules?.stepSize ?? D('0.00000001');
+        if (symbol === undefined || i.position.quantity.abs().lt(step)) return [];
+        const r = instanceRounder(i, view.rules);
+        return [
+          {
+            instance: i.instance,
+            symbol,
+            quantity: r.baseAsset(i.position.quantity),
+            averagePrice: r.price(i.position.averagePrice),
+            unrealisedPnl: i.unrealisedPnl === undefined ? null : r.quote(i.unrealisedPnl),
+          },
+        ];
+      });
+      return { open, max: deps.maxOpenTrades?.() ?? null };
+    },
+    /** The daemon's latest `n` warnings and errors, oldest first (secrets already redacted by the log). */
+    logs: (n: number): LogLine[] => deps.logs?.(n) ?? [],
     /**
      * Equity and return per quote asset, never summed across quotes: the account's balance of the quote plus
      * what the instances trading in it hold, at the last price; PnL is theirs (realised + unrealised, fees

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { LogTail } from './log-tail.js';
 
 export type { Logger };
 
@@ -44,6 +45,14 @@ const SYNC_FLUSH_MS = 500;
 /** The asynchronous destination of each logger createLogger made, so exitProcess can abandon it. */
 const destinations = new WeakMap<Logger, DestinationStream & { destroy(): void }>();
 
+/** The latest warnings and errors of each logger createLogger made (its children's included). */
+const tails = new WeakMap<Logger, LogTail>();
+
+/** The latest warnings and errors a logger of createLogger wrote (the chat's /logs); undefined for another logger. */
+export function logTail(logger: Logger): LogTail | undefined {
+  return tails.get(logger);
+}
+
 /** LOG_FORMAT's choice (validated with the rest of the environment by the commands that load it). */
 function formatFromEnv(): boolean | undefined {
   const format = process.env.LOG_FORMAT?.trim().toLowerCase();
@@ -54,17 +63,31 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const fd = options.fd ?? 1;
   const pretty = options.pretty ?? formatFromEnv() ?? (fd === 1 ? process.stdout.isTTY : process.stderr.isTTY) === true;
-  const base = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined };
+  const tail = new LogTail();
+  // Each line as written, after the redaction: what the tail keeps is what the log shows.
+  const hooks = {
+    streamWrite: (line: string) => {
+      tail.push(line);
+      return line;
+    },
+  };
+  const base = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined, hooks };
+  const kept = (logger: Logger) => {
+    tails.set(logger, tail);
+    return logger;
+  };
   if (pretty) {
-    return pino({
-      ...base,
-      transport: {
-        target: 'pino-pretty',
-        options: { destination: fd, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
-      },
-    });
+    return kept(
+      pino({
+        ...base,
+        transport: {
+          target: 'pino-pretty',
+          options: { destination: fd, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+        },
+      }),
+    );
   }
-  if (options.sync === true) return pino(base, pino.destination({ fd, sync: true }));
+  if (options.sync === true) return kept(pino(base, pino.destination({ fd, sync: true })));
   // pino writes synchronously on fatal and at exit, retrying a full pipe for ever: bounded here.
   let syncDeadline: number | undefined;
   const destination = pino.destination({
@@ -86,7 +109,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
   const logger = pino(base, destination);
   destinations.set(logger, destination);
-  return logger;
+  return kept(logger);
 }
 
 /**

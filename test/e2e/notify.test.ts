@@ -12,7 +12,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { BotApi, Receiver } from '../notify/stand-ins.js';
-import { DaemonProcess, everyOrderFile, fillKeys, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
+import {
+  DaemonProcess,
+  everyOrderFile,
+  fillKeys,
+  freePort,
+  http,
+  readDb,
+  waitFor,
+  lockstepPaperEnv,
+} from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,6 +42,9 @@ describe('notifications from the daemon on paper', () => {
     hook.status = () => 503;
     const db = join(dir, 'bot.db');
     const kill = join(dir, 'KILL');
+    const port = await freePort();
+    const api = (path: string, method: string, body?: unknown) =>
+      http(`http://127.0.0.1:${port}/api/v1${path}`, { method, body });
     const daemon = new DaemonProcess(
       await lockstepPaperEnv(
         dir,
@@ -46,6 +58,7 @@ describe('notifications from the daemon on paper', () => {
           TELEGRAM_BOT_TOKEN: TOKEN,
           TELEGRAM_CHAT_ID: '111',
           TELEGRAM_API_URL: bot.url,
+          API_PORT: String(port),
         },
       ),
     );
@@ -115,6 +128,30 @@ describe('notifications from the daemon on paper', () => {
         daemon,
         ms: 60_000,
       });
+      for (const command of ['/performance', '/count', '/logs 5']) bot.say(111, command);
+      await waitFor('the logs', () => bot.sent.some((m) => m.text.startsWith('PAPER · last 5 warnings')), {
+        daemon,
+        ms: 60_000,
+      });
+      // The kill switch turned off through the API: told to the chat once, as the action (who, what, outcome);
+      // the same again changes nothing and is not told.
+      expect((await api('/kill-switch', 'PUT', { on: false })).status).toBe(200);
+      expect((await api('/kill-switch', 'PUT', { on: false })).body).toMatchObject({ changed: false });
+      await waitFor(
+        'the action told',
+        () => bot.sent.some((m) => /operator kill-switch off → off \(api 127\.0\.0\.1\)/.test(m.text)),
+        { daemon, ms: 60_000 },
+      );
+      // Later than the action's own kill-switch row would have been told: a grouped burst, then the answer.
+      bot.say(111, '/version');
+      await waitFor(
+        'the second version',
+        () => bot.sent.filter((m) => m.text.startsWith('PAPER · version')).length === 2,
+        {
+          daemon,
+          ms: 60_000,
+        },
+      );
     } finally {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       await Promise.all([hook.close(), bot.close()]);
@@ -135,6 +172,8 @@ describe('notifications from the daemon on paper', () => {
       { action: 'resume', instance: 'churn', outcome: 'resumed', source: 'telegram:111' },
       { action: 'exit', instance: 'churn', outcome: 'failed', source: 'telegram:111' },
       { action: 'reload', outcome: 'nothing changed', source: 'telegram:111' },
+      { action: 'kill-switch', on: false, outcome: 'off', changed: true, source: 'api 127.0.0.1' },
+      { action: 'kill-switch', on: false, outcome: 'already off', changed: false, source: 'api 127.0.0.1' },
     ]);
     const replies = bot.sent.map((m) => m.text);
     expect(replies).toEqual(
@@ -160,7 +199,24 @@ describe('notifications from the daemon on paper', () => {
     expect(told).not.toContain('PAUSED: paused by the operator');
     expect(told).not.toContain('KILL SWITCH ON');
     expect(told).not.toContain('STOP-BUY ON');
-    expect(told).not.toMatch(/operator (pause|resume|kill-switch|stop-buy|exit|reload)/);
+    expect(told).not.toMatch(/operator (pause|resume|kill-switch|stop-buy|exit|reload).*\(telegram:111\)/);
+    // An action from elsewhere reaches the chat as one line, its repeat not at all.
+    expect(told.match(/operator kill-switch/g)).toHaveLength(1);
+    expect(told).not.toContain('already off');
+    expect(told).not.toContain('kill switch off: orders allowed again');
+    // A refusal while the kill switch was on says when it happened (it is told after the switch is off).
+    expect(told).toMatch(/churn order refused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: kill switch file .* exists/);
+    expect(told).not.toMatch(/order refused: kill switch/);
+    expect(replies).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^PAPER · performance of closed trades\nby pair:\nBTCUSDT [+-][\d.]+ USDT · \d+ trades · /,
+        ) as string,
+        expect.stringMatching(/^PAPER · open trades: [01] \(no maxOpenTrades limit\)/) as string,
+        // The warnings of the run: the kill switch's refusals among them, no secret (checked below with the rest).
+        expect.stringMatching(/^PAPER · last 5 warnings and errors \(wall clock, UTC\)\n.*WARN/) as string,
+      ]),
+    );
     expect(replies.filter((t) => t === 'PAPER · churn resumed')).toHaveLength(1);
     // Another channel still gets them; an operator's pause is a warning there, not an error.
     const hookNotices = hook.received.flatMap(

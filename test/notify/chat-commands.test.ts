@@ -17,6 +17,7 @@ import { pairRulesFrom } from '../../src/market/pair-rules.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
+import { LogTail } from '../../src/ops/log-tail.js';
 import { storeQueries } from '../support/store-queries.js';
 import { BotApi, until } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
@@ -85,11 +86,12 @@ function chatCommands(token: string, op: ChatOperator, mode: 'live' | 'paper') {
 }
 
 /** The operator layer's shape, recording each action asked for (the real actions are driven end to end in test/e2e). */
-function operator() {
+function operator(logs?: LogTail) {
   const calls: string[] = [];
   const ok = (action: string, outcome: string): Promise<ActionResult> =>
     Promise.resolve({ action, changed: true, outcome });
   const act: OperatorActions = {
+    observe: () => undefined,
     pauseInstance: (name, by) => {
       calls.push(`pause ${name} ${by.source}`);
       return name === 'grid'
@@ -125,6 +127,7 @@ function operator() {
   const read = storeQueries(store, dir, {
     balances: [{ asset: 'USDT', free: new D('900'), locked: new D('100') }],
     rules: { BTCUSDT },
+    logs,
   });
   const op: ChatOperator = {
     read,
@@ -221,6 +224,62 @@ describe('telegram chat commands', () => {
     expect(log.messages(/ignoring messages from chat 999/)).toHaveLength(1);
     expect(log.messages(/\/stopbuy was sent before the daemon started: not acted on/)).toHaveLength(2);
     expect(log.lines.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('answers /performance by pair and exit reason, /count of the trades open, /logs with the last warnings and errors', async () => {
+    // A second closed trade, at a loss, closed by a declared stop-loss; then an entry still open.
+    const day = Date.UTC(2024, 0, 3, 10);
+    let seq = 10;
+    for (const [id, side, price, time, tag] of [
+      ['g-10', 'BUY', '20000', day, 'dip'],
+      ['g-11', 'SELL', '19800', day + 60_000, 'exit:stop-loss'],
+      ['g-12', 'BUY', '19700', day + 120_000, 'dip'],
+    ] as const) {
+      store.orders.insert(
+        orderRow({ localId: id, instance: 'grid', seq: ++seq, side, price, quantity: '0.001', status: 'FILLED', tag }),
+      );
+      store.fills.insert({
+        fillKey: `t-${id}`,
+        orderLocalId: id,
+        instance: 'grid',
+        symbol: 'BTCUSDT',
+        side,
+        price,
+        qty: '0.001',
+        fee: '0',
+        feeAsset: 'USDT',
+        feeIn: 'quote',
+        time,
+        recordedAt: time,
+        source: 'trade',
+        delivered: true,
+      });
+    }
+    const logs = new LogTail(5);
+    const at = Date.UTC(2024, 0, 3, 10, 5);
+    for (let i = 1; i <= 7; i++)
+      logs.push(
+        JSON.stringify({ level: i % 2 === 0 ? 50 : 40, time: at + i * 1000, instance: 'grid', msg: `problem ${i}` }),
+      );
+    logs.push(JSON.stringify({ level: 30, time: at + 9000, msg: 'info is not kept' }));
+    logs.push(
+      JSON.stringify({ level: 50, time: at + 10_000, component: 'operator', msg: 'failed', err: { message: 'boom' } }),
+    );
+    const { commands } = chatCommands(TOKEN, operator(logs).op, 'paper');
+    bot.say(111, '/performance');
+    bot.say(111, '/count');
+    bot.say(111, '/logs 3');
+    bot.say(111, '/logs 99');
+    await until('the answers', () => bot.sent.length === 4);
+    await commands.stop();
+    expect(bot.sent.map((m) => m.text)).toEqual([
+      'PAPER · performance of closed trades\nby pair:\nBTCUSDT -0.14 USDT · 2 trades · 50% won\nby exit reason:\n' +
+        'take-profit +0.06 USDT · 1 trades · 100% won\nexit:stop-loss -0.2 USDT · 1 trades · 0% won',
+      'PAPER · open trades: 1 (no maxOpenTrades limit)\ngrid BTCUSDT 0.001 @ 19700',
+      'PAPER · last 3 warnings and errors (wall clock, UTC)\n2024-01-03 10:05:06 ERROR grid: problem 6\n' +
+        '2024-01-03 10:05:07 WARN grid: problem 7\n2024-01-03 10:05:10 ERROR operator: failed (boom)',
+      'PAPER · /logs [N]\nN: expected a whole number from 1 to 50',
+    ]);
   });
 
   it('keeps polling through a Bot API that fails, logging it once', async () => {

@@ -140,7 +140,7 @@ type HookBody = {
   id: string;
   mode: string;
   text: string;
-  notifications: { id: string; kind: string; instance: string | null }[];
+  notifications: { id: string; kind: string; level: string; text: string; instance: string | null }[];
 };
 const hookKinds = () => hook.received.flatMap((r) => (r.json as HookBody).notifications.map((x) => x.kind));
 /** Everything the webhook received, as text. */
@@ -454,32 +454,47 @@ describe('the notifier', () => {
     expect([...kept.values()].filter((k) => k === 'paused' || k === 'fill').sort()).toEqual(['fill', 'paused']);
   });
 
-  it('holds back from a chat what its own command recorded, and nothing else', async () => {
+  it('tells a person each operator action once, as its row: not what it recorded on the way, not a repeat, not to the chat that asked', async () => {
     const notifications = notificationsFromEnv(env({ TELEGRAM_EVENTS: 'all', NOTIFY_GROUP_MS: '300' }), {
       store,
       logger: captureLogger().logger,
       mode: 'paper',
       timers: wallClock,
     });
+    const notifier = notifications!.notifier;
     await until('the start told', () => bot.sent.length === 2);
-    // What a /pause from chat 111 records while it runs, with a fill and another source's action meanwhile.
-    const answered = notifications?.notifier.answering('telegram:111');
-    store.events.record(Date.now(), 'grid', 'paused', { reason: 'paused by the operator (telegram:111)' });
+    const action = (
+      start: { action: string; instance: string | undefined; source: string },
+      rows: [string | undefined, string, Record<string, unknown>][],
+    ) => {
+      const end = notifier.acting(start);
+      for (const [instance, kind, data] of rows) store.events.record(Date.now(), instance, kind as never, data);
+      end();
+    };
+    const op = (data: Record<string, unknown>) => [undefined, 'operator', data] as [undefined, string, typeof data];
+    // An exit from the API: its request, its pause and its row; another instance's failure and a fill meanwhile.
+    action({ action: 'exit', instance: 'grid', source: 'api 1.2.3.4' }, [
+      ['grid', 'exit-requested', { type: 'MARKET', source: 'api 1.2.3.4' }],
+      ['grid', 'paused', { reason: 'exit by the operator (api 1.2.3.4)' }],
+      ['dca', 'paused', { reason: 'onTick threw: boom' }],
+      op({ action: 'exit', instance: 'grid', outcome: 'sent MARKET SELL 0.001', changed: true, source: 'api 1.2.3.4' }),
+    ]);
     recordFill('1');
-    store.events.record(Date.now(), undefined, 'operator', {
-      action: 'pause',
-      outcome: 'paused',
-      source: 'api 1.2.3.4',
-    });
-    store.events.record(Date.now(), undefined, 'operator', {
-      action: 'pause',
-      outcome: 'paused',
-      source: 'telegram:111',
-    });
-    answered?.();
-    // After the command: told to both chats again.
-    store.events.record(Date.now(), 'grid', 'resumed', {});
-    await until('both chats told', () => bot.sent.length === 4);
+    // The kill switch from chat 111, then the same again (nothing changed): a repeat.
+    action({ action: 'kill-switch', instance: undefined, source: 'telegram:111' }, [
+      [undefined, 'kill-switch', { on: true }],
+      op({ action: 'kill-switch', on: true, outcome: 'on', changed: true, source: 'telegram:111' }),
+    ]);
+    action({ action: 'kill-switch', instance: undefined, source: 'api 1.2.3.4' }, [
+      op({ action: 'kill-switch', on: true, outcome: 'already on', changed: false, source: 'api 1.2.3.4' }),
+    ]);
+    // The file removed by hand: no action, so its own row tells it.
+    store.events.record(Date.now(), undefined, 'kill-switch', { on: false });
+    await until(
+      'both chats told',
+      () => bot.sent.length >= 4 && bot.sent.some((m) => m.text.includes('orders allowed')),
+    );
+    await until('the webhook told every row', () => hookKinds().filter((k) => k === 'operator').length === 3);
     await notifications?.stop(5000);
     const to = (chat: string) =>
       bot.sent
@@ -487,13 +502,26 @@ describe('the notifier', () => {
         .slice(1)
         .map((m) => m.text)
         .join('\n');
-    expect(to('111')).not.toContain('PAUSED');
-    expect(to('111')).not.toContain('(telegram:111)');
-    expect(to('111')).toContain('grid BTCUSDT BUY LIMIT 1 @ 100');
-    expect(to('111')).toContain('operator pause → paused (api 1.2.3.4)');
-    expect(to('111')).toContain('grid resumed');
-    expect(to('222')).toContain('⚠ grid PAUSED: paused by the operator (telegram:111)');
-    expect(to('222')).toContain('operator pause → paused (telegram:111)');
+    for (const chat of ['111', '222']) {
+      const text = to(chat);
+      expect(text.match(/operator exit grid → sent MARKET SELL 0.001 \(api 1.2.3.4\)/g), chat).toHaveLength(1);
+      expect(text, chat).not.toContain('EXIT requested');
+      expect(text, chat).not.toContain('grid PAUSED');
+      expect(text, chat).toContain('‼ dca PAUSED: onTick threw: boom');
+      expect(text, chat).toContain('grid BTCUSDT BUY LIMIT 1 @ 100');
+      expect(text, chat).not.toContain('KILL SWITCH ON');
+      expect(text, chat).not.toContain('already on');
+      expect(text, chat).toContain('kill switch off: orders allowed again');
+    }
+    // The chat that asked had the command's answer; the other chat is told the action.
+    expect(to('111')).not.toContain('operator kill-switch');
+    expect(to('222')).toContain('operator kill-switch on → on (telegram:111)');
+    // A script's webhook gets every row, an exit's own pause as a warning (not an error).
+    expect(hookKinds().filter((k) => k === 'paused')).toHaveLength(2);
+    const exitPause = hook.received
+      .map((r) => (r.json as HookBody).notifications[0]!)
+      .find((n) => n.kind === 'paused' && n.text.includes('exit by the operator'));
+    expect(exitPause?.level).toBe('warn');
   });
 
   it('is not set up without a channel', () => {

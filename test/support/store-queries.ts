@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import type { Balance } from '../../src/strategy/api.js';
 import type { PairRules } from '../../src/market/pair-rules.js';
 import { createQueries } from '../../src/operator/queries.js';
+import type { LogTail } from '../../src/ops/log-tail.js';
 import type { Store } from '../../src/store/store.js';
 
 export function storeQueries(
   store: Store,
   dir: string,
-  options: { balances?: Balance[]; rules?: Record<string, PairRules> } = {},
+  options: { balances?: Balance[]; rules?: Record<string, PairRules>; logs?: LogTail } = {},
 ) {
   return createQueries({
     store,
@@ -28,6 +29,7 @@ export function storeQueries(
     },
     jobs: () => [],
     prices: () => new Map(),
+    logs: (n) => options.logs?.recent(n) ?? [],
     daemon: { mode: 'paper', venue: 'test', banner: 'test' },
   });
 }
