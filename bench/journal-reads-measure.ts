@@ -45,6 +45,7 @@ const read = createQueries({
     balances: () => [],
     journalProblem: () => undefined,
     pairRules: () => undefined,
+    venueRefusals: () => [],
   },
   jobs: () => [],
   prices: () => new Map(),

@@ -25,7 +25,15 @@ export interface MetricSources {
   /** The operator layer's queries: the status read model (the one the API and `bot status` show), the journal's counts, the engine's brakes and balances, the jobs. */
   read: Pick<
     Operator['read'],
-    'status' | 'orderCounts' | 'fillTotals' | 'engineInstances' | 'brakes' | 'balanceFigures' | 'jobs' | 'quoteAsset'
+    | 'status'
+    | 'orderCounts'
+    | 'fillTotals'
+    | 'engineInstances'
+    | 'brakes'
+    | 'balanceFigures'
+    | 'jobs'
+    | 'quoteAsset'
+    | 'venueRefusals'
   >;
   now: () => number;
   /** Export balances (METRICS_BALANCES). */
@@ -173,6 +181,13 @@ export function createMetrics(): DaemonMetrics {
           { bot_instance: i.name, symbol: i.symbol },
           i.counters.refused,
         ]),
+  );
+  fromSource(
+    'counter',
+    'venue_answers_refused_total',
+    "Figures the venue gave that the bot refused as impossible (a fill past its order, an executed quantity going back, a price outside the pair's bounds, a fee above the fill's value), by field, since the start.",
+    ['field'],
+    () => sources?.read.venueRefusals().map((r): Sample<'field'> => [{ field: r.field }, r.count]),
   );
   fromSource('counter', 'fills_total', 'Fills recorded.', ['bot_instance', 'symbol', 'side'], () =>
     db()?.fills.map((f): Sample<'bot_instance' | 'symbol' | 'side'> => [

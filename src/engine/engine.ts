@@ -278,6 +278,11 @@ export class Engine implements FillSink {
     }));
   }
 
+  /** Figures the venue gave that were refused as impossible since the start, by field (venue-answers.ts). */
+  venueRefusals(): { field: string; count: number }[] {
+    return this.sync.answers.refusals();
+  }
+
   // Operator steering (operator/actions.ts): small, each one idempotent; the caller checks names and
   // journals who asked.
 

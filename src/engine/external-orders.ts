@@ -11,9 +11,9 @@ import { fromWire, plain } from '../market/decimal.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { isUnresolved, newOrderRow, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { executedOf } from './fill-recorder.js';
 import { parseTime } from './history-pages.js';
 import { sameOrder } from './outcome-matching.js';
+import type { VenueAnswers } from './venue-answers.js';
 
 /** External rows the journal holds live at once; open orders of another owner beyond are only counted. */
 export const MAX_EXTERNAL_ROWS = 1_000;
@@ -42,8 +42,8 @@ function wirePrice(n: number | undefined): string | undefined {
   return n === undefined || n === 0 ? undefined : plain(fromWire(n));
 }
 
+/** A row for an open order of another owner; what it executed is judged as for any order (`outcome`). */
 function externalRow(symbol: string, record: OrderRecord, now: number): OrderRow {
-  const executed = executedOf(record);
   return newOrderRow({
     localId: `ext-${symbol}-${record.displayingId}`,
     instance: undefined,
@@ -54,10 +54,8 @@ function externalRow(symbol: string, record: OrderRecord, now: number): OrderRow
     stopPrice: wirePrice(record.stopPrice),
     limitPrice: record.type === 'OCO' ? wirePrice(record.limitPrice) : undefined,
     quantity: plain(fromWire(record.quantity)),
-    status: executed.isZero() ? 'OPEN' : 'PARTIALLY_FILLED',
-    venueStatus: record.status,
+    status: 'OPEN',
     exchangeId: record.displayingId,
-    execQty: plain(executed),
     matchMethod: 'adopted',
     external: true,
     createdAt: parseTime(record.createdAt) ?? now,
@@ -70,7 +68,10 @@ export class ExternalOrders {
   /** The count last told while orders of another owner are open (the incident), and when. */
   private told: { peak: number; at: number } | undefined;
 
-  constructor(private readonly p: EngineParts) {}
+  constructor(
+    private readonly p: EngineParts,
+    private readonly answers: VenueAnswers,
+  ) {}
 
   /**
    * One traded symbol's open orders, just read (after the reconciler had its look at them): those no row knows
@@ -100,7 +101,8 @@ export class ExternalOrders {
       }
       // A final row of ours (or an external one closed earlier) that the venue lists again: not another owner's.
       if (journal.isKnownExchangeId(record.displayingId)) continue;
-      rows.push(externalRow(symbol, record, now));
+      const adopted = externalRow(symbol, record, now);
+      rows.push({ ...adopted, ...this.answers.outcome(adopted, record, true) });
       room--;
     }
     if (rows.length > 0) journal.insertMany(rows);

@@ -12,7 +12,7 @@ import type { FeeIn, FillRow } from '../store/fills.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { HISTORY_READ_LIMIT, iso, parseTime, readPages } from './history-pages.js';
-import { isLiveVenueStatus } from './outcome-matching.js';
+import { isLiveVenueStatus, type VenueAnswers } from './venue-answers.js';
 
 /** Where a newly recorded fill goes (the engine: the position, the strategy's onFill). */
 export interface FillSink {
@@ -29,13 +29,6 @@ export interface FillRecorderOptions {
   /** Tolerated difference between the venue's clock and ours. */
   skewMs: number;
 }
-
-/**
- * The venue's executed quantity, read at the 15 significant digits a double carries (as fees are): the
- * exchange's numbers carry binary noise (0.30000000000000004), and read exactly that noise would leave an
- * order forever "owing" a few 1e-17 and end up as a phantom delta fill.
- */
-export const executedOf = (record: OrderRecord): Dec => dec(record.executedQty ?? 0);
 
 function compareIds(a: string, b: string): number {
   if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
@@ -57,6 +50,7 @@ export class FillRecorder {
     private readonly p: EngineParts,
     private readonly options: FillRecorderOptions,
     private readonly sink: FillSink,
+    private readonly answers: VenueAnswers,
   ) {
     this.tradesFailing = new Incidents(
       p.logger,
@@ -137,15 +131,32 @@ export class FillRecorder {
       trades === undefined && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
     const now = this.p.clock.now();
     for (const row of this.p.journal.forSymbol(symbol)) {
-      if (row.exchangeId === undefined || !hasOutstandingFills(row)) continue;
-      const record = seen.get(row.exchangeId);
-      if (!record) continue;
+      if (row.exchangeId === undefined) continue;
       const closed = row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
       // Closed long ago and still owing: only a trade read that succeeded and lacked the trade says history will
       // not bring it; a failed read says nothing (repeated failures are deltaMode's).
       const stale = closed && trades !== undefined && now - row.updatedAt > this.options.fillGraceMs;
-      if (deltaMode || stale || row.fillSource === 'delta') this.insertDelta(row, record);
+      if (!hasOutstandingFills(row)) {
+        if (stale && isActive(row.status)) this.closeUnknown(row, now);
+        continue;
+      }
+      const record = seen.get(row.exchangeId);
+      if (record && (deltaMode || stale || row.fillSource === 'delta')) this.insertDelta(row, record);
     }
+  }
+
+  /**
+   * A row the venue closed without saying what it executed (no possible executedQty), whose trades were read
+   * for a grace period without bringing more: closed with the fills recorded. Never a FILLED row without fills.
+   */
+  private closeUnknown(row: OrderRow, now: number): void {
+    const status = row.venueStatus as string;
+    if (status === 'FILLED' && new D(row.filledQty).isZero()) return;
+    this.p.journal.save({ ...row, status, updatedAt: now });
+    this.p.logger.info(
+      { localId: row.localId, exchangeId: row.exchangeId, status, filled: row.filledQty },
+      'order closed on the venue: its trades, read for the grace period, are all recorded',
+    );
   }
 
   private tradesFrom(symbol: string, rows: readonly OrderRow[], owing: readonly OrderRow[]): number {
@@ -165,6 +176,8 @@ export class FillRecorder {
   private insertTrade(row: OrderRow, t: TradeRecord, time: number): void {
     const fee = t.feeMetadata?.feeValue;
     const feeAsset = t.feeMetadata?.feeAsset ?? undefined;
+    const feeIn = this.feeIn(row.symbol, feeAsset);
+    if (!this.answers.believeTrade(row, t, feeIn)) return;
     this.record(row, {
       fillKey: t._id,
       orderLocalId: row.localId,
@@ -176,7 +189,7 @@ export class FillRecorder {
       // Fees carry float noise on the wire (0.30000000000000004): read at a double's 15 significant digits.
       fee: plain(fee === undefined ? ZERO : dec(fee)),
       feeAsset,
-      feeIn: this.feeIn(row.symbol, feeAsset),
+      feeIn,
       time: time || this.p.clock.now(),
       source: 'trade',
       delivered: row.external,
@@ -184,24 +197,46 @@ export class FillRecorder {
     });
   }
 
-  /** The part of executedQty no fill covers yet, as one fill keyed `<exchangeOrderId>:<cumulativeQty>`. */
+  /**
+   * The part of the executed quantity believed (VenueAnswers: the record's executedQty when possible, a FILLED
+   * order's quantity) that no fill covers yet, as one fill keyed `<exchangeOrderId>:<cumulativeQty>`, at a price
+   * the record gives inside the pair's bounds (none: its trades are waited for).
+   */
   private insertDelta(row: OrderRow, record: OrderRecord): void {
-    const executed = executedOf(record);
+    const executed = new D(row.execQty);
     const filled = new D(row.filledQty);
     const qty = executed.minus(filled);
     if (qty.lte(0)) return;
     const filledQuote = filled.mul(row.avgPrice ?? 0);
-    const execQuote = record.executedQuoteQty === undefined ? undefined : fromWire(record.executedQuoteQty);
-    const price =
-      execQuote !== undefined && execQuote.gt(filledQuote)
-        ? execQuote.minus(filledQuote).div(qty)
-        : fromWire(record.executedPrice || record.price || 0);
+    // The record's executed quote is of its own executedQty: a price only when that is the figure believed.
+    const ownFigure =
+      record.executedQty !== undefined && Number.isFinite(record.executedQty) && dec(record.executedQty).eq(executed);
+    const execQuote =
+      ownFigure && record.executedQuoteQty !== undefined && Number.isFinite(record.executedQuoteQty)
+        ? fromWire(record.executedQuoteQty)
+        : undefined;
+    const wirePrice = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? undefined : fromWire(n));
+    const price = this.answers.deltaPrice(row, [
+      [
+        'executedQuoteQty',
+        execQuote !== undefined && execQuote.gt(filledQuote) ? execQuote.minus(filledQuote).div(qty) : undefined,
+      ],
+      ['executedPrice', wirePrice(record.executedPrice)],
+      ['price', wirePrice(record.price)],
+      ["the order's own price", row.price === undefined ? undefined : new D(row.price)],
+    ]);
+    if (price === undefined) return;
     const feeAsset = record.feeMetadata?.asset ?? undefined;
+    const feeIn = this.feeIn(row.symbol, feeAsset);
     const feeTotal = record.feeMetadata?.value;
     let fee = ZERO;
     if (feeTotal !== undefined) {
       const paid = this.p.store.fills.forOrder(row.localId).reduce((sum, f) => sum.plus(f.fee), ZERO);
-      fee = D.max(dec(feeTotal).minus(paid), ZERO);
+      const owed = Number.isFinite(feeTotal) && feeTotal >= 0 ? D.max(dec(feeTotal).minus(paid), ZERO) : undefined;
+      const problem =
+        owed === undefined ? `${feeTotal} is not a possible fee` : this.answers.feeAboveValue(owed, qty, price, feeIn);
+      if (problem === undefined) fee = owed as Dec;
+      else this.answers.refuse(row, 'feeMetadata.value', problem);
     }
     const now = this.p.clock.now();
     this.record(row, {
@@ -214,7 +249,7 @@ export class FillRecorder {
       qty: plain(qty),
       fee: plain(fee),
       feeAsset,
-      feeIn: this.feeIn(row.symbol, feeAsset),
+      feeIn,
       time: parseTime(record.updatedAt) ?? now,
       source: 'delta',
       delivered: row.external,

@@ -4,7 +4,7 @@
  * is resolved from open orders and history, never by sending again (invariants 2 and 3).
  */
 import { errorCode } from '../errors.js';
-import { D, type Dec, fromWire, plain } from '../market/decimal.js';
+import { D, type Dec } from '../market/decimal.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
@@ -16,7 +16,6 @@ import type { EngineParts } from './engine-parts.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { OrderSync } from './order-sync.js';
 import { checkOrder, type CheckedOrder } from './order-checks.js';
-import { journalStatus } from './outcome-matching.js';
 import { utcDay } from '../market/position.js';
 import { riskProblem } from './risk.js';
 
@@ -264,13 +263,10 @@ export class OrderManager {
       store.events.record(now, r.name, 'order-unknown', { localId: row.localId, reason });
       return;
     }
-    const executed = fromWire(record.executedQty ?? 0);
     journal.save({
       ...row,
-      status: journalStatus(row, record.status, executed, false),
-      venueStatus: record.status,
+      ...this.sync.answers.outcome(row, record, false),
       exchangeId: id,
-      execQty: plain(executed),
       matchMethod: 'response',
       updatedAt: now,
     });
@@ -357,9 +353,9 @@ export class OrderManager {
     this.sentSincePoll = true;
     const current = journal.get(row.localId);
     if (!current || !isActive(current.status)) return { ok: true, status: current?.status ?? record.status };
-    const executed = D.max(fromWire(record.executedQty ?? 0), current.execQty);
-    const status = journalStatus(current, record.status, executed, false);
-    journal.save({ ...current, status, venueStatus: record.status, execQty: plain(executed), updatedAt: clock.now() });
+    const outcome = this.sync.answers.outcome(current, record, false);
+    const { status } = outcome;
+    journal.save({ ...current, ...outcome, updatedAt: clock.now() });
     logger.info({ localId: row.localId, exchangeId, status: record.status }, 'order cancelled');
     return { ok: true, status };
   }

@@ -4,14 +4,13 @@
  * in neither is reported); rows whose create outcome is unknown go to the reconciler; fills to the fill
  * recorder. Each of the three owns its own state; this one owns only the missing-order count.
  */
-import { D, plain } from '../market/decimal.js';
 import { crashPoint } from '../ops/crash-points.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { executedOf, FillRecorder, type FillRecorderOptions, type FillSink } from './fill-recorder.js';
+import { FillRecorder, type FillRecorderOptions, type FillSink } from './fill-recorder.js';
 import { iso, readPages } from './history-pages.js';
-import { journalStatus } from './outcome-matching.js';
+import { VenueAnswers } from './venue-answers.js';
 import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
 import { ExternalOrders } from './external-orders.js';
 import { Incidents } from '../ops/incident.js';
@@ -28,20 +27,23 @@ export class OrderSync {
   private readonly reconciler: OutcomeReconciler;
   private readonly external: ExternalOrders;
   private readonly fills: FillRecorder;
+  /** What the venue says of the journal's orders, believed or refused: one judge for every path that reads it. */
+  readonly answers: VenueAnswers;
 
   constructor(
     private readonly p: EngineParts,
     private readonly options: OrderSyncOptions,
     sink: FillSink,
   ) {
-    this.reconciler = new OutcomeReconciler(p, options);
-    this.external = new ExternalOrders(p);
+    this.answers = new VenueAnswers(p);
+    this.reconciler = new OutcomeReconciler(p, options, this.answers);
+    this.external = new ExternalOrders(p, this.answers);
     this.historyFailing = new Incidents(
       p.logger,
       () => p.clock.now(),
       (symbol) => `order history ${symbol}`,
     );
-    this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink);
+    this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink, this.answers);
   }
 
   /** Whether a poll could change something even if the venue reports no change (time-based decisions). */
@@ -186,11 +188,10 @@ export class OrderSync {
 
   /** What the venue reports, into `changes`; `live`: the record came from open orders (whatever its status says). */
   private apply(row: OrderRow, record: OrderRecord, live: boolean, changes: OrderRow[]): void {
-    const executed = D.max(executedOf(record), row.execQty);
-    const status = journalStatus(row, record.status, executed, live);
-    const execQty = plain(executed);
-    if (status === row.status && execQty === row.execQty && record.status === row.venueStatus) return;
-    changes.push({ ...row, status, venueStatus: record.status, execQty, updatedAt: this.p.clock.now() });
+    const outcome = this.answers.outcome(row, record, live);
+    if (outcome.status === row.status && outcome.execQty === row.execQty && outcome.venueStatus === row.venueStatus)
+      return;
+    changes.push({ ...row, ...outcome, updatedAt: this.p.clock.now() });
   }
 
   /** An external row no longer listed anywhere, closed. */

@@ -4,7 +4,7 @@
  * within a window around the time the request was sent. Each exchange order is matched at most once, and
  * never one the journal already holds.
  */
-import { D, type Dec, fromWire } from '../market/decimal.js';
+import { fromWire } from '../market/decimal.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import type { OrderRow } from '../store/order-journal.js';
 
@@ -101,20 +101,4 @@ export function matchUnresolved(
 function compareIds(a: string, b: string): number {
   if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Statuses under which an order can still trade. */
-export function isLiveVenueStatus(status: string): boolean {
-  return status === 'NEW' || status === 'PARTIALLY_FILLED';
-}
-
-/**
- * The journal status for what the venue reports. An order becomes final (the venue's status, verbatim) only
- * once every fill the venue reported is recorded: until then it stays OPEN / PARTIALLY_FILLED, so a strategy
- * never sees an order vanish before its fill arrives (and places it again).
- */
-export function journalStatus(row: OrderRow, venueStatus: string, executed: Dec, live: boolean): string {
-  const filled = new D(row.filledQty);
-  if (!live && !isLiveVenueStatus(venueStatus) && executed.lte(filled)) return venueStatus;
-  return filled.isZero() && executed.isZero() ? 'OPEN' : 'PARTIALLY_FILLED';
 }

@@ -3,12 +3,11 @@
  * orders (outcome-matching.ts) or, once the window has passed with history readable, declared NOT_PLACED.
  * Never by sending again (invariant 3).
  */
-import { plain } from '../market/decimal.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import type { MatchMethod, OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { executedOf } from './fill-recorder.js';
-import { type Candidate, journalStatus, type MatchWindow, matchUnresolved } from './outcome-matching.js';
+import { type Candidate, type MatchWindow, matchUnresolved } from './outcome-matching.js';
+import type { VenueAnswers } from './venue-answers.js';
 
 export interface ReconcilerOptions {
   window: MatchWindow;
@@ -22,6 +21,7 @@ export class OutcomeReconciler {
   constructor(
     private readonly p: EngineParts,
     private readonly options: ReconcilerOptions,
+    private readonly answers: VenueAnswers,
   ) {}
 
   /**
@@ -46,14 +46,12 @@ export class OutcomeReconciler {
     const matched = new Set<string>();
     for (const { row, candidate } of matches) {
       const { record, source } = candidate;
-      const executed = executedOf(record);
-      const status = journalStatus(row, record.status, executed, source === 'open-orders');
+      const outcome = this.answers.outcome(row, record, source === 'open-orders');
+      const { status } = outcome;
       journal.save({
         ...row,
-        status,
-        venueStatus: record.status,
+        ...outcome,
         exchangeId: record.displayingId,
-        execQty: plain(executed),
         matchMethod: source satisfies MatchMethod,
         rejectCode: undefined,
         rejectReason: undefined,

@@ -45,7 +45,10 @@ export interface DaemonInfo {
 
 export interface QueryDeps {
   store: Store;
-  engine: Pick<Engine, 'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem' | 'pairRules'>;
+  engine: Pick<
+    Engine,
+    'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem' | 'pairRules' | 'venueRefusals'
+  >;
   /** The venue's time (the daemon's clock) and the wall's. */
   now: () => number;
   wallNow: () => number;
@@ -385,6 +388,8 @@ export function createQueries(deps: QueryDeps) {
     /** The quote asset of a pair the daemon knows (the metrics' quote label). */
     quoteAsset: (symbol: string): string | undefined => engine.pairRules(symbol)?.quoteAsset,
     brakes: () => engine.brakes(),
+    /** Venue figures refused as impossible, by field (the metrics). */
+    venueRefusals: () => engine.venueRefusals(),
     running: () => engine.running,
     engineInstances: () => engine.instances(),
     jobs: () => deps.jobs(),

@@ -26,6 +26,7 @@ export function storeQueries(
       balances: () => options.balances ?? [],
       journalProblem: () => undefined,
       pairRules: (symbol) => options.rules?.[symbol],
+      venueRefusals: () => [],
     },
     jobs: () => [],
     prices: () => new Map(),
