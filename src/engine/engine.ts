@@ -816,7 +816,8 @@ export class Engine implements FillSink {
   /**
    * The orders poll: reconciles, resolves and records fills for every symbol with live journal rows, then
    * delivers new fills to onFill. When the venue has a revision counter that has not moved since the last
-   * complete poll and nothing time-based is pending, there is nothing to learn: returns undefined at once.
+   * complete poll and nothing time-based is pending (nor a journal write failure to recover from), there is
+   * nothing to learn: returns undefined at once.
    */
   pollOrders(): Promise<void> | undefined {
     if (this.state !== 'running') return undefined;
@@ -826,7 +827,9 @@ export class Engine implements FillSink {
       revision === this.polledRevision &&
       !this.orders.placedSincePoll &&
       !this.sync.hasPendingWork() &&
-      !this.deliveryPending()
+      !this.deliveryPending() &&
+      // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).
+      !this.parts.guard.journalWritesFailing
     )
       return undefined;
     return this.pollNow();

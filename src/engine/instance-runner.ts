@@ -31,6 +31,7 @@ import type {
 import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
+import { isWriteFailure } from '../store/database.js';
 import { InstanceLifecycle, type InstanceStatus } from './instance-lifecycle.js';
 import { IntentQueue } from './intent-builders.js';
 import type { MarketState } from './market-state.js';
@@ -681,20 +682,28 @@ export class InstanceRunner {
     this.deps.store.events.record(now, this.name, 'daily-loss-halt', { reason });
   }
 
-  /** Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted). */
-  refuse(intent: Record<string, unknown>, reason: string): void {
+  /**
+   * Logs and records why an intent was refused (repeats of one reason are recorded once a minute, all counted).
+   * `told`: the reason is told elsewhere (the journal's refused writes, by the trading guard): counted only.
+   * A journal that refuses the event's write loses the event, not the refusal.
+   */
+  refuse(intent: Record<string, unknown>, reason: string, told = false): void {
     this.count.refused++;
     const now = this.deps.clock.now();
     const last = this.lastRefusal;
-    if (last && last.reason === reason && now - last.time < REFUSAL_EVENT_INTERVAL_MS) {
-      last.suppressed++;
+    if (told || (last && last.reason === reason && now - last.time < REFUSAL_EVENT_INTERVAL_MS)) {
+      if (!told && last) last.suppressed++;
       this.logger.debug({ intent, reason }, `intent refused: ${reason}`);
       return;
     }
     this.logger.warn({ intent, reason }, `intent refused: ${reason}`);
     const data: Record<string, unknown> = { reason, intent };
     if (last && last.suppressed > 0) data.repeatsOfPrevious = last.suppressed;
-    this.deps.store.events.record(now, this.name, 'refused', data);
     this.lastRefusal = { reason, time: now, suppressed: 0 };
+    try {
+      this.deps.store.events.record(now, this.name, 'refused', data);
+    } catch (err) {
+      if (!isWriteFailure(err)) throw err;
+    }
   }
 }

@@ -9,6 +9,7 @@ import { crashPoint } from '../ops/crash-points.js';
 import type { CancelIntent, Intent, OrderIntent } from '../strategy/api.js';
 import { failureCode, failureMessage, meaningOf } from '../ports/venue-errors.js';
 import type { OrderRecord } from '../ports/venue-records.js';
+import { isWriteFailure } from '../store/database.js';
 import { isActive, newOrderRow, type OrderRow, remainingBase } from '../store/order-journal.js';
 import { Incident } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
@@ -90,6 +91,8 @@ export class OrderManager {
         if (intent.kind === 'CANCEL') await this.cancel(r, intent);
         else await this.submit(r, intent);
       } catch (err) {
+        // The journal refused the write: the guard tells it once and refuses what follows until it recovers.
+        if (isWriteFailure(err) && this.p.guard.journalProblem() !== undefined) continue;
         // A store failure or a bug: the order was either never sent or is PENDING in the journal, which the
         // next poll reconciles. Either way the daemon goes on.
         r.logger.error({ err, intent: describeIntent(intent) }, 'intent failed unexpectedly');
@@ -112,7 +115,8 @@ export class OrderManager {
   }
 
   private refused(r: InstanceRunner, summary: Record<string, unknown>, reason: string): { ok: false; reason: string } {
-    r.refuse(summary, reason);
+    // Refused because the journal refuses writes: the guard counts it and tells the count.
+    r.refuse(summary, reason, this.p.guard.journalRefusal(reason));
     return { ok: false, reason };
   }
 

@@ -6,6 +6,7 @@
  * still go out). Each change of state is logged and recorded once; stop-buy is read back from its last event,
  * so it holds across a restart.
  */
+import { INCIDENT_REPORT_MS } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { EventLog } from '../store/events.js';
@@ -26,7 +27,7 @@ export class TradingGuard {
   /** The journal's file was deleted or replaced: nothing it records survives, so nothing is sent again. */
   journalLost: string | undefined;
   /** A journal write failed: no order is sent until writes succeed and a complete poll has reconciled. */
-  private journalFailing: { reason: string; since: number } | undefined;
+  private journalFailing: { reason: string; since: number; refused: number; toldAt: number } | undefined;
   /** The store's write failures already seen. */
   private writeFailuresSeen = 0;
   private readonly events: EventLog;
@@ -80,9 +81,12 @@ export class TradingGuard {
       this.writeFailuresSeen = failures;
       if (this.journalFailing === undefined) {
         const cause = this.store.writeFailure?.message ?? 'unknown error';
+        const now = this.clock.now();
         this.journalFailing = {
           reason: `journal write failed (${cause}): no order is sent until a write succeeds and orders are reconciled`,
-          since: this.clock.now(),
+          since: now,
+          refused: 0,
+          toldAt: now,
         };
         this.logger.error(
           { code: (this.store.writeFailure as { code?: string } | undefined)?.code },
@@ -91,6 +95,26 @@ export class TradingGuard {
       }
     }
     return this.journalFailing?.reason;
+  }
+
+  /**
+   * An order refused for `reason`: when it is the journal's refused writes, counted here and told as a count at
+   * most once a minute (the incident is one line when it starts, a count while it lasts, one when it ends:
+   * ops/incident.ts's shape), and true: the caller need not tell it. False for any other reason.
+   */
+  journalRefusal(reason: string): boolean {
+    const failing = this.journalFailing;
+    if (failing === undefined || failing.reason !== reason) return false;
+    failing.refused++;
+    const now = this.clock.now();
+    if (now - failing.toldAt >= INCIDENT_REPORT_MS) {
+      failing.toldAt = now;
+      this.logger.warn(
+        { refused: failing.refused },
+        `journal writes still failing: ${failing.refused} order(s) refused over ${Math.round((now - failing.since) / 1000)} s`,
+      );
+    }
+    return true;
   }
 
   /** A write failure is being waited out (the orders poll probes and reconciles before clearing it). */
@@ -109,7 +133,8 @@ export class TradingGuard {
     this.journalFailing = undefined;
     const now = this.clock.now();
     this.logger.warn(
-      `journal writes succeed again after ${Math.round((now - failing.since) / 1000)} s; orders reconciled, trading resumes`,
+      { refused: failing.refused },
+      `journal writes succeed again after ${Math.round((now - failing.since) / 1000)} s (${failing.refused} order(s) refused meanwhile); orders reconciled, trading resumes`,
     );
     this.events.record(now, undefined, 'journal-recovered', { since: failing.since, reason: failing.reason });
   }

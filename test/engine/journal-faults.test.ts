@@ -7,6 +7,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { captureLogger } from '../support/capture-logger.js';
 import { buyEveryTick, diskFull, Harness, instance, matching } from './harness.js';
 
 let h: Harness;
@@ -75,4 +76,36 @@ it('a commit the full disk refuses: nothing cached, nothing sent; trading resume
   await h.tick(89);
   expect(h.store.orders.get(placed!.localId)?.status).toBe('FILLED');
   expect(h.store.fills.forOrder(placed!.localId)).toHaveLength(1);
+});
+
+it('a read-only journal is one incident in the log: a line when it starts, a count a minute, a line when it ends', async () => {
+  h = new Harness();
+  h.price(100);
+  const log = captureLogger();
+  const engine = await h.start([instance('a', buyEveryTick)], { logger: log.logger });
+  await h.tick(100);
+  const before = log.lines.length;
+  // Every write refused, the events' too (a full or read-only disk), for 130 s of ticks a second apart.
+  h.store.db.pragma('query_only = ON');
+  for (let s = 1; s <= 130; s++) {
+    await h.marketTick(100, 1_000);
+    if (s % 5 === 0) await expect(Promise.resolve(engine.pollOrders())).rejects.toThrow(/journal still refuses writes/);
+  }
+  expect(h.venue.creates).toBe(1);
+  h.store.db.pragma('query_only = OFF');
+  await h.tick(100, 1_000);
+  const told = log.lines
+    .slice(before)
+    .map((l) => JSON.parse(l) as { level: number; msg: string })
+    .filter((l) => l.level >= 40)
+    .map((l) => l.msg);
+  expect(told).toEqual([
+    'journal write failed (attempt to write a readonly database): no order is sent until a write succeeds and orders are reconciled',
+    'journal writes still failing: 60 order(s) refused over 60 s',
+    'journal writes still failing: 120 order(s) refused over 120 s',
+    'journal writes succeed again after 130 s (130 order(s) refused meanwhile); orders reconciled, trading resumes',
+  ]);
+  // Trading resumed: the next tick's order went out.
+  await h.tick(100, 1_000);
+  expect(h.venue.creates).toBe(2);
 });
