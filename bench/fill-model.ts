@@ -10,7 +10,8 @@
  * final equity and return on 10000 USDT; the machine's load does not change them (only how long the bench
  * takes, printed on stderr). `npm run bench:fill-model`.
  */
-import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob } from '../src/backtest/job.js';
+import { runJob } from '../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS, type JobSettings } from '../src/backtest/job-settings.js';
 import { readConfigs } from '../src/backtest/strategy-configs.js';
 import { loadTicks, sliceTicks, type TickData } from '../src/backtest/tick-data.js';
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openQueueExecutor } from '../src/backtest/queue/coordinator.js';
 import { parseQueueUrl } from '../src/backtest/queue/queue-url.js';
-import { DEFAULT_JOB_SETTINGS } from '../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../src/backtest/job-settings.js';
 import { readConfigs } from '../src/backtest/strategy-configs.js';
 import { runSweep, type SweepJob, type SweepWorkers } from '../src/backtest/sweep.js';
 import { loadTicks } from '../src/backtest/tick-data.js';

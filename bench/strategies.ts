@@ -13,7 +13,8 @@
  * absolute figures are noisy; the ratios, measured side by side, less so). `npm run bench:strategies`.
  */
 import { availableParallelism, loadavg } from 'node:os';
-import { DEFAULT_JOB_SETTINGS, runJob } from '../src/backtest/job.js';
+import { runJob } from '../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../src/backtest/job-settings.js';
 import { readConfigs } from '../src/backtest/strategy-configs.js';
 import { defaultWorkers, runSweep, sweepGrid } from '../src/backtest/sweep.js';
 import { loadTicks } from '../src/backtest/tick-data.js';

@@ -28,7 +28,7 @@ import path from 'node:path';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from '../record/recording-format.js';
 import { columnIn, FLOAT_KEYS, type FloatKey, type NumberColumn } from './number-column.js';
-import type { SymbolInfo, TickColumns } from './tick-data.js';
+import type { SymbolInfo, TickColumns } from './tick-columns.js';
 
 /** Where the cache lives unless COLUMN_CACHE_DIR says otherwise (relative to the working directory). */
 export const DEFAULT_COLUMN_CACHE_DIR = 'data/cache/columns';

@@ -5,7 +5,7 @@
  */
 import { dec } from '../market/decimal.js';
 import { CANDLE_PATH_WORDS, type CandlePath } from '../sim/candle-path.js';
-import type { JobSettings } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import type { BacktestRun } from './runner.js';
 import type { RecordingFile } from './tick-data.js';
 

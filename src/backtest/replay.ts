@@ -17,7 +17,8 @@ import type { CandleVolumes } from './candle-ticks.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
 import type { GapSamples } from './data-gaps.js';
-import type { SymbolInfo, TickData } from './tick-data.js';
+import type { SymbolInfo } from './tick-columns.js';
+import type { TickData } from './tick-data.js';
 import type { VirtualClock } from '../clocks/virtual-clock.js';
 import { valueAt } from './number-column.js';
 

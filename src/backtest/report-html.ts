@@ -12,7 +12,7 @@ import { D } from '../market/decimal.js';
 import type { ChartPoint } from './chart-series.js';
 import { refusalLines } from './results-table.js';
 import type { BacktestRun } from './runner.js';
-import type { JobSettings } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import type { BacktestSummary, DataGaps, ScalarMetric } from './summary.js';
 import type { RecordingFile } from './tick-data.js';
 

@@ -16,7 +16,8 @@ import type { Engine } from '../engine/engine.js';
 import type { TickerInput } from '../sim/matching-engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
-import type { SymbolInfo, TickData } from './tick-data.js';
+import type { SymbolInfo } from './tick-columns.js';
+import type { TickData } from './tick-data.js';
 import { valueAt } from './number-column.js';
 
 const HOUR_MS = 3_600_000;

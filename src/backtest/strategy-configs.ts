@@ -12,7 +12,19 @@ import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import type { ExitRulesDecl } from '../strategy/api.js';
 import { loadStrategy, shown, strategySourceFile } from '../strategy/loader.js';
-import type { ConfigInput } from './summary.js';
+
+/** A strategy file as a run used it (summary.json's `configs`). */
+export interface ConfigInput {
+  file: string;
+  sha256: string;
+  /** The strategy module the file ran, and its sha256. */
+  module: { file: string; sha256: string };
+  name: string;
+  strategy: string;
+  symbol: string;
+  /** The strategy file as run (sweep overrides applied). */
+  config: unknown;
+}
 
 /** A strategy file as read: what crosses to a worker thread (plain JSON). */
 export interface ConfigSource {

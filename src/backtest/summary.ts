@@ -17,22 +17,11 @@ import {
 } from '../market/round-trips.js';
 import { cagr, change, exposure, longestDrawdown, periodReturns, type ReturnPeriod, riskRatios } from './metrics.js';
 import type { RefusalGroup } from './run-log.js';
-import type { JobSettings } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import { type FillModel, fillModelOf } from './fill-model.js';
 import type { BacktestRun } from './runner.js';
+import type { ConfigInput } from './strategy-configs.js';
 import type { RecordingFile } from './tick-data.js';
-
-export interface ConfigInput {
-  file: string;
-  sha256: string;
-  /** The strategy module the file ran, and its sha256. */
-  module: { file: string; sha256: string };
-  name: string;
-  strategy: string;
-  symbol: string;
-  /** The strategy file as run (sweep overrides applied). */
-  config: unknown;
-}
 
 /** Everything a run depends on: the settings (balances resolved), the files with their hashes, the overrides. */
 export interface BacktestInputs extends Required<JobSettings> {

@@ -1,7 +1,7 @@
 /** The output folder of a sweep: sweep.csv, sweep.json and sweep.html. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobSettings } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import { csv } from './report-files.js';
 import { dataLines, moduleLine, settingsLine } from './report-html.js';
 import { type ConfigSource, overrideText } from './strategy-configs.js';

@@ -6,7 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { equityCurve } from './equity-tracker.js';
 import { sampleReturns } from './metrics.js';
-import { type JobSettings, runJob } from './job.js';
+import { runJob } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import { type ConfigSource, instanceOf } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
 import { sliceTicks, type TickData } from './tick-data.js';

@@ -18,7 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { BotError } from '../errors.js';
 import { D } from '../market/decimal.js';
-import type { JobSettings } from './job.js';
+import type { JobSettings } from './job-settings.js';
 import { type LuckRecord, luckOf } from './luck/luck.js';
 import type { ConfigSource } from './strategy-configs.js';
 import { overrideValue } from './strategy-configs.js';

@@ -36,29 +36,7 @@ import {
   valueAt,
   withValues,
 } from './number-column.js';
-
-export interface SymbolInfo {
-  symbol: string;
-  b: string | undefined;
-  q: string | undefined;
-  bi: number | undefined;
-  qi: number | undefined;
-}
-
-/**
- * One column per ticker key; NaN where a ticker had no value. The float keys are NumberColumns (number-column.ts):
- * read them with valueAt. time is a group of its own, price, high and low one group (one unit: a price goes
- * into a high or a low as it is), vb and vq one each.
- */
-export interface TickColumns {
-  sym: Uint16Array;
-  time: NumberColumn;
-  price: NumberColumn;
-  high: NumberColumn;
-  low: NumberColumn;
-  vb: NumberColumn;
-  vq: NumberColumn;
-}
+import type { SymbolInfo, TickColumns } from './tick-columns.js';
 
 export interface RecordingFile {
   /** As given. */

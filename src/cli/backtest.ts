@@ -7,7 +7,8 @@
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { DEFAULT_JOB_SETTINGS, type JobSettings, runJob, warmUpMs } from '../backtest/job.js';
+import { runJob, warmUpMs } from '../backtest/job.js';
+import { DEFAULT_JOB_SETTINGS, type JobSettings } from '../backtest/job-settings.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
 import { holdoutTable, metricsTable, refusalLines, sweepTable, walkForwardTable } from '../backtest/results-table.js';

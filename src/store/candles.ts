@@ -1,5 +1,5 @@
 /** Each symbol's candles as the engine last saved them (JSON text), one row per symbol, overwritten. */
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 export class CandleStore {
   private readonly getStmt;

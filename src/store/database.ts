@@ -9,7 +9,7 @@ import { BotError } from '../errors.js';
 import type { ClockReading } from '../ports/clock.js';
 import { LATEST_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
-export type Db = Database.Database;
+type Db = Database.Database;
 
 export const DEFAULT_DB_PATH = 'data/bot.db';
 

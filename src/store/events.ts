@@ -3,7 +3,7 @@
  * reconciliation results. What `status` shows; never read on a hot path.
  */
 import { distinctThroughIndex } from './columns.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 /** Every kind of event the bot records, once. Rows read back keep whatever kind they were written with. */
 export const EVENT_KINDS = [

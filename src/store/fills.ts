@@ -4,7 +4,7 @@
  * strategy's onFill has seen it: delivery is exactly-once across restarts.
  */
 import { columnMapper } from './columns.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 import type { Side } from './order-journal.js';
 import { PositionFolds } from './positions.js';
 

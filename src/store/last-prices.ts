@@ -1,5 +1,5 @@
 /** The last price seen per symbol (one row each, overwritten): what `status` values open positions at. */
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 export interface LastPrice {
   symbol: string;

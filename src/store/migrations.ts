@@ -2,7 +2,7 @@
  * The schema, as an append-only list of migrations: a released migration is never edited, a change is a new
  * entry. Decimals are TEXT (exact, as the bot wrote them); times are epoch ms from the engine's Clock.
  */
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 import { refoldPositions } from './positions.js';
 
 export interface Migration {

@@ -4,7 +4,7 @@
  */
 import { D, type Dec, ZERO } from '../market/decimal.js';
 import { columnMapper } from './columns.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 import { distinctThroughIndex } from './columns.js';
 
 export type Side = 'BUY' | 'SELL';

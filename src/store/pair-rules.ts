@@ -4,7 +4,7 @@
  * to the pair's tick and step as the daemon's control API does.
  */
 import { type PairConfigFields, type PairRules, pairRulesFrom } from '../market/pair-rules.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 export class PairRulesStore {
   private readonly putStmt;

@@ -6,7 +6,7 @@
  */
 import type { LedgerBalance, LedgerFill, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
 import { columnMapper } from './columns.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 export type PaperData = 'recording' | 'live';
 

@@ -6,7 +6,7 @@
  */
 import { D, type Dec, plain, ZERO } from '../market/decimal.js';
 import { type FillFigures, positionFill, PositionTracker, utcDay } from '../market/position.js';
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 interface DbPosition {
   quantity: string;

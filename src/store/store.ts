@@ -1,6 +1,7 @@
 /** The bot's store: one database connection and the table families on it. */
 import { statSync } from 'node:fs';
-import { DEFAULT_DB_PATH, isWriteFailure, openDatabase, type Db, type OpenDatabaseOptions } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
+import { DEFAULT_DB_PATH, isWriteFailure, openDatabase, type OpenDatabaseOptions } from './database.js';
 import { CandleStore } from './candles.js';
 import { EventLog } from './events.js';
 import { FillStore } from './fills.js';

@@ -1,5 +1,5 @@
 /** Per-instance strategy state, persisted as JSON text so a restart resumes where the strategy left off. */
-import type { Db } from './database.js';
+import type { Database as Db } from 'better-sqlite3';
 
 export class StrategyStateStore {
   private readonly getStmt;

@@ -5,7 +5,7 @@
  */
 import { D, dec, type Dec } from '../market/decimal.js';
 import { type PairRules, tradableQuantity } from '../market/pair-rules.js';
-import type { OrderView, StrategyContext } from './api.js';
+import type { OrderView, StrategyContext } from './context.js';
 
 /** What can really be traded (sold) under a pair's rules: market/pair-rules.ts, the engine's rule too. */
 export { tradableQuantity };

@@ -8,7 +8,8 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_JOB_SETTINGS, type JobResult, runJob } from '../../src/backtest/job.js';
+import { type JobResult, runJob } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { equityCsv } from '../../src/backtest/report-files.js';
 import { reportHtml } from '../../src/backtest/report-html.js';
 import { checkAccounting } from '../../src/backtest/runner.js';

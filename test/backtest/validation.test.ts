@@ -5,7 +5,8 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_JOB_SETTINGS, runJob } from '../../src/backtest/job.js';
+import { runJob } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, sliceTicks } from '../../src/backtest/tick-data.js';
 import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/validation-runs.js';

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { JobSettings } from '../job.js';
+import type { JobSettings } from '../job-settings.js';
 import type { ConfigSource } from '../strategy-configs.js';
 import type { DataGaps, Metrics } from '../summary.js';
 import type { RecordingFile } from '../tick-data.js';
