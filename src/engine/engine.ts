@@ -6,8 +6,7 @@
  */
 import { BotError, ConfigError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
-import { D, type Dec, type DecimalLike, dec } from '../market/decimal.js';
-import { rounder } from '../market/display.js';
+import { D, type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -24,18 +23,11 @@ import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
-import { type ExitOrder, type ExitResult, exitPosition } from './exits/position-exit.js';
-import { isExitOrder, isHeldExit } from './exits/exit-orders.js';
-import { HeldExits, heldStopLimit } from './exits/held-exits.js';
-import {
-  type CooldownTrip,
-  ENGINE_EXIT_TAG_PREFIX,
-  type PositionWatch,
-  type ProtectionTrip,
-} from './exits/exit-rules.js';
+import type { ExitOrder, ExitResult } from './exits/position-exit.js';
+import { DeclaredExits, type DeclaringInstance } from './exits/declared-exits.js';
+import { Mutex } from './mutex.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
-import { positionFill, positionFromFills } from '../market/position.js';
 import { type CircuitBreakerOptions, DEFAULT_CIRCUIT_BREAKER } from './risk.js';
 import { TradingGuard } from './trading-guard.js';
 
@@ -101,17 +93,6 @@ export interface InstanceSummary {
   counters: Readonly<InstanceCounters>;
 }
 
-/** Runs async sections one at a time (journal and venue writes never interleave). */
-class Mutex {
-  private tail: Promise<unknown> = Promise.resolve();
-
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-}
-
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -143,7 +124,7 @@ export class Engine implements FillSink {
   private readonly symbols: ReadonlySet<string>;
   private readonly orders: OrderManager;
   private readonly sync: OrderSync;
-  private readonly held: HeldExits;
+  private readonly exits: DeclaredExits;
   private readonly lock = new Mutex();
   private readonly stopTimeoutMs: number;
   private readonly adoptOpenOrders: boolean;
@@ -218,7 +199,14 @@ export class Engine implements FillSink {
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
     this.orders = new OrderManager(this.parts, feeMargin, this.sync);
-    this.held = new HeldExits(this.parts, this.orders, this.sync, () => this.refreshBalances());
+    this.exits = new DeclaredExits(
+      this.parts,
+      this.orders,
+      this.sync,
+      this.lock,
+      () => this.refreshBalances(),
+      options.instances.map((spec, i) => [this.runners[i] as InstanceRunner, spec] as const),
+    );
   }
 
   /**
@@ -325,18 +313,7 @@ export class Engine implements FillSink {
   exitPosition(name: string, order: ExitOrder, reason: string): Promise<ExitResult | undefined> {
     const r = this.byName.get(name);
     if (r === undefined) return Promise.resolve(undefined);
-    return this.lock.run(() =>
-      exitPosition(
-        this.parts,
-        this.orders,
-        this.sync,
-        () => this.refreshBalances(),
-        () => this.held.restore(r),
-        r,
-        order,
-        reason,
-      ),
-    );
+    return this.lock.run(() => this.exits.exit(r, order, reason));
   }
 
   /** Stop-buy: no new BUY orders while on (exits and protective SELLs still go out); recorded, kept across restarts. */
@@ -387,85 +364,14 @@ export class Engine implements FillSink {
    * declared). The watch's state (a trailing stop's high, a protection's window and trips) is kept.
    */
   async reconfigure(specs: readonly InstanceSpec[]): Promise<string[]> {
-    for (const spec of specs) this.byName.get(spec.config.name)?.reconfigure(spec);
-    return this.lock.run(async () => {
-      const { store, clock } = this.parts;
-      const redeclared: InstanceRunner[] = [];
-      for (const spec of specs) {
-        const r = this.byName.get(spec.config.name);
-        const change = r?.redeclare(spec);
-        if (r === undefined || change === undefined) continue;
-        redeclared.push(r);
-        const now = clock.now();
-        r.logger.warn({ exits: change.exits, protections: change.protections }, 'exits and protections reloaded');
-        store.transaction(() => {
-          store.events.record(now, r.name, 'exits-changed', { exits: change.exits, protections: change.protections });
-          for (const protection of change.lifted)
-            store.events.record(now, r.name, 'protection-lifted', { protection, reason: 'no longer declared' });
-          r.saveWatch();
-        });
-        if (change.reseed) this.seedProtections(r);
-      }
-      await this.held.syncAll(redeclared, true);
-      return redeclared.map((r) => r.name);
-    });
-  }
-
-  /**
-   * A fill the last run committed and was killed before telling the watch (between the two): the journal's
-   * position is not what the saved watch says. Held where the watch says flat: it takes the position as opened
-   * at the fill that opened it (its time held counts from there, as the fill path would have; so does a position
-   * held before the exits were declared). Flat where the watch says open: it takes the close, and when that
-   * fill was a stop the exchange held, it is reported (held-exit-filled) and starts the cooldown, once: the event
-   * and the watch are saved together. (A tick-based exit was recorded, its cooldown started, when decided.)
-   */
-  private catchUpWatch(r: InstanceRunner): void {
-    const { watch, position } = r;
-    const step = this.parts.market.rules.get(r.symbol)?.stepSize;
-    if (watch === undefined || step === undefined) return;
-    const held = position.quantity.gte(step);
-    if (held === (watch.state.openedAt !== undefined)) return;
-    const { store, journal } = this.parts;
-    const fills = store.fills.forInstance(r.name);
-    if (held) {
-      let opening: FillRow | undefined;
-      const folded = positionFromFills([]);
-      for (const f of fills) {
-        const before = folded.position.quantity;
-        folded.apply(positionFill(f));
-        if (before.lt(step) && folded.position.quantity.gte(step)) opening = f;
-      }
-      if (opening === undefined) return;
-      watch.opened(opening.time, Number(opening.price));
-      r.saveWatch();
-      return;
+    const reloaded: DeclaringInstance[] = [];
+    for (const spec of specs) {
+      const r = this.byName.get(spec.config.name);
+      if (r === undefined) continue;
+      r.reconfigure(spec);
+      reloaded.push([r, spec]);
     }
-    const last = fills.at(-1);
-    const row =
-      last === undefined ? undefined : (journal.get(last.orderLocalId) ?? store.orders.get(last.orderLocalId));
-    store.transaction(() => {
-      watch.closed();
-      if (last !== undefined && row !== undefined && isHeldExit(row)) {
-        const entry = positionFromFills(fills.slice(0, -1)).position.averagePrice;
-        this.heldExitFilled(r, watch, row, last, entry);
-      }
-      r.saveWatch();
-    });
-  }
-
-  /**
-   * The protections count the instance's trades so far (their trips are in its saved watch; one decided but not
-   * saved before a crash is decided again here).
-   */
-  private seedProtections(r: InstanceRunner): void {
-    const { store, journal, market, clock } = this.parts;
-    const trips = r.watch?.seed(
-      store.fills.forInstance(r.name),
-      (id) => journal.get(id)?.tag ?? store.orders.get(id)?.tag,
-      market.rules.get(r.symbol)?.stepSize,
-      clock.now(),
-    );
-    if (trips !== undefined && trips.length > 0) this.protectionsTripped(r, trips, clock.now());
+    return this.lock.run(async () => (await this.exits.reload(reloaded)).map((r) => r.name));
   }
 
   /** A pair's rules as the venue last gave them (undefined before they are loaded, or for another symbol). */
@@ -501,10 +407,7 @@ export class Engine implements FillSink {
     for (const r of this.runners) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
-      for (const r of this.runners) {
-        this.catchUpWatch(r);
-        this.seedProtections(r);
-      }
+      for (const r of this.runners) this.exits.start(r);
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
       for (const r of this.runners) {
         const reason = this.startProblem(r);
@@ -541,7 +444,7 @@ export class Engine implements FillSink {
         await this.processIntents(r);
       }
       for (const r of this.runners) await this.deliverFills(r);
-      await this.held.syncAll(this.runners);
+      await this.exits.polled(this.runners);
       logger.info({ instances: this.runners.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
   }
@@ -629,119 +532,12 @@ export class Engine implements FillSink {
 
   private tick(r: InstanceRunner): Promise<void> | undefined {
     if (r.status !== 'running' || r.busy) return undefined;
-    if (r.watch?.hasTrips === true) this.liftProtections(r, r.watch);
-    if (r.watch?.active === true) {
-      const exiting = this.declaredExit(r, r.watch);
-      if (exiting) return exiting;
-    }
+    const exiting = this.exits.tick(r);
+    if (exiting) return exiting;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;
     return this.afterAsyncTick(r, ok);
-  }
-
-  /** Protections that tripped (a stop-out's cooldown among them): told, and their state saved. */
-  private protectionsTripped(r: InstanceRunner, trips: readonly (ProtectionTrip | CooldownTrip)[], time: number): void {
-    if (trips.length === 0) return;
-    for (const trip of trips) {
-      r.logger.warn({ ...trip }, `protection tripped: ${trip.reason}`);
-      this.parts.store.events.record(time, r.name, 'protection-tripped', { ...trip });
-    }
-    r.saveWatch();
-  }
-
-  /** Protections whose pause is over: told once, and entries may go again. */
-  private liftProtections(r: InstanceRunner, watch: PositionWatch): void {
-    const now = this.parts.clock.now();
-    const lifted = watch.lifted(now);
-    if (lifted.length === 0) return;
-    for (const protection of lifted) {
-      r.logger.info({ protection }, `protection lifted: ${protection}; entries allowed again`);
-      this.parts.store.events.record(now, r.name, 'protection-lifted', { protection });
-    }
-    r.saveWatch();
-  }
-
-  /**
-   * The declared exits (exit-rules.ts) on this tick: when one triggers, the position less dust is sold through
-   * the exit path, under the lock, and the tick's onTick is skipped. Nothing while an exit order is working.
-   */
-  private declaredExit(r: InstanceRunner, watch: PositionWatch): Promise<void> | undefined {
-    const rules = this.parts.market.rules.get(r.symbol);
-    const ticker = this.parts.market.tickers.get(r.symbol);
-    const { quantity, averagePrice } = r.position;
-    if (rules === undefined || ticker === undefined || quantity.lt(rules.stepSize) || quantity.lt(rules.minQty))
-      return undefined;
-    const now = this.parts.clock.now();
-    const trigger = watch.check(now, ticker.last, averagePrice.toNumber());
-    if (trigger === undefined) return undefined;
-    if (this.exitWorking(r, trigger.reason, ticker.last)) return undefined;
-    return this.lock.run(async () => {
-      if (r.status !== 'running') return;
-      // Decided again under the lock: a poll meanwhile may have filled an exit or closed the position.
-      if (this.exitWorking(r, trigger.reason, ticker.last)) return;
-      if (r.position.quantity.lt(rules.stepSize)) return;
-      const cooldown = watch.triggered(now, trigger.reason);
-      const data = {
-        symbol: r.symbol,
-        reason: trigger.reason,
-        price: ticker.last,
-        level: trigger.level,
-        entry: averagePrice.toFixed(),
-        quantity: r.position.quantity.toFixed(),
-      };
-      // The log line names the trigger's level `exitLevel`: `level` is pino's own (the line's severity). Its
-      // entry and level are rounded to the pair's tick, for people (the event keeps every digit).
-      const { level, ...logged } = data;
-      const shown = rounder(rules).price;
-      r.logger.warn(
-        { ...logged, entry: shown(averagePrice), exitLevel: Number(shown(level)) },
-        `declared exit: ${trigger.reason}`,
-      );
-      this.parts.store.transaction(() => {
-        this.parts.store.events.record(now, r.name, 'exit-triggered', data);
-        if (cooldown !== undefined) this.protectionsTripped(r, [cooldown], now);
-        r.saveWatch();
-      });
-      const tag = `${ENGINE_EXIT_TAG_PREFIX}${trigger.reason}`;
-      const result = await exitPosition(
-        this.parts,
-        this.orders,
-        this.sync,
-        () => this.refreshBalances(),
-        () => this.held.restore(r),
-        r,
-        { type: 'MARKET' },
-        trigger.reason,
-        { tag },
-      );
-      if (result.refused !== undefined) r.logger.warn({ reason: result.refused }, 'declared exit: nothing sold');
-    });
-  }
-
-  /**
-   * Whether an exit already working answers this trigger: an exit at market, or an order the exchange holds
-   * (held-exits.ts) whose leg for it can fill at this price (a stop-loss: its stop is reached and the stop
-   * leg's limit is at or under the price; a roi: the OCO's take-profit is at or under it). Otherwise the held
-   * order is cancelled by the exit (position-exit.ts) before it sells: never both. (A held stop under the price
-   * does not answer a stop-loss a reload tightened above it.)
-   */
-  private exitWorking(r: InstanceRunner, reason: string, last: number): boolean {
-    let held = false;
-    for (const row of this.parts.journal.activeFor(r.name)) {
-      if (!isActive(row.status) || !isExitOrder(row)) continue;
-      if (!isHeldExit(row)) return true;
-      const leg =
-        reason === 'stop-loss'
-          ? row.stopPrice !== undefined && Number(row.stopPrice) >= last
-            ? heldStopLimit(row)
-            : undefined
-          : reason === 'roi' && row.type === 'OCO'
-            ? row.price
-            : undefined;
-      if (leg !== undefined && Number(leg.toString()) <= last) held = true;
-    }
-    return held;
   }
 
   private async afterAsyncTick(r: InstanceRunner, ok: Promise<boolean>): Promise<void> {
@@ -768,9 +564,8 @@ export class Engine implements FillSink {
   /** Intents taken from a hook, then its state; the instance's next hook may run once this settles. */
   private async processTaken(r: InstanceRunner, intents: Intent[]): Promise<void> {
     try {
-      if (r.watch !== undefined && intents.some((i) => i.kind !== 'CANCEL' && i.side === 'SELL'))
-        await this.held.release(r);
-      await this.orders.process(r, intents);
+      await this.exits.strategySends(r, intents);
+      await this.orders.process(r, intents, this.exits);
       r.saveState();
     } finally {
       r.intentsProcessed();
@@ -897,7 +692,7 @@ export class Engine implements FillSink {
       }
     }
     for (const r of this.runners) await this.deliverFills(r);
-    if (complete) await this.held.syncAll(this.runners);
+    if (complete) await this.exits.polled(this.runners);
     if (failure) {
       const { symbol, err } = failure;
       throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
@@ -914,7 +709,7 @@ export class Engine implements FillSink {
       await this.refreshLocked();
       await this.pollIdleSymbols();
       for (const r of this.runners) if (r.status === 'running') r.saveState();
-      for (const r of this.runners) r.saveWatch();
+      this.exits.saveAll();
       this.saveCandles();
     });
   }
@@ -1029,36 +824,10 @@ export class Engine implements FillSink {
     if (row.instance === undefined) return;
     const r = this.byName.get(row.instance);
     if (!r) return;
-    const { quantity: before, averagePrice: entry } = r.position;
+    const before = r.position;
     r.fillRecorded(fill);
-    const watch = r.watch;
-    const step = this.parts.market.rules.get(r.symbol)?.stepSize;
-    if (watch !== undefined && step !== undefined) {
-      const after = r.position.quantity;
-      // The events and the watch they change are saved together: a kill -9 leaves both or neither (a restart
-      // then catches up from the journal: catchUpWatch, seedProtections).
-      this.parts.store.transaction(() => {
-        if (before.lt(step) && after.gte(step)) watch.opened(fill.time, Number(fill.price));
-        else if (before.gte(step) && after.lt(step)) {
-          watch.closed();
-          if (isHeldExit(row)) this.heldExitFilled(r, watch, row, fill, entry);
-        }
-        this.protectionsTripped(r, watch.filled(fill, row.tag, step), fill.time);
-        r.saveWatch();
-      });
-    }
+    this.exits.filled(r, row, fill, before);
     this.parts.journal.fillRecorded(row.localId);
-  }
-
-  /** A stop the exchange held closed the position: told, and a stop-out starts the cooldown. */
-  private heldExitFilled(r: InstanceRunner, watch: PositionWatch, row: OrderRow, fill: FillRow, entry: Dec): void {
-    const reason = row.type === 'OCO' && new D(fill.price).gte(entry) ? 'roi' : 'stop-loss';
-    const cooldown = watch.triggered(fill.time, reason);
-    const data = { symbol: r.symbol, reason, price: fill.price, entry: entry.toFixed(), localId: row.localId };
-    const shown = rounder(this.parts.market.rules.get(r.symbol)).price;
-    r.logger.warn({ ...data, entry: shown(entry) }, `declared exit filled on the exchange: ${reason}`);
-    this.parts.store.events.record(fill.time, r.name, 'held-exit-filled', data);
-    if (cooldown !== undefined) this.protectionsTripped(r, [cooldown], fill.time);
   }
 
   /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */

@@ -9,7 +9,7 @@
  * preempt synchronous code: a hook that blocks the thread (a busy loop) holds everything until it returns;
  * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
-import { declaredExits, type RiskLimits, type StrategyFile } from '../config/strategy-file.js';
+import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
 import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
@@ -18,12 +18,10 @@ import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type {
   Balance,
-  ExitRulesDecl,
   FillView,
   Intent,
   OrderView,
   Position,
-  ProtectionsDecl,
   StrategyContext,
   StrategyDefinition,
   StrategyLogger,
@@ -40,7 +38,6 @@ import { positionFill, positionFromFills, type PositionTracker } from '../market
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
-import { PositionWatch, type TripName, type WatchState } from './exits/exit-rules.js';
 import { isHeldExit } from './exits/exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
@@ -201,16 +198,6 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
   }
 }
 
-/** What a reload changed in an instance's exits and protections (InstanceRunner.redeclare). */
-export interface Redeclared {
-  exits: ExitRulesDecl;
-  protections: ProtectionsDecl;
-  /** Protections no longer declared whose trip (or cooldown) ends now. */
-  lifted: TripName[];
-  /** The protections count trades anew: the caller seeds them from the journal. */
-  reseed: boolean;
-}
-
 /** What an instance did so far: ticks its strategy saw, intents, refusals, orders placed, fills recorded. */
 export interface InstanceCounters {
   ticks: number;
@@ -260,8 +247,6 @@ export class InstanceRunner {
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   candleLimits: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
-  /** The exits and protections the strategy declares (undefined: none, since the start). */
-  watch: PositionWatch | undefined;
 
   constructor(
     spec: InstanceSpec,
@@ -278,20 +263,6 @@ export class InstanceRunner {
     this.tracker = positionFromFills([]);
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
-    const { exits, protections } = declaredExits(spec.definition, spec.config);
-    this.watch =
-      exits !== undefined || protections !== undefined ? new PositionWatch(exits ?? {}, protections ?? {}) : undefined;
-  }
-
-  /** The watch's state is kept in the store beside the strategy's (never in it: the strategy owns that). */
-  private get watchKey(): string {
-    return `${this.name}/exits`;
-  }
-
-  /** Saves the exits' watch (the position's open time, its high, a cooldown) when there is one. */
-  saveWatch(): void {
-    if (this.watch === undefined) return;
-    this.deps.store.state.put(this.watchKey, JSON.stringify(this.watch.state), this.deps.clock.now());
   }
 
   /** A fresh set of the definition's indicators for these params (fed from the kept candles at the next hook). */
@@ -331,10 +302,6 @@ export class InstanceRunner {
     });
     this.seq = store.orders.maxSeq(this.name);
     this.tracker = positionFromFills(store.fills.forInstance(this.name));
-    if (this.watch !== undefined) {
-      const watched = store.state.get(this.watchKey);
-      this.watch.state = watched === undefined ? {} : (JSON.parse(watched) as WatchState);
-    }
   }
 
   get state(): State {
@@ -473,25 +440,6 @@ export class InstanceRunner {
     this.limits = spec.config.risk;
     // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
     if (this.definition.indicators !== undefined) this.makeIndicators(spec);
-  }
-
-  /**
-   * The exits and protections of a reloaded strategy file (the strategy module's own, each key the file sets
-   * over them) applied to the watch, its state kept (exit-rules.ts `redeclare`); a watch is made when there was
-   * none, from the state saved under its key. Undefined when they are what the instance runs with already.
-   */
-  redeclare(spec: InstanceSpec): Redeclared | undefined {
-    const declared = declaredExits(this.definition, spec.config);
-    const exits = declared.exits ?? {};
-    const protections = declared.protections ?? {};
-    const now = { exits: this.watch?.exits ?? {}, protections: this.watch?.protections ?? {} };
-    if (JSON.stringify(now) === JSON.stringify({ exits, protections })) return undefined;
-    const at = this.deps.clock.now();
-    if (this.watch !== undefined) return { exits, protections, ...this.watch.redeclare(exits, protections, at) };
-    this.watch = new PositionWatch(exits, protections);
-    const saved = this.deps.store.state.get(this.watchKey);
-    this.watch.state = saved === undefined ? {} : (JSON.parse(saved) as WatchState);
-    return { exits, protections, ...this.watch.redeclare(exits, protections, at), reseed: true };
   }
 
   get isDirty(): boolean {

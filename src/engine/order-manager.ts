@@ -53,6 +53,12 @@ export function createOutcome(err: unknown): CreateOutcome {
   }
 }
 
+/** What may refuse a strategy's new entry beyond the brakes: its declared protections (exits/declared-exits.ts). */
+export interface EntryGate {
+  /** Why `r` may not enter at `now` (undefined: it may). */
+  entryBlock(r: InstanceRunner, now: number): string | undefined;
+}
+
 export class OrderManager {
   /** An order was sent (or may have been) since the last orders poll began: fills should be looked for. */
   private sentSincePoll = false;
@@ -79,8 +85,8 @@ export class OrderManager {
     this.sentSincePoll = false;
   }
 
-  /** Processes the intents in order. The caller holds the engine's lock. */
-  async process(r: InstanceRunner, intents: readonly Intent[]): Promise<void> {
+  /** Processes a strategy's intents in order, its BUYs past `entries`. The caller holds the engine's lock. */
+  async process(r: InstanceRunner, intents: readonly Intent[], entries: EntryGate): Promise<void> {
     for (const intent of intents) {
       if (r.status !== 'running') {
         r.logger.debug({ intent: describeIntent(intent) }, `intent dropped: instance is ${r.status}`);
@@ -89,7 +95,7 @@ export class OrderManager {
       r.countIntent();
       try {
         if (intent.kind === 'CANCEL') await this.cancel(r, intent);
-        else await this.submit(r, intent);
+        else await this.submit(r, intent, entries);
       } catch (err) {
         // The journal refused the write: the guard tells it once and refuses what follows until it recovers.
         if (isWriteFailure(err) && this.p.guard.journalProblem() !== undefined) continue;
@@ -111,7 +117,7 @@ export class OrderManager {
    */
   submitExit(r: InstanceRunner, intent: OrderIntent): Promise<SubmitOutcome> {
     r.countIntent();
-    return this.submit(r, intent, true);
+    return this.submit(r, intent, undefined);
   }
 
   private refused(r: InstanceRunner, summary: Record<string, unknown>, reason: string): { ok: false; reason: string } {
@@ -120,14 +126,15 @@ export class OrderManager {
     return { ok: false, reason };
   }
 
-  private async submit(r: InstanceRunner, intent: OrderIntent, exit = false): Promise<SubmitOutcome> {
+  /** An order intent: a strategy's (past `entries`), or an exit's (`entries` undefined: no state goes with it). */
+  private async submit(r: InstanceRunner, intent: OrderIntent, entries: EntryGate | undefined): Promise<SubmitOutcome> {
     const { journal, market, guard, clock, venue } = this.p;
     const summary = describeIntent(intent);
     const refuse = (reason: string) => this.refused(r, summary, reason);
     const block = guard.orderBlock(intent.side);
     if (block) return refuse(block);
-    if (!exit && intent.side === 'BUY') {
-      const protection = r.watch?.entryBlock(clock.now());
+    if (entries !== undefined && intent.side === 'BUY') {
+      const protection = entries.entryBlock(r, clock.now());
       if (protection) return refuse(protection);
     }
     if (journal.unresolvedFor(r.name).length > 0) {
@@ -190,12 +197,13 @@ export class OrderManager {
     // it decided along with this order, so it cannot decide it again. A state that cannot be saved pauses
     // the instance and nothing is sent.
     // An exit is the operator's (or the engine's), not the strategy's: no state of a hook goes with it.
-    const journaled = exit
-      ? (journal.insert(row), true)
-      : r.saveStateWith(() => {
-          journal.insert(row);
-          return true;
-        });
+    const journaled =
+      entries === undefined
+        ? (journal.insert(row), true)
+        : r.saveStateWith(() => {
+            journal.insert(row);
+            return true;
+          });
     if (!journaled) return { ok: false, reason: 'the strategy state could not be saved: nothing was sent' };
     crashPoint('after-journal');
     journal.createSent(row.localId);

@@ -11,6 +11,9 @@ export const EXIT_TAG = 'exit';
 export const HELD_STOP_TAG = 'exit:stop-loss';
 export const HELD_BRACKET_TAG = 'exit:bracket';
 
+/** The tag of an order the engine makes for a declared exit (`exit:stop-loss`, `exit:roi`…). */
+export const declaredExitTag = (reason: string) => `${EXIT_TAG}:${reason}`;
+
 /** A manual exit (`exit`) or one the engine made for a declared exit (`exit:stop-loss`…). */
 export const isExitOrder = (row: OrderRow) =>
   row.side === 'SELL' && (row.tag === EXIT_TAG || row.tag?.startsWith(`${EXIT_TAG}:`) === true);

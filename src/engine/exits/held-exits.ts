@@ -20,7 +20,7 @@
 import { D, type Dec, plain, ZERO } from '../../market/decimal.js';
 import { rounder } from '../../market/display.js';
 import { type PairRules, roundPrice, tradableQuantity } from '../../market/pair-rules.js';
-import type { OrderIntent } from '../../strategy/api.js';
+import type { ExitRulesDecl, OrderIntent } from '../../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
 import type { EngineParts } from '../engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
@@ -56,24 +56,26 @@ export class HeldExits {
     private readonly orders: OrderManager,
     private readonly sync: OrderSync,
     private readonly refreshBalances: () => Promise<void>,
+    /** The exits `r` declares now (undefined: none). */
+    private readonly exitsOf: (r: InstanceRunner) => ExitRulesDecl | undefined,
   ) {}
 
   /** Whether the engine holds `r`'s stop on the exchange (it declares one, the pair and the venue allow it). */
   holds(r: InstanceRunner): boolean {
-    if (r.watch?.exits.stopLossPct === undefined || this.p.venue.cancelOrder === undefined) return false;
+    if (this.exitsOf(r)?.stopLossPct === undefined || this.p.venue.cancelOrder === undefined) return false;
     const rules = this.p.market.rules.get(r.symbol);
     return rules !== undefined && this.kind(r, rules) !== undefined;
   }
 
   private kind(r: InstanceRunner, rules: PairRules): 'STOP_LIMIT' | 'OCO' | undefined {
     const oco = rules.orderTypes.has('OCO') && rules.ocoAllowed;
-    if (r.watch?.exits.roi?.['0'] !== undefined && oco) return 'OCO';
+    if (this.exitsOf(r)?.roi?.['0'] !== undefined && oco) return 'OCO';
     return rules.orderTypes.has('STOP_LIMIT') ? 'STOP_LIMIT' : undefined;
   }
 
   /** What `r`'s position calls for now (undefined: nothing to hold, e.g. flat or dust). */
   private plan(r: InstanceRunner, rules: PairRules, rows: readonly OrderRow[]): HeldPlan | undefined {
-    const exits = r.watch?.exits;
+    const exits = this.exitsOf(r);
     const kind = this.kind(r, rules);
     if (exits?.stopLossPct === undefined || kind === undefined) return undefined;
     const { quantity: held, averagePrice } = r.position;
@@ -137,7 +139,7 @@ export class HeldExits {
    */
   async syncAll(runners: readonly InstanceRunner[], redeclared = false): Promise<void> {
     for (const r of runners) {
-      if (r.watch?.exits.stopLossPct === undefined && !redeclared) continue;
+      if (this.exitsOf(r)?.stopLossPct === undefined && !redeclared) continue;
       try {
         await this.syncOne(r);
       } catch (err) {
@@ -161,7 +163,7 @@ export class HeldExits {
   private async syncOne(r: InstanceRunner, evenPaused = false): Promise<void> {
     if (!this.holds(r)) {
       // A reload took the declared stop away: the order held for it goes (once its outcome is known).
-      if (r.watch?.exits.stopLossPct !== undefined) return;
+      if (this.exitsOf(r)?.stopLossPct !== undefined) return;
       const held = live(this.p, r).filter(isHeldExit);
       if (held.length > 0 && !held.some(isUnresolved)) await this.cancel(r, held, 'the declared stop was removed');
       return;
