@@ -54,76 +54,178 @@ import { BotError, ConfigError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
 import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
-import { parseFlags, timeFlag } from './flags.js';
+import { commandSpec, helpText, parseFlags, timeFlag } from './flags.js';
 import { belowMinDsr, luckLines, minDsrFlag, minDsrRefusal } from '../backtest/luck/luck.js';
 import { valueAt } from '../backtest/number-column.js';
 
-const HELP = `usage: bot backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]
+const SWEEPS = 'Parameter sweeps:';
+const WALK = 'Validation of a sweep (one of the two):';
 
-RECORDING: a recording file, or a folder: the recorder's --out folder (the strategies' symbols are taken from
+export const SPEC = commandSpec({
+  name: 'backtest',
+  usage: 'backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]',
+  about: `RECORDING: a recording file, or a folder: the recorder's --out folder (the strategies' symbols are taken from
 it) or one symbol's folder of day files; day files outside --from/--to are not read. Pairs trade by the rules
 the recordings carry (bot record and bot import-candles write them); the shipped samples use the built-in ones.
 
 Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
-virtual clock, no network). Each --config is its own backtest unless --together.
-
-  --from ISO, --to ISO       only ticks with from <= time < to
-  --balance A=N,B=M          starting balances, any asset of the pairs (default: 10000 of each quote asset)
-  --fee RATIO                maker and taker fee (default 0.001; a pair whose rules carry fees keeps them)
-  --maker-fee R, --taker-fee R  one of the two alone (over --fee)
-  --no-cache                 neither read nor write the column cache (COLUMN_CACHE_DIR, default
-                             data/cache/columns; COLUMN_CACHE_DIR=off turns it off for every run)
-  --max-gap LEN              a longer stretch without a tick of a pair (90s, 5m, 2h) is a gap: listed in
-                             summary.json and the report, and the equity series takes no sample inside it
-                             (default 4 steps of the data, at least 60s: a missing one-minute candle is one)
-  --allow-partial            read a truncated or corrupt recording up to where it breaks (the summary says
-                             how much was used) instead of stopping with the file and offset
-  --fill-through-ticks N     ticks a resting limit must be traded through to fill (default 1; 0 = on touch)
-  --latency-ms N             data-time delay before an order reaches the simulated book (default: one step
-                             of the data, 15000 for imported candles): a MARKET order decided on a tick
-                             fills at a later tick's price, never at the one the strategy saw
-  --slippage-bps N           taker slippage in basis points (default 0)
-  --candle-path NAME         on data imported from candles, the path inside each candle (its high and low
-                             are seen, their order is not): shortest (default: an up candle dips first, a
-                             down candle rises first, the fewest crossings of resting orders), nearer-first
-                             (the extreme nearer the open first: the path before this choice), longest,
-                             high-first or low-first
-  --participation P          on candle data, resting fills take at most this share of the volume traded on
-                             each tick (a candle's volume in four equal parts): 10% (default), 0.25, 5%…;
-                             0 or off: no cap. MARKET orders fill in full
-  --no-cancel                a venue without cancel (strategies that require it are refused)
-  --every-tick               every instance sees every recorded tick (default: each instance's schedule, as
-                             on paper, in the data's time, with the orders poll every 5 s and the refresh
-                             every minute as the daemon's defaults)
-  --together                 all configs in one engine on one account (one quote asset)
-  --out DIR                  output folder (default backtests/<config>-<data>-<inputs hash>/; a sweep's
-                             backtests/<config>-<data>-sweep-<hash>/)
-  --force                    write into a folder that holds the outputs of other inputs (never a sweep into a
-                             single run's folder, nor the reverse)
-  --strategies DIR           where strategy modules live (default: the project's strategies/)
-  --set key=value            run with a params path set to value (repeatable; the file is not changed)
-  --sweep key=a,b,c          a params path (spacingPct, risk.maxOpenOrders, …); several make a grid
-  --workers N                sweep worker threads, at most the cores (default: every core)
-  --queue redis://HOST:PORT  run the combinations as jobs on this Redis instead (SWEEP_QUEUE does the same;
-                             rediss:// for TLS, redis://:PASSWORD@HOST:PORT with a password): 'bot worker'
-                             processes on any machine run them; same outputs as a local run
-  --serve-data HOST:PORT     with --queue: serve the recordings to the workers over HTTP on this address
-                             (default: workers read them at the same path, e.g. a shared mount)
-  --rank-by OBJECTIVE        how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy
-                             (default sharpe)
-  --min-trades N             sweep combinations with fewer closed trades are listed, not ranked (default 0)
-  --min-dsr P                print no --set flags for a best whose deflated Sharpe ratio is under P (0 to 1):
-                             every sweep reports it, and the probability of backtest overfitting, beside its best
-  --holdout P%               a sweep ranks on the first (100 - P) % of the data and reports its best on the rest
-  --walk-forward N           a sweep in N windows: each picks the best on its train part, runs it on its test
-                             part; the test parts are stitched (out-of-sample equity, walk-forward efficiency)
-  --train LEN, --test LEN    the walk-forward's part lengths (7d, 36h, 90m, 2w); default: the data in N + 3
-                             equal test lengths, train three of them
-  --export trades            also write trades.csv (the closed trades, as in summary.json)
-
-Writes summary.json, orders.csv, fills.csv, equity.csv, log.jsonl and report.html (a sweep: sweep.csv,
+virtual clock, no network). Each --config is its own backtest unless --together.`,
+  flags: {
+    config: { type: 'string', multiple: true, arg: 'FILE', doc: 'a strategy file (repeatable; required)' },
+    data: {
+      type: 'string',
+      multiple: true,
+      arg: 'RECORDING',
+      doc: 'recordings, comma-separated or repeated (required)',
+    },
+    from: { type: 'string', arg: 'ISO', doc: 'only ticks with from <= time' },
+    to: { type: 'string', arg: 'ISO', doc: 'only ticks with time < to' },
+    balance: {
+      type: 'string',
+      arg: 'A=N,B=M',
+      doc: 'starting balances, any asset of the pairs (default: 10000 of each quote asset)',
+    },
+    fee: {
+      type: 'string',
+      arg: 'RATIO',
+      doc: 'maker and taker fee (default 0.001; a pair whose rules carry fees keeps them)',
+    },
+    'maker-fee': { type: 'string', arg: 'RATIO', doc: 'the maker fee alone (over --fee)' },
+    'taker-fee': { type: 'string', arg: 'RATIO', doc: 'the taker fee alone (over --fee)' },
+    'no-cache': {
+      type: 'boolean',
+      doc: 'neither read nor write the column cache (COLUMN_CACHE_DIR, default data/cache/columns; COLUMN_CACHE_DIR=off turns it off for every run)',
+    },
+    'max-gap': {
+      type: 'string',
+      arg: 'LEN',
+      doc: 'a longer stretch without a tick of a pair (90s, 5m, 2h) is a gap: listed in summary.json and the report, and the equity series takes no sample inside it (default 4 steps of the data, at least 60s: a missing one-minute candle is one)',
+    },
+    'allow-partial': {
+      type: 'boolean',
+      doc: 'read a truncated or corrupt recording up to where it breaks (the summary says how much was used) instead of stopping with the file and offset',
+    },
+    'fill-through-ticks': {
+      type: 'string',
+      arg: 'N',
+      doc: 'ticks a resting limit must be traded through to fill (default 1; 0 = on touch)',
+    },
+    'latency-ms': {
+      type: 'string',
+      arg: 'N',
+      doc: "data-time delay before an order reaches the simulated book (default: one step of the data, 15000 for imported candles): a MARKET order decided on a tick fills at a later tick's price, never at the one the strategy saw",
+    },
+    'slippage-bps': { type: 'string', arg: 'N', doc: 'taker slippage in basis points (default 0)' },
+    'candle-path': {
+      type: 'string',
+      arg: 'NAME',
+      doc: 'on data imported from candles, the path inside each candle (its high and low are seen, their order is not): shortest (default: an up candle dips first, a down candle rises first, the fewest crossings of resting orders), nearer-first (the extreme nearer the open first: the path before this choice), longest, high-first or low-first',
+    },
+    participation: {
+      type: 'string',
+      arg: 'P',
+      doc: "on candle data, resting fills take at most this share of the volume traded on each tick (a candle's volume in four equal parts): 10% (default), 0.25, 5%…; 0 or off: no cap. MARKET orders fill in full",
+    },
+    'no-cancel': { type: 'boolean', doc: 'a venue without cancel (strategies that require it are refused)' },
+    'every-tick': {
+      type: 'boolean',
+      doc: "every instance sees every recorded tick (default: each instance's schedule, as on paper, in the data's time, with the orders poll every 5 s and the refresh every minute as the daemon's defaults)",
+    },
+    together: { type: 'boolean', doc: 'all configs in one engine on one account (one quote asset)' },
+    out: {
+      type: 'string',
+      arg: 'DIR',
+      doc: "output folder (default backtests/<config>-<data>-<inputs hash>/; a sweep's backtests/<config>-<data>-sweep-<hash>/)",
+    },
+    force: {
+      type: 'boolean',
+      doc: "write into a folder that holds the outputs of other inputs (never a sweep into a single run's folder, nor the reverse)",
+    },
+    strategies: { type: 'string', arg: 'DIR', doc: "where strategy modules live (default: the project's strategies/)" },
+    set: {
+      type: 'string',
+      multiple: true,
+      arg: 'key=value',
+      doc: 'run with a params path set to value (repeatable; the file is not changed)',
+    },
+    export: {
+      type: 'string',
+      multiple: true,
+      arg: 'trades',
+      doc: 'also write trades.csv (the closed trades, as in summary.json)',
+    },
+    sweep: {
+      type: 'string',
+      multiple: true,
+      arg: 'key=a,b,c',
+      doc: 'a params path (spacingPct, risk.maxOpenOrders, …); several make a grid',
+      section: SWEEPS,
+    },
+    workers: {
+      type: 'string',
+      arg: 'N',
+      doc: 'sweep worker threads, at most the cores (default: every core)',
+      section: SWEEPS,
+    },
+    queue: {
+      type: 'string',
+      arg: 'redis://HOST:PORT',
+      doc: "run the combinations as jobs on this Redis instead (SWEEP_QUEUE does the same; rediss:// for TLS, redis://:PASSWORD@HOST:PORT with a password): 'bot worker' processes on any machine run them; same outputs as a local run",
+      section: SWEEPS,
+    },
+    'serve-data': {
+      type: 'string',
+      arg: 'HOST:PORT',
+      doc: 'with --queue: serve the recordings to the workers over HTTP on this address (default: workers read them at the same path, e.g. a shared mount)',
+      section: SWEEPS,
+    },
+    'rank-by': {
+      type: 'string',
+      arg: 'OBJECTIVE',
+      doc: 'how a sweep ranks: return, sharpe, sortino, calmar, profit-factor or expectancy (default sharpe)',
+      section: SWEEPS,
+    },
+    'min-trades': {
+      type: 'string',
+      arg: 'N',
+      doc: 'sweep combinations with fewer closed trades are listed, not ranked (default 0)',
+      section: SWEEPS,
+    },
+    'min-dsr': {
+      type: 'string',
+      arg: 'P',
+      doc: 'print no --set flags for a best whose deflated Sharpe ratio is under P (0 to 1): every sweep reports it, and the probability of backtest overfitting, beside its best',
+      section: SWEEPS,
+    },
+    holdout: {
+      type: 'string',
+      arg: 'P%',
+      doc: 'a sweep ranks on the first (100 - P) % of the data and reports its best on the rest',
+      section: WALK,
+    },
+    'walk-forward': {
+      type: 'string',
+      arg: 'N',
+      doc: 'a sweep in N windows: each picks the best on its train part, runs it on its test part; the test parts are stitched (out-of-sample equity, walk-forward efficiency)',
+      section: WALK,
+    },
+    train: {
+      type: 'string',
+      arg: 'LEN',
+      doc: "the walk-forward's train length (7d, 36h, 90m, 2w); default: three test lengths",
+      section: WALK,
+    },
+    test: {
+      type: 'string',
+      arg: 'LEN',
+      doc: "the walk-forward's test length; default: the data in N + 3 equal test lengths",
+      section: WALK,
+    },
+  },
+  notes: `Writes summary.json, orders.csv, fills.csv, equity.csv, log.jsonl and report.html (a sweep: sweep.csv,
 sweep.json and sweep.html). Exits 1, after writing them, when an instance ended early (a hook threw, it was
-paused or refused at start).`;
+paused or refused at start).`,
+});
 
 function usage(message: string): BotError {
   return new BotError('E_USAGE', `backtest: ${message}`);
@@ -231,45 +333,9 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function backtest(argv: string[]): Promise<number> {
-  const { values } = parseFlags('backtest', argv, {
-    config: { type: 'string', multiple: true },
-    data: { type: 'string', multiple: true },
-    from: { type: 'string' },
-    to: { type: 'string' },
-    balance: { type: 'string' },
-    fee: { type: 'string' },
-    'maker-fee': { type: 'string' },
-    'taker-fee': { type: 'string' },
-    'allow-partial': { type: 'boolean' },
-    'max-gap': { type: 'string' },
-    'no-cache': { type: 'boolean' },
-    'fill-through-ticks': { type: 'string' },
-    out: { type: 'string' },
-    'latency-ms': { type: 'string' },
-    'slippage-bps': { type: 'string' },
-    'candle-path': { type: 'string' },
-    participation: { type: 'string' },
-    force: { type: 'boolean' },
-    strategies: { type: 'string' },
-    set: { type: 'string', multiple: true },
-    sweep: { type: 'string', multiple: true },
-    workers: { type: 'string' },
-    queue: { type: 'string' },
-    'serve-data': { type: 'string' },
-    export: { type: 'string', multiple: true },
-    'rank-by': { type: 'string' },
-    'min-trades': { type: 'string' },
-    'min-dsr': { type: 'string' },
-    holdout: { type: 'string' },
-    'walk-forward': { type: 'string' },
-    train: { type: 'string' },
-    test: { type: 'string' },
-    'no-cancel': { type: 'boolean' },
-    'every-tick': { type: 'boolean' },
-    together: { type: 'boolean' },
-  });
+  const { values } = parseFlags(SPEC.name, argv, SPEC.flags);
   if (values.help) {
-    console.log(HELP);
+    console.log(helpText(SPEC));
     return 0;
   }
   const configs = values.config ?? [];

@@ -8,16 +8,24 @@ import type { PairConfig } from '../ports/venue-records.js';
 import { readRecordingBatches, readRecordingHeader, recordingFiles } from '../record/recording-reader.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { missingRulesMessage } from '../sim/pair-market.js';
-import { parseFlags } from './flags.js';
+import { commandSpec, parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot check-config [--strategies <dir>] [--data RECORDING[,RECORDING…]] [file|dir …]
-
-Validates strategy files (default: every *.json in config/): the file schema, the schedule, the strategy
-module in strategies/ and its params, unique instance names. Exit 0 when all are valid, 1 otherwise.
-
-  --strategies <dir>  where strategy modules live (default: the project's strategies/)
-  --data RECORDING    also check each file's symbol against these recordings (files or folders, as
-                      bot backtest takes them): it must have a recording, and pair rules (recorded, or built in)`;
+export const SPEC = commandSpec({
+  name: 'check-config',
+  usage: 'check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [file|dir …]',
+  about: `Validates strategy files (default: every *.json in config/): the file schema, the schedule, the strategy
+module in strategies/ and its params, unique instance names. Exit 0 when all are valid, 1 otherwise.`,
+  flags: {
+    strategies: { type: 'string', arg: 'DIR', doc: "where strategy modules live (default: the project's strategies/)" },
+    data: {
+      type: 'string',
+      multiple: true,
+      arg: 'RECORDING',
+      doc: "also check each file's symbol against these recordings (files or folders, as bot backtest takes them): it must have a recording, and pair rules (recorded, or built in)",
+    },
+  },
+  positionals: true,
+});
 
 /** Where `symbol`'s pair rules come from in `data`, or the problem that stops a replay of it. */
 async function dataCheck(symbol: string, data: readonly string[]): Promise<{ ok?: string; problem?: string }> {
@@ -65,23 +73,8 @@ async function hasPairLine(file: string, symbol: string): Promise<boolean> {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  let flags;
-  try {
-    flags = parseFlags(
-      'check-config',
-      argv,
-      { strategies: { type: 'string' }, data: { type: 'string', multiple: true } },
-      true,
-    );
-  } catch (err) {
-    if (!(err instanceof BotError)) throw err;
-    console.error(`${err.message}\n\n${HELP}`);
-    return 2;
-  }
-  if (flags.values.help) {
-    console.log(HELP);
-    return 0;
-  }
+  const flags = parseCommandFlags(SPEC, argv);
+  if (typeof flags === 'number') return flags;
   const sources = flags.positionals.length > 0 ? flags.positionals : 'config';
   try {
     const instances = await loadStrategyFiles(sources, { strategiesDir: flags.values.strategies });

@@ -7,39 +7,39 @@ import { progressLine } from '../backtest/progress.js';
 import { BotError } from '../errors.js';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFormat, exportRecordings } from '../record/recording-export.js';
 import { RECORDING_EXTENSION } from '../record/recording-format.js';
-import { parseCommandFlags, timeFlag } from './flags.js';
+import { commandSpec, helpText, parseCommandFlags, timeFlag } from './flags.js';
 
-const HELP = `usage: bot data export --format csv|arrow|parquet [--out FILE] [--from ISO] [--to ISO] RECORDING [RECORDING…]
-
-Writes recordings (files, or folders of them at any depth) as one table to open in pandas, polars or DuckDB:
+export const SPEC = commandSpec({
+  name: 'data export',
+  usage: 'data export --format csv|arrow|parquet [--out FILE] [--from ISO] [--to ISO] RECORDING [RECORDING…]',
+  about: `Writes recordings (files, or folders of them at any depth) as one table to open in pandas, polars or DuckDB:
 a row per recorded ticker, columns ${EXPORT_COLUMNS.join(', ')} (the 24-hour
-figures the recording carries; empty where it has none). Each symbol's files in time order, then the next symbol.
-
-  --format csv       text; time in epoch milliseconds (pandas: pd.read_csv(F); pd.to_datetime(df.time, unit='ms'))
-  --format arrow     Arrow IPC file (Feather v2): time a UTC timestamp, numbers float64
-                     (pd.read_feather(F), pl.read_ipc(F), DuckDB: FROM 'F' once its arrow extension is loaded)
-  --format parquet   Parquet, the same types (pd.read_parquet(F), pl.read_parquet(F), DuckDB: FROM 'F.parquet')
-  --out FILE         where to write (default: the first recording's name with .csv, .arrow or .parquet, in
-                     the current folder); '-' writes CSV to standard output
-  --from ISO, --to ISO   only tickers with from <= time < to
-  --allow-partial    use the complete lines of a truncated or corrupt recording (a warning says where it stops)`;
+figures the recording carries; empty where it has none). Each symbol's files in time order, then the next symbol.`,
+  flags: {
+    format: {
+      type: 'string',
+      arg: 'FORMAT',
+      doc: "csv: text, time in epoch milliseconds (pandas: pd.read_csv(F); pd.to_datetime(df.time, unit='ms')). arrow: Arrow IPC file (Feather v2), time a UTC timestamp, numbers float64 (pd.read_feather(F), pl.read_ipc(F), DuckDB: FROM 'F' once its arrow extension is loaded). parquet: Parquet, the same types (pd.read_parquet(F), pl.read_parquet(F), DuckDB: FROM 'F.parquet')",
+    },
+    out: {
+      type: 'string',
+      arg: 'FILE',
+      doc: "where to write (default: the first recording's name with .csv, .arrow or .parquet, in the current folder); '-' writes CSV to standard output",
+    },
+    from: { type: 'string', arg: 'ISO', doc: 'only tickers with from <= time' },
+    to: { type: 'string', arg: 'ISO', doc: 'only tickers with time < to' },
+    'allow-partial': {
+      type: 'boolean',
+      doc: 'use the complete lines of a truncated or corrupt recording (a warning says where it stops)',
+    },
+  },
+  positionals: true,
+});
 
 const EXTENSIONS: Record<ExportFormat, string> = { csv: '.csv', arrow: '.arrow', parquet: '.parquet' };
 
 async function exportCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommandFlags(
-    'data export',
-    argv,
-    {
-      format: { type: 'string' },
-      out: { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      'allow-partial': { type: 'boolean' },
-    },
-    HELP,
-    true,
-  );
+  const parsed = parseCommandFlags(SPEC, argv);
   if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
   const usage = (message: string) => new BotError('E_USAGE', `data export: ${message}`);
@@ -78,7 +78,7 @@ async function exportCommand(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (!(err instanceof BotError)) throw err;
-    console.error(err.code === 'E_USAGE' ? `${err.message}\n\n${HELP}` : `data export: ${err.message}`);
+    console.error(err.code === 'E_USAGE' ? `${err.message}\n\n${helpText(SPEC)}` : `data export: ${err.message}`);
     return err.code === 'E_USAGE' ? 2 : 1;
   }
 }
@@ -87,9 +87,9 @@ export async function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'export') return exportCommand(rest);
   if (sub === undefined || sub === '--help' || sub === '-h') {
-    console.log(HELP);
+    console.log(helpText(SPEC));
     return sub === undefined ? 2 : 0;
   }
-  console.error(`data: unknown subcommand '${sub}' (data export)\n\n${HELP}`);
+  console.error(`data: unknown subcommand '${sub}' (data export)\n\n${helpText(SPEC)}`);
   return 2;
 }

@@ -9,28 +9,28 @@ import { ExchangeClient } from '../exchange/client.js';
 import { OrderTypeSchema, SideSchema } from '../wire/schemas.js';
 import type { HistoryQuery, OrderRequest } from '../ports/venue.js';
 import { createLogger } from '../ops/logger.js';
-import { numberFlag, parseFlags } from './flags.js';
+import { commandSpec, type Flags, helpText, numberFlag, parseFlags } from './flags.js';
 
 const FLAGS = {
-  type: { type: 'string' },
-  currency: { type: 'string' },
-  symbol: { type: 'string' },
-  side: { type: 'string' },
-  page: { type: 'string' },
-  'page-size': { type: 'string' },
-  'time-from': { type: 'string' },
-  'time-to': { type: 'string' },
-  'hide-canceled': { type: 'boolean' },
-  pair: { type: 'string' },
-  'order-type': { type: 'string' },
-  quantity: { type: 'string' },
-  price: { type: 'string' },
-  'stop-price': { type: 'string' },
-  'limit-price': { type: 'string' },
-  'quote-qty': { type: 'string' },
-  'use-quote-qty': { type: 'boolean' },
-  id: { type: 'string' },
-} as const;
+  type: { type: 'string', arg: '0|2', doc: 'balance: the wallet type (0 spot, 2 futures)' },
+  currency: { type: 'string', arg: 'ID', doc: 'balance: one asset by its id' },
+  symbol: { type: 'string', arg: 'SYMBOL', doc: 'the pair (history, trades, order, cancel, config, tickers)' },
+  side: { type: 'string', arg: 'BUY|SELL', doc: 'history, trades: only this side; order: the side' },
+  page: { type: 'string', arg: 'N', doc: 'history, trades: the page' },
+  'page-size': { type: 'string', arg: 'N', doc: 'history, trades: records per page' },
+  'time-from': { type: 'string', arg: 'ISO8601', doc: 'history, trades: from this time' },
+  'time-to': { type: 'string', arg: 'ISO8601', doc: 'history, trades: up to this time' },
+  'hide-canceled': { type: 'boolean', doc: 'history, trades: leave cancelled orders out' },
+  pair: { type: 'string', arg: 'SYMBOL', doc: 'open: only this pair' },
+  'order-type': { type: 'string', arg: 'TYPE', doc: 'order: LIMIT, MARKET, STOP_LIMIT or OCO' },
+  quantity: { type: 'string', arg: 'DECIMAL', doc: 'order: the base quantity (plain decimal, sent verbatim)' },
+  price: { type: 'string', arg: 'DECIMAL', doc: 'order: the limit price' },
+  'stop-price': { type: 'string', arg: 'DECIMAL', doc: 'order: the stop price (STOP_LIMIT, OCO)' },
+  'limit-price': { type: 'string', arg: 'DECIMAL', doc: "order: the stop leg's limit price (STOP_LIMIT, OCO)" },
+  'quote-qty': { type: 'string', arg: 'DECIMAL', doc: 'order: the quote amount (with --use-quote-qty)' },
+  'use-quote-qty': { type: 'boolean', doc: 'order: spend --quote-qty instead of --quantity' },
+  id: { type: 'string', arg: 'DISPLAYING_ID', doc: "cancel: the order's id" },
+} as const satisfies Flags;
 
 type FlagName = keyof typeof FLAGS;
 type Values = { [K in FlagName]?: (typeof FLAGS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -66,21 +66,19 @@ const CALLS: Record<string, { flags: FlagName[]; args: string; about: string }> 
   tickers: { flags: ['symbol'], args: '[--symbol S]', about: '24-hour tickers (public)' },
 };
 
-const HELP = `usage: bot exchange <call> [flags]
-
-calls:
+export const SPEC = commandSpec({
+  name: 'exchange',
+  usage: 'exchange <call> [flags]',
+  about: `calls:
 ${Object.entries(CALLS)
   .map(([name, c]) => `  ${`${name} ${c.args}`.padEnd(59)}${c.about}`)
   .join('\n')}
 
-history/trades filters: --symbol S --side BUY|SELL --hide-canceled --page N --page-size N
-                        --time-from ISO8601 --time-to ISO8601
-order amounts (plain decimals, sent verbatim): --quantity --price --stop-price --limit-price --quote-qty,
-                        and --use-quote-qty to spend --quote-qty instead of --quantity.
---type is the wallet type of 'balance'; the order type of 'order' is --order-type.
-
-Reads EXCHANGE_BASE_URL, EXCHANGE_API_KEY and EXCHANGE_API_SECRET from the environment or .env.
-Prints the answer's data as JSON; on failure one line on stderr, exit 2 for usage errors, 1 otherwise.`;
+Reads EXCHANGE_BASE_URL, EXCHANGE_API_KEY and EXCHANGE_API_SECRET from the environment or .env.`,
+  flags: FLAGS,
+  notes: "Prints the answer's data as JSON; on failure one line on stderr, exit 2 for usage errors, 1 otherwise.",
+  positionals: true,
+});
 
 function usageError(message: string): BotError {
   return new BotError('E_USAGE', `exchange: ${message}`);
@@ -163,10 +161,10 @@ const USAGE_CODES = new Set(['E_USAGE', 'E_INVALID_REQUEST']);
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values: parsed, positionals } = parseFlags('exchange', argv, FLAGS, true);
+    const { values: parsed, positionals } = parseFlags(SPEC.name, argv, SPEC.flags, true);
     const values = parsed as Values & { help?: boolean };
     if (values.help) {
-      console.log(HELP);
+      console.log(helpText(SPEC));
       return 0;
     }
     const [name, ...extra] = positionals;

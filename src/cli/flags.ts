@@ -54,28 +54,117 @@ export function timeFlag(command: string, name: string, value: string | undefine
   return ms;
 }
 
+/** A command's flag: what parseArgs needs, and what `--help` and docs/cli.md say of it. */
+export interface Flag {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  default?: string;
+  /** The value's placeholder in the help: FILE, N, ISO… (string flags). */
+  arg?: string;
+  /** What it does; `--help` wraps it under the flag's column. */
+  doc: string;
+  /** A heading the flag is listed under (the flags before the first one with a section have none). */
+  section?: string;
+}
+
+export type Flags = Record<string, Flag>;
+
 /**
- * parseFlags for a command with a usage text: on a bad flag prints the error and the usage to stderr and
- * returns 2; on --help prints the usage and returns 0; otherwise returns the parsed flags.
+ * A command's usage: the one source of its `--help` and of its part of docs/cli.md (src/cli/reference.ts), so
+ * that neither can list a flag the parser does not take, nor miss one it does.
  */
-export function parseCommandFlags<T extends FlagSpec>(
-  command: string,
-  argv: string[],
-  options: T,
-  usage: string,
-  allowPositionals = false,
-) {
+export interface CommandSpec<F extends Flags = Flags> {
+  /** As typed after `bot`: 'backtest', 'data export'. */
+  name: string;
+  /** The synopsis after `usage: bot `. */
+  usage: string;
+  /** What the command does, before the flags (plain text, blank lines between paragraphs). */
+  about: string;
+  flags: F;
+  /** After the flags: outputs, exit codes. */
+  notes?: string;
+  /** Takes arguments besides its flags (files, a call's name). */
+  positionals?: boolean;
+}
+
+/** Keeps a spec's literal flag types (parseArgs types the values from them) while checking its shape. */
+export function commandSpec<const F extends Flags>(spec: CommandSpec<F>): CommandSpec<F> {
+  return spec;
+}
+
+const HELP_WIDTH = 110;
+/** Flag labels longer than this put their text on the next line. */
+const LABEL_MAX = 30;
+
+/** `--config FILE` (a repeatable flag says so once: `--config FILE …`). */
+export function flagLabel(name: string, flag: Flag): string {
+  const short = flag.short === undefined ? '' : `-${flag.short}, `;
+  const value = flag.type === 'string' ? ` ${flag.arg ?? 'VALUE'}` : '';
+  return `${short}--${name}${value}`;
+}
+
+/** Words of `text` in lines of at most `width` characters (a longer word stands alone). */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.split('\n')) {
+    let line = '';
+    for (const word of paragraph.split(/ +/)) {
+      if (line !== '' && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else line = line === '' ? word : `${line} ${word}`;
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+/** The flags as `--help` lists them: label, then the text wrapped beside it; each section under its heading. */
+function flagLines(flags: Flags): string[] {
+  const entries = Object.entries(flags);
+  const labels = entries.map(([name, flag]) => flagLabel(name, flag));
+  const column = Math.min(Math.max(...labels.map((l) => l.length), 0), LABEL_MAX) + 4;
+  const out: string[] = [];
+  let section: string | undefined;
+  entries.forEach(([, flag], i) => {
+    if (flag.section !== undefined && flag.section !== section) {
+      section = flag.section;
+      out.push('', ...wrap(section, HELP_WIDTH));
+    }
+    const label = `  ${labels[i]!}`;
+    const text = wrap(flag.doc, HELP_WIDTH - column);
+    const indent = ' '.repeat(column);
+    if (label.length + 2 > column) out.push(label, ...text.map((t) => indent + t));
+    else out.push(label.padEnd(column) + text[0], ...text.slice(1).map((t) => indent + t));
+  });
+  return out;
+}
+
+/** A command's `--help`: the synopsis, what it does, its flags, the notes. */
+export function helpText(spec: CommandSpec): string {
+  const parts = [`usage: bot ${spec.usage}`, spec.about];
+  if (Object.keys(spec.flags).length > 0) parts.push(flagLines(spec.flags).join('\n').replace(/^\n/, ''));
+  if (spec.notes !== undefined) parts.push(spec.notes);
+  return parts.join('\n\n');
+}
+
+/**
+ * parseFlags for a command's spec: on a bad flag prints the error and the usage to stderr and returns 2; on
+ * --help prints the usage and returns 0; otherwise returns the parsed flags.
+ */
+export function parseCommandFlags<F extends Flags>(spec: CommandSpec<F>, argv: string[]) {
   let flags;
   try {
-    flags = parseFlags(command, argv, options, allowPositionals);
+    flags = parseFlags(spec.name, argv, spec.flags, spec.positionals === true);
   } catch (err) {
     if (!(err instanceof BotError)) throw err;
-    console.error(`${err.message}\n\n${usage}`);
+    console.error(`${err.message}\n\n${helpText(spec)}`);
     return 2;
   }
   // parseFlags always adds --help; the generic return type does not show it.
   if ((flags.values as { help?: boolean }).help === true) {
-    console.log(usage);
+    console.log(helpText(spec));
     return 0;
   }
   return flags;

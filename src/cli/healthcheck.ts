@@ -7,16 +7,19 @@
  */
 import { loadEnv } from '../app/env.js';
 import { ConfigError } from '../errors.js';
-import { parseCommandFlags } from './flags.js';
+import { commandSpec, parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot healthcheck [--ready] [--timeout MS]
-
-Probes the running daemon's liveness, http://HOST:PORT/healthz: the metrics listener (METRICS_HOST,
+export const SPEC = commandSpec({
+  name: 'healthcheck',
+  usage: 'healthcheck [--ready] [--timeout MS]',
+  about: `Probes the running daemon's liveness, http://HOST:PORT/healthz: the metrics listener (METRICS_HOST,
 METRICS_PORT) when METRICS_PORT is set, else the control API's (API_HOST, API_PORT; default 127.0.0.1:8080).
-A wildcard host such as 0.0.0.0 is probed on 127.0.0.1. Exit 0 when it answers 200, 1 otherwise.
-
-  --ready       probe /readyz instead: the daemon does its job, the exchange included
-  --timeout MS  give up after this long (default 3000)`;
+A wildcard host such as 0.0.0.0 is probed on 127.0.0.1. Exit 0 when it answers 200, 1 otherwise.`,
+  flags: {
+    ready: { type: 'boolean', doc: 'probe /readyz instead: the daemon does its job, the exchange included' },
+    timeout: { type: 'string', arg: 'MS', doc: 'give up after this long (default 3000)' },
+  },
+});
 
 /** The URL the probe asks: wildcard listeners are reached on loopback. */
 export function probeUrl(host: string, port: number, path: '/healthz' | '/readyz'): string {
@@ -25,12 +28,7 @@ export function probeUrl(host: string, port: number, path: '/healthz' | '/readyz
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags(
-    'healthcheck',
-    argv,
-    { ready: { type: 'boolean' }, timeout: { type: 'string' } },
-    HELP,
-  );
+  const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
   const timeoutMs = Number(flags.values.timeout ?? '3000');
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {

@@ -11,25 +11,92 @@ import type { PairConfig } from '../ports/venue-records.js';
 import { type Assets, importCandles } from '../record/candles.js';
 import { DEFAULT_PAIRS, simPairConfig } from '../sim/default-market.js';
 import { assetIdFor } from '../sim/pair-market.js';
-import { numberFlag, parseFlags } from './flags.js';
+import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
 
-const HELP = `usage: bot import-candles --symbol SYMBOL [--out DIR] [pair rules] FILE.csv [FILE2.csv …]
+const RULES = 'Pair rules (written into the recording; backtests and paper trade the pair by them), from flags:';
 
-Turns one-minute candle CSVs (open_time,open,high,low,close,volume) into one recording
-DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files are one series, given in time order.
-
-Pair rules (written into the recording; backtests and paper trade the pair by them). Either flags:
-  --base CODE --quote CODE   assets (default: split from the symbol, BTCUSDT -> BTC/USDT)
-  --tick-size T              price step (required for a pair the project does not ship)
-  --min-price P --max-price P  price bounds (default: the tick size, and none)
-  --base-precision N         decimals of quantities (default: those of --step-size)
-  --quote-precision N        decimals of prices (default: those of --tick-size)
-  --min-qty Q --step-size S  LOT_SIZE filter, where the pair has one
-  --min-notional V           MIN_NOTIONAL filter, where the pair has one
-  --maker-fee R --taker-fee R  the pair's fee ratios, where they differ from the backtest's
-  --base-id N --quote-id N   asset ids (default: assigned without clashes; there is no need to give them)
-or --pair-config FILE: one entry in the exchange's config endpoint shape (GET /api/v4/spot/config).
-The shipped pairs (BTCUSDT, BTCUSDC, ETHUSDT) default to their built-in rules.`;
+export const SPEC = commandSpec({
+  name: 'import-candles',
+  usage: 'import-candles --symbol SYMBOL [--out DIR] [pair rules] FILE.csv [FILE2.csv …]',
+  about: `Turns one-minute candle CSVs (open_time,open,high,low,close,volume) into one recording
+DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files are one series, given in time order.`,
+  flags: {
+    symbol: { type: 'string', arg: 'SYMBOL', doc: 'the pair the candles are of (required)' },
+    out: {
+      type: 'string',
+      arg: 'DIR',
+      default: 'data/recordings',
+      doc: 'the folder of the recording (default data/recordings)',
+    },
+    base: {
+      type: 'string',
+      arg: 'CODE',
+      doc: 'the base asset (default: split from the symbol, BTCUSDT -> BTC/USDT)',
+      section: RULES,
+    },
+    quote: { type: 'string', arg: 'CODE', doc: 'the quote asset (default: split from the symbol)', section: RULES },
+    'tick-size': {
+      type: 'string',
+      arg: 'T',
+      doc: 'price step (required for a pair the project does not ship)',
+      section: RULES,
+    },
+    'min-price': { type: 'string', arg: 'P', doc: 'lowest price (default: the tick size)', section: RULES },
+    'max-price': { type: 'string', arg: 'P', doc: 'highest price (default: none)', section: RULES },
+    'base-precision': {
+      type: 'string',
+      arg: 'N',
+      doc: 'decimals of quantities (default: those of --step-size)',
+      section: RULES,
+    },
+    'quote-precision': {
+      type: 'string',
+      arg: 'N',
+      doc: 'decimals of prices (default: those of --tick-size)',
+      section: RULES,
+    },
+    'min-qty': {
+      type: 'string',
+      arg: 'Q',
+      doc: 'LOT_SIZE filter: least quantity, where the pair has one',
+      section: RULES,
+    },
+    'step-size': {
+      type: 'string',
+      arg: 'S',
+      doc: 'LOT_SIZE filter: quantity step, where the pair has one',
+      section: RULES,
+    },
+    'min-notional': { type: 'string', arg: 'V', doc: 'MIN_NOTIONAL filter, where the pair has one', section: RULES },
+    'maker-fee': {
+      type: 'string',
+      arg: 'R',
+      doc: "the pair's maker fee ratio, where it differs from the backtest's",
+      section: RULES,
+    },
+    'taker-fee': {
+      type: 'string',
+      arg: 'R',
+      doc: "the pair's taker fee ratio, where it differs from the backtest's",
+      section: RULES,
+    },
+    'base-id': {
+      type: 'string',
+      arg: 'N',
+      doc: 'asset id of the base (default: assigned without clashes; there is no need to give it)',
+      section: RULES,
+    },
+    'quote-id': { type: 'string', arg: 'N', doc: 'asset id of the quote (as --base-id)', section: RULES },
+    'pair-config': {
+      type: 'string',
+      arg: 'FILE',
+      doc: "or the whole pair from one entry in the exchange's config endpoint shape (GET /api/v4/spot/config), with no other rule flag",
+      section: RULES,
+    },
+  },
+  notes: 'The shipped pairs (BTCUSDT, BTCUSDC, ETHUSDT) default to their built-in rules.',
+  positionals: true,
+});
 
 const RULE_FLAGS = [
   'tick-size',
@@ -184,27 +251,13 @@ export async function pairFromFile(file: string, symbol: string): Promise<PairCo
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(
-    'import-candles',
-    argv,
-    {
-      symbol: { type: 'string' },
-      out: { type: 'string', default: 'data/recordings' },
-      base: { type: 'string' },
-      quote: { type: 'string' },
-      'base-id': { type: 'string' },
-      'quote-id': { type: 'string' },
-      'pair-config': { type: 'string' },
-      ...Object.fromEntries(RULE_FLAGS.map((f) => [f, { type: 'string' as const }])),
-    },
-    true,
-  );
+  const { values, positionals } = parseFlags(SPEC.name, argv, SPEC.flags, true);
   if (values.help) {
-    console.log(HELP);
+    console.log(helpText(SPEC));
     return 0;
   }
   if (values.symbol === undefined || positionals.length === 0) {
-    console.error(`import-candles: --symbol and at least one CSV file are required\n\n${HELP}`);
+    console.error(`import-candles: --symbol and at least one CSV file are required\n\n${helpText(SPEC)}`);
     return 2;
   }
   const tty = process.stderr.isTTY === true;

@@ -9,18 +9,20 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { projectRoot } from '../app/installation.js';
-import { parseCommandFlags } from './flags.js';
+import { commandSpec, helpText, parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot new-strategy NAME [--dir DIR]
-
-Writes a strategy of your own into DIR (default: the working directory), to grow from:
+export const SPEC = commandSpec({
+  name: 'new-strategy',
+  usage: 'new-strategy NAME [--dir DIR]',
+  about: `Writes a strategy of your own into DIR (default: the working directory), to grow from:
   NAME.ts                    the strategy (an SMA crossover on candles), its params as a zod schema
   NAME.test.ts               its tests (node:test on spot-bot/testing's harness): npm test
   config/NAME-btcusdt.json   a strategy file (bot instance) that runs it
   package.json, tsconfig.json   where DIR has none (spot-bot as a dependency, npm test)
-Nothing is overwritten. NAME: lower-case letters, digits, - and _ (a module name, as a strategy file's "strategy").
-
-  --dir DIR  the folder (made if missing)`;
+Nothing is overwritten. NAME: lower-case letters, digits, - and _ (a module name, as a strategy file's "strategy").`,
+  flags: { dir: { type: 'string', arg: 'DIR', doc: 'the folder (made if missing)' } },
+  positionals: true,
+});
 
 const NAME = /^[a-z0-9][a-z0-9_-]*$/;
 
@@ -193,11 +195,11 @@ const TSCONFIG = `${JSON.stringify(
 )}\n`;
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags('new-strategy', argv, { dir: { type: 'string' } }, HELP, true);
+  const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
   const [name, ...extra] = flags.positionals;
   if (name === undefined || extra.length > 0) {
-    console.error(`new-strategy: expected one NAME, found ${flags.positionals.length}\n\n${HELP}`);
+    console.error(`new-strategy: expected one NAME, found ${flags.positionals.length}\n\n${helpText(SPEC)}`);
     return 2;
   }
   if (!NAME.test(name)) {

@@ -8,16 +8,23 @@ import { BotError, describeError } from '../errors.js';
 import { ExchangeClient } from '../exchange/client.js';
 import { createLogger } from '../ops/logger.js';
 import { Recorder, marketWatchFetcher, runEvery } from '../record/recorder.js';
-import { parseFlags } from './flags.js';
+import { commandSpec, helpText, parseFlags } from './flags.js';
 
-const HELP = `usage: bot record --symbols SYMBOL[,SYMBOL…] [--every 5s] [--out DIR] [--base-url URL]
-
-Polls the market watch every interval (500ms, 5s, 1m, …; aligned to the clock) and appends each new 24-hour
-ticker, every key kept, to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz (UTC day of the ticker; default DIR data/recordings),
-with each symbol's pair configuration (read every minute; a change is recorded when it happens), so that a
-backtest or paper replay trades the pair by its own rules.
-A failed poll is logged and retried at the next tick. Stop with Ctrl-C (SIGINT) or SIGTERM.
-Reads EXCHANGE_BASE_URL (or --base-url) and the other EXCHANGE_* settings from the environment or .env.`;
+export const SPEC = commandSpec({
+  name: 'record',
+  usage: 'record --symbols SYMBOL[,SYMBOL…] [--every 5s] [--out DIR] [--base-url URL]',
+  about: `Polls the market watch every interval (aligned to the clock) and appends each new 24-hour ticker, every key
+kept, to DIR/SYMBOL/YYYY-MM-DD.jsonl.gz (UTC day of the ticker), with each symbol's pair configuration (read
+every minute; a change is recorded when it happens), so that a backtest or paper replay trades the pair by its
+own rules. A failed poll is logged and retried at the next tick. Stop with Ctrl-C (SIGINT) or SIGTERM.
+Reads EXCHANGE_BASE_URL (or --base-url) and the other EXCHANGE_* settings from the environment or .env.`,
+  flags: {
+    symbols: { type: 'string', arg: 'SYMBOL,…', doc: 'the pairs to record (required)' },
+    every: { type: 'string', arg: 'INTERVAL', default: '5s', doc: 'how often to poll: 500ms, 5s, 1m, … (default 5s)' },
+    out: { type: 'string', arg: 'DIR', default: 'data/recordings', doc: 'the folder (default data/recordings)' },
+    'base-url': { type: 'string', arg: 'URL', doc: "the exchange's origin, over EXCHANGE_BASE_URL" },
+  },
+});
 
 const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
@@ -48,14 +55,9 @@ function parseSymbols(text: string | undefined): string[] {
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values } = parseFlags('record', argv, {
-      symbols: { type: 'string' },
-      every: { type: 'string', default: '5s' },
-      out: { type: 'string', default: 'data/recordings' },
-      'base-url': { type: 'string' },
-    });
+    const { values } = parseFlags(SPEC.name, argv, SPEC.flags);
     if (values.help) {
-      console.log(HELP);
+      console.log(helpText(SPEC));
       return 0;
     }
     const symbols = parseSymbols(values.symbols);

@@ -10,31 +10,32 @@ import { createLogger } from '../ops/logger.js';
 import { installShutdown } from '../ops/shutdown.js';
 import { JournalLockedError } from '../store/journal-lock.js';
 import { commandEnv } from './command-env.js';
-import { parseCommandFlags } from './flags.js';
+import { commandSpec, parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot run [--fresh] [--adopt-open-orders]
-
-Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM, SIGINT or SIGHUP
+export const SPEC = commandSpec({
+  name: 'run',
+  usage: 'run [--fresh] [--adopt-open-orders]',
+  about: `Runs every enabled strategy file in CONFIG_DIR (default config/) until SIGTERM, SIGINT or SIGHUP
 (or until its parent process is gone).
 MODE=paper (default): on the embedded simulated exchange, fed by recordings (PAPER_DATA, default the samples)
 or, with EXCHANGE_BASE_URL set, by the exchange's live public market watch. The paper account (balances,
 orders, fills, where the replay stands) is kept in DB_PATH and resumed by the next run. MODE=live: on
-EXCHANGE_BASE_URL with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in README.md.
-
-  --fresh  paper only: archive DB_PATH next to it and start a new paper account (as PAPER_FRESH=true);
-           the newest PAPER_ARCHIVES_KEPT archives (default 5) are kept
-  --adopt-open-orders
-           live only: the journal is empty and the account has open orders (a journal deleted, another bot):
-           journal them as external orders and trade beside them (as ADOPT_OPEN_ORDERS=true); without it
-           such a start is refused, nothing sent`;
+EXCHANGE_BASE_URL with EXCHANGE_API_KEY and EXCHANGE_API_SECRET. Every variable is listed in
+docs/configuration.md.`,
+  flags: {
+    fresh: {
+      type: 'boolean',
+      doc: 'paper only: archive DB_PATH next to it and start a new paper account (as PAPER_FRESH=true); the newest PAPER_ARCHIVES_KEPT archives (default 5) are kept',
+    },
+    'adopt-open-orders': {
+      type: 'boolean',
+      doc: 'live only: the journal is empty and the account has open orders (a journal deleted, another bot): journal them as external orders and trade beside them (as ADOPT_OPEN_ORDERS=true); without it such a start is refused, nothing sent',
+    },
+  },
+});
 
 export async function run(argv: string[]): Promise<number> {
-  const flags = parseCommandFlags(
-    'run',
-    argv,
-    { fresh: { type: 'boolean' }, 'adopt-open-orders': { type: 'boolean' } },
-    HELP,
-  );
+  const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
   const loaded = commandEnv({ fd: 1 });
   if (loaded === 1) return 1;

@@ -15,29 +15,55 @@ import { replayMarket } from '../sim/pair-market.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
 import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/server.js';
-import { numberFlag, parseFlags } from './flags.js';
+import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
 
 const SAMPLES = 'data/samples';
 
-const HELP = `usage: bot sim [--port N] [--host H] [--data FILE[,FILE…]] [--speed X] [--loop] [--lockstep] [--allow-partial]
-               [--random-walk --seed S --symbols A,B [--start A=PRICE,…]] [--balance ASSET=AMOUNT,…] [--no-cancel]
+const DATA = 'Market data, one of: recordings (--data, or the sample) or a random walk (--random-walk):';
 
-Serves the exchange's HTTP API (spot-api.md, plus cancel) from the simulated exchange's matching engine.
-Market data, one of:
-  --data FILE,…   replay recordings, all symbols merged in time order (default: the BTCUSDT sample in
-                  ${SAMPLES}/), at --speed X times the recorded pace (default 1; 60 = a recorded minute
-                  per second); --loop starts over at the end
-  --lockstep      with --data: one recorded ticker per market-watch request
-  --allow-partial with --data: replay the complete lines of a recording that breaks off (truncated or
-                  corrupt), warned; without it such a file is refused, naming where it breaks
-  --random-walk   a seeded random walk (--seed, default 1) of --symbols (default BTCUSDT), from --start prices
---port            default 0: any free port (the URL line says which); --host default 127.0.0.1
---balance         the paper account's funding, replacing the default ${Object.entries(DEFAULT_PAPER_BALANCES)
-  .map(([a, v]) => `${a}=${v}`)
-  .join(',')}
---no-cancel       do not serve DELETE /api/v4/spot/order (a venue without cancel)
-Credentials: EXCHANGE_API_KEY and EXCHANGE_API_SECRET from the environment or .env when set, else the
-documented demo pair (see README). Stop with Ctrl-C (SIGINT) or SIGTERM.`;
+export const SPEC = commandSpec({
+  name: 'sim',
+  usage: `sim [--port N] [--host H] [--data FILE[,FILE…]] [--speed X] [--loop] [--lockstep] [--allow-partial]
+               [--random-walk --seed S --symbols A,B [--start A=PRICE,…]] [--balance ASSET=AMOUNT,…] [--no-cancel]`,
+  about: "Serves the exchange's HTTP API (spot-api.md, plus cancel) from the simulated exchange's matching engine.",
+  flags: {
+    port: { type: 'string', arg: 'N', doc: 'the port (default 0: any free port; the URL line says which)' },
+    host: { type: 'string', arg: 'H', default: '127.0.0.1', doc: 'the address to listen on (default 127.0.0.1)' },
+    balance: {
+      type: 'string',
+      arg: 'ASSET=AMOUNT,…',
+      doc: `the paper account's funding, replacing the default ${Object.entries(DEFAULT_PAPER_BALANCES)
+        .map(([a, v]) => `${a}=${v}`)
+        .join(',')}`,
+    },
+    'no-cancel': { type: 'boolean', doc: 'do not serve DELETE /api/v4/spot/order (a venue without cancel)' },
+    data: {
+      type: 'string',
+      arg: 'FILE,…',
+      doc: `replay recordings, all symbols merged in time order (default: the BTCUSDT sample in ${SAMPLES}/)`,
+      section: DATA,
+    },
+    speed: {
+      type: 'string',
+      arg: 'X',
+      doc: 'with --data: X times the recorded pace (default 1; 60 = a recorded minute per second)',
+      section: DATA,
+    },
+    loop: { type: 'boolean', doc: 'with --data: start over at the end', section: DATA },
+    lockstep: { type: 'boolean', doc: 'with --data: one recorded ticker per market-watch request', section: DATA },
+    'allow-partial': {
+      type: 'boolean',
+      doc: 'with --data: replay the complete lines of a recording that breaks off (truncated or corrupt), warned; without it such a file is refused, naming where it breaks',
+      section: DATA,
+    },
+    'random-walk': { type: 'boolean', doc: 'a seeded random walk instead of recordings', section: DATA },
+    seed: { type: 'string', arg: 'S', doc: "the random walk's seed (default 1)", section: DATA },
+    symbols: { type: 'string', arg: 'A,B', doc: "the random walk's symbols (default BTCUSDT)", section: DATA },
+    start: { type: 'string', arg: 'A=PRICE,…', doc: "the random walk's starting prices", section: DATA },
+  },
+  notes: `Credentials: EXCHANGE_API_KEY and EXCHANGE_API_SECRET from the environment or .env when set, else the
+documented demo pair (see README). Stop with Ctrl-C (SIGINT) or SIGTERM.`,
+});
 
 function usage(message: string): BotError {
   return new BotError('E_USAGE', `sim: ${message}`);
@@ -109,23 +135,9 @@ export function progressLine(progress: FeedProgress): string {
 
 export async function run(argv: string[]): Promise<number> {
   try {
-    const { values } = parseFlags('sim', argv, {
-      port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      data: { type: 'string' },
-      speed: { type: 'string' },
-      loop: { type: 'boolean' },
-      lockstep: { type: 'boolean' },
-      'allow-partial': { type: 'boolean' },
-      'random-walk': { type: 'boolean' },
-      seed: { type: 'string' },
-      symbols: { type: 'string' },
-      start: { type: 'string' },
-      balance: { type: 'string' },
-      'no-cancel': { type: 'boolean' },
-    });
+    const { values } = parseFlags(SPEC.name, argv, SPEC.flags);
     if (values.help) {
-      console.log(HELP);
+      console.log(helpText(SPEC));
       return 0;
     }
     const walk = values['random-walk'] === true;

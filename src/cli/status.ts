@@ -8,22 +8,25 @@ import { buildStatusView, statusJson, statusTable } from '../status/status-view.
 import { wallClock } from '../clocks/wall-clock.js';
 import { openStore } from '../store/store.js';
 import { commandEnv } from './command-env.js';
-import { parseCommandFlags } from './flags.js';
+import { commandSpec, parseCommandFlags } from './flags.js';
 
-const HELP = `usage: bot status [--db PATH] [--json]
-
-Prints each instance's state (running/paused and why), open orders, today's fills, realised and unrealised
-PnL (at the last price recorded), and the kill switch, circuit breaker and authentication state.
-
-  --db PATH  the database (default: DB_PATH, else data/bot.db)
-  --json     JSON for scripts instead of a table`;
+export const SPEC = commandSpec({
+  name: 'status',
+  usage: 'status [--db PATH] [--json]',
+  about: `Prints each instance's state (running/paused and why), open orders, today's fills, realised and unrealised
+PnL (at the last price recorded), and the kill switch, circuit breaker and authentication state.`,
+  flags: {
+    db: { type: 'string', arg: 'PATH', doc: 'the database (default: DB_PATH, else data/bot.db)' },
+    json: { type: 'boolean', doc: 'JSON for scripts instead of a table' },
+  },
+});
 
 export function run(argv: string[]): Promise<number> {
   return Promise.resolve(status(argv));
 }
 
 function status(argv: string[]): number {
-  const flags = parseCommandFlags('status', argv, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP);
+  const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
   const env = commandEnv();
   if (env === 1) return 1;

@@ -80,7 +80,7 @@ describe.concurrent('bot check-config', () => {
     const help = await checkConfig('--help');
     expect(help.code).toBe(0);
     expect(help.stdout[0]).toBe(
-      'usage: bot check-config [--strategies <dir>] [--data RECORDING[,RECORDING…]] [file|dir …]',
+      'usage: bot check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [file|dir …]',
     );
   });
 });

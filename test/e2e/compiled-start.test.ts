@@ -170,7 +170,7 @@ describe('the compiled build', () => {
   }, 120_000);
 
   it('is never run stale: an edit, one with its size and mtime put back, a deleted and a broken strategy', () => {
-    const cli = join(clone, 'src/cli.ts');
+    const cli = join(clone, 'src/cli/commands.ts');
     const original = readFileSync(cli, 'utf8');
     const help = (): string => bot(['--help']).stdout;
     expect(help()).toContain('run the daemon (paper unless MODE=live)');

@@ -1,0 +1,60 @@
+/**
+ * The commands of `bot`, each in src/cli/<command>.ts exporting `run(argv): Promise<number>` (the exit code) and
+ * its SPEC (flags.ts CommandSpec: its --help and its part of docs/cli.md). A module is loaded only when its
+ * command is asked for, so a quick command does not pay for the daemon's start-up.
+ */
+import type { CommandSpec } from './flags.js';
+
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+  /** Its usage (one command); a module with subcommands exports SPECS instead. */
+  SPEC?: CommandSpec;
+  SPECS?: readonly CommandSpec[];
+}
+
+export interface Command {
+  summary: string;
+  load: () => Promise<CommandModule>;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  'import-candles': {
+    summary: 'turn one-minute candle CSVs into a ticker recording',
+    load: () => import('./import-candles.js'),
+  },
+  record: { summary: 'record the market watch of some symbols to daily files', load: () => import('./record.js') },
+  data: {
+    summary: 'data export: recordings as CSV, Arrow or Parquet, for pandas, polars or DuckDB',
+    load: () => import('./data.js'),
+  },
+  'new-strategy': {
+    summary: 'write a strategy of your own (module, tests, strategy file) into a folder outside the checkout',
+    load: () => import('./new-strategy.js'),
+  },
+  'check-config': {
+    summary: 'validate strategy files offline (schema, schedule, module, params)',
+    load: () => import('./check-config.js'),
+  },
+  exchange: { summary: 'call one exchange endpoint by hand', load: () => import('./exchange.js') },
+  backtest: {
+    summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
+    load: () => import('./backtest.js'),
+  },
+  worker: {
+    summary: 'take sweep and walk-forward combinations from a Redis queue and run them (bot backtest --queue)',
+    load: () => import('./worker.js'),
+  },
+  run: { summary: 'run the daemon (paper unless MODE=live)', load: () => import('./run.js') },
+  status: {
+    summary: 'instances, open orders, fills and PnL, from the database',
+    load: () => import('./status.js'),
+  },
+  sim: {
+    summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices',
+    load: () => import('./sim.js'),
+  },
+  healthcheck: {
+    summary: "probe the running daemon's /healthz (--ready: /readyz) on loopback (the container's HEALTHCHECK)",
+    load: () => import('./healthcheck.js'),
+  },
+};
