@@ -25,6 +25,7 @@ import type { Stats } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { endianness } from 'node:os';
 import path from 'node:path';
+import type { DirectVariable } from '../config/env.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from '../record/recording-format.js';
 import { columnIn, FLOAT_KEYS, type FloatKey, type NumberColumn } from './number-column.js';
@@ -34,6 +35,12 @@ import type { SymbolInfo, TickColumns } from './tick-columns.js';
 export const DEFAULT_COLUMN_CACHE_DIR = 'data/cache/columns';
 /** The variable that moves the cache; `off` turns it off (as `bot backtest --no-cache` does for one run). */
 export const COLUMN_CACHE_ENV = 'COLUMN_CACHE_DIR';
+export const COLUMN_CACHE_VARIABLE: DirectVariable = {
+  name: COLUMN_CACHE_ENV,
+  default: DEFAULT_COLUMN_CACHE_DIR,
+  description:
+    "backtests, sweeps and workers: where recordings' decoded columns are cached (a second run of the same data reads them instead of decompressing it); off turns the cache off",
+};
 /** Bumped whenever the layout or what the scanner puts in the columns changes: older files are ignored. */
 export const COLUMN_CACHE_VERSION = 2;
 

@@ -37,13 +37,39 @@ export const DEFAULT_DAEMON_SCHEDULE: Readonly<DaemonSchedule> = {
   refresh: '0 * * * * *',
 };
 
-/** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. */
-export function optional<T extends z.ZodType>(schema: T) {
-  return z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+/** What docs/configuration.md says of a variable: what it does, its default, or what leaving it unset means. */
+export interface EnvDoc {
+  description: string;
+  /** The value taken when it is unset. */
+  default?: string;
+  /** What unset means when it is not a value (optional variables). */
+  unset?: string;
 }
 
-export function withDefault<T extends z.ZodType>(schema: T, fallback: z.input<T>) {
-  return z.preprocess((v) => (v === undefined || v === '' ? fallback : v), schema);
+/**
+ * Every variable's documentation, by its schema: `optional` and `withDefault` record it, so a variable cannot be
+ * declared without it, and src/cli/reference.ts writes docs/configuration.md from the schemas.
+ */
+export const envDocs = z.registry<EnvDoc>();
+
+/** A variable a command reads itself, outside the schemas; the reference lists it beside theirs. */
+export interface DirectVariable extends EnvDoc {
+  name: string;
+  /** Also taken as NAME_FILE, a file holding the value, and never shown. */
+  secret?: boolean;
+}
+
+/** An unset variable and an empty one (`KEY=` in .env) mean the same: not given. `shown`: what unset means. */
+export function optional<T extends z.ZodType>(schema: T, description: string, shown?: string) {
+  const variable = z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+  envDocs.add(variable, { description, ...(shown === undefined ? {} : { unset: shown }) });
+  return variable;
+}
+
+export function withDefault<T extends z.ZodType>(schema: T, fallback: z.input<T>, description: string) {
+  const variable = z.preprocess((v) => (v === undefined || v === '' ? fallback : v), schema);
+  envDocs.add(variable, { description, default: String(fallback) });
+  return variable;
 }
 
 export const positiveInt = z.coerce
@@ -55,23 +81,25 @@ export const positiveNumber = z.coerce
   .positive('expected a positive number');
 export const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
-const exchangeEnv = {
-  /** Exchange (or simulated exchange) origin, e.g. https://api.example.com or http://127.0.0.1:8080. */
-  EXCHANGE_BASE_URL: optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
-  EXCHANGE_API_KEY: optional(z.string()),
-  EXCHANGE_API_SECRET: optional(z.string()),
-  EXCHANGE_TIMEOUT_MS: withDefault(positiveInt, '10000'),
-  /** Requests per second (token bucket). */
-  EXCHANGE_RATE_LIMIT: withDefault(positiveNumber, '10'),
-  /** Requests allowed at once; defaults to the per-second rate. */
-  EXCHANGE_RATE_BURST: optional(positiveInt),
-  EXCHANGE_RETRY_ATTEMPTS: withDefault(positiveInt, '3'),
-  EXCHANGE_RETRY_BASE_MS: withDefault(positiveInt, '200'),
-  EXCHANGE_RETRY_MAX_MS: withDefault(positiveInt, '5000'),
-  /** Correct request timestamps by the server's Date header. */
-  EXCHANGE_SERVER_TIME: withDefault(flag, 'false'),
-  /** Whether the venue supports order cancel. */
-  EXCHANGE_CANCEL: withDefault(flag, 'true'),
+export const exchangeEnv = {
+  EXCHANGE_BASE_URL: optional(
+    z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }),
+    "the exchange's origin (https://api.example.com): where live orders go; on paper, the live market watch to trade on instead of recordings",
+  ),
+  EXCHANGE_API_KEY: optional(z.string(), 'the API key (live only)'),
+  EXCHANGE_API_SECRET: optional(z.string(), 'the API secret (live only): signs every private request, never logged'),
+  EXCHANGE_TIMEOUT_MS: withDefault(positiveInt, '10000', "one request's time limit, in ms"),
+  EXCHANGE_RATE_LIMIT: withDefault(positiveNumber, '10', 'requests per second (token bucket)'),
+  EXCHANGE_RATE_BURST: optional(positiveInt, 'requests allowed at once', 'the rate, rounded up'),
+  EXCHANGE_RETRY_ATTEMPTS: withDefault(positiveInt, '3', 'attempts of a read (orders are never resent)'),
+  EXCHANGE_RETRY_BASE_MS: withDefault(positiveInt, '200', "the reads' first retry delay, in ms (doubling)"),
+  EXCHANGE_RETRY_MAX_MS: withDefault(positiveInt, '5000', "the reads' longest retry delay, in ms"),
+  EXCHANGE_SERVER_TIME: withDefault(
+    flag,
+    'false',
+    "request timestamps follow the server's clock, from each answer's Date header: a clock minutes ahead or behind, or one that steps while the bot runs, still signs right (a read refused with 401 whose answer moved the estimate is signed again once)",
+  ),
+  EXCHANGE_CANCEL: withDefault(flag, 'true', 'whether the venue supports order cancel'),
 };
 
 const cron = z.string().refine((v) => cronProblem(v) === undefined, {
@@ -95,15 +123,23 @@ const balanceList = z.string().transform((text, ctx): Record<string, string> => 
   return balances;
 });
 
-const daemonEnv = {
-  /** paper (default): the simulated exchange; live: the exchange at EXCHANGE_BASE_URL, with the keys. */
-  MODE: withDefault(z.enum(['paper', 'live'], { error: "expected 'paper' or 'live'" }), 'paper'),
-  DB_PATH: withDefault(z.string(), 'data/bot.db'),
-  /** Strategy files (one bot instance each): a directory of *.json or one file. */
-  CONFIG_DIR: withDefault(z.string(), 'config'),
-  /** Where strategy modules live (default: the project's strategies/). */
-  STRATEGIES_DIR: optional(z.string()),
-  /** Paper on recorded data: recording files or directories, comma-separated (default: data/samples for the symbols). */
+export const daemonEnv = {
+  MODE: withDefault(
+    z.enum(['paper', 'live'], { error: "expected 'paper' or 'live'" }),
+    'paper',
+    'paper: the embedded simulated exchange, no keys; live: the exchange at EXCHANGE_BASE_URL, with the keys',
+  ),
+  DB_PATH: withDefault(
+    z.string(),
+    'data/bot.db',
+    'the journal (SQLite): orders, fills, strategy state, events, the paper account; one daemon per file',
+  ),
+  CONFIG_DIR: withDefault(
+    z.string(),
+    'config',
+    'strategy files (one bot instance each): a directory of *.json or one file',
+  ),
+  STRATEGIES_DIR: optional(z.string(), 'where strategy modules live (.ts or .js)', "the project's strategies/"),
   PAPER_DATA: optional(
     z.string().transform((v) =>
       v
@@ -111,15 +147,14 @@ const daemonEnv = {
         .map((s) => s.trim())
         .filter((s) => s !== ''),
     ),
+    'paper: recordings to replay, files and directories, comma-separated; every configured symbol needs one',
+    'the samples in data/samples/ (/app/samples in the image)',
   ),
-  /** Recorded time per wall-clock time when replaying (60: one recorded minute per second). */
-  PAPER_SPEED: withDefault(positiveNumber, '60'),
-  /**
-   * Paper on recordings: where a new replay starts, an ISO date or time (2023-03-08, 2023-03-08T12:00:00Z). The
-   * data before it warms the strategies' candles and indicators up, as a backtest's --from does. Unset, a new
-   * replay starts once the recordings have filled the strategies' longest warm-up (warmUpMs). A resumed paper
-   * account goes on where it stopped instead.
-   */
+  PAPER_SPEED: withDefault(
+    positiveNumber,
+    '60',
+    "paper on recordings: recorded time per wall-clock time (60: a recorded minute per second). The daemon's clock is the recording's: ctx.now(), the schedules, risk's daily reset, orders, fills and the journal are in the data's time; log lines are wall-clock times",
+  ),
   PAPER_FROM: optional(
     z.string().transform((text, ctx): number => {
       const ms = /^\d{4}-\d{2}-\d{2}/.test(text.trim()) ? Date.parse(text.trim()) : NaN;
@@ -130,62 +165,88 @@ const daemonEnv = {
       });
       return z.NEVER;
     }),
+    "paper on recordings: where a new replay starts, an ISO date or time (2023-03-08, 2023-03-08T12:00:00Z); the data before it warms the strategies' candles and indicators up, as a backtest's --from does. A resumed paper account goes on where it stopped; not with PAPER_LOCKSTEP",
+    "once the recordings have filled the strategies' longest warm-up",
   ),
-  /** One recorded tick per market-watch request instead of by time (parity tests). */
-  PAPER_LOCKSTEP: withDefault(flag, 'false'),
-  /**
-   * Paper on recordings: replay the complete lines of a truncated or corrupt PAPER_DATA file (one warning says
-   * where it breaks) instead of refusing to start (as a backtest's --allow-partial).
-   */
-  PAPER_ALLOW_PARTIAL: withDefault(flag, 'false'),
-  /**
-   * Paper on recordings: the data-time delay before an order reaches the simulated book, in ms (default one
-   * step of the data, as a backtest's --latency-ms: an order never fills at the price it was decided on).
-   */
+  PAPER_LOCKSTEP: withDefault(
+    flag,
+    'false',
+    'paper on recordings: one recorded ticker per market-watch request instead of by time (parity tests)',
+  ),
+  PAPER_ALLOW_PARTIAL: withDefault(
+    flag,
+    'false',
+    "paper on recordings: replay the complete lines of a truncated or corrupt PAPER_DATA file (one warning says where it breaks) instead of refusing to start (as a backtest's --allow-partial)",
+  ),
   PAPER_LATENCY_MS: optional(
     z.coerce
       .number({ error: 'expected a number of milliseconds >= 0' })
       .min(0, 'expected a number of milliseconds >= 0'),
+    "paper on recordings: the data-time delay before an order reaches the simulated book, in ms (as a backtest's --latency-ms: an order never fills at the price it was decided on)",
+    'one step of the data',
   ),
-  /** Starting balances of a new paper account (default: the simulated exchange's); a resumed one keeps its own. */
-  PAPER_BALANCES: optional(balanceList),
-  /** Start a new paper account: the database is archived first (as `bot run --fresh`). */
-  PAPER_FRESH: withDefault(flag, 'false'),
-  /**
-   * Live: on an empty journal, adopt the account's open orders as external and trade (as `bot run
-   * --adopt-open-orders`); without it such a start is refused. For one start only.
-   */
-  ADOPT_OPEN_ORDERS: withDefault(flag, 'false'),
-  /** How many archived paper databases to keep next to DB_PATH (older ones are deleted when one is archived). */
+  PAPER_BALANCES: optional(
+    balanceList,
+    "a new paper account's starting balances, ASSET=AMOUNT[,ASSET=AMOUNT…]; a resumed one keeps its own",
+    'USDT=10000,USDC=10000,BTC=0.5',
+  ),
+  PAPER_FRESH: withDefault(
+    flag,
+    'false',
+    'true: archive the paper database next to it and start a new account (as bot run --fresh); for one start only',
+  ),
+  ADOPT_OPEN_ORDERS: withDefault(
+    flag,
+    'false',
+    'live, empty journal, open orders on the account: true journals them as external orders and trades (as bot run --adopt-open-orders); false refuses that start. For one start only',
+  ),
   PAPER_ARCHIVES_KEPT: withDefault(
     z.coerce
       .number({ error: 'expected a whole number >= 0' })
       .int('expected a whole number >= 0')
       .nonnegative('expected a whole number >= 0'),
     '5',
+    'archived paper databases kept next to DB_PATH (older ones are deleted when one is archived)',
   ),
-  /** New orders stop while this file exists. */
-  KILL_SWITCH_FILE: withDefault(z.string(), 'data/KILL'),
+  KILL_SWITCH_FILE: withDefault(z.string(), 'data/KILL', 'no new orders while this file exists (touch data/KILL)'),
   LOG_LEVEL: withDefault(
     z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
       error: 'expected one of trace, debug, info, warn, error, fatal, silent',
     }),
     'info',
+    'trace, debug, info, warn, error, fatal or silent',
   ),
-  /** json or pretty: overrides the guess from the terminal (pretty on a terminal, JSON lines otherwise). */
-  LOG_FORMAT: optional(z.enum(['json', 'pretty'], { error: 'expected json or pretty' })),
-  /** Cron schedule of the open-orders and trades poll. */
-  ORDERS_POLL: withDefault(cron, DEFAULT_DAEMON_SCHEDULE.ordersPoll),
-  /** Cron schedule of the pair-config and balance refresh. */
-  REFRESH: withDefault(cron, DEFAULT_DAEMON_SCHEDULE.refresh),
-  /** How long the orderly stop on SIGTERM/SIGINT/SIGHUP may take before the process exits anyway (inside Docker's 10 s). */
-  STOP_TIMEOUT_MS: withDefault(positiveInt, '8000'),
-  /** Consecutive venue errors that open the circuit breaker (no new orders meanwhile). */
-  CIRCUIT_BREAKER_ERRORS: withDefault(positiveInt, '5'),
-  /** How long the breaker keeps new orders back after it opens (doubling while the venue stays down). */
-  CIRCUIT_BREAKER_PAUSE_MS: withDefault(positiveInt, '30000'),
-  /** How long an order whose create had no answer may take to appear on the venue before it counts as not placed. */
-  RECONCILE_WINDOW_MS: withDefault(positiveInt, '60000'),
+  LOG_FORMAT: optional(
+    z.enum(['json', 'pretty'], { error: 'expected json or pretty' }),
+    'json (one JSON object a line) or pretty (for people)',
+    'pretty on a terminal, JSON otherwise',
+  ),
+  ORDERS_POLL: withDefault(
+    cron,
+    DEFAULT_DAEMON_SCHEDULE.ordersPoll,
+    "cron schedule (UTC, seconds allowed) of the open-orders and trades poll (each instance's market schedule is in its strategy file)",
+  ),
+  REFRESH: withDefault(cron, DEFAULT_DAEMON_SCHEDULE.refresh, 'cron schedule of the pair-config and balance refresh'),
+  STOP_TIMEOUT_MS: withDefault(
+    positiveInt,
+    '8000',
+    "how long the orderly stop on SIGTERM/SIGINT/SIGHUP may take before the process exits anyway, in ms (inside Docker's 10 s)",
+  ),
+  CIRCUIT_BREAKER_ERRORS: withDefault(
+    positiveInt,
+    '5',
+    'consecutive venue errors that open the circuit breaker (no new orders meanwhile)',
+  ),
+  CIRCUIT_BREAKER_PAUSE_MS: withDefault(
+    positiveInt,
+    '30000',
+    'how long the breaker holds new orders back after it opens, in ms (doubling while the venue stays down)',
+  ),
+  RECONCILE_WINDOW_MS: withDefault(
+    positiveInt,
+    '60000',
+    'how long an order whose create got no answer may take to appear on the venue before it counts as not placed, in ms',
+  ),
 };
 
 const port = z.coerce
@@ -194,21 +255,28 @@ const port = z.coerce
   .min(0, 'expected a port number (0 to 65535; 0 turns the listener off)')
   .max(65_535, 'expected a port number (0 to 65535; 0 turns the listener off)');
 
-const apiEnv = {
-  /** The daemon's HTTP listener (health, metrics, control API, dashboard). */
-  API_HOST: withDefault(z.string().min(1), '127.0.0.1'),
-  /** 0 turns the listener off. */
-  API_PORT: withDefault(port, '8080'),
-  /** Bearer token of the control API and the dashboard; required when API_HOST is not a loopback address. */
-  API_TOKEN: optional(z.string().min(16, 'expected at least 16 characters')),
-  /** Balances in /metrics (off by default: metrics are served without a token). */
-  METRICS_BALANCES: withDefault(flag, 'false'),
-  /**
-   * A listener of its own for /healthz, /readyz and /metrics (no control API, no dashboard), e.g. 0.0.0.0:9464
-   * in a container so that probes and Prometheus reach it from outside; 0 (default) turns it off.
-   */
-  METRICS_HOST: withDefault(z.string().min(1), '127.0.0.1'),
-  METRICS_PORT: withDefault(port, '0'),
+export const apiEnv = {
+  API_HOST: withDefault(
+    z.string().min(1),
+    '127.0.0.1',
+    "the daemon's HTTP listener: health, metrics, the control API and the dashboard",
+  ),
+  API_PORT: withDefault(port, '8080', "the listener's port; 0 turns it off"),
+  API_TOKEN: optional(
+    z.string().min(16, 'expected at least 16 characters'),
+    'bearer token of the control API and the dashboard (16 characters or more); required when API_HOST is not a loopback address',
+  ),
+  METRICS_BALANCES: withDefault(flag, 'false', 'balances in /metrics (metrics are served without a token)'),
+  METRICS_HOST: withDefault(
+    z.string().min(1),
+    '127.0.0.1',
+    'a listener of its own for /healthz, /readyz and /metrics only (no control API, no dashboard); the image sets 0.0.0.0 so that probes and Prometheus reach it from outside the container',
+  ),
+  METRICS_PORT: withDefault(
+    port,
+    '0',
+    "that listener's port; 0 turns it off (the image sets 9464); bot healthcheck probes it when set, else API_PORT",
+  ),
 };
 
 export const httpUrl = z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' });

@@ -7,7 +7,6 @@ import { withDefault } from '../config/env.js';
 import { CANDLE_PATHS, type CandlePath, DEFAULT_CANDLE_PATH, parseParticipation } from './candle-path.js';
 
 export const paperFillEnv = {
-  /** Recordings imported from candles: the path inside each candle (backtest --candle-path), default shortest. */
   PAPER_CANDLE_PATH: withDefault(
     z.string().transform((text, ctx): CandlePath => {
       if ((CANDLE_PATHS as readonly string[]).includes(text.trim())) return text.trim() as CandlePath;
@@ -15,11 +14,8 @@ export const paperFillEnv = {
       return z.NEVER;
     }),
     DEFAULT_CANDLE_PATH,
+    `paper on recordings imported from candles: the path inside each candle (as a backtest's --candle-path): ${CANDLE_PATHS.join(', ')}`,
   ),
-  /**
-   * Recordings imported from candles: the share of each tick's traded volume resting fills may take (backtest
-   * --participation): 10% (default), 0.25, or off.
-   */
   PAPER_PARTICIPATION: withDefault(
     z.string().transform((text, ctx): string | null => {
       try {
@@ -30,5 +26,6 @@ export const paperFillEnv = {
       }
     }),
     '10%',
+    "paper on recordings imported from candles: the share of each tick's traded volume resting fills may take (as a backtest's --participation): 10%, 0.25, or off",
   ),
 };

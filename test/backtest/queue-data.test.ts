@@ -98,3 +98,24 @@ it('reads the Redis URL from --queue or SWEEP_QUEUE and never shows its password
   expect(() => queueUrlFrom(undefined, { SWEEP_QUEUE: 'redis//h' })).toThrow(/^SWEEP_QUEUE: /);
   expect(queueUrlFrom('redis://a:2', { SWEEP_QUEUE: 'redis://h:1' })!.shown).toBe('redis://a:2');
 });
+
+it('takes SWEEP_QUEUE_FILE, a file holding the URL (a Docker or Kubernetes secret), and never shows the password', () => {
+  const file = join(dir, 'sweep_queue');
+  writeFileSync(file, 'redis://:file-pw@redis:6379\n');
+  const q = queueUrlFrom(undefined, { SWEEP_QUEUE_FILE: file })!;
+  expect(q.connection).toMatchObject({ host: 'redis', port: 6379, password: 'file-pw' });
+  expect(q.shown).toBe('redis://***@redis:6379');
+  expect(() => queueUrlFrom(undefined, { SWEEP_QUEUE_FILE: file, SWEEP_QUEUE: 'redis://h:1' })).toThrow(
+    'SWEEP_QUEUE_FILE: set either SWEEP_QUEUE or SWEEP_QUEUE_FILE, not both',
+  );
+  expect(() => queueUrlFrom(undefined, { SWEEP_QUEUE_FILE: join(dir, 'none') })).toThrow(
+    /^SWEEP_QUEUE_FILE: cannot read .*none \(ENOENT\)$/,
+  );
+  writeFileSync(file, 'redis//:file-pw@redis\n');
+  expect(() => queueUrlFrom(undefined, { SWEEP_QUEUE_FILE: file })).toThrow(/^SWEEP_QUEUE_FILE: not a URL/);
+  try {
+    queueUrlFrom(undefined, { SWEEP_QUEUE_FILE: file });
+  } catch (err) {
+    expect((err as Error).message).not.toContain('file-pw');
+  }
+});

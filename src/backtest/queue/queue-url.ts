@@ -4,10 +4,18 @@
  * `shown`, with the credentials replaced.
  */
 import type { RedisOptions } from 'bullmq';
+import type { DirectVariable } from '../../config/env.js';
+import { readSecretFiles } from '../../config/secret-files.js';
 import { BotError } from '../../errors.js';
 
 /** The environment variable that stands for `--queue` (keeps the password off the command line). */
 export const QUEUE_ENV = 'SWEEP_QUEUE';
+export const QUEUE_VARIABLE: DirectVariable = {
+  name: QUEUE_ENV,
+  secret: true,
+  description:
+    'bot backtest --sweep and bot worker: the Redis of the sweep queue, redis://[:PASSWORD@]HOST:PORT[/DB] or rediss://… (as --queue, which wins)',
+};
 
 export interface QueueUrl {
   /** ioredis options (host, port, credentials, db, TLS). */
@@ -51,9 +59,16 @@ export function parseQueueUrl(text: string, where: string): QueueUrl {
   };
 }
 
-/** `--queue` when given, else SWEEP_QUEUE when set; undefined when neither. */
+/**
+ * `--queue` when given, else SWEEP_QUEUE, or SWEEP_QUEUE_FILE (a file holding the URL: a Docker or Kubernetes
+ * secret, since the URL carries the password); undefined when none is.
+ */
 export function queueUrlFrom(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): QueueUrl | undefined {
   if (flag !== undefined) return parseQueueUrl(flag, '--queue');
+  const file = readSecretFiles(env, [QUEUE_ENV]);
+  if (file.problems.length > 0) throw new BotError('E_USAGE', file.problems.join('; '));
+  const fromFile = file.values[QUEUE_ENV];
+  if (fromFile !== undefined) return parseQueueUrl(fromFile, `${QUEUE_ENV}_FILE`);
   const value = env[QUEUE_ENV];
   return value === undefined || value === '' ? undefined : parseQueueUrl(value, QUEUE_ENV);
 }
