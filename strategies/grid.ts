@@ -5,7 +5,8 @@
  * the levels below the reference, plus those above it that `initialBase` seeded with base to sell, so
  * - a slot holding no base keeps a buy at its level, when that level is below the market;
  * - a filled buy at level j turns into a sell at level j + 1, a filled sell at level j + 1 into a buy at j.
- * Orders carry the tag `grid:<level>:<buy|sell>`, which is how a slot knows it is armed: every tick (and
+ * Orders carry the tag `grid:<level>:<buy|sell>`, which is how a slot knows it is armed (a sell also names the
+ * slot's buy it closes, so closed trades pair each sale with its own slot's buy): every tick (and
  * every fill) re-arms what is missing and never duplicates what is open or pending, so it is idempotent and
  * survives restarts (open orders come from the engine's journal, slots from the persisted state).
  *
@@ -307,7 +308,8 @@ function arm(ctx: Ctx): number {
       });
       continue;
     }
-    ctx.limit('SELL', at, qty, { tag: grid.level(j + 1).sellTag });
+    // The sell closes the slot's own buy: closed trades pair the two (not the level's sale with another's buy).
+    ctx.limit('SELL', at, qty, { tag: grid.level(j + 1).sellTag, closes: grid.level(j).buyTag });
     placed++;
     freeBase = freeBase?.minus(qty);
   }

@@ -208,6 +208,7 @@ ${table(
 function tradesSection(summary: BacktestSummary): string {
   const { trades, tradesByTag } = summary;
   if (trades.length === 0) return '<h2>Trades</h2><p>No closed trades.</p>';
+  const pairing = `<p class="note">Entries and exits are paired ${escapeHtml(summary.pairing)}.</p>`;
   const rows = trades.map((t, i) => [
     String(i + 1),
     t.instance,
@@ -238,6 +239,7 @@ function tradesSection(summary: BacktestSummary): string {
   return `<h2>Trades by tag</h2>
 <div class="pair"><div><h3>by entry tag</h3>${byTag(tradesByTag.entry)}</div><div><h3>by exit tag (exit reason)</h3>${byTag(tradesByTag.exit)}</div></div>
 <h2>Trades (${trades.length})</h2>
+${pairing}
 ${table(['#', 'instance', 'entry', 'entry price', 'exit', 'exit price', 'quantity', 'PnL', 'PnL %', 'held', 'entry tag', 'exit tag'], rows, [0, 3, 5, 6, 7, 8])}`;
 }
 

@@ -10,6 +10,7 @@ import type { SimFill } from '../sim/state.js';
 import {
   type ClosedTrade,
   closedTrades,
+  pairingText,
   statsBy,
   type TradeFill,
   type TradeStats,
@@ -130,6 +131,8 @@ export interface BacktestSummary {
   /** Hook errors, each of which paused its instance. */
   errors: HookErrorRow[];
   trades: TradeRow[];
+  /** How the closed trades pair entries with exits, in words (market/round-trips.ts). */
+  pairing: string;
   /** Closed trades grouped by their entry order's tag and by their exit order's tag (the exit reason). */
   tradesByTag: { entry: TradeGroup[]; exit: TradeGroup[] };
 }
@@ -192,6 +195,7 @@ export function tradeFills(run: BacktestRun): TradeFill[] {
       time: f.time,
       orderId: order?.localId ?? String(f.orderId),
       tag: order?.tag,
+      closes: order?.closes,
       step: run.quantitySteps.get(f.symbol),
     };
   });
@@ -294,6 +298,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
     refusals: run.log.refusals(),
     errors,
     trades: closed.map(tradeRow),
+    pairing: pairingText(trades),
     tradesByTag: {
       entry: statsBy(closed, (t) => t.entryTag).map(({ key, stats }) => tradeGroup(key, stats)),
       exit: statsBy(closed, (t) => t.exitTag).map(({ key, stats }) => tradeGroup(key, stats)),

@@ -19,6 +19,7 @@ import type {
 
 function withTag<T extends object>(intent: T, options: IntentOptions | undefined): T {
   if (options?.tag !== undefined) (intent as T & IntentOptions).tag = options.tag;
+  if (options?.closes !== undefined) (intent as T & IntentOptions).closes = options.closes;
   return intent;
 }
 

@@ -188,6 +188,7 @@ export class OrderManager {
       quantity: request.quantity,
       quoteAmount: request.quoteOrderQty,
       tag: intent.tag,
+      closes: intent.closes,
       status: 'PENDING',
       createdAt: now,
       sentAt: now,

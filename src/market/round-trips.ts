@@ -4,7 +4,9 @@
  *
  * - Lots per book (an instance and its symbol), first in, first out: a fill closes the oldest open lots of the
  *   opposite side and opens a lot with what is left (selling base the book did not buy opens a short lot that
- *   a later buy closes). Fills of one order that open in a row make one lot; fills of one order that close the
+ *   a later buy closes). An exit whose order names the entry it closes (`closes`, the entry's tag: a grid
+ *   slot's sell names the slot's buy) closes that entry's lots first, oldest first, then any other, so a
+ *   grid level's sale is paired with its own level's buy, not with whichever level bought first. Fills of one order that open in a row make one lot; fills of one order that close the
  *   same lot make one trade, so a partly filled order is not several trades.
  * - A fill counts with what it moved, fees included: a BUY the base it added (net of a base fee) for the quote
  *   it cost (plus a quote fee), a SELL the base it removed (plus a base fee) for the quote it brought (net of a
@@ -35,6 +37,8 @@ export interface TradeFill {
   orderId?: string;
   /** The order's tag: a lot's entry tag, a trade's exit tag (its exit reason). */
   tag?: string;
+  /** The tag of the entry the fill's order closes, when the strategy named one: its lots close first. */
+  closes?: string;
   /** The pair's quantity step: a position smaller than it is fee dust, i.e. flat. */
   step?: Dec;
 }
@@ -108,14 +112,22 @@ export class TradeBook {
     const long = f.side === 'BUY';
     const closed: ClosedTrade[] = [];
     let left = base;
+    // All open lots are on one side (a fill closes before it opens): an opposite fill closes them.
     while (left.gt(0) && lots.length > 0 && (lots[0] as Lot).long !== long) {
-      const lot = lots[0] as Lot;
+      const at =
+        f.closes === undefined
+          ? 0
+          : Math.max(
+              0,
+              lots.findIndex((l) => l.tag === f.closes && !l.dust),
+            );
+      const lot = lots[at] as Lot;
       const q = D.min(left, lot.base);
       if (!lot.dust) closed.push(this.close(f, lot, q, q.eq(base) ? value : value.mul(q).div(base)));
       lot.value = q.eq(lot.base) ? ZERO : lot.value.minus(lot.value.mul(q).div(lot.base));
       lot.base = lot.base.minus(q);
       left = left.minus(q);
-      if (lot.base.isZero()) lots.shift();
+      if (lot.base.isZero()) lots.splice(at, 1);
     }
     if (left.gt(0)) this.open(lots, f, long, left, left.eq(base) ? value : value.mul(left).div(base));
     this.flatten(lots, f.step);
@@ -210,6 +222,16 @@ export class TradeBook {
 function finish(t: ClosedTrade): void {
   t.pnl = t.direction === 'long' ? t.exitValue.minus(t.entryValue) : t.entryValue.minus(t.exitValue);
   t.pnlRatio = t.entryValue.isZero() ? undefined : t.pnl.div(t.entryValue);
+}
+
+/** How closed trades were paired, in words, for a report: by the entries exits named, or first in, first out. */
+export function pairingText(fills: readonly TradeFill[]): string {
+  const named = fills.filter((f) => f.closes !== undefined).length;
+  if (named === 0) return 'first in, first out per instance and pair (no exit named the entry it closes)';
+  return (
+    `by the entry each exit names (${named} of ${fills.length} fills named one: the strategy's own pairing, ` +
+    "e.g. a grid slot's sell with that slot's buy), first in, first out per instance and pair otherwise"
+  );
 }
 
 /** The closed trades of fills given in time order (see the module doc). */

@@ -68,6 +68,7 @@ export function allTrades(src: TradeSource): { trades: Trade[]; fees: FeePaid[] 
         time: f.time,
         orderId: f.orderLocalId,
         tag: orderOf(f.orderLocalId)?.tag,
+        closes: orderOf(f.orderLocalId)?.closes,
         step: rules?.stepSize,
       };
     });

@@ -330,6 +330,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'the entry an order closes',
+    sql: `
+      -- The tag of the entry order an order closes, as the strategy named it: closed trades pair by it.
+      ALTER TABLE orders ADD COLUMN closes TEXT;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

@@ -68,6 +68,8 @@ export interface OrderRow {
   quantity: string | undefined;
   quoteAmount: string | undefined;
   tag: string | undefined;
+  /** The tag of the entry the order closes, as the strategy named it (closed trades pair by it). */
+  closes: string | undefined;
   status: string;
   /** The status the venue last reported, verbatim (the journal's stays active until its fills are recorded). */
   venueStatus: string | undefined;
@@ -98,6 +100,7 @@ export function newOrderRow(
     quantity: undefined,
     quoteAmount: undefined,
     tag: undefined,
+    closes: undefined,
     venueStatus: undefined,
     exchangeId: undefined,
     filledQty: '0',
@@ -128,6 +131,7 @@ const ORDER = columnMapper<OrderRow>(
     quantity: 'quantity',
     quoteAmount: 'quote_amount',
     tag: 'tag',
+    closes: 'closes',
     status: 'status',
     venueStatus: 'venue_status',
     exchangeId: 'exchange_id',

@@ -60,6 +60,11 @@ export interface StrategyLogger {
 export interface IntentOptions {
   /** A label the strategy can find the order by later (OrderView.tag). */
   tag?: string;
+  /**
+   * The tag of the entry this order closes (a grid slot's sell names the slot's buy): closed trades pair it with
+   * that entry's open lots first, oldest first, and only then with any other (first in, first out).
+   */
+  closes?: string;
 }
 
 export interface LimitIntent extends IntentOptions {

@@ -116,6 +116,20 @@ describe('accounting', () => {
   });
 });
 
+describe('closed trades of the grid', () => {
+  it("pair each slot's sale with its own buy (the sell names it), so every round trip of the grid wins", async () => {
+    const { sources: grid } = await readConfigs([gridConfig(dir, { spacingPct: '0.25', levels: 8 })]);
+    const { summary } = await runJob(grid, data, DEFAULT_JOB_SETTINGS);
+    const level = (tag: string | null) => Number(/^grid:(-?\d+):/.exec(tag ?? '')?.[1]);
+    expect(summary.trades.length).toBeGreaterThan(10);
+    // A slot buys at level j and sells at level j + 1: first in, first out paired other levels' buys.
+    for (const t of summary.trades) expect(level(t.exitTag) - level(t.entryTag), JSON.stringify(t)).toBe(1);
+    // 0.25 % apart with 0.1 % fees each side: each slot's round trip gains.
+    expect(summary.metrics.winRatePct).toBe('100.000000');
+    expect(summary.pairing).toMatch(/^by the entry each exit names/);
+  });
+});
+
 describe('a venue without cancel (--no-cancel)', () => {
   it('never cancels: the breakout re-prices its entry by cancelling only where it can', async () => {
     const { sources: breakout } = await readConfigs(['config/breakout-btcusdt.json']);

@@ -1,7 +1,7 @@
 /** Closed trades on hand-made fills, each expected figure worked out by hand in the comments. */
 import { describe, expect, it } from 'vitest';
 import { D, type Dec } from '../../src/market/decimal.js';
-import { closedTrades, statsBy, type TradeFill, tradeStats } from '../../src/market/round-trips.js';
+import { closedTrades, pairingText, statsBy, type TradeFill, tradeStats } from '../../src/market/round-trips.js';
 
 const d = (x: string | number): Dec => new D(x);
 
@@ -44,6 +44,45 @@ describe('closed trades', () => {
     expect(stats.profitFactor!.toFixed()).toBe('4'); // 10 / 2.5
     expect(stats.expectancy!.toFixed()).toBe('2.5'); // 7.5 / 3
     expect(tradeStats([])).toMatchObject({ trades: 0, winRate: undefined, expectancy: undefined });
+  });
+
+  it('pair an exit with the entry it names first (a grid slot), FIFO otherwise, and say which', () => {
+    // Two grid slots: slot 0 buys at 100 then slot -1 at 99; slot -1 sells at 100, then slot 0 at 101.
+    const fills = (named: boolean) => [
+      fill('g', 'BUY', '1', '100', 1, { orderId: 'a', tag: 'grid:0:buy' }),
+      fill('g', 'BUY', '1', '99', 2, { orderId: 'b', tag: 'grid:-1:buy' }),
+      fill('g', 'SELL', '1', '100', 3, {
+        orderId: 'c',
+        tag: 'grid:0:sell',
+        ...(named ? { closes: 'grid:-1:buy' } : {}),
+      }),
+      fill('g', 'SELL', '1', '101', 4, {
+        orderId: 'd',
+        tag: 'grid:1:sell',
+        ...(named ? { closes: 'grid:0:buy' } : {}),
+      }),
+    ];
+    // First in, first out pairs the sale at 100 with the buy at 100 (no gain) and the one at 101 with 99.
+    expect(figures(closedTrades(fills(false)))).toEqual([
+      ['1', '100', '100', '0'],
+      ['1', '99', '101', '2'],
+    ]);
+    // Each slot's own round trip: 99 to 100, 100 to 101: both win.
+    const named = closedTrades(fills(true));
+    expect(figures(named)).toEqual([
+      ['1', '99', '100', '1'],
+      ['1', '100', '101', '1'],
+    ]);
+    expect(named.map((t) => [t.entryTag, t.exitTag])).toEqual([
+      ['grid:-1:buy', 'grid:0:sell'],
+      ['grid:0:buy', 'grid:1:sell'],
+    ]);
+    // An exit naming an entry with no open lot closes first in, first out.
+    expect(figures(closedTrades([...fills(true).slice(0, 2), { ...fills(true)[2]!, closes: 'grid:5:buy' }]))).toEqual([
+      ['1', '100', '100', '0'],
+    ]);
+    expect(pairingText(fills(false))).toMatch(/^first in, first out per instance and pair/);
+    expect(pairingText(fills(true))).toMatch(/^by the entry each exit names \(2 of 4 fills named one/);
   });
 
   it('count the fees of both sides in the PnL, not in the prices', () => {

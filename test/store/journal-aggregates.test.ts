@@ -150,6 +150,16 @@ describe('journal aggregates', () => {
         )
         .all();
     const before = new Set(objects(v4).map((o) => o.name));
+    const columns = (db: Database.Database, table: string) =>
+      db
+        .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+        .all()
+        .map((c) => c.name);
+    const v4Columns = new Map(
+      objects(v4)
+        .filter((o) => o.type === 'table')
+        .map((o) => [o.name, columns(v4, o.name)]),
+    );
     v4.close();
     // Rows written, then everything since schema 4 taken away (triggers first, so they stop counting).
     let store = openStore({ path, clock, synchronous: 'NORMAL' });
@@ -158,6 +168,9 @@ describe('journal aggregates', () => {
     expect(added.length).toBeGreaterThan(5);
     for (const type of ['trigger', 'index', 'table'])
       for (const o of added.filter((o) => o.type === type)) store.db.exec(`DROP ${type.toUpperCase()} ${o.name}`);
+    for (const [table, kept] of v4Columns)
+      for (const c of columns(store.db, table).filter((c) => !kept.includes(c)))
+        store.db.exec(`ALTER TABLE ${table} DROP COLUMN ${c}`);
     store.db.exec('DELETE FROM schema_migrations WHERE version > 4');
     store.close();
 

@@ -132,7 +132,7 @@ export class DeclaredExits implements EntryGate {
         w.rules.closed();
         if (isHeldExit(row)) this.heldExitFilled(r, w, row, fill, before.averagePrice);
       }
-      this.tripped(r, w.protections.filled(fill, row.tag, step), fill.time);
+      this.tripped(r, w.protections.filled(fill, row, step), fill.time);
       this.save(r, w);
     });
   }
@@ -274,7 +274,7 @@ export class DeclaredExits implements EntryGate {
     const { store, journal, market, clock } = this.p;
     const trips = w.protections.seed(
       store.fills.forInstance(r.name),
-      (id) => journal.get(id)?.tag ?? store.orders.get(id)?.tag,
+      (id) => journal.get(id) ?? store.orders.get(id),
       market.rules.get(r.symbol)?.stepSize,
       clock.now(),
     );

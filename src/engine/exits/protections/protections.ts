@@ -8,6 +8,7 @@ import { D, type Dec } from '../../../market/decimal.js';
 import { TradeBook } from '../../../market/round-trips.js';
 import type { ProtectionsDecl } from '../../../strategy/api.js';
 import type { FillRow } from '../../../store/fills.js';
+import type { OrderRow } from '../../../store/order-journal.js';
 import type { ExitReason } from '../exit-rules.js';
 import { cooldown } from './cooldown.js';
 import { losingTrades } from './losing-trades.js';
@@ -40,7 +41,10 @@ function made<K extends keyof ProtectionsDecl>(
 }
 
 /** A recorded fill as a trade book takes it (the instance's own book; `step` makes fee dust flat). */
-function tradeFill(f: FillRow, tag: string | undefined, step: Dec | undefined) {
+/** A fill's order as trades pair it: its tag, and the entry it closes (round-trips.ts). */
+type PairedBy = Pick<OrderRow, 'tag' | 'closes'> | undefined;
+
+function tradeFill(f: FillRow, order: PairedBy, step: Dec | undefined) {
   return {
     book: f.symbol,
     side: f.side,
@@ -50,7 +54,8 @@ function tradeFill(f: FillRow, tag: string | undefined, step: Dec | undefined) {
     feeIn: f.feeIn,
     time: f.time,
     orderId: f.orderLocalId,
-    tag,
+    tag: order?.tag,
+    closes: order?.closes,
     step,
   };
 }
@@ -116,13 +121,13 @@ export class Protections {
    */
   seed(
     fills: readonly FillRow[],
-    tagOf: (localId: string) => string | undefined,
+    orderOf: (localId: string) => PairedBy,
     step: Dec | undefined,
     now: number,
   ): Trip[] {
     const book = this.book;
     if (book === undefined) return [];
-    for (const f of fills) book.add(tradeFill(f, tagOf(f.orderLocalId), step));
+    for (const f of fills) book.add(tradeFill(f, orderOf(f.orderLocalId), step));
     let last: number | undefined;
     for (const t of book.trades) last = Math.max(last ?? t.exitTime, t.exitTime);
     if (last === undefined) return [];
@@ -133,9 +138,9 @@ export class Protections {
   }
 
   /** A fill was recorded: the trades it closed are counted, and the protections that trip now are returned. */
-  filled(f: FillRow, tag: string | undefined, step: Dec | undefined): Trip[] {
+  filled(f: FillRow, order: PairedBy, step: Dec | undefined): Trip[] {
     const book = this.book;
-    if (book === undefined || book.add(tradeFill(f, tag, step)).length === 0) return [];
+    if (book === undefined || book.add(tradeFill(f, order, step)).length === 0) return [];
     return this.tradesClosed(book, f.time);
   }
 
