@@ -119,12 +119,7 @@ export class Protections {
    * save (killed between a fill's commit and the watch's) is decided again from them and returned, when its
    * pause is not over at `now`; a trip already saved, or lifted, is not made again.
    */
-  seed(
-    fills: readonly FillRow[],
-    orderOf: (localId: string) => PairedBy,
-    step: Dec | undefined,
-    now: number,
-  ): Trip[] {
+  seed(fills: readonly FillRow[], orderOf: (localId: string) => PairedBy, step: Dec | undefined, now: number): Trip[] {
     const book = this.book;
     if (book === undefined) return [];
     for (const f of fills) book.add(tradeFill(f, orderOf(f.orderLocalId), step));
