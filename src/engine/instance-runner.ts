@@ -301,7 +301,7 @@ export class InstanceRunner {
       },
     });
     this.seq = store.orders.maxSeq(this.name);
-    this.tracker = positionFromFills(store.fills.forInstance(this.name));
+    this.tracker = store.fills.positions.resumed(this.name);
   }
 
   get state(): State {

@@ -57,12 +57,13 @@ export class PositionTracker {
   private readonly realisedByDay = new Map<number, Dec>();
   private snapshot: Position = { quantity: ZERO, averagePrice: ZERO, realisedPnl: ZERO };
 
-  /** A tracker that goes on from a stored fold (its per-day figures start empty). */
-  static resume(book: PositionBook): PositionTracker {
+  /** A tracker that goes on from a stored fold, with the realised PnL of the days given (the others start empty). */
+  static resume(book: PositionBook, days: ReadonlyMap<number, Dec> = new Map()): PositionTracker {
     const tracker = new PositionTracker();
     tracker.quantity = book.quantity;
     tracker.cost = book.cost;
     tracker.realised = book.realised;
+    for (const [day, realised] of days) tracker.realisedByDay.set(day, realised);
     tracker.snapshot = snapshotOf(book);
     return tracker;
   }

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FillView, OrderView, StrategyContext } from '../../src/strategy/api.js';
 import { readStatus } from '../../src/status/status-report.js';
+import { FillStore } from '../../src/store/fills.js';
 import { orderRow } from '../store/fixtures.js';
 import { firstTick, Harness, instance, matching, strategy, venueError } from './harness.js';
 
@@ -306,6 +307,41 @@ describe('refusals before the network', () => {
     expect(h.venue.creates).toBe(3);
     expect(h.events('refused').map((e) => e.data.reason)).toEqual([matching(/daily loss limit reached/)]);
     expect(h.events('daily-loss-halt')).toHaveLength(1);
+  });
+
+  it("a restart resumes the position and the day's realised loss from the stored fold: the limit still holds", async () => {
+    h = new Harness({ balances: { USDT: '100000', BTC: '0' } });
+    h.price(100);
+    const seen: string[] = [];
+    const position = (ctx: StrategyContext) => {
+      seen.push(`${ctx.position.quantity.toFixed()} at ${ctx.position.averagePrice.toFixed()}`);
+    };
+    const plan: ((ctx: StrategyContext) => void)[] = [
+      (ctx) => ctx.market('BUY', { quantity: '1' }),
+      (ctx) => ctx.market('SELL', { quantity: '0.5' }), // realises a loss of ~5, over the limit of 3
+      position,
+    ];
+    let step = 0;
+    const risk = { risk: { dailyLossLimit: 3 } };
+    await h.start([instance('a', strategy({ onTick: (ctx) => plan[step++]?.(ctx) }), risk)]);
+    await h.tick(100);
+    await h.tick(90);
+    await h.tick(90);
+    // The restarted engine folds no fill again: it resumes what the journal stored with each fill.
+    const folds = vi.spyOn(FillStore.prototype, 'forInstance');
+    const again = strategy({
+      onStart: position,
+      onTick: (ctx) => {
+        ctx.market('BUY', { quantity: '0.1' });
+      },
+    });
+    await h.restart([instance('a', again, risk)]);
+    expect(folds).not.toHaveBeenCalled();
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toBe(seen[0]);
+    await h.tick(90);
+    expect(h.events('refused').map((e) => e.data.reason)).toEqual([matching(/daily loss limit reached/)]);
+    expect(h.venue.creates).toBe(2);
   });
 
   it("resets the daily loss limit at the venue clock's UTC midnight (the data's day), not the wall's", async () => {
