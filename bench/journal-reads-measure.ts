@@ -8,8 +8,8 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type * as MetricsModule from '../src/api/metrics.js';
-import type * as ServerModule from '../src/api/server.js';
+import type * as MetricsModule from '../src/api/daemon-metrics.js';
+import type * as ServerModule from '../src/api/api-server.js';
 import type { OperatorActions } from '../src/operator/actions.js';
 import type * as QueriesModule from '../src/operator/queries.js';
 import type * as LoggerModule from '../src/ops/logger.js';
@@ -25,8 +25,8 @@ const load = <T>(file: string) => import(pathToFileURL(join(root, file)).href) a
 
 const { openStore } = await load<typeof StoreModule>('src/store/store.ts');
 const { createQueries } = await load<typeof QueriesModule>('src/operator/queries.ts');
-const { createMetrics } = await load<typeof MetricsModule>('src/api/metrics.ts');
-const { startApiServer } = await load<typeof ServerModule>('src/api/server.ts');
+const { createMetrics } = await load<typeof MetricsModule>('src/api/daemon-metrics.ts');
+const { startApiServer } = await load<typeof ServerModule>('src/api/api-server.ts');
 const { silentLogger } = await load<typeof LoggerModule>('src/ops/logger.ts');
 
 let now = Number(values.now);

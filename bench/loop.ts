@@ -33,7 +33,7 @@ import { wallClock } from '../src/clocks/wall-clock.js';
 import { readRecordingBatches } from '../src/record/recording-reader.js';
 import { InProcessVenue } from '../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../src/sim/matching-engine.js';
-import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/server.js';
+import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/sim-server.js';
 import { defineStrategy } from '../src/strategy/api.js';
 import { openStore } from '../src/store/store.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';

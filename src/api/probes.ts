@@ -15,7 +15,7 @@ import { isLoopbackHost } from '../config/env.js';
 import type { Logger } from '../ops/logger.js';
 import { localOnly, type Refuse } from './auth.js';
 import type { JobStats } from '../ports/scheduler.js';
-import type { DaemonMetrics } from './metrics.js';
+import type { DaemonMetrics } from './daemon-metrics.js';
 import type { Check, Readiness } from './readiness.js';
 
 export interface Liveness {

@@ -5,7 +5,7 @@
  */
 import type { Hono } from 'hono';
 import type { Operator } from '../operator/operator.js';
-import type { DaemonMetrics } from './metrics.js';
+import type { DaemonMetrics } from './daemon-metrics.js';
 import { probeRoutes, ProbeState } from './probes.js';
 import { DEFAULT_READINESS, readiness, type ReadinessOptions } from './readiness.js';
 

@@ -1,5 +1,5 @@
 /**
- * The control API under /api/v1 (behind the token, see server.ts): the operator layer's queries as reads and
+ * The control API under /api/v1 (behind the token, see api-server.ts): the operator layer's queries as reads and
  * its actions as writes, each request checked with zod and every problem named (`query.limit`, `body.on`).
  * Reads never change anything; an action answers with what it did, or its stable error code.
  */

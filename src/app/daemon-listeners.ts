@@ -6,9 +6,9 @@
  */
 import { Hono } from 'hono';
 import { probeGuard, type Refuse } from '../api/auth.js';
-import type { DaemonMetrics } from '../api/metrics.js';
+import type { DaemonMetrics } from '../api/daemon-metrics.js';
 import { type Listener, type ProbeState, probeRoutes, startListener, startMetricsListener } from '../api/probes.js';
-import { type ApiDeps, createApi, logApiListener } from '../api/server.js';
+import { type ApiDeps, createApi, logApiListener } from '../api/api-server.js';
 import type { Env } from './env.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../ops/logger.js';

@@ -4,7 +4,7 @@
  * schedules its jobs on the wall clock; `stop` undoes it all in order. Start-up against a venue that cannot be
  * reached is retried with backoff; authentication and configuration errors stop it at once.
  */
-import { createMetrics } from '../api/metrics.js';
+import { createMetrics } from '../api/daemon-metrics.js';
 import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';

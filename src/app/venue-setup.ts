@@ -27,7 +27,7 @@ import {
   type WarmUpTick,
 } from '../sim/feeds.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
-import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/server.js';
+import { DEMO_CREDENTIALS, DEFAULT_PAPER_BALANCES, type SimServer, startSimServer } from '../sim/sim-server.js';
 import type { Store } from '../store/store.js';
 import { checkPaperData, paperDataFiles, replayDescription } from './paper-data.js';
 import { CHECKPOINT_INTERVAL_MS, openPaperExchange, type PaperExchangeOpened } from './paper-ledger.js';

@@ -16,7 +16,15 @@ import {
   type TradeStats,
   tradeStats,
 } from '../market/round-trips.js';
-import { cagr, change, exposure, longestDrawdown, periodReturns, type ReturnPeriod, riskRatios } from './metrics.js';
+import {
+  cagr,
+  change,
+  exposure,
+  longestDrawdown,
+  periodReturns,
+  type ReturnPeriod,
+  riskRatios,
+} from './performance-metrics.js';
 import type { RefusalGroup } from './run-log.js';
 import type { JobSettings } from './job-settings.js';
 import { type FillModel, fillModelOf } from './fill-model.js';

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { equityCurve } from './equity-tracker.js';
-import { sampleReturns } from './metrics.js';
+import { sampleReturns } from './performance-metrics.js';
 import { runJob } from './job.js';
 import type { JobSettings } from './job-settings.js';
 import { type ConfigSource, instanceOf } from './strategy-configs.js';

@@ -14,7 +14,7 @@ import { wallClock } from '../clocks/wall-clock.js';
 import { replayMarket } from '../sim/pair-market.js';
 import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
-import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/server.js';
+import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/sim-server.js';
 import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
 
 const SAMPLES = 'data/samples';

@@ -7,7 +7,7 @@ import type { RiskLimits } from '../config/strategy-file.js';
 import type { Dec } from '../market/decimal.js';
 import { rounder } from '../market/display.js';
 import type { PairRules } from '../market/pair-rules.js';
-import type { Side } from '../strategy/api.js';
+import type { Side } from '../market/pair-rules.js';
 
 export interface RiskCheckInput {
   limits: RiskLimits;

@@ -3,7 +3,8 @@
  * exact plain text), which it writes through its ledger (sim/ledger.ts) and the store keeps in its paper_*
  * tables (store/paper-exchange.ts). Here, between the two, so that neither depends on the other.
  */
-import type { OrderType, Side } from './venue-records.js';
+import type { Side } from '../market/pair-rules.js';
+import type { OrderType } from './venue-records.js';
 
 export interface LedgerBalance {
   free: string;

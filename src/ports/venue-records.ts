@@ -4,8 +4,8 @@
  * these (wire/schemas.ts); the in-process matching engine builds them directly. Tolerant reader
  * (design.md invariant 5): a record may carry keys the bot does not name, and ids are always text.
  */
+import type { Side } from '../market/pair-rules.js';
 
-export type Side = 'BUY' | 'SELL';
 export type OrderType = 'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO';
 
 /** Status values seen: NEW, PARTIALLY_FILLED, FILLED, CANCELED; others (rejections…) are kept as they come. */

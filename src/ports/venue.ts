@@ -4,7 +4,8 @@
  * contract suite runs the same cases against each. Records are the port's own (venue-records.ts); failures carry
  * the port's meanings (venue-errors.ts).
  */
-import type { Balances, OrderRecord, OrderType, PairConfig, Side, Ticker, TradeRecord } from './venue-records.js';
+import type { Side } from '../market/pair-rules.js';
+import type { Balances, OrderRecord, OrderType, PairConfig, Ticker, TradeRecord } from './venue-records.js';
 
 /**
  * What the bot sends to create an order. Prices and quantities are plain decimal text, already checked

@@ -4,7 +4,7 @@
  * timeFrom/timeTo are ISO 8601 and inclusive, compared with the record's creation time. hideCanceled drops
  * CANCELED orders, including partially filled ones; trades are never canceled, so it does not touch them.
  */
-import type { Side } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 import type { HistoryQuery } from '../ports/venue.js';
 import { SimRejectError } from './error-codes.js';
 

@@ -38,7 +38,8 @@
  * nothing. Comparing doubles is sound here: each threshold and tick is a short decimal, and rounding short
  * decimals to the nearest double preserves their order.
  */
-import type { PairConfig, Side } from '../ports/venue-records.js';
+import type { PairConfig } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 import { BotError } from '../errors.js';
 import { D, type Dec, type DecimalLike, dec, fromWire, plain, ZERO } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';

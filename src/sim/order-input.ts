@@ -12,7 +12,8 @@
  * `quoteOrderQty` with `useQuoteQty` false (or absent) is accepted and ignored, as the exchange's LIMIT
  * examples send it. A null field counts as absent (JSON bodies carry nulls).
  */
-import type { OrderType, Side } from '../ports/venue-records.js';
+import type { OrderType } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 import { type Dec, fromWire } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import { SimRejectError } from './error-codes.js';

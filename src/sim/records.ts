@@ -16,7 +16,8 @@
  * - `priceToCalLockAndFee` is the price a BUY's quote lock is computed at (null for a SELL).
  * - A trade's `feeMetadata.quoteQty` is the fee valued in the quote asset at the fill price.
  */
-import type { OrderType, Side } from '../ports/venue-records.js';
+import type { OrderType } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 import type { Dec } from '../market/decimal.js';
 import type { SimFill, SimOrder, SimOrderStatus } from './state.js';
 

@@ -1,5 +1,6 @@
 /** The matching engine's internal state: exact decimals throughout, turned into wire records only on query. */
-import type { OrderType, PairConfig, Side } from '../ports/venue-records.js';
+import type { OrderType, PairConfig } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 import type { Dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { SimAsset } from './default-market.js';

@@ -5,7 +5,7 @@
  */
 import { columnMapper } from './columns.js';
 import type { Database as Db } from 'better-sqlite3';
-import type { Side } from './order-journal.js';
+import type { Side } from '../market/pair-rules.js';
 import { PositionFolds } from './positions.js';
 
 export type FeeIn = 'base' | 'quote' | 'other';

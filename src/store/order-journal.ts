@@ -3,11 +3,10 @@
  * (invariant 2) and updated as the venue answers, reconciles and fills. Decimals are exact TEXT.
  */
 import { D, type Dec, ZERO } from '../market/decimal.js';
+import type { Side } from '../market/pair-rules.js';
 import { columnMapper } from './columns.js';
 import type { Database as Db } from 'better-sqlite3';
 import { distinctThroughIndex } from './columns.js';
-
-export type Side = 'BUY' | 'SELL';
 
 /** Statuses the engine writes; rows resolved from the venue keep the venue's final status verbatim. */
 export const ACTIVE_STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN'] as const;

@@ -6,15 +6,8 @@
  * The 24-hour ticker keeps its one-letter keys here and in recordings; `tickerFromWire` names them.
  */
 import { z } from 'zod';
-import type {
-  Balances,
-  OrderRecord,
-  OrderType,
-  PairConfig,
-  Side,
-  Ticker,
-  TradeRecord,
-} from '../ports/venue-records.js';
+import type { Balances, OrderRecord, OrderType, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
+import type { Side } from '../market/pair-rules.js';
 
 /** A number the exchange may send as a JSON number or as numeric text. */
 export const wireNumber = z.union([

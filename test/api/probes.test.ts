@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/api/metrics.js';
+import { createMetrics } from '../../src/api/daemon-metrics.js';
 import { loopCheck, probeRoutes, ProbeState, STUCK_RUN_MS } from '../../src/api/probes.js';
 import type { Readiness } from '../../src/api/readiness.js';
 import type { JobStats } from '../../src/ports/scheduler.js';

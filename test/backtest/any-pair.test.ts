@@ -14,7 +14,7 @@ import { checkPaperData } from '../../src/app/paper-data.js';
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { replayMarket } from '../../src/sim/pair-market.js';
-import { startSimServer, type SimServer } from '../../src/sim/server.js';
+import { startSimServer, type SimServer } from '../../src/sim/sim-server.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { csvRecords } from '../support/csv-records.js';
 import { bot, capture, tempDir } from './fixtures.js';

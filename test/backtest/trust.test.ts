@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
-import { riskRatios } from '../../src/backtest/metrics.js';
+import { riskRatios } from '../../src/backtest/performance-metrics.js';
 import { csvRecords } from '../support/csv-records.js';
 import { D } from '../../src/market/decimal.js';
 import { bot, capture, tempDir } from './fixtures.js';

@@ -20,7 +20,7 @@ import { ExchangeClient } from '../../src/exchange/client.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { openStore } from '../../src/store/store.js';
 import { ROOT } from '../e2e/daemon-process.js';
 import { CHAOS_STRATEGIES } from './run-files.js';

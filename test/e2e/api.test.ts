@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ExchangeClient } from '../../src/exchange/client.js';
-import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import { familyOf, parseExposition, sampleSum } from '../support/prometheus-text.js';
 import {
   DaemonProcess,

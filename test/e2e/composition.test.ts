@@ -14,7 +14,7 @@ import { parseEnv } from '../../src/app/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS, startSimServer } from '../../src/sim/sim-server.js';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
 import { openStore } from '../../src/store/store.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';

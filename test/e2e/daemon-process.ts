@@ -14,7 +14,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
-import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { trackChild } from '../support/child-processes.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -29,7 +29,7 @@ import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
-import { DEFAULT_PAPER_BALANCES } from '../../src/sim/server.js';
+import { DEFAULT_PAPER_BALANCES } from '../../src/sim/sim-server.js';
 import { openStore } from '../../src/store/store.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';

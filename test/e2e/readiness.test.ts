@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import {
   DaemonProcess,
   daemonEnv,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { DaemonProcess, everyOrderFile, fillKeys, journal, liveEnv, waitFor } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-restart-'));

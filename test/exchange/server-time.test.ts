@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 
 let sim: SimServer;

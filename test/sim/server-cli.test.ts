@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { progressLine } from '../../src/cli/sim.js';
 import { ExchangeClient } from '../../src/exchange/client.js';
-import { DEMO_CREDENTIALS } from '../../src/sim/server.js';
+import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import { tempDir, writeRecording } from './server-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -4,7 +4,7 @@ import { dec } from '../../src/market/decimal.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { lockstepFeed, proxyFeed, randomWalkFeed, replayFeed, type PriceFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
-import { type SimServer, startSimServer } from '../../src/sim/server.js';
+import { type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { type RawTicker, tempDir, writeRecording } from './server-fixtures.js';
 
 const T0 = Date.parse('2023-03-01T00:00:00.000Z');

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { sign } from '../../src/wire/signing.js';
 import { RECORDING_FORMAT, RECORDING_VERSION } from '../../src/record/recording-format.js';
-import type { SimCredentials } from '../../src/sim/server.js';
+import type { SimCredentials } from '../../src/sim/sim-server.js';
 
 export interface RawTicker {
   s: string;

@@ -1,5 +1,5 @@
 import { ExchangeClient } from '../../src/exchange/client.js';
-import { startSimServer } from '../../src/sim/server.js';
+import { startSimServer } from '../../src/sim/sim-server.js';
 import { CONTRACT_BALANCES, runVenueContract, type VenueHarness } from './venue-contract.js';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');

@@ -13,7 +13,7 @@ import {
   type SimServer,
   type SimServerOptions,
   startSimServer,
-} from '../../src/sim/server.js';
+} from '../../src/sim/sim-server.js';
 import { raw, rawSigned, signed } from './server-fixtures.js';
 
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');

@@ -13,7 +13,7 @@ import type { Timers } from '../ports/clock.js';
 import { AuthFailures, probeGuard, operatorAuth, type Refuse } from './auth.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { liveStream } from './live-stream.js';
-import type { DaemonMetrics } from './metrics.js';
+import type { DaemonMetrics } from './daemon-metrics.js';
 import { type ProbeState, startListener } from './probes.js';
 import { publicRoutes, readinessNow } from './public-routes.js';
 import type { ReadinessOptions } from './readiness.js';

@@ -1,7 +1,7 @@
 /** The metrics on hand-made equity curves and fills, each expected value worked out by hand. */
 import { describe, expect, it } from 'vitest';
 import { EquityTracker } from '../../src/backtest/equity-tracker.js';
-import { exposure, riskRatios } from '../../src/backtest/metrics.js';
+import { exposure, riskRatios } from '../../src/backtest/performance-metrics.js';
 import type { TradeFill } from '../../src/market/round-trips.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 
