@@ -88,7 +88,16 @@ export const exchangeEnv = {
   ),
   EXCHANGE_API_KEY: optional(z.string(), 'the API key (live only)'),
   EXCHANGE_API_SECRET: optional(z.string(), 'the API secret (live only): signs every private request, never logged'),
-  EXCHANGE_TIMEOUT_MS: withDefault(positiveInt, '10000', "one request's time limit, in ms"),
+  EXCHANGE_TIMEOUT_MS: withDefault(
+    positiveInt,
+    '10000',
+    "one request's time limit, in ms, from sending to the answer's last byte (an answer trickling in ends there too)",
+  ),
+  EXCHANGE_MAX_RESPONSE_BYTES: withDefault(
+    positiveInt,
+    '8388608',
+    'the largest answer read, in bytes: a longer one is cut off there and the request fails',
+  ),
   EXCHANGE_RATE_LIMIT: withDefault(positiveNumber, '10', 'requests per second (token bucket)'),
   EXCHANGE_RATE_BURST: optional(positiveInt, 'requests allowed at once', 'the rate, rounded up'),
   EXCHANGE_RETRY_ATTEMPTS: withDefault(positiveInt, '3', 'attempts of a read (orders are never resent)'),

@@ -13,6 +13,7 @@ export function clientOptionsFromEnv(env: CoreEnv): ExchangeClientOptions {
     apiKey: env.EXCHANGE_API_KEY,
     apiSecret: env.EXCHANGE_API_SECRET,
     timeoutMs: env.EXCHANGE_TIMEOUT_MS,
+    maxResponseBytes: env.EXCHANGE_MAX_RESPONSE_BYTES,
     rateLimit: {
       requestsPerSecond: env.EXCHANGE_RATE_LIMIT,
       burst: env.EXCHANGE_RATE_BURST ?? Math.max(1, Math.ceil(env.EXCHANGE_RATE_LIMIT)),

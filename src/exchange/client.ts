@@ -68,8 +68,13 @@ export interface ExchangeClientOptions {
   apiSecret?: string;
   /** Source of request timestamps (default: the system clock). */
   clock?: ClockReading;
-  /** Per request: time to the response headers, and between body chunks (default 10 000). */
+  /**
+   * Per request: the whole of it, from sending to the answer's last byte (default 10 000). An answer that
+   * trickles in (each byte within any inactivity limit) ends here, as one that never starts does.
+   */
   timeoutMs?: number;
+  /** The largest answer read (default 8 MiB): a bigger one is cut off at that size, a failure of the request. */
+  maxResponseBytes?: number;
   /** Default: 3 attempts, 200 ms base, 5 000 ms max backoff, Retry-After honoured up to 30 000 ms. */
   retry?: Partial<RetryOptions>;
   /**
@@ -123,6 +128,8 @@ interface Call<T> {
 
 const DEFAULT_RETRY: RetryOptions = { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 30_000 };
 const DEFAULT_RATE: RateLimitOptions = { requestsPerSecond: 10, burst: 10 };
+/** Far above any answer of spot-api.md (every pair's configuration is a few hundred KB), far below what stalls a poll. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 /** Connection errors that happen before a byte of the request is written: the request certainly never left. */
 const NOT_SENT = new Set([
@@ -154,6 +161,7 @@ export class ExchangeClient implements Venue {
   private readonly apiSecret: string | undefined;
   private readonly clock: ClockReading;
   private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
   private readonly retry: RetryOptions;
   private readonly limiter: RateLimiter | undefined;
   private readonly useServerTime: boolean;
@@ -178,6 +186,7 @@ export class ExchangeClient implements Venue {
     this.apiSecret = options.apiSecret || undefined;
     this.clock = options.clock ?? wallClock;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.sleep = options.sleep ?? realSleep;
     this.random = options.random ?? Math.random;
@@ -194,6 +203,7 @@ export class ExchangeClient implements Venue {
     this.pool = new Pool(url.origin, {
       connections: options.connections ?? 4,
       connect: { timeout: this.timeoutMs },
+      maxResponseSize: this.maxResponseBytes,
     });
     if (options.cancel ?? true) {
       this.cancelOrder = (symbol, displayingId, cancelOptions) => this.cancel(symbol, displayingId, cancelOptions);
@@ -412,6 +422,8 @@ export class ExchangeClient implements Venue {
         body,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
+        // The whole request, answer read to its end: the two timeouts above bound silences only.
+        signal: AbortSignal.timeout(this.timeoutMs),
       });
       status = res.statusCode;
       dateHeader = headerValue(res.headers.date);
@@ -452,8 +464,13 @@ export class ExchangeClient implements Venue {
 
   private transportError(err: unknown, endpoint: string): ExchangeClientError {
     const code = errorCode(err);
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    const deadline = err instanceof Error && err.name === 'TimeoutError';
+    if (deadline || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
       return new TimeoutError({ endpoint, timeoutMs: this.timeoutMs, cause: err });
+    }
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+      const problem = `larger than ${this.maxResponseBytes} bytes (EXCHANGE_MAX_RESPONSE_BYTES): not read further`;
+      return new ResponseShapeError({ endpoint, path: 'body', problem, cause: err });
     }
     const reason = code ?? (err instanceof Error ? err.message : String(err));
     return new NetworkError({ endpoint, sent: code === undefined || !NOT_SENT.has(code), reason, cause: err });

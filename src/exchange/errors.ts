@@ -78,7 +78,7 @@ export class NetworkError extends ExchangeClientError {
 export class TimeoutError extends ExchangeClientError {
   readonly timeoutMs: number;
   constructor(d: ExchangeErrorDetails & { timeoutMs: number }) {
-    super('E_TIMEOUT', 'temporary', `no answer within ${d.timeoutMs} ms`, d);
+    super('E_TIMEOUT', 'temporary', `no whole answer within ${d.timeoutMs} ms`, d);
     this.timeoutMs = d.timeoutMs;
   }
 }

@@ -21,7 +21,12 @@ function problems(source: Record<string, string>): string[] {
 describe('environment', () => {
   it('has defaults for everything but the exchange address and keys', () => {
     const env = parseEnv({});
-    expect(env).toMatchObject({ EXCHANGE_TIMEOUT_MS: 10_000, EXCHANGE_RATE_LIMIT: 10, EXCHANGE_CANCEL: true });
+    expect(env).toMatchObject({
+      EXCHANGE_TIMEOUT_MS: 10_000,
+      EXCHANGE_MAX_RESPONSE_BYTES: 8 * 1024 * 1024,
+      EXCHANGE_RATE_LIMIT: 10,
+      EXCHANGE_CANCEL: true,
+    });
     expect(env.EXCHANGE_BASE_URL).toBeUndefined();
     expect(() => clientOptionsFromEnv(env)).toThrow(/EXCHANGE_BASE_URL: required/);
   });
@@ -32,6 +37,7 @@ describe('environment', () => {
       EXCHANGE_API_KEY: 'k',
       EXCHANGE_API_SECRET: 's',
       EXCHANGE_TIMEOUT_MS: '2500',
+      EXCHANGE_MAX_RESPONSE_BYTES: '65536',
       EXCHANGE_RATE_LIMIT: '2.5',
       EXCHANGE_RETRY_ATTEMPTS: '',
       EXCHANGE_SERVER_TIME: 'true',
@@ -43,6 +49,7 @@ describe('environment', () => {
       apiKey: 'k',
       apiSecret: 's',
       timeoutMs: 2500,
+      maxResponseBytes: 65536,
       rateLimit: { requestsPerSecond: 2.5, burst: 3 },
       retry: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 5000 },
       serverTimeOffset: true,

@@ -444,6 +444,39 @@ describe('errors', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('an answer trickling in a byte at a time (never silent long): E_TIMEOUT at the time limit, cut off', async () => {
+    // 1,500 bytes at a byte every 20 ms: half a minute each, each byte far within the 300 ms limit of a silence.
+    const slow = { ...ok([orderRecord({ _id: 'x'.repeat(1_200) })]), trickleMs: 20 };
+    server.reply('GET /api/v4/spot/open', slow, slow);
+    const err = await failure(
+      client({ timeoutMs: 300, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } }).openOrders(),
+    );
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err.message).toContain('no whole answer within 300 ms');
+    const calls = server.calls('GET /api/v4/spot/open');
+    expect(calls).toHaveLength(2);
+    expect(calls.filter((c) => c.answered)).toEqual([]);
+  });
+
+  it('an order create whose answer trickles: one request, E_OUTCOME_UNKNOWN at the time limit', async () => {
+    server.reply('POST /api/v4/spot/order', { ...ok(orderRecord({ _id: 'y'.repeat(1_200) })), trickleMs: 20 });
+    const err = await failure(client({ timeoutMs: 300 }).createOrder(LIMIT));
+    expect(err).toBeInstanceOf(OutcomeUnknownError);
+    expect(err.message).toContain('E_TIMEOUT');
+    expect(server.calls('POST /api/v4/spot/order')).toHaveLength(1);
+  });
+
+  it('an answer above the size cap is cut off there: E_RESPONSE_SHAPE naming the cap, not retried', async () => {
+    server.reply('GET /api/v3/spot/market_watch', { ...ok([]), padBytes: 3 * 1024 * 1024 });
+    const err = await failure(client({ maxResponseBytes: 1024 * 1024 }).marketWatch());
+    expect(err).toBeInstanceOf(ResponseShapeError);
+    expect(err.message).toContain('larger than 1048576 bytes (EXCHANGE_MAX_RESPONSE_BYTES)');
+    expect(server.calls('GET /api/v3/spot/market_watch')).toHaveLength(1);
+    // The same answer under the cap is read.
+    server.reply('GET /api/v3/spot/market_watch', { ...ok([]), padBytes: 512 * 1024 });
+    expect(await client({ maxResponseBytes: 1024 * 1024 }).marketWatch()).toEqual([]);
+  });
+
   it('429 on a read: waits for Retry-After (seconds or HTTP date), then succeeds', async () => {
     const waits: number[] = [];
     const sleep = (ms: number) => {

@@ -20,6 +20,8 @@ export interface RecordedRequest {
   body: string;
   /** Whether the signature (if any was required) checked out. */
   verified: boolean;
+  /** Whether the whole answer was written (a trickling one cut off by the client never is). */
+  answered: boolean;
 }
 
 export interface Reply {
@@ -31,6 +33,10 @@ export interface Reply {
   destroy?: boolean;
   /** Never answer (the client's timeout must fire). */
   hang?: boolean;
+  /** Write the answer one byte every this many ms (each byte well within any inactivity limit). */
+  trickleMs?: number;
+  /** This many spaces before the JSON (still valid JSON): an answer of any size. */
+  padBytes?: number;
 }
 
 export interface SigningServer {
@@ -143,7 +149,21 @@ function verify(rawQuery: string, headers: IncomingHttpHeaders, apiKey: string, 
 function send(res: ServerResponse, reply: Reply): void {
   const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? null);
   res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-  res.end(body);
+  if (reply.padBytes !== undefined) {
+    const chunk = Buffer.alloc(64 * 1024, ' ');
+    for (let left = reply.padBytes; left > 0 && !res.destroyed; left -= chunk.length)
+      res.write(left >= chunk.length ? chunk : chunk.subarray(0, left));
+  }
+  if (reply.trickleMs === undefined) return void res.end(body);
+  let at = 0;
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    res.write(body.slice(at, at + 1));
+    if (++at >= body.length) {
+      clearInterval(timer);
+      res.end();
+    }
+  }, reply.trickleMs);
 }
 
 export async function startSigningServer(credentials: { apiKey: string; apiSecret: string }): Promise<SigningServer> {
@@ -168,7 +188,10 @@ export async function startSigningServer(credentials: { apiKey: string; apiSecre
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
         verified: problem === undefined,
+        answered: false,
       });
+      const recorded = requests[requests.length - 1]!;
+      res.on('finish', () => (recorded.answered = true));
       if (problem !== undefined) return send(res, unauthorized(problem));
       const reply = queues.get(route)?.shift() ?? DEFAULTS[route] ?? { status: 404, body: 'not found' };
       if (reply.destroy) return req.socket.destroy();
