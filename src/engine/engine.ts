@@ -16,7 +16,7 @@ import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { EngineParts } from './engine-parts.js';
-import type { InstanceStatus } from './instance-lifecycle.js';
+import { type InstanceStatus, protects } from './instance-lifecycle.js';
 import { type InstanceCounters, type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
 import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
@@ -284,7 +284,10 @@ export class Engine implements FillSink {
     return this.state === 'running';
   }
 
-  /** Pauses a running instance: no hook runs and nothing is placed; its orders stay. False when not running. */
+  /**
+   * Pauses a running instance: no hook runs and its strategy places nothing; its orders stay, and its declared
+   * exits and protections still run. False when not running.
+   */
   pauseInstance(name: string, reason: string, source?: string): boolean {
     const r = this.byName.get(name);
     return r !== undefined && r.pauseByOperator(reason, source);
@@ -530,10 +533,16 @@ export class Engine implements FillSink {
     await this.tickFrom(tickers, index, i, j);
   }
 
+  /**
+   * One instance's tick: its declared exits and protections, running or paused (a pause stops its strategy
+   * deciding, never its position's protection), then its strategy's onTick when it runs.
+   */
   private tick(r: InstanceRunner): Promise<void> | undefined {
-    if (r.status !== 'running' || r.busy) return undefined;
+    const status = r.status;
+    if (!protects(status) || r.busy) return undefined;
     const exiting = this.exits.tick(r);
     if (exiting) return exiting;
+    if (status !== 'running') return undefined;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;

@@ -16,6 +16,14 @@ const ALLOWED: Readonly<Record<InstanceStatus, readonly InstanceStatus[]>> = {
   stopped: [],
 };
 
+/**
+ * Whether an instance in `status` has its position protected: its declared exits and protections run on every
+ * tick and its stop is held on the exchange. A pause stops the strategy deciding, never that (invariant 13).
+ */
+export function protects(status: InstanceStatus): boolean {
+  return status === 'running' || status === 'paused';
+}
+
 export class InstanceLifecycle {
   private current: InstanceStatus = 'idle';
   private why: string | undefined;

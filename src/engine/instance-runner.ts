@@ -527,7 +527,8 @@ export class InstanceRunner {
   }
 
   /**
-   * The operator (or an exit) pauses the instance: no hook runs and nothing is placed; its orders stay. Recorded
+   * The operator (or an exit) pauses the instance: no hook runs, its strategy places nothing, its orders stay (its
+   * declared exits and protections still run: exits/declared-exits.ts). Recorded
    * `by: 'operator'`, which a restart keeps (a strategy's failure is not: the restart loads its code again).
    * False when not running.
    */

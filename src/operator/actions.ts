@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { Engine, PauseCause } from '../engine/engine.js';
+import { isHeldExit } from '../engine/exits/exit-orders.js';
 import { type ExitOrder, type ExitResult, exitResultJson } from '../engine/exits/position-exit.js';
 import { D, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
@@ -362,7 +363,12 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           throw new OperatorError('E_INSTANCE_STATE', `instance ${name} is ${current.status}, not running`);
         const outcome = paused ? 'paused' : 'already paused';
         if (by.cancelOrders !== true) return { action: 'pause', changed: paused, outcome };
-        const open = store.orders.activeForInstance(name).map((o) => o.localId);
+        // The stop the engine holds on the exchange for the declared exits stays: a pause stops the strategy's
+        // decisions, never the position's protection (invariant 13).
+        const open = store.orders
+          .activeForInstance(name)
+          .filter((o) => !isHeldExit(o))
+          .map((o) => o.localId);
         const details = await cancelActive(open);
         return { action: 'pause', changed: paused || details.cancelled.length > 0, outcome, details };
       }),

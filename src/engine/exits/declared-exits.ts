@@ -18,6 +18,7 @@ import type { ExitRulesDecl, Intent, Position, ProtectionsDecl } from '../../str
 import type { FillRow } from '../../store/fills.js';
 import { isActive, type OrderRow } from '../../store/order-journal.js';
 import type { EngineParts } from '../engine-parts.js';
+import { protects } from '../instance-lifecycle.js';
 import type { InstanceRunner, InstanceSpec } from '../instance-runner.js';
 import type { Mutex } from '../mutex.js';
 import type { EntryGate, OrderManager } from '../order-manager.js';
@@ -346,7 +347,7 @@ export class DeclaredExits implements EntryGate {
     rules: PairRules,
   ): Promise<void> {
     return this.lock.run(async () => {
-      if (r.status !== 'running') return;
+      if (!protects(r.status)) return;
       if (this.exitWorking(r, trigger.reason, last)) return;
       if (r.position.quantity.lt(rules.stepSize)) return;
       const trips = w.protections.exitTriggered(trigger.reason, now);

@@ -24,6 +24,7 @@ import type { ExitRulesDecl, OrderIntent } from '../../strategy/api.js';
 import { isActive, isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
 import type { EngineParts } from '../engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
+import { protects } from '../instance-lifecycle.js';
 import type { InstanceRunner } from '../instance-runner.js';
 import type { OrderManager } from '../order-manager.js';
 import type { OrderSync } from '../order-sync.js';
@@ -149,18 +150,18 @@ export class HeldExits {
   }
 
   /**
-   * Places the held order `r`'s position calls for, even while `r` is paused: an exit that cancelled it and could
-   * not sell puts it back (protection outlives decisions). The caller holds the engine's lock.
+   * Places the held order `r`'s position calls for, paused or not: an exit that cancelled it and could not sell
+   * puts it back (protection outlives decisions). The caller holds the engine's lock.
    */
   async restore(r: InstanceRunner): Promise<void> {
     try {
-      await this.syncOne(r, true);
+      await this.syncOne(r);
     } catch (err) {
       r.logger.error({ err }, 'held exit: could not be put back');
     }
   }
 
-  private async syncOne(r: InstanceRunner, evenPaused = false): Promise<void> {
+  private async syncOne(r: InstanceRunner): Promise<void> {
     if (!this.holds(r)) {
       // A reload took the declared stop away: the order held for it goes (once its outcome is known).
       if (this.exitsOf(r)?.stopLossPct !== undefined) return;
@@ -181,9 +182,10 @@ export class HeldExits {
       return;
     }
     if (held.length === 1 && HeldExits.matches(held[0] as OrderRow, plan, last)) return;
-    // Placed and replaced only for a running instance; nor when the price is already through the stop (a held
-    // one may have triggered; the tick-based exit acts on what is left).
-    if ((r.status !== 'running' && !evenPaused) || last === undefined || last.lte(plan.stopPrice)) return;
+    // Placed and replaced for an instance running or paused (a pause stops decisions, never protection); not
+    // when the price is already through the stop (a held one may have triggered; the tick-based exit acts on
+    // what is left).
+    if (!protects(r.status) || last === undefined || last.lte(plan.stopPrice)) return;
     if (plan.takeProfit !== undefined && last.gte(plan.takeProfit)) return;
     if (!(await this.cancel(r, held, 'the position changed'))) return;
     if (held.length > 0) {
