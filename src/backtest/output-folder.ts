@@ -12,7 +12,7 @@ import { BotError } from '../errors.js';
 
 export const OUTPUT_MARKER = '.spot-bot-output.json';
 
-export type OutputKind = 'run' | 'sweep';
+export type OutputKind = 'run' | 'sweep' | 'hyperopt';
 
 /** The first 10 hex digits of the sha256 of the inputs (any JSON value; the caller keeps its key order stable). */
 export function inputsHash(inputs: unknown): string {

@@ -32,7 +32,7 @@ export interface SweepPage {
 }
 
 /** One colour per curve drawn (CURVES of them). */
-const COLORS = [
+export const COLORS = [
   '#2962ff',
   '#ff9800',
   '#00897b',
@@ -195,12 +195,12 @@ function validationSection(page: SweepPage): { html: string; oos: [number, numbe
   return { html: '', oos: undefined };
 }
 
-const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}h2{font-size:16px;margin-top:24px}
+export const STYLE = `body{font:14px system-ui,sans-serif;margin:24px;color:#1d2330}h1{font-size:20px}h2{font-size:16px;margin-top:24px}
 table{border-collapse:collapse;margin:8px 0}th,td{padding:4px 10px;border:1px solid #e3e6ee}td{font-variant-numeric:tabular-nums;text-align:right}
 table.heat td{min-width:64px}table.heat td.unranked{color:#b71c1c;background:repeating-linear-gradient(45deg,#fff,#fff 4px,#fdecea 4px,#fdecea 8px)}table.heat td.best{outline:2px solid #1d2330;outline-offset:-2px;font-weight:600}
 #chart,#oos{margin-top:8px}pre.table{font-size:12px;margin:0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}.scroll{overflow-x:auto;max-width:100%}.pair>div{min-width:0;max-width:100%}li{overflow-wrap:anywhere}svg.scatter{font-size:11px;fill:#1d2330;max-width:100%;height:auto}.note{color:#6b7385;font-size:12px}.warn{border:1px solid #ff9800;background:#fff8ec;padding:8px 12px;margin:12px 0}.legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}`;
 
-const SCRIPT = `(function(){
+export const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('sweep-data').textContent);
 const L=LightweightCharts;
 const box=document.getElementById('chart');

@@ -135,6 +135,9 @@ export async function runWalkForward(
   windows: readonly WalkWindow[],
   span: Span,
   progress: Progress,
+  /** How a train part chooses: every combination of the job ranked (a hyperopt searches instead). */
+  train: (window: Span, progress: ReturnType<Progress>) => Promise<SweepResult[]> = (window, p) =>
+    runSweep({ ...job, window }, workers, p),
 ): Promise<{ lastTrain: SweepResult[]; record: WalkForwardRecord }> {
   const out: WalkForwardRecord['windows'] = [];
   const curves: [number, number][][] = [];
@@ -143,13 +146,13 @@ export async function runWalkForward(
   let testSpan = 0;
   let lastTrain: SweepResult[] = [];
   for (const [i, w] of windows.entries()) {
-    const train = await runSweep({ ...job, window: w.train }, workers, progress(`window ${i + 1} train`));
-    lastTrain = train;
+    const trained = await train(w.train, progress(`window ${i + 1} train`));
+    lastTrain = trained;
     const window = { train: spanText(w.train), test: spanText(w.test) };
-    const trainFailures = failuresOf(train, `window ${i + 1} train`);
-    const best = train.find((r) => r.rank === 1);
+    const trainFailures = failuresOf(trained, `window ${i + 1} train`);
+    const best = trained.find((r) => r.rank === 1);
     if (!best) {
-      const why = `no combination could be ranked on the train part (${trainFailures.length} of ${train.length} failed)`;
+      const why = `no combination could be ranked on the train part (${trainFailures.length} of ${trained.length} failed)`;
       out.push({ ...window, chosen: null, outcome: 'not tested', outOfSample: null, ended: [why], trainFailures });
       continue;
     }

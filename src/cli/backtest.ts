@@ -238,7 +238,7 @@ const isoOf = (ms: number) => new Date(ms).toISOString();
  * (a span reported as asked for would not be the one tested). A step or a minute of slack: --from at the data's
  * first candle's open, --to at the end of its last one.
  */
-function checkSpan(data: TickData, from: number | undefined, to: number | undefined): void {
+export function checkSpan(data: TickData, from: number | undefined, to: number | undefined): void {
   const { time } = data.columns;
   let first = Infinity;
   let last = -Infinity;
@@ -263,7 +263,50 @@ function checkSpan(data: TickData, from: number | undefined, to: number | undefi
     );
 }
 
-function intFlag(name: string, value: string | undefined, min: number): number | undefined {
+/** The job settings the run flags give (bot backtest's and bot hyperopt's), defaults for those not given. */
+export function jobSettings(values: {
+  balance?: string;
+  fee?: string;
+  'maker-fee'?: string;
+  'taker-fee'?: string;
+  'allow-partial'?: boolean;
+  'fill-through-ticks'?: string;
+  'latency-ms'?: string;
+  'slippage-bps'?: string;
+  'max-gap'?: string;
+  'candle-path'?: string;
+  participation?: string;
+  'no-cancel'?: boolean;
+  'every-tick'?: boolean;
+  from?: string;
+  to?: string;
+}): JobSettings {
+  return {
+    ...DEFAULT_JOB_SETTINGS,
+    balances: balanceFlag(values.balance),
+    makerFee: feeFlag('maker-fee', values['maker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.makerFee,
+    takerFee: feeFlag('taker-fee', values['taker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.takerFee,
+    allowPartial: values['allow-partial'] === true,
+    fillThroughTicks:
+      intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
+    latencyMs: intFlag('latency-ms', values['latency-ms'], 0) ?? DEFAULT_JOB_SETTINGS.latencyMs,
+    slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
+    maxGapMs:
+      values['max-gap'] === undefined ? undefined : parseDuration(values['max-gap'], '--max-gap', '90s, 5m or 2h'),
+    candlePath:
+      values['candle-path'] === undefined ? DEFAULT_JOB_SETTINGS.candlePath : parseCandlePath(values['candle-path']),
+    participation:
+      values.participation === undefined
+        ? DEFAULT_JOB_SETTINGS.participation
+        : parseParticipation(values.participation, '--participation'),
+    cancel: values['no-cancel'] !== true,
+    everyTick: values['every-tick'] === true,
+    from: values.from,
+    to: values.to,
+  };
+}
+
+export function intFlag(name: string, value: string | undefined, min: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < min)
@@ -272,7 +315,7 @@ function intFlag(name: string, value: string | undefined, min: number): number |
 }
 
 /** `HOST:PORT` (an IPv6 host in brackets); port 0 takes a free one. */
-function hostPortFlag(name: string, value: string | undefined): { host: string; port: number } | undefined {
+export function hostPortFlag(name: string, value: string | undefined): { host: string; port: number } | undefined {
   if (value === undefined) return undefined;
   const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(value);
   const port = m ? Number(m[2]) : NaN;
@@ -307,7 +350,7 @@ function bpsFlag(value: string | undefined): string | undefined {
   return dec(value).toFixed();
 }
 
-function safeName(text: string): string {
+export function safeName(text: string): string {
   return text.replace(/[^A-Za-z0-9._+-]+/g, '_');
 }
 
@@ -346,29 +389,7 @@ async function backtest(argv: string[]): Promise<number> {
   const from = timeFlag('backtest', 'from', values.from);
   const to = timeFlag('backtest', 'to', values.to);
   if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
-  const settings: JobSettings = {
-    ...DEFAULT_JOB_SETTINGS,
-    balances: balanceFlag(values.balance),
-    makerFee: feeFlag('maker-fee', values['maker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.makerFee,
-    takerFee: feeFlag('taker-fee', values['taker-fee']) ?? feeFlag('fee', values.fee) ?? DEFAULT_JOB_SETTINGS.takerFee,
-    allowPartial: values['allow-partial'] === true,
-    fillThroughTicks:
-      intFlag('fill-through-ticks', values['fill-through-ticks'], 0) ?? DEFAULT_JOB_SETTINGS.fillThroughTicks,
-    latencyMs: intFlag('latency-ms', values['latency-ms'], 0) ?? DEFAULT_JOB_SETTINGS.latencyMs,
-    slippageBps: bpsFlag(values['slippage-bps']) ?? DEFAULT_JOB_SETTINGS.slippageBps,
-    maxGapMs:
-      values['max-gap'] === undefined ? undefined : parseDuration(values['max-gap'], '--max-gap', '90s, 5m or 2h'),
-    candlePath:
-      values['candle-path'] === undefined ? DEFAULT_JOB_SETTINGS.candlePath : parseCandlePath(values['candle-path']),
-    participation:
-      values.participation === undefined
-        ? DEFAULT_JOB_SETTINGS.participation
-        : parseParticipation(values.participation, '--participation'),
-    cancel: values['no-cancel'] !== true,
-    everyTick: values['every-tick'] === true,
-    from: values.from,
-    to: values.to,
-  };
+  const settings = jobSettings(values);
   const threads = intFlag('workers', values.workers, 1);
   const queue = queueUrlFrom(values.queue);
   if (queue && threads !== undefined) throw usage('--workers and --queue: one or the other');
@@ -547,7 +568,7 @@ function collectGarbage(): void {
  * The queue's executor, its client (BullMQ, ioredis) loaded only for a queued sweep: loaded up front it took a
  * fifth of a plain backtest's memory before the data.
  */
-async function openQueue(options: Parameters<typeof OpenQueueExecutor>[0]) {
+export async function openQueue(options: Parameters<typeof OpenQueueExecutor>[0]) {
   const { openQueueExecutor } = await import('../backtest/queue/coordinator.js');
   return openQueueExecutor(options);
 }
@@ -672,7 +693,7 @@ function rankingTitle(holdout?: HoldoutRecord, walkForward?: WalkForwardRecord):
   );
 }
 
-type Validation = { kind: 'holdout'; percent: number } | { kind: 'walk-forward'; windows: WalkWindow[] };
+export type Validation = { kind: 'holdout'; percent: number } | { kind: 'walk-forward'; windows: WalkWindow[] };
 
 /** The usual time between two ticks of the data (sim/data-step.ts), from its first ticks. */
 function dataStep(data: TickData): number {
@@ -684,7 +705,7 @@ function dataStep(data: TickData): number {
  * The data's span: its first tick to one step of the data past its last, where the data stop (on candle data the
  * end of the last candle: 4 days of candles span 4 days).
  */
-function spanOf(data: TickData, settings: Pick<JobSettings, 'from' | 'to'>): Span {
+export function spanOf(data: TickData, settings: Pick<JobSettings, 'from' | 'to'>): Span {
   const time = data.columns.time;
   const first = valueAt(time, 0);
   const end = valueAt(time, data.length - 1) + Math.max(1, dataStep(data));
@@ -693,7 +714,7 @@ function spanOf(data: TickData, settings: Pick<JobSettings, 'from' | 'to'>): Spa
   return { from, to: settings.to === undefined ? end : Math.min(end, Date.parse(settings.to)) };
 }
 
-function validationFlags(
+export function validationFlags(
   values: { holdout?: string; 'walk-forward'?: string; train?: string; test?: string },
   data: TickData,
   settings: Pick<JobSettings, 'from' | 'to'>,
@@ -715,7 +736,7 @@ function validationFlags(
 }
 
 /** `--set key=value` flags as [key, value] (typed as --sweep types them; one value each). */
-function setFlags(specs: readonly string[], sources: readonly ConfigSource[]): [string, unknown][] {
+export function setFlags(specs: readonly string[], sources: readonly ConfigSource[]): [string, unknown][] {
   return specs.map((spec) => {
     const { key, values } = parseSweep(spec, sources, '--set');
     if (values.length !== 1) throw usage(`--set ${key}: one value (several are a --sweep), found '${spec}'`);

@@ -40,6 +40,11 @@ export const COMMANDS: Record<string, Command> = {
     summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
     load: () => import('./backtest.js'),
   },
+  hyperopt: {
+    summary:
+      'search strategy file keys (params, risk, exits, protections) for the lowest loss, and say how much is luck',
+    load: () => import('./hyperopt.js'),
+  },
   worker: {
     summary: 'take sweep and walk-forward combinations from a Redis queue and run them (bot backtest --queue)',
     load: () => import('./worker.js'),

@@ -182,6 +182,30 @@ export interface StrategyDefinition<
   onTick(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
   onFill?(ctx: StrategyContext<z.infer<Schema>, S, I>, fill: FillView): void | Promise<void>;
   onStop?(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
+  /**
+   * `bot hyperopt --loss strategy`: the loss of one trial (a backtest with the values tried), lower is better;
+   * a value that is not finite ranks the trial last. Called once per trial, outside any hook.
+   */
+  hyperoptLoss?(trial: TrialResult): number;
+}
+
+/** One hyperopt trial's figures, as a strategy's hyperoptLoss sees them (null: undefined for this trial). */
+export interface TrialResult {
+  totalReturnPct: number;
+  maxDrawdownPct: number;
+  sharpe: number | null;
+  sortino: number | null;
+  calmar: number | null;
+  profitFactor: number | null;
+  winRatePct: number | null;
+  /** Mean PnL per closed trade, in the quote asset. */
+  expectancy: number | null;
+  roundTrips: number;
+  fills: number;
+  exposurePct: number;
+  feesQuote: number;
+  /** The account's value at each equity sample (hourly, and at the end), in the quote asset. */
+  equity: readonly number[];
 }
 
 /** Declare a strategy: the default export of a module in strategies/. */
