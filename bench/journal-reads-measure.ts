@@ -40,6 +40,7 @@ const read = createQueries({
   killSwitchFile: join(root, 'no-such-kill-switch'),
   engine: {
     instances: () => [],
+    indicatorSpecs: () => ({}),
     brakes: () => ({ killSwitch: false, stopBuy: false, breakerOpenUntil: undefined, halted: undefined }),
     running: true,
     balances: () => [],

@@ -1,11 +1,11 @@
 /**
  * The dashboard's files, shipped in the package (src/api/dashboard/, copied next to the build by `npm run
- * build`) and the charting library from node_modules (charts/chart-library.ts, as the backtest reports): the
- * page works offline, with no CDN. Each file is read once.
+ * build`), the charting library from node_modules and the candle chart's script (charts/chart-library.ts, as the
+ * backtest reports): the page works offline, with no CDN. Each file is read once.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chartLibrary } from '../charts/chart-library.js';
+import { candleChartScript, chartLibrary } from '../charts/chart-library.js';
 
 const DIR = fileURLToPath(new URL('./dashboard/', import.meta.url));
 
@@ -14,6 +14,7 @@ const TYPES: Record<string, string> = {
   'dashboard.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
   'lightweight-charts.js': 'text/javascript; charset=utf-8',
+  'candle-chart.js': 'text/javascript; charset=utf-8',
 };
 
 export interface Asset {
@@ -33,7 +34,9 @@ export function dashboardAsset(name: string): Promise<Asset> | undefined {
     asset =
       name === 'lightweight-charts.js'
         ? chartLibrary().then((lib) => ({ body: lib.code, type }))
-        : readFile(`${DIR}${name}`, 'utf8').then((body) => ({ body, type }));
+        : name === 'candle-chart.js'
+          ? candleChartScript().then((body) => ({ body, type }))
+          : readFile(`${DIR}${name}`, 'utf8').then((body) => ({ body, type }));
     // A failed read is retried next time rather than cached.
     asset.catch(() => cache.delete(name));
     cache.set(name, asset);

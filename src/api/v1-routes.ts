@@ -52,6 +52,10 @@ const EventsQuery = z.strictObject({
   limit: limit(500, 50),
 });
 const PnlQuery = z.strictObject({ instance: name.optional() });
+const ChartQuery = z.strictObject({
+  symbol: z.string().regex(/^[A-Z0-9]{2,20}$/, 'expected a symbol such as BTCUSDT'),
+  since: cursor.optional(),
+});
 const TradesQuery = z.strictObject({ instance: name.optional(), before: cursor.optional(), limit: limit(500, 50) });
 const ProfitQuery = z.strictObject({
   period: z.enum(['day', 'week', 'month'], { error: 'expected day, week or month' }).default('day'),
@@ -162,6 +166,13 @@ export function v1Routes(operator: Operator): Hono {
       periods: read.profit(q.data.period, q.data.limit),
       totals: read.profitTotals(),
     });
+  });
+  v1.get('/chart', (c) => {
+    const q = query(c, ChartQuery);
+    if (!q.success) return badRequest(c, 'query', q.error);
+    const chart = read.chart(q.data.symbol, q.data.since);
+    if (chart === null) return fail(c, 404, 'E_NOT_FOUND', `no candles kept for ${q.data.symbol}`);
+    return c.json(chart);
   });
   v1.get('/performance', (c) => c.json(read.performance()));
   v1.get('/count', (c) => c.json(read.openTrades()));

@@ -9,7 +9,7 @@ import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
-import { warmUpMs } from '../strategy/candle-needs.js';
+import { chartCandleNeeds, warmUpMs } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine, type PauseCause } from '../engine/engine.js';
@@ -204,7 +204,8 @@ export class Daemon {
       if (plan.mode === 'live') logger.warn({ mode: 'live', baseUrl: plan.baseUrl }, banner);
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 
-      const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols));
+      const chartNeeds = chartCandleNeeds(instances.map((i) => ({ ...i, symbol: i.config.symbol })));
+      const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols), chartNeeds);
       probes.starting('reading the venue and reconciling the journal');
       // A pause the operator (or an exit) made holds across the restart; an exit a crash interrupted is finished
       // before that instance's strategy may trade again.
@@ -245,7 +246,10 @@ export class Daemon {
           });
           // Paper on recordings: the data before the replay's start builds the candles, as a backtest's warm-up
           // does (candles this journal saved, taken up at start, stand where there are some).
-          for (const t of setup.warmUpTickers()) candidate.warmUp(t.s, t.t, t.p, t.vb ?? NaN);
+          for (const t of setup.warmUpTickers()) {
+            candidate.warmUp(t.s, t.t, t.p, t.vb ?? NaN);
+            venue.warmUp(t.s, t.t, t.p);
+          }
           await candidate.start();
           return candidate;
         },
@@ -292,6 +296,7 @@ export class Daemon {
           jobs: () => scheduler.stats(),
           prices: () => venue.recentPrices(),
           logs: (n) => logTail(logger)?.recent(n) ?? [],
+          chartCandles: (symbol) => venue.chartCandles(symbol),
           daemon: {
             mode: plan.mode,
             venue: plan.mode === 'live' ? new URL(plan.baseUrl).host : 'simulated exchange (paper)',
@@ -373,7 +378,7 @@ export class Daemon {
         this.probes.stopping();
         await this.listeners.close();
         await this.scheduling.stop(this.stopTimeoutMs);
-        this.venue.flush();
+        this.venue.flush(true);
         await atMost(this.setup.close(), this.stopTimeoutMs);
         this.store.events.record(wallClock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
         await this.notifications?.stop(Math.min(NOTIFY_STOP_MS, this.stopTimeoutMs));

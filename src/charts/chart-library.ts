@@ -20,3 +20,14 @@ export function chartLibrary(): Promise<{ code: string; version: string }> {
   })();
   return library;
 }
+
+let candleScript: Promise<string> | undefined;
+
+/**
+ * The candle chart's browser script (candle-chart.js beside this file: candles, the strategies' declared indicators
+ * and their panes on a Lightweight Charts chart), read once per process: the reports inline it, the page serves it.
+ */
+export function candleChartScript(): Promise<string> {
+  candleScript ??= readFile(new URL('./candle-chart.js', import.meta.url), 'utf8');
+  return candleScript;
+}

@@ -19,6 +19,7 @@ import { EngineParts } from './engine-parts.js';
 import { type InstanceStatus, protects } from './instance-lifecycle.js';
 import { type InstanceCounters, type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
 import { candleNeeds } from '../strategy/candle-needs.js';
+import type { IndicatorSpecs } from '../strategy/indicators.js';
 import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
@@ -215,6 +216,12 @@ export class Engine implements FillSink {
    */
   warmUp(symbol: string, time: number, price: number, volume24h: number): void {
     this.candleBooks.get(symbol)?.tick(time, price, volume24h);
+  }
+
+  /** The indicators an instance declares for its current params (the page's chart draws them); none when unknown. */
+  indicatorSpecs(name: string): IndicatorSpecs {
+    const r = this.byName.get(name);
+    return r?.definition.indicators?.(r.params) ?? {};
   }
 
   /** The candle book of a symbol (tests and the warm-up's callers read what was built). */

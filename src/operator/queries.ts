@@ -26,6 +26,8 @@ import { pnlSeries } from './pnl-series.js';
 import { allTrades, type Period, profitByPeriod, profitJson, type Trade, tradeJson } from './trades.js';
 import { statsBy, tradeStats, type TradeStats } from '../market/round-trips.js';
 import type { LogLine } from '../ops/log-tail.js';
+import { type CandleNeeds, TIMEFRAME_MS, TIMEFRAMES, type Timeframe } from '../market/candles.js';
+import { type CandleSource, chartData } from '../strategy/indicator-chart.js';
 
 /** What the control API and the metrics need of the journal's and the read model's shapes, from here alone. */
 export { EVENT_KINDS } from '../store/events.js';
@@ -47,7 +49,14 @@ export interface QueryDeps {
   store: Store;
   engine: Pick<
     Engine,
-    'instances' | 'brakes' | 'running' | 'balances' | 'journalProblem' | 'pairRules' | 'venueRefusals'
+    | 'instances'
+    | 'brakes'
+    | 'running'
+    | 'balances'
+    | 'journalProblem'
+    | 'pairRules'
+    | 'venueRefusals'
+    | 'indicatorSpecs'
   >;
   /** The venue's time (the daemon's clock) and the wall's. */
   now: () => number;
@@ -57,6 +66,8 @@ export interface QueryDeps {
   /** Recent prices per symbol (the chart). */
   prices: () => ReadonlyMap<string, readonly { time: number; price: number }[]>;
   daemon: DaemonInfo;
+  /** A symbol's candles kept for the page's chart (PriceRecordingVenue), when kept. */
+  chartCandles?: (symbol: string) => (CandleSource & { needs: CandleNeeds }) | undefined;
   /** The daemon's latest warnings and errors, oldest first (the chat's /logs); none when the log keeps no tail. */
   logs?: (n: number) => LogLine[];
   /**
@@ -81,6 +92,27 @@ export interface Page<T> {
 }
 
 export type OperatorQueries = ReturnType<typeof createQueries>;
+
+/** Slots a price chart shows at most (its time axis: one per candle of its timeframe, empty ones included). */
+export const CHART_SLOTS = 2000;
+
+/**
+ * The chart's timeframe: the finest kept whose candles reach back to `since` (the oldest fill shown) within
+ * CHART_SLOTS; else the one reaching back furthest (the finest of those); the finest kept without `since`.
+ */
+function chartTimeframe(book: CandleSource & { needs: CandleNeeds }, since: number | undefined): Timeframe | undefined {
+  let best: { tf: Timeframe; first: number } | undefined;
+  for (const tf of TIMEFRAMES) {
+    if (book.needs[tf] === undefined) continue;
+    const list = book.candles(tf, CHART_SLOTS, true);
+    const first = list[0]?.time;
+    const last = list[list.length - 1]?.time;
+    if (first === undefined || last === undefined) continue;
+    if (since === undefined || (first <= since && (last - since) / TIMEFRAME_MS[tf] < CHART_SLOTS)) return tf;
+    if (best === undefined || first < best.first) best = { tf, first };
+  }
+  return best?.tf;
+}
 
 /** A win rate in percent to one place, or null without trades. */
 const winRatePct = (s: TradeStats) => (s.winRate === undefined ? null : plain(s.winRate.mul(100).toDecimalPlaces(1)));
@@ -232,6 +264,21 @@ export function createQueries(deps: QueryDeps) {
         ];
       });
       return { open, max: deps.maxOpenTrades?.() ?? null };
+    },
+    /**
+     * A symbol's price chart (the page's): candles on a linear time axis and the indicators its instances declare
+     * (strategy/indicator-chart.ts), in the timeframe that shows `since` (the oldest fill the page marks); null
+     * while no candle is kept for it.
+     */
+    chart(symbol: string, since: number | undefined) {
+      const book = deps.chartCandles?.(symbol);
+      const timeframe = book === undefined ? undefined : chartTimeframe(book, since);
+      if (book === undefined || timeframe === undefined) return null;
+      const instances = engine
+        .instances()
+        .filter((i) => i.symbol === symbol)
+        .map((i) => ({ instance: i.name, specs: engine.indicatorSpecs(i.name) }));
+      return { symbol, ...chartData(book, timeframe, instances, CHART_SLOTS) };
     },
     /** The daemon's latest `n` warnings and errors, oldest first (secrets already redacted by the log). */
     logs: (n: number): LogLine[] => deps.logs?.(n) ?? [],

@@ -70,3 +70,35 @@ export function candleNeedsProblems(definition: StrategyDefinition, params: unkn
   }
   return problems;
 }
+
+/**
+ * Candles the daemon keeps per symbol for the page's price chart, beside the strategies' own (never read by a
+ * strategy): a day of minutes, a week of five minutes, a month of hours.
+ */
+export const CHART_CANDLES: Readonly<CandleNeeds> = { '1m': 1440, '5m': 2016, '1h': 720 };
+
+/** The longest stretch a chart draws an indicator over (the hourly chart's month), in at most this many candles. */
+const CHART_SPAN_MS = 30 * TIMEFRAME_MS['1d'];
+const CHART_SPAN_CANDLES = 2016;
+
+/**
+ * The chart's candles per symbol: CHART_CANDLES, and for each indicator an instance on the symbol declares, its
+ * warm-up and then enough of its timeframe to draw it across the chart (the chart's own count of a timeframe it
+ * keeps; of another, a month of it, at most CHART_SPAN_CANDLES).
+ */
+export function chartCandleNeeds(
+  instances: readonly { symbol: string; definition: StrategyDefinition; params: unknown }[],
+): Map<string, CandleNeeds> {
+  const out = new Map<string, CandleNeeds>();
+  for (const i of instances) {
+    const needs: CandleNeeds = out.get(i.symbol) ?? { ...CHART_CANDLES };
+    const specs: IndicatorSpecs = i.definition.indicators?.(i.params) ?? {};
+    for (const ind of Object.values(specs)) {
+      const tf = ind.timeframe;
+      const span = CHART_CANDLES[tf] ?? Math.min(CHART_SPAN_CANDLES, Math.ceil(CHART_SPAN_MS / TIMEFRAME_MS[tf]));
+      needs[tf] = Math.max(needs[tf] ?? 0, Math.min(MAX_CANDLES, span + ind.warmUp));
+    }
+    out.set(i.symbol, needs);
+  }
+  return out;
+}

@@ -1,8 +1,11 @@
 /**
  * A Venue decorator that remembers the last price of the configured symbols from every market watch and writes
  * it to the store now and then, so `status` can value open positions from SQLite alone, with or without a
- * running daemon. Everything else passes straight through.
+ * running daemon. It also keeps each symbol's candles for the page's price chart (the chart's own books, never a
+ * strategy's: `chartNeeds`), saved in the store's candles table under `chart:<symbol>` once a minute of the
+ * venue's time and at the stop, taken up again at the next start. Everything else passes straight through.
  */
+import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { fromWire, plain } from '../market/decimal.js';
 import type { ClockReading } from '../ports/clock.js';
@@ -13,6 +16,12 @@ import type { Store } from '../store/store.js';
 
 /** Each write is a committed (fsynced) transaction: status does not need fresher prices than this. */
 const WRITE_INTERVAL_MS = 5_000;
+
+/** How often the chart's candles are saved, in the venue's time (they are rebuilt from nothing else). */
+const CHART_SAVE_MS = 60_000;
+
+/** The store's key of a symbol's chart candles (beside the engine's, keyed by the symbol alone). */
+const chartKey = (symbol: string) => `chart:${symbol}`;
 
 /** Prices kept per symbol for the dashboard's chart (one per market watch, at the time it was seen). */
 export const PRICE_HISTORY_POINTS = 2_000;
@@ -27,14 +36,39 @@ export class PriceRecordingVenue extends ForwardingVenue {
   private written = new Map<string, number>();
   private lastWrite = -Infinity;
   private readonly history = new Map<string, PricePoint[]>();
+  private readonly charts = new Map<string, CandleBuilder>();
+  private chartsSaved: number;
 
+  /** `chartNeeds`: the candles to keep per symbol for the chart (none: no chart candles). */
   constructor(
     inner: Venue,
     private readonly store: Store,
     private readonly clock: ClockReading,
     private readonly symbols: ReadonlySet<string>,
+    chartNeeds: ReadonlyMap<string, CandleNeeds> = new Map(),
   ) {
     super(inner);
+    this.chartsSaved = clock.now();
+    for (const [symbol, needs] of chartNeeds) {
+      const book = new CandleBuilder(needs);
+      const saved = store.candles.get(chartKey(symbol));
+      try {
+        if (saved !== undefined) book.restore(JSON.parse(saved) as CandleSnapshot);
+      } catch {
+        // Unreadable: the chart starts afresh (display only).
+      }
+      this.charts.set(symbol, book);
+    }
+  }
+
+  /** A symbol's chart candles (the page's price chart), when kept. */
+  chartCandles(symbol: string): CandleBuilder | undefined {
+    return this.charts.get(symbol);
+  }
+
+  /** Market data from before the start (paper on recordings' warm-up): the chart's candles, as the engine's. */
+  warmUp(symbol: string, time: number, price: number): void {
+    this.charts.get(symbol)?.tick(time, price, NaN);
   }
 
   override async marketWatch(symbol?: string): Promise<Ticker[]> {
@@ -44,6 +78,8 @@ export class PriceRecordingVenue extends ForwardingVenue {
       if (!this.symbols.has(t.symbol)) continue;
       this.latest.set(t.symbol, t);
       this.remember(t.symbol, { time: now, price: t.last });
+      // On the daemon's clock, as the fills and orders the page marks on it (a lockstep replay's is the wall's).
+      this.charts.get(t.symbol)?.tick(now, t.last, NaN);
     }
     if (this.clock.now() - this.lastWrite >= WRITE_INTERVAL_MS) this.flush();
     return tickers;
@@ -62,10 +98,17 @@ export class PriceRecordingVenue extends ForwardingVenue {
     if (points.length > PRICE_HISTORY_POINTS) points.splice(0, points.length - PRICE_HISTORY_POINTS * 0.9);
   }
 
-  /** Writes the prices seen since the last write (also called at shutdown). */
-  flush(): void {
+  /** Writes the prices seen since the last write, and the chart's candles when due (also called at shutdown). */
+  flush(final = false): void {
     const now = this.clock.now();
     this.lastWrite = now;
+    if ((final || now - this.chartsSaved >= CHART_SAVE_MS) && this.store.db.open) {
+      this.chartsSaved = now;
+      this.store.transaction(() => {
+        for (const [symbol, book] of this.charts)
+          this.store.candles.put(chartKey(symbol), JSON.stringify(book.snapshot()), now);
+      });
+    }
     const changed: LastPrice[] = [];
     for (const [symbol, t] of this.latest)
       if (this.written.get(symbol) !== t.time) changed.push({ symbol, price: plain(fromWire(t.last)), time: t.time });

@@ -137,3 +137,56 @@ export function priceScale(page: Page, selector: string): Promise<{ height: numb
     return { height, texts };
   })()`);
 }
+
+/**
+ * What overflows its box on the page now, hidden: an element wider inside than it shows (scrollWidth over
+ * clientWidth), other than a chart's own canvases and a table that scrolls sideways under a visible hint that it
+ * does (`.table-wrap` after a shown `.scroll-hint`). Empty when nothing is cut without a hint.
+ */
+export function hiddenOverflow(page: Page): Promise<string[]> {
+  return page.evaluate(`(() => {
+    const out = [];
+    for (const e of document.querySelectorAll('body *')) {
+      if (e.closest('.tv-lightweight-charts') || e.tagName === 'CANVAS') continue;
+      if (e.scrollWidth <= e.clientWidth + 1 || e.clientWidth === 0) continue;
+      const style = getComputedStyle(e);
+      if (style.overflowX === 'visible' && e.getBoundingClientRect().right <= document.documentElement.clientWidth + 1) continue;
+      const hint = e.previousElementSibling;
+      if (e.classList.contains('table-wrap') && hint && hint.classList.contains('scroll-hint') && !hint.hidden && hint.offsetHeight > 0) continue;
+      out.push((e.id ? '#' + e.id : e.tagName.toLowerCase() + '.' + [...e.classList].join('.')) + ' ' + e.scrollWidth + '>' + e.clientWidth);
+    }
+    return out;
+  })()`);
+}
+
+/**
+ * Where a chart's time axis puts the times it names: each label read as a time (an hour `14:00` of the current day,
+ * a day `9` of `from`'s month at midnight), with its centre in CSS pixels, left to right; labels a fixed edge
+ * shifted inside the axis (touching either end) are left out.
+ */
+export async function timeAxisTimes(
+  page: Page,
+  selector: string,
+  from: number,
+): Promise<{ time: number; x: number; text: string }[]> {
+  const { width, labels } = await timeAxis(page, selector);
+  const start = new Date(from);
+  let day = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate());
+  let previous = -Infinity;
+  const out: { time: number; x: number; text: string }[] = [];
+  for (const l of labels) {
+    let time: number;
+    if (/^\d{2}:\d{2}$/.test(l.text)) {
+      const [h, m] = l.text.split(':').map(Number) as [number, number];
+      time = day + (h * 60 + m) * 60_000;
+      if (time < previous) time += 86_400_000;
+    } else if (/^\d{1,2}$/.test(l.text)) {
+      time = Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), Number(l.text));
+      if (time < previous) continue;
+    } else continue;
+    day = time - (time % 86_400_000);
+    previous = time;
+    if (l.left > 1 && l.right < width - 1) out.push({ time, x: (l.left + l.right) / 2, text: l.text });
+  }
+  return out;
+}

@@ -78,6 +78,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard on paper on a recording', 
     await chart.locator('canvas').first().waitFor();
     await page.locator('#equity canvas').first().waitFor();
     await expect.poll(() => chart.getAttribute('data-markers')).not.toBe('0');
+    // A few minutes of the recording's candles (the chart is read again as they close).
+    await expect
+      .poll(async () => Number(await chart.getAttribute('data-slots')), { timeout: 60_000 })
+      .toBeGreaterThan(4);
     // The page says whose time it is, from the daemon's clock: the recording's, and the wall's beside it.
     expect(await page.locator('#time-note').textContent()).toBe(
       '; on paper on a recording, that is the recording’s time',

@@ -6,7 +6,8 @@ import { RecordingWriter } from '../../src/record/recording-writer.js';
 
 /**
  * Writes the tickers of `source` with from <= time < to to `file`; returns its first and last ticker times.
- * `header` changes the header written (e.g. the pair's configuration).
+ * `header` changes the header written (e.g. the pair's configuration); `hole` leaves out the tickers of a stretch
+ * (a recorder that was down).
  */
 export async function writeSlice(
   source: string,
@@ -14,10 +15,12 @@ export async function writeSlice(
   from: number,
   to: number,
   header: (h: RecordingHeader) => RecordingHeader = (h) => h,
+  hole?: { from: number; to: number },
 ): Promise<{ first: number; last: number }> {
   let read: RecordingHeader | undefined;
   const ticks: WireTicker[] = [];
-  for await (const t of readRecording(source, { from, to, onHeader: (h) => (read = h) })) ticks.push(t);
+  for await (const t of readRecording(source, { from, to, onHeader: (h) => (read = h) }))
+    if (hole === undefined || t.t < hole.from || t.t >= hole.to) ticks.push(t);
   const writer = await RecordingWriter.open(file, { header: header(read!) });
   await writer.writeTickers(ticks);
   await writer.close();

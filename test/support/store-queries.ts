@@ -27,6 +27,7 @@ export function storeQueries(
       journalProblem: () => undefined,
       pairRules: (symbol) => options.rules?.[symbol],
       venueRefusals: () => [],
+      indicatorSpecs: () => ({}),
     },
     jobs: () => [],
     prices: () => new Map(),

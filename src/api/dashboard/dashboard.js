@@ -7,13 +7,10 @@
   const L = window.LightweightCharts;
   const TOKEN_KEY = 'spot-bot-api-token';
   const POLL_MS = 2000;
-  /** The chart keeps this many points per symbol (as the daemon does). */
-  const MAX_POINTS = 2000;
   const $ = (id) => document.getElementById(id);
   const state = {
     status: null,
     daemon: null,
-    prices: {},
     fills: [],
     charts: new Map(),
     equity: null,
@@ -476,6 +473,7 @@
   function renderFills(fills) {
     const body = $('fills').querySelector('tbody');
     body.replaceChildren();
+    setTimeout(markOverflow);
     if (fills.length === 0) emptyRow(body, 6, 'No fills yet.');
     for (const f of fills)
       body.append(
@@ -504,12 +502,44 @@
           el('td', {}, q.quoteAsset),
           el('td', { class: 'num', 'data-figure': 'equity' }, q.equity === null ? '–' : num(q.equity, 2)),
           el('td', { class: 'num' }, signed(q.returnPct, 2)),
-          el('td', { class: 'num', 'data-figure': 'pnl' }, signed(q.pnl)),
-          el('td', { class: 'num' }, signed(q.realisedPnl)),
-          el('td', { class: 'num' }, signed(q.unrealisedPnl)),
+          // On a phone the realised and unrealised parts go under the PnL, where their columns would not fit.
+          el(
+            'td',
+            { class: 'num', 'data-figure': 'pnl' },
+            signed(q.pnl),
+            el(
+              'span',
+              { class: 'parts small muted' },
+              'realised ',
+              signed(q.realisedPnl),
+              ' · open ',
+              signed(q.unrealisedPnl),
+            ),
+          ),
+          el('td', { class: 'num wide-only' }, signed(q.realisedPnl)),
+          el('td', { class: 'num wide-only' }, signed(q.unrealisedPnl)),
         ),
       );
+    markOverflow();
   }
+
+  /**
+   * A table wider than its card scrolls sideways, and says so above it (a phone shows no scroll bar until it is
+   * touched): nothing is cut without a hint.
+   */
+  function markOverflow() {
+    for (const wrap of document.querySelectorAll('.table-wrap')) {
+      const over = wrap.scrollWidth > wrap.clientWidth + 1;
+      wrap.dataset.overflow = String(over);
+      let hint = wrap.previousElementSibling;
+      if (!hint || !hint.classList.contains('scroll-hint')) {
+        hint = el('div', { class: 'scroll-hint small muted' }, 'more columns: scroll the table sideways →');
+        wrap.before(hint);
+      }
+      hint.hidden = !over;
+    }
+  }
+  window.addEventListener('resize', markOverflow);
 
   function renderTrades(trades, profit) {
     const body = $('trades').querySelector('tbody');
@@ -533,6 +563,7 @@
           el('td', { class: 'muted' }, [t.entryTag, t.exitTag].map((x) => x ?? '–').join(' → ')),
         ),
       );
+    markOverflow();
     $('trade-totals').textContent = profit.totals
       .map(
         (q) =>
@@ -545,6 +576,7 @@
   function renderProfit(profit) {
     const body = $('profit').querySelector('tbody');
     body.replaceChildren();
+    setTimeout(markOverflow);
     if (profit.periods.length === 0) emptyRow(body, 6, 'No closed trade yet.');
     for (const p of profit.periods)
       body.append(
@@ -569,22 +601,10 @@
       await refreshTrades().catch((err) => flash(`Cannot read the control API: ${err.message}`, true));
     });
 
-  const chartOptions = () => ({
-    autoSize: true,
-    // No logo over the data: the library's credit is in the footer.
-    layout: { background: { color: '#ffffff' }, textColor: '#394150', fontSize: 11, attributionLogo: false },
-    grid: { vertLines: { color: '#f0f2f6' }, horzLines: { color: '#f0f2f6' } },
-    // A figure that would be cut at the scale's top or bottom edge is not drawn.
-    rightPriceScale: { borderColor: '#e3e7ef', entireTextOnly: true },
-    // Fixed edges make the library shift the first and last time labels inside the chart instead of cutting them.
-    timeScale: {
-      borderColor: '#e3e7ef',
-      timeVisible: true,
-      secondsVisible: true,
-      fixLeftEdge: true,
-      fixRightEdge: true,
-    },
-  });
+  const C = window.CandleChart;
+  /** The PnL chart's options (the price chart's are the candle chart's own), autosized to its box. */
+  const chartOptions = () =>
+    C.chartOptions({ autoSize: true, timeScale: { ...C.chartOptions().timeScale, secondsVisible: true } });
 
   /** Points with strictly increasing whole-second times (the last value of each second). */
   function perSecond(points) {
@@ -598,26 +618,46 @@
     return out;
   }
 
+  const phone = () => window.matchMedia('(max-width: 600px)').matches;
+
+  /** Empty slots the live prices may add before the chart is read again instead. */
+  const MAX_NEW_SLOTS = 120;
+
+  /** A new candle starts often on a fast replay: the chart (and its indicators) is read again at most this often. */
+  const CHART_READ_MS = 10000;
+
+  /**
+   * A symbol's price chart: candles on a true time axis (one slot per bucket of its timeframe, an empty slot where
+   * the daemon kept no candle) with the strategies' declared indicators, fills as entry and exit markers, and every
+   * leg of the open orders: by default the price scale fits the candles, and a leg outside it is named at the edge
+   * it lies beyond (above or below the chart); "all orders" stretches the scale to draw every leg as a line.
+   */
   function symbolChart(symbol) {
     let chart = state.charts.get(symbol);
     if (chart) return chart;
     const box = el('div', { class: 'chart' });
-    const legend = el('div', { class: 'legend small' });
-    const wrap = el('div', { class: 'symbol-chart', 'data-symbol': symbol }, el('h3', {}, symbol), legend, box);
+    const legend = el('div', { class: 'legend small', 'data-legend': 'price' });
+    const above = el('div', { class: 'edge above small', 'data-edge': 'above' });
+    const below = el('div', { class: 'edge below small', 'data-edge': 'below' });
+    const scaleButton = el('button', { type: 'button', class: 'small-button', 'data-scale': 'fit' }, 'Show all orders');
+    const title = el(
+      'h3',
+      {},
+      el('span', {}, symbol),
+      el('span', { class: 'muted small timeframe', 'data-timeframe': '' }),
+      el('span', { class: 'spacer' }),
+      scaleButton,
+    );
+    const wrap = el('div', { class: 'symbol-chart', 'data-symbol': symbol }, title, legend, above, box, below);
     $('charts').append(wrap);
-    const c = L.createChart(box, chartOptions());
-    chart = { chart: c, wrap, legend, lines: [], orderPrices: [], data: [] };
-    // The price scale takes in every open order's legs, so none is off the chart however far it rests. Nothing
-    // but the scale's own figures on it: the last price and each leg are named in the legend above the chart
-    // (their labels on the scale covered its figures), the lines drawn across the chart.
-    chart.series = c.addSeries(L.LineSeries, {
-      color: '#2962ff',
-      lineWidth: 2,
-      priceLineVisible: true,
-      lastValueVisible: false,
+    const c = L.createChart(box, C.chartOptions({ autoSize: true }));
+    chart = { symbol, chart: c, wrap, legend, above, below, box, lines: [], orderPrices: [], all: false, readAt: 0 };
+    chart.handle = C.create(c);
+    chart.handle.candles.applyOptions({
+      // "All orders": the scale takes in every leg, however far it rests; by default it fits the candles.
       autoscaleInfoProvider: (original) => {
         const range = original();
-        if (!range || chart.orderPrices.length === 0) return range;
+        if (!range || !chart.all || chart.orderPrices.length === 0) return range;
         return {
           ...range,
           priceRange: {
@@ -627,108 +667,280 @@
         };
       },
     });
-    chart.markers = L.createSeriesMarkers(chart.series, []);
+    chart.markers = L.createSeriesMarkers(chart.handle.candles, []);
+    scaleButton.addEventListener('click', () => {
+      chart.all = !chart.all;
+      scaleButton.dataset.scale = chart.all ? 'all' : 'fit';
+      scaleButton.textContent = chart.all ? 'Fit the price' : 'Show all orders';
+      scaleButton.setAttribute('aria-pressed', String(chart.all));
+      renderOrders(chart);
+    });
     state.charts.set(symbol, chart);
     return chart;
   }
 
   const LEG_STYLE = { limit: L.LineStyle.Solid, stop: L.LineStyle.Dashed, 'stop-limit': L.LineStyle.Dotted };
 
-  function renderPrices() {
+  /** The symbols to chart: those the instances trade. */
+  function chartSymbols() {
     const s = state.status;
-    for (const [symbol, points] of Object.entries(state.prices)) {
+    const symbols = new Set();
+    for (const i of (s && s.instances) || []) for (const symbol of i.symbols) symbols.add(symbol);
+    return [...symbols].sort();
+  }
+
+  /** Reads each symbol's chart (the timeframe that reaches back to its oldest fill shown) and draws it. */
+  async function refreshCharts() {
+    for (const symbol of chartSymbols()) {
+      const fills = state.fills.filter((f) => f.symbol === symbol);
+      const oldest = Math.min(...fills.map((f) => Date.parse(f.time)));
+      const since = Number.isFinite(oldest) ? `&since=${Math.floor(oldest)}` : '';
       const chart = symbolChart(symbol);
-      const fills = state.fills.filter((x) => x.symbol === symbol);
-      chart.data = perSecond(withEarlierFills(points, fills));
-      // The first and last times shown (the venue's: on paper on a recording, the recording's).
-      const iso = (point) => (point ? new Date(point.time * 1000).toISOString() : '');
-      chart.wrap.dataset.from = iso(chart.data[0]);
-      chart.wrap.dataset.to = iso(chart.data[chart.data.length - 1]);
-      const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === symbol) : [];
-      for (const line of chart.lines) chart.series.removePriceLine(line);
-      chart.lines = [];
-      chart.orderPrices = [];
-      const legend = [];
-      for (const o of open)
-        for (const leg of legs(o)) {
-          const price = Number(leg.price);
-          chart.orderPrices.push(price);
-          chart.lines.push(
-            chart.series.createPriceLine({
-              price,
-              color: o.side === 'BUY' ? '#089981' : '#f23645',
-              lineWidth: 1,
-              lineStyle: LEG_STYLE[leg.kind],
-              axisLabelVisible: false,
-              title: '',
-            }),
-          );
-          legend.push(
-            el(
-              'span',
-              { class: `${o.side}-leg`, 'data-leg-price': leg.price },
-              `${o.side} ${o.type === 'LIMIT' ? 'limit' : `${o.type} ${leg.kind}`} ${num(leg.price)}`,
-            ),
-          );
-        }
-      const last = points.length > 0 ? points[points.length - 1][1] : undefined;
-      chart.legend.replaceChildren(
-        el(
-          'span',
-          { class: 'last-price', 'data-last-price': last ?? '' },
-          `last ${last === undefined ? '–' : num(last)}`,
-        ),
-        ...(legend.length > 0 ? legend : [el('span', { class: 'muted' }, 'no open order')]),
-      );
-      chart.series.setData(chart.data);
-      // The whole recent window, always: the page is for a glance, not for study.
-      chart.chart.timeScale().fitContent();
-      const markers = fillMarkers(chart.data, fills);
-      chart.markers.setMarkers(markers);
-      chart.wrap.dataset.markers = String(markers.length);
+      chart.readAt = Date.now();
+      try {
+        const { body } = await api(`/api/v1/chart?symbol=${encodeURIComponent(symbol)}${since}`);
+        chart.handle.set(body);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
+      }
+      renderChart(chart);
     }
-    if (Object.keys(state.prices).length === 0 && $('charts').childElementCount === 0)
+    if (chartSymbols().length === 0 && $('charts').childElementCount === 0)
       $('charts').append(el('p', { class: 'muted', id: 'no-prices' }, 'No prices seen yet.'));
     else $('no-prices')?.remove();
   }
 
-  /**
-   * The recent prices, led by the prices of the fills from before the first of them: the daemon keeps its recent
-   * prices in memory, so after a restart the fills made before it would otherwise fall off the chart.
-   */
-  function withEarlierFills(points, fills) {
-    const first = points.length > 0 ? points[0][0] : Infinity;
-    const earlier = fills
-      .map((f) => [Date.parse(f.time), Number(f.price)])
-      .filter(([t]) => t < first)
-      .sort((a, b) => a[0] - b[0]);
-    return earlier.length === 0 ? points : [...earlier, ...points];
+  /** What goes with the candles: the timeframe, the first and last times, the markers, the orders, the legend. */
+  function renderChart(chart) {
+    const data = chart.handle.data;
+    const filled = data ? data.candles.map((c, k) => (c === null ? -1 : k)).filter((k) => k >= 0) : [];
+    const iso = (k) => (k === undefined ? '' : new Date(data.start + k * data.step).toISOString());
+    chart.wrap.dataset.from = iso(filled[0]);
+    chart.wrap.dataset.to = iso(filled[filled.length - 1]);
+    chart.wrap.dataset.slots = String(data ? data.candles.length : 0);
+    chart.wrap.dataset.empty = String(data ? data.candles.length - filled.length : 0);
+    const tf = chart.wrap.querySelector('[data-timeframe]');
+    tf.dataset.timeframe = data ? data.timeframe : '';
+    tf.textContent = data ? ` ${data.timeframe} candles` : ' no candles yet';
+    // Each oscillator's pane adds to the height, so the price keeps its own.
+    const panes = data ? data.indicators.filter((i) => i.pane === 'own').length : 0;
+    chart.box.style.setProperty('--chart-height', `${(phone() ? 240 : 300) + panes * (phone() ? 80 : 100)}px`);
+    renderMarkers(chart);
+    renderOrders(chart);
+  }
+
+  /** Each fill of the symbol marked in its candle at its price (the entries below, the exits above). */
+  function renderMarkers(chart) {
+    const data = chart.handle.data;
+    const markers = [];
+    let before = 0;
+    if (data)
+      for (const f of state.fills.filter((x) => x.symbol === chart.symbol)) {
+        const k = C.slotOf(data, Date.parse(f.time));
+        if (k < 0) {
+          before++;
+          continue;
+        }
+        const buy = f.side === 'BUY';
+        markers.push({
+          time: C.slotTime(data, k),
+          position: buy ? 'atPriceBottom' : 'atPriceTop',
+          price: Number(f.price),
+          shape: buy ? 'arrowUp' : 'arrowDown',
+          color: buy ? C.UP : C.DOWN,
+          text: buy ? 'B' : 'S',
+        });
+      }
+    markers.sort((a, b) => a.time - b.time);
+    chart.markers.setMarkers(markers);
+    chart.wrap.dataset.markers = String(markers.length);
+    chart.wrap.dataset.earlierFills = String(before);
+  }
+
+  /** The price range the fitted scale shows: the candles' and the indicators drawn over them. */
+  function fittedRange(data) {
+    let low = Infinity;
+    let high = -Infinity;
+    for (const c of data.candles)
+      if (c !== null) {
+        low = Math.min(low, c[2]);
+        high = Math.max(high, c[1]);
+      }
+    for (const ind of data.indicators)
+      if (ind.pane === 'price')
+        for (const line of ind.lines)
+          for (const v of line.values)
+            if (v !== null) {
+              low = Math.min(low, v);
+              high = Math.max(high, v);
+            }
+    return { low, high };
   }
 
   /**
-   * Each fill marked at its price, at the chart's nearest time at or before it (the chart starts at the oldest
-   * fill shown, see withEarlierFills).
+   * The open orders' legs: a line across the chart for each leg in the scale's range (each order named once in the
+   * legend, its legs together), and those beyond the fitted scale named at the edge they lie past.
    */
-  function fillMarkers(data, fills) {
-    const times = data.map((p) => p.time);
-    if (times.length === 0) return [];
-    const markers = [];
-    for (const f of fills.slice().reverse()) {
-      const t = seconds(Date.parse(f.time));
-      let k = times.length - 1;
-      while (k > 0 && times[k] > t) k--;
-      const buy = f.side === 'BUY';
-      markers.push({
-        time: times[k],
-        position: buy ? 'atPriceBottom' : 'atPriceTop',
-        price: Number(f.price),
-        shape: buy ? 'arrowUp' : 'arrowDown',
-        color: buy ? '#089981' : '#f23645',
-        text: buy ? 'B' : 'S',
-      });
+  function renderOrders(chart) {
+    const s = state.status;
+    const data = chart.handle.data;
+    const open = s ? s.instances.flatMap((i) => i.openOrders).filter((o) => o.symbol === chart.symbol) : [];
+    const series = chart.handle.candles;
+    for (const line of chart.lines) series.removePriceLine(line);
+    chart.lines = [];
+    chart.orderPrices = [];
+    const range = data && !chart.all ? fittedRange(data) : { low: -Infinity, high: Infinity };
+    const shown = [];
+    const aboveList = [];
+    const belowList = [];
+    for (const o of open) {
+      const inRange = [];
+      for (const leg of legs(o)) {
+        const price = Number(leg.price);
+        chart.orderPrices.push(price);
+        const item = { o, leg, price };
+        if (price > range.high) aboveList.push(item);
+        else if (price < range.low) belowList.push(item);
+        else inRange.push(item);
+      }
+      for (const { leg, price } of inRange)
+        chart.lines.push(
+          series.createPriceLine({
+            price,
+            color: o.side === 'BUY' ? C.UP : C.DOWN,
+            lineWidth: 1,
+            lineStyle: LEG_STYLE[leg.kind],
+            axisLabelVisible: false,
+            title: '',
+          }),
+        );
+      if (inRange.length > 0) shown.push({ o, legs: inRange.map(({ leg, price }) => ({ leg, price })) });
     }
-    markers.sort((a, b) => a.time - b.time);
-    return markers;
+    const last = data && data.candles.length > 0 ? data.candles[data.candles.length - 1] : null;
+    chart.legend.replaceChildren(
+      el(
+        'span',
+        { class: 'last-price', 'data-last-price': last ? String(last[3]) : '' },
+        `last ${last ? num(String(last[3])) : '–'}`,
+      ),
+      ...orderItems(shown),
+      ...chart.handle
+        .legend()
+        .filter((l) => l.pane === 0)
+        .map((l) => el('span', { 'data-line': l.name }, el('i', { style: `background:${l.color}` }), l.name)),
+    );
+    const lastPrice = last ? last[3] : NaN;
+    edgeList(chart.above, '▲ above the chart:', aboveList, lastPrice);
+    edgeList(chart.below, '▼ below the chart:', belowList, lastPrice);
+    chart.wrap.dataset.above = String(aboveList.length);
+    chart.wrap.dataset.below = String(belowList.length);
+    renderPanesLegend(chart);
+  }
+
+  /**
+   * Orders named compactly: one item per order, its legs' prices together (`SELL OCO 21,000 / 19,000 / 18,800`), and
+   * the plain limits of one side in one item (`BUY limit ×3 22,213.28 · 22,146.03 · 22,078.79`), with how far they
+   * rest from the last price when `last` is given.
+   */
+  function orderItems(list, last) {
+    const groups = [];
+    for (const item of list) {
+      const prev = groups[groups.length - 1];
+      const plain = item.o.type === 'LIMIT';
+      if (plain && prev && prev.plain && prev.side === item.o.side) prev.items.push(item);
+      else groups.push({ plain, side: item.o.side, items: [item] });
+    }
+    return groups.map((g) => {
+      const legsOf = g.items.flatMap((i) => i.legs);
+      const prices = legsOf.map((l) => l.price);
+      const far =
+        last === undefined || !Number.isFinite(last)
+          ? ''
+          : ` (${[...new Set([Math.min(...prices), Math.max(...prices)].map((p) => distance(p, last)))].join(' to ')})`;
+      const o = g.items[0].o;
+      const what = g.plain
+        ? `${g.side} limit${g.items.length > 1 ? ` ×${g.items.length}` : ''} `
+        : `${g.side} ${o.type} `;
+      return el(
+        'span',
+        { class: `${g.side}-leg`, 'data-order-legend': g.items.map((i) => i.o.localId).join(' ') },
+        what,
+        ...legsOf.flatMap(({ leg }, i) => [
+          i > 0 ? (g.plain ? ' · ' : ' / ') : '',
+          el('span', { 'data-leg-price': leg.price, title: leg.kind }, num(leg.price)),
+        ]),
+        far === '' ? '' : el('span', { class: 'muted' }, far),
+      );
+    });
+  }
+
+  /** Legs beyond the fitted scale, named at the edge they lie past, with how far they rest from the last price. */
+  function edgeList(box, label, items, last) {
+    box.hidden = items.length === 0;
+    const byOrder = new Map();
+    for (const { o, leg, price } of items) {
+      if (!byOrder.has(o.localId)) byOrder.set(o.localId, { o, legs: [] });
+      byOrder.get(o.localId).legs.push({ leg, price });
+    }
+    box.replaceChildren(el('span', { class: 'muted' }, label), ...orderItems([...byOrder.values()], last));
+  }
+
+  /** A leg's distance from the last price shown, in percent of it. */
+  function distance(price, last) {
+    if (!Number.isFinite(last) || last === 0) return '';
+    const pct = ((price - last) / last) * 100;
+    return `${pct > 0 ? '+' : ''}${pct.toFixed(1)} %`;
+  }
+
+  /** The oscillators' names, under the chart (each has a pane of its own). */
+  function renderPanesLegend(chart) {
+    let box = chart.wrap.querySelector('[data-legend="panes"]');
+    const own = chart.handle.legend().filter((l) => l.pane > 0);
+    if (!box) {
+      box = el('div', { class: 'legend small', 'data-legend': 'panes' });
+      chart.wrap.append(box);
+    }
+    box.hidden = own.length === 0;
+    box.replaceChildren(
+      el('span', { class: 'muted' }, 'panes below the price:'),
+      ...own.map((l) => el('span', { 'data-line': l.name }, el('i', { style: `background:${l.color}` }), l.name)),
+    );
+  }
+
+  /**
+   * Prices from the live stream: the last candle follows them (a new one starts in its bucket, empty slots before it
+   * where no price came), and the chart with its indicators is read again once a candle closed (at most every
+   * CHART_READ_MS).
+   */
+  function onPrices(recent) {
+    for (const [symbol, points] of Object.entries(recent)) {
+      const chart = state.charts.get(symbol);
+      const data = chart && chart.handle.data;
+      if (!data || data.candles.length === 0) continue;
+      let opened = false;
+      for (const [t, price] of points) {
+        const k = Math.floor((t - data.start) / data.step);
+        if (k < data.candles.length - 1) continue;
+        // Far past the chart's last slot (the daemon was down, the clock stepped): read the chart again instead.
+        if (k - data.candles.length > MAX_NEW_SLOTS) {
+          opened = true;
+          break;
+        }
+        while (data.candles.length <= k) {
+          data.candles.push(null);
+          opened = true;
+          if (data.candles.length <= k)
+            chart.handle.candles.update({ time: C.slotTime(data, data.candles.length - 1) });
+        }
+        const c = data.candles[k];
+        data.candles[k] =
+          c === null ? [price, price, price, price] : [c[0], Math.max(c[1], price), Math.min(c[2], price), price];
+        const [open, high, low, close] = data.candles[k];
+        chart.handle.candles.update({ time: C.slotTime(data, k), open, high, low, close });
+      }
+      if (opened && Date.now() - chart.readAt > CHART_READ_MS) void refreshCharts().catch(() => {});
+      else renderOrders(chart);
+    }
   }
 
   const PALETTE = ['#7e57c2', '#ef6c00', '#00897b', '#c2185b', '#3949ab', '#6d4c41'];
@@ -815,7 +1027,7 @@
     renderInstances();
     renderPaper();
     renderActions();
-    renderPrices();
+    for (const chart of state.charts.values()) renderOrders(chart);
   }
 
   async function refreshStatus() {
@@ -856,14 +1068,13 @@
     renderFills(state.fills);
     renderTrades(trades.body.trades, profit.body);
     renderProfit(profit.body);
-    renderPrices();
+    await refreshCharts();
   }
 
   async function refreshAll() {
     try {
       if (!state.daemon) state.daemon = (await api('/api/v1/daemon')).body;
       await refreshStatus();
-      state.prices = (await api('/api/v1/prices')).body.recent;
       renderBanner();
       await Promise.all([refreshTrades(), refreshValues(), refreshReady()]);
     } catch (err) {
@@ -877,14 +1088,8 @@
     if (event === 'status') {
       applyStatus(body);
       void refreshValues().catch(() => {});
-    } else if (event === 'prices') {
-      for (const [symbol, points] of Object.entries(body.recent)) {
-        const list = (state.prices[symbol] ??= []);
-        list.push(...points);
-        if (list.length > MAX_POINTS) list.splice(0, list.length - MAX_POINTS);
-      }
-      renderPrices();
-    } else if (event === 'fills') void refreshTrades().catch(() => {});
+    } else if (event === 'prices') onPrices(body.recent);
+    else if (event === 'fills') void refreshTrades().catch(() => {});
     else if (event === 'ready') renderReady(body);
   }
 
