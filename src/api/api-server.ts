@@ -102,7 +102,7 @@ export function createApi(deps: ApiDeps): Hono {
 
 /** Listens on host:port (port 0: a free one); resolves once listening. */
 export async function startApiServer(deps: ApiDeps & { host: string; port: number }): Promise<ApiServer> {
-  const listener = await startListener(deps.host, deps.port, createApi(deps));
+  const listener = await startListener(deps.host, deps.port, createApi(deps), deps.logger);
   logApiListener(deps.logger, listener.url, deps.token);
   return listener;
 }

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { isLoopbackHost } from '../config/env.js';
+import { Incident } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
 import { localOnly, type Refuse } from './auth.js';
 import type { JobStats } from '../ports/scheduler.js';
@@ -135,14 +136,65 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Listens on host:port (0: a free one), answering with `app` until told otherwise; resolves once listening. */
-export async function startListener(host: string, port: number, app: FetchApp): Promise<Listener> {
+/**
+ * What one listener holds at most (slowloris: 2 × 10,500 slow connections once filled the daemon's file
+ * descriptors and an order create failed with EMFILE). Past `maxConnections` a new connection is closed at once;
+ * a request's headers must arrive within `headersTimeoutMs` and the whole request within `requestTimeoutMs`
+ * (Node's defaults: unbounded, 60 s, 300 s), checked every second rather than every 30 s.
+ */
+export interface ListenerLimits {
+  maxConnections: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+export const LISTENER_LIMITS: ListenerLimits = {
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+};
+
+/**
+ * Listens on host:port (0: a free one), answering with `app` until told otherwise; resolves once listening.
+ * Bounded by `limits`; shedding load is told as one incident (a line when it starts, a count a minute, a line
+ * once connections are taken again after a quiet 30 s), never a line per connection.
+ */
+export async function startListener(
+  host: string,
+  port: number,
+  app: FetchApp,
+  logger?: Logger,
+  limits: ListenerLimits = LISTENER_LIMITS,
+): Promise<Listener> {
   let current = app;
   let server: ServerType | undefined;
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: (request, bindings) => current.fetch(request, bindings), hostname: host, port }, resolve);
+    server = serve(
+      {
+        fetch: (request, bindings) => current.fetch(request, bindings),
+        hostname: host,
+        port,
+        serverOptions: {
+          headersTimeout: limits.headersTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+        },
+      },
+      resolve,
+    );
     server.once('error', reject);
   });
+  const http = server as ServerType & { maxConnections?: number };
+  http.maxConnections = limits.maxConnections;
+  if (logger !== undefined) {
+    const shedding = new Incident(
+      logger,
+      () => Date.now(),
+      `listener ${host}:${address.port} (at most ${limits.maxConnections} connections)`,
+    );
+    http.on('drop', () => shedding.failed(undefined, 'shedding load: new connections closed at once'));
+    http.on('connection', () => shedding.succeeded());
+  }
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${shown}:${address.port}`,
@@ -188,7 +240,7 @@ export async function startMetricsListener(
       404,
     ),
   );
-  const listener = await startListener(host, port, app);
+  const listener = await startListener(host, port, app, logger);
   logger.info({ url: listener.url }, `health and metrics on ${listener.url} (/healthz, /readyz, /metrics)`);
   return listener;
 }

@@ -61,7 +61,7 @@ export class DaemonListeners {
       env.API_PORT === 0
         ? undefined
         : await listen('API_PORT', env.API_HOST, env.API_PORT, () =>
-            startListener(env.API_HOST, env.API_PORT, startingApp(probes, metrics, env.API_TOKEN)),
+            startListener(env.API_HOST, env.API_PORT, startingApp(probes, metrics, env.API_TOKEN), logger),
           );
     if (main !== undefined)
       logger.info({ url: main.url }, `listening on ${main.url}: probes now, the control API once the engine runs`);
