@@ -24,7 +24,9 @@ import { ReplayClock } from '../clocks/replay-clock.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
-import { acquireJournalLock, type JournalLock, lockPathOf } from '../store/journal-lock.js';
+import { acquireJournalLock, holderText, type JournalLock, lockPathOf } from '../store/journal-lock.js';
+import { JournalLease, leaseVerdict, readLease } from '../store/journal-lease.js';
+import { lockHolder } from './lock-holder.js';
 import type { Store } from '../store/store.js';
 import { DaemonListeners } from './daemon-listeners.js';
 import { ensureWritableFolder } from './data-folder.js';
@@ -54,6 +56,8 @@ export interface DaemonOptions {
    * The parity test gives a virtual clock and moves it itself.
    */
   clock?: Clock;
+  /** Another daemon took the journal's lease over (this one was silent past it): the process must stop. */
+  onLeaseLost?: (why: string) => void;
 }
 
 /** The venue's time: the recording's on paper on recordings (PAPER_SPEED times the wall clock), else the wall's. */
@@ -115,6 +119,7 @@ export class Daemon {
     private readonly stopTimeoutMs: number,
     private readonly notifications: Notifications | undefined,
     private readonly lock: JournalLock,
+    private readonly lease: JournalLease,
   ) {}
 
   /** Starts everything; on failure closes what was opened and rethrows. */
@@ -130,8 +135,17 @@ export class Daemon {
     const startedAt = wallClock.now();
     ensureWritableFolder(env.DB_PATH, 'DB_PATH');
     // One daemon per journal: a second one stops here, at once, before the strategy modules load and before
-    // the journal, the paper account or the venue is touched.
-    const lock = acquireJournalLock(env.DB_PATH);
+    // the journal, the paper account or the venue is touched: by the lock beside the real file, or by the lease
+    // inside it (another path, mount or machine).
+    const holder = lockHolder();
+    const lock = acquireJournalLock(env.DB_PATH, { holder });
+    let takeover: string | undefined;
+    try {
+      takeover = leaseVerdict(env.DB_PATH, readLease(env.DB_PATH), holder, wallClock.now()).takeover;
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
     let instances: StrategyInstance[];
     let opened: RunStore;
     const metrics = createMetrics();
@@ -166,11 +180,28 @@ export class Daemon {
     }
     const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
     const { store, archivedTo, archivedBecause } = opened;
+    let lease: JournalLease;
+    try {
+      lease = JournalLease.take(store.db, env.DB_PATH, holder, env.JOURNAL_LEASE_MS, () => wallClock.now());
+    } catch (err) {
+      opened.abandon();
+      await listeners.close();
+      lock.release();
+      throw err;
+    }
     // Where this run's records begin: its notifications start there once it runs.
     const runBegan = journalEnd(store);
+    if (takeover !== undefined) logger.warn({ db: env.DB_PATH }, `journal lease taken over: ${takeover}`);
+    lease.keep(
+      (why) => {
+        logger.error(`${why}: another daemon uses ${env.DB_PATH}; stopping`);
+        options.onLeaseLost?.(why);
+      },
+      (err) => logger.debug({ err }, 'journal lease: the heartbeat could not be written (tried again)'),
+    );
     logger.info(
-      { lock: lockPathOf(env.DB_PATH), pid: lock.holder.pid, host: lock.holder.host },
-      `holding the journal's lock (${lockPathOf(env.DB_PATH)}): no other daemon can use ${env.DB_PATH} while this one runs`,
+      { lock: lockPathOf(env.DB_PATH), holder, leaseMs: env.JOURNAL_LEASE_MS },
+      `holding the journal's lock (${lockPathOf(env.DB_PATH)}) and its lease as ${holderText(holder)}: no other daemon can use ${env.DB_PATH} while this one runs`,
     );
     if (archivedBecause === 'legacy')
       logger.warn(
@@ -183,6 +214,7 @@ export class Daemon {
     // exit status tell of it.
     const undo = async () => {
       for (const step of cleanup.reverse()) await step();
+      lease.release();
       opened.abandon();
       lock.release();
     };
@@ -359,6 +391,7 @@ export class Daemon {
         stopMs,
         notifications,
         lock,
+        lease,
       );
     } catch (err) {
       await undo().catch((closeErr: unknown) => logger.error({ err: closeErr }, 'closing after a failed start failed'));
@@ -383,6 +416,7 @@ export class Daemon {
         this.store.events.record(wallClock.now(), undefined, 'daemon-stopped', { pid: process.pid, reason });
         await this.notifications?.stop(Math.min(NOTIFY_STOP_MS, this.stopTimeoutMs));
       } finally {
+        this.lease.release();
         this.store.close();
         // Last: the next daemon may start only once this one has closed the journal.
         this.lock.release();

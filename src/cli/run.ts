@@ -63,7 +63,13 @@ export async function run(argv: string[]): Promise<number> {
   });
   // The daemon's two bounded waits (running jobs, requests in flight) fit inside the whole stop's deadline.
   const stopTimeoutMs = Math.floor(env.STOP_TIMEOUT_MS * 0.4);
-  const starting = Daemon.start({ env, logger, signal: shutdown.signal, stopTimeoutMs });
+  const starting = Daemon.start({
+    env,
+    logger,
+    signal: shutdown.signal,
+    stopTimeoutMs,
+    onLeaseLost: () => void shutdown.trigger('journal lease lost', 1),
+  });
   let daemon: Daemon;
   try {
     daemon = await starting;

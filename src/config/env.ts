@@ -256,6 +256,11 @@ export const daemonEnv = {
     '60000',
     'how long an order whose create got no answer may take to appear on the venue before it counts as not placed, in ms',
   ),
+  JOURNAL_LEASE_MS: withDefault(
+    positiveInt,
+    '30000',
+    "the journal's lease, in ms: a daemon silent this long (its heartbeat is renewed every third of it) is taken over by one that reaches the journal by another path, mount or machine",
+  ),
 };
 
 const port = z.coerce

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -93,6 +93,30 @@ describe('the journal lock', () => {
     expect(steps).toEqual(['A row written', 'B row written', 'A lock taken', 'A row written', 'A lock taken']);
     expect(refusal(path, who(3)).holder).toEqual(who(1));
     a.release();
+  });
+
+  it("is the real file's: a symlink to the journal, to where it will be, or through a symlinked folder takes the same lock", () => {
+    const path = freshPath();
+    const viaLink = join(dir, `link-${n}.db`);
+    symlinkSync(path, viaLink); // dangling: the journal is not made yet
+    const folderLink = join(dir, `folder-${n}`);
+    symlinkSync(dir, folderLink);
+    const first = acquireJournalLock(viaLink, { holder: who(201) });
+    expect(lockPathOf(viaLink)).toBe(`${realpathSync(dir)}/bot-${n}.db.lock`);
+    expect(refusal(path, who(202)).holder).toEqual(who(201));
+    writeFileSync(path, ''); // made now: the real path is the same
+    expect(refusal(join(folderLink, `bot-${n}.db`), who(203)).holder).toEqual(who(201));
+    expect(refusal(viaLink, who(204)).holder).toEqual(who(201));
+    first.release();
+  });
+
+  it("names the holder's container", () => {
+    const path = freshPath();
+    const held = acquireJournalLock(path, { holder: { ...who(1), container: 'pod trading/bot-0' } });
+    const err = refusal(path, who(2));
+    expect(err.holder).toEqual({ ...who(1), container: 'pod trading/bot-0' });
+    expect(err.message).toContain('pid 1 on host host-1 (pod trading/bot-0) since');
+    held.release();
   });
 
   it('needs no lock for an in-memory journal', () => {
