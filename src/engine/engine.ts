@@ -4,7 +4,7 @@
  * pollOrders, refresh, stop — so the daemon maps them to a scheduler and the backtester calls them on a
  * virtual clock: the same engine either way. It knows only the ports (Venue, Clock) and the strategy API.
  */
-import { BotError, ConfigError } from '../errors.js';
+import { BotError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
@@ -16,11 +16,12 @@ import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { EngineParts } from './engine-parts.js';
-import { type InstanceStatus, protects } from './instance-lifecycle.js';
-import { type InstanceCounters, type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
-import { candleNeeds } from '../strategy/candle-needs.js';
+import { protects } from './instance-lifecycle.js';
+import { type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
+import { type BySymbol, Instances, type InstanceSummary } from './instances.js';
 import type { IndicatorSpecs } from '../strategy/indicators.js';
-import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
+import type { CandleBuilder } from '../market/candles.js';
+import { CandleBooks } from './candle-books.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { type CancelResult, OrderManager } from './order-manager.js';
@@ -85,14 +86,7 @@ export interface EngineOptions {
   adoptOpenOrders?: boolean;
 }
 
-export interface InstanceSummary {
-  name: string;
-  symbol: string;
-  schedule: string;
-  status: InstanceStatus;
-  reason: string | undefined;
-  counters: Readonly<InstanceCounters>;
-}
+export type { InstanceSummary } from './instances.js';
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -117,12 +111,8 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
 
 export class Engine implements FillSink {
   private readonly parts: EngineParts;
-  private readonly runners: InstanceRunner[];
-  private readonly byName = new Map<string, InstanceRunner>();
-  /** Instances by symbol, and by schedule then symbol: the tick path's only lookups. */
-  private readonly bySymbol = new Map<string, InstanceRunner[]>();
-  private readonly bySchedule = new Map<string, Map<string, InstanceRunner[]>>();
-  private readonly symbols: ReadonlySet<string>;
+  /** The instances and their indexes (by name, symbol, schedule). */
+  private readonly roster: Instances;
   private readonly orders: OrderManager;
   private readonly sync: OrderSync;
   private readonly exits: DeclaredExits;
@@ -137,9 +127,7 @@ export class Engine implements FillSink {
   private allAssetsNamed = false;
   private lastPollComplete = true;
   private readonly startPaused: ReadonlyMap<string, PauseCause>;
-  /** Per symbol with an instance that declared candles or indicators: its candles. */
-  private readonly candleBooks = new Map<string, CandleBuilder>();
-  private readonly persistCandles: boolean;
+  private readonly candles: CandleBooks;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -154,39 +142,15 @@ export class Engine implements FillSink {
     this.startPaused = options.startPaused ?? new Map();
     this.adoptOpenOrders = options.adoptOpenOrders ?? true;
     const canCancel = typeof venue.cancelOrder === 'function';
-    const problems: string[] = [];
-    this.persistCandles = options.persistCandles === true;
-    const needs = new Map<string, CandleNeeds>();
-    for (const spec of options.instances) {
-      const merged = needs.get(spec.config.symbol) ?? {};
-      for (const [tf, n] of Object.entries(candleNeeds(spec.definition, spec.params)) as [keyof CandleNeeds, number][])
-        merged[tf] = Math.max(merged[tf] ?? 0, n);
-      needs.set(spec.config.symbol, merged);
-    }
-    for (const [symbol, need] of needs)
-      if (Object.keys(need).length > 0) this.candleBooks.set(symbol, new CandleBuilder(need));
-    this.runners = options.instances.map((spec) => {
-      if (this.byName.has(spec.config.name))
-        problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
-      const measureSync = options.measureHooks === true;
-      const candles = this.candleBooks.get(spec.config.symbol);
-      const deps = new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles);
-      const runner = new InstanceRunner(spec, deps);
-      this.byName.set(runner.name, runner);
-      return runner;
+    const measureSync = options.measureHooks === true;
+    this.candles = new CandleBooks(options.instances, store, clock, logger, options.persistCandles === true);
+    this.roster = new Instances(options.instances, (spec) => {
+      const candles = this.candles.get(spec.config.symbol);
+      return new InstanceRunner(
+        spec,
+        new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles),
+      );
     });
-    if (problems.length > 0) throw new ConfigError(problems);
-    for (const r of this.runners) {
-      let list = this.bySymbol.get(r.symbol);
-      if (!list) this.bySymbol.set(r.symbol, (list = []));
-      list.push(r);
-      let group = this.bySchedule.get(r.schedule);
-      if (!group) this.bySchedule.set(r.schedule, (group = new Map<string, InstanceRunner[]>()));
-      let sameSymbol = group.get(r.symbol);
-      if (!sameSymbol) group.set(r.symbol, (sameSymbol = []));
-      sameSymbol.push(r);
-    }
-    this.symbols = new Set(this.bySymbol.keys());
     this.sync = new OrderSync(
       this.parts,
       {
@@ -206,7 +170,7 @@ export class Engine implements FillSink {
       this.sync,
       this.lock,
       () => this.refreshBalances(),
-      options.instances.map((spec, i) => [this.runners[i] as InstanceRunner, spec] as const),
+      options.instances.map((spec, i) => [this.roster.all[i] as InstanceRunner, spec] as const),
     );
   }
 
@@ -215,62 +179,32 @@ export class Engine implements FillSink {
    * `volume24h` is the ticker's rolling 24-hour base volume (NaN when none).
    */
   warmUp(symbol: string, time: number, price: number, volume24h: number): void {
-    this.candleBooks.get(symbol)?.tick(time, price, volume24h);
+    this.candles.warmUp(symbol, time, price, volume24h);
   }
 
   /** The indicators an instance declares for its current params (the page's chart draws them); none when unknown. */
   indicatorSpecs(name: string): IndicatorSpecs {
-    const r = this.byName.get(name);
+    const r = this.roster.named(name);
     return r?.definition.indicators?.(r.params) ?? {};
   }
 
   /** The candle book of a symbol (tests and the warm-up's callers read what was built). */
   candleBook(symbol: string): CandleBuilder | undefined {
-    return this.candleBooks.get(symbol);
-  }
-
-  /** Takes up the candles saved by an earlier run (persistCandles). */
-  private restoreCandles(): void {
-    if (!this.persistCandles) return;
-    for (const [symbol, book] of this.candleBooks) {
-      const saved = this.parts.store.candles.get(symbol);
-      if (saved === undefined) continue;
-      try {
-        book.restore(JSON.parse(saved) as CandleSnapshot);
-      } catch (err) {
-        this.parts.logger.warn({ err, symbol }, 'saved candles unreadable: building them afresh');
-      }
-    }
-  }
-
-  private saveCandles(): void {
-    if (!this.persistCandles) return;
-    const { store, clock } = this.parts;
-    for (const [symbol, book] of this.candleBooks)
-      store.candles.put(symbol, JSON.stringify(book.snapshot()), clock.now());
+    return this.candles.get(symbol);
   }
 
   /** The distinct schedules of the instances: one market job each. */
   schedules(): string[] {
-    return [...this.bySchedule.keys()];
+    return this.roster.schedules();
   }
 
   /** Intents processed over all instances (the backtest's cheap test of whether anything happened). */
   intentsProcessed(): number {
-    let n = 0;
-    for (let i = 0; i < this.runners.length; i++) n += (this.runners[i] as InstanceRunner).counters.intents;
-    return n;
+    return this.roster.intentsProcessed();
   }
 
   instances(): InstanceSummary[] {
-    return this.runners.map((r) => ({
-      name: r.name,
-      symbol: r.symbol,
-      schedule: r.schedule,
-      status: r.status,
-      reason: r.reason,
-      counters: { ...r.counters },
-    }));
+    return this.roster.summaries();
   }
 
   /** Figures the venue gave that were refused as impossible since the start, by field (venue-answers.ts). */
@@ -296,13 +230,13 @@ export class Engine implements FillSink {
    * exits and protections still run. False when not running.
    */
   pauseInstance(name: string, reason: string, source?: string): boolean {
-    const r = this.byName.get(name);
+    const r = this.roster.named(name);
     return r !== undefined && r.pauseByOperator(reason, source);
   }
 
   /** Resumes a paused instance (fills recorded meanwhile are delivered next). False when it was not paused. */
   resumeInstance(name: string): boolean {
-    const r = this.byName.get(name);
+    const r = this.roster.named(name);
     if (r === undefined || this.state !== 'running') return false;
     return r.resume();
   }
@@ -321,7 +255,7 @@ export class Engine implements FillSink {
    * through the order path (position-exit.ts). Undefined when no instance has that name.
    */
   exitPosition(name: string, order: ExitOrder, reason: string): Promise<ExitResult | undefined> {
-    const r = this.byName.get(name);
+    const r = this.roster.named(name);
     if (r === undefined) return Promise.resolve(undefined);
     return this.lock.run(() => this.exits.exit(r, order, reason));
   }
@@ -376,7 +310,7 @@ export class Engine implements FillSink {
   async reconfigure(specs: readonly InstanceSpec[]): Promise<string[]> {
     const reloaded: DeclaringInstance[] = [];
     for (const spec of specs) {
-      const r = this.byName.get(spec.config.name);
+      const r = this.roster.named(spec.config.name);
       if (r === undefined) continue;
       r.reconfigure(spec);
       reloaded.push([r, spec]);
@@ -413,20 +347,20 @@ export class Engine implements FillSink {
   private startLocked(): Promise<void> {
     const { journal, logger, market } = this.parts;
     journal.load();
-    this.restoreCandles();
-    for (const r of this.runners) r.init();
+    this.candles.restore();
+    for (const r of this.roster.all) r.init();
     return this.lock.run(async () => {
       await this.refreshLocked();
-      for (const r of this.runners) this.exits.start(r);
+      for (const r of this.roster.all) this.exits.start(r);
       if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
-      for (const r of this.runners) {
+      for (const r of this.roster.all) {
         const reason = this.startProblem(r);
         if (reason) r.refuseStart(reason);
       }
-      const symbols = new Set([...this.symbols, ...journal.symbols()]);
+      const symbols = new Set([...this.roster.symbols, ...journal.symbols()]);
       for (const symbol of symbols) {
         try {
-          await this.sync.poll(symbol, this.symbols.has(symbol));
+          await this.sync.poll(symbol, this.roster.symbols.has(symbol));
         } catch (err) {
           throw new BotError(
             'E_RECONCILE',
@@ -440,7 +374,7 @@ export class Engine implements FillSink {
       }
       this.sync.reportExternal(true);
       this.state = 'running';
-      for (const r of this.runners) {
+      for (const r of this.roster.all) {
         if (!r.markStarted()) continue;
         const held = this.startPaused.get(r.name);
         if (held !== undefined) {
@@ -453,9 +387,9 @@ export class Engine implements FillSink {
         r.saveState();
         await this.processIntents(r);
       }
-      for (const r of this.runners) await this.deliverFills(r);
-      await this.exits.polled(this.runners);
-      logger.info({ instances: this.runners.length, symbols: [...market.rules.keys()] }, 'engine started');
+      for (const r of this.roster.all) await this.deliverFills(r);
+      await this.exits.polled(this.roster.all);
+      logger.info({ instances: this.roster.all.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
   }
 
@@ -496,24 +430,19 @@ export class Engine implements FillSink {
    */
   observe(tickers: readonly Ticker[], schedule?: string): Promise<void> | undefined {
     const { market } = this.parts;
-    const books = this.candleBooks;
+    const candles = this.candles;
     for (let i = 0; i < tickers.length; i++) {
       const t = tickers[i] as Ticker;
       market.setTicker(t);
-      if (books.size > 0) books.get(t.symbol)?.tick(t.time, t.last, t.baseVolume ?? NaN);
+      candles.observe(t);
     }
     if (this.state !== 'running') return undefined;
-    const index = schedule === undefined ? this.bySymbol : this.bySchedule.get(schedule);
+    const index = schedule === undefined ? this.roster.bySymbol : this.roster.onSchedule(schedule);
     if (index === undefined) return undefined;
     return this.tickFrom(tickers, index, 0, 0);
   }
 
-  private tickFrom(
-    tickers: readonly Ticker[],
-    index: ReadonlyMap<string, InstanceRunner[]>,
-    i0: number,
-    j0: number,
-  ): Promise<void> | undefined {
+  private tickFrom(tickers: readonly Ticker[], index: BySymbol, i0: number, j0: number): Promise<void> | undefined {
     for (let i = i0; i < tickers.length; i++) {
       const list = index.get((tickers[i] as Ticker).symbol);
       if (list === undefined) continue;
@@ -532,7 +461,7 @@ export class Engine implements FillSink {
   private async tickAfter(
     pending: Promise<void>,
     tickers: readonly Ticker[],
-    index: ReadonlyMap<string, InstanceRunner[]>,
+    index: BySymbol,
     i: number,
     j: number,
   ): Promise<void> {
@@ -595,7 +524,7 @@ export class Engine implements FillSink {
    */
   async marketCycle(schedule: string): Promise<void> {
     if (this.state !== 'running') return;
-    const group = this.bySchedule.get(schedule);
+    const group = this.roster.onSchedule(schedule);
     if (!group) return;
     const { venue, guard } = this.parts;
     const symbols = [...group.keys()];
@@ -638,7 +567,7 @@ export class Engine implements FillSink {
       revision === this.polledRevision &&
       !this.orders.placedSincePoll &&
       !this.sync.hasPendingWork() &&
-      !this.deliveryPending() &&
+      !this.roster.deliveryPending() &&
       // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).
       !this.parts.guard.journalWritesFailing
     )
@@ -649,15 +578,6 @@ export class Engine implements FillSink {
   /** Apart from pollOrders, which runs on every tick: an arrow function there would cost it an allocation. */
   private pollNow(): Promise<void> {
     return this.lock.run(() => this.pollLocked());
-  }
-
-  /** A running instance has fills to be delivered (a loop, not a closure: this runs on every tick). */
-  private deliveryPending(): boolean {
-    for (let i = 0; i < this.runners.length; i++) {
-      const r = this.runners[i] as InstanceRunner;
-      if (r.deliveryPending) return true;
-    }
-    return false;
   }
 
   private async pollLocked(): Promise<void> {
@@ -689,7 +609,7 @@ export class Engine implements FillSink {
     let failure: { symbol: string; err: unknown } | undefined;
     for (const symbol of journal.symbols()) {
       try {
-        await this.sync.poll(symbol, this.symbols.has(symbol));
+        await this.sync.poll(symbol, this.roster.symbols.has(symbol));
       } catch (err) {
         failure ??= { symbol, err };
         logger.debug({ err, symbol }, 'orders poll failed');
@@ -707,8 +627,8 @@ export class Engine implements FillSink {
         logger.debug({ err }, 'balances unavailable after fills: using the previous figures');
       }
     }
-    for (const r of this.runners) await this.deliverFills(r);
-    if (complete) await this.exits.polled(this.runners);
+    for (const r of this.roster.all) await this.deliverFills(r);
+    if (complete) await this.exits.polled(this.roster.all);
     if (failure) {
       const { symbol, err } = failure;
       throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
@@ -724,9 +644,9 @@ export class Engine implements FillSink {
     return this.lock.run(async () => {
       await this.refreshLocked();
       await this.pollIdleSymbols();
-      for (const r of this.runners) if (r.status === 'running') r.saveState();
+      for (const r of this.roster.all) if (r.status === 'running') r.saveState();
       this.exits.saveAll();
-      this.saveCandles();
+      this.candles.save();
     });
   }
 
@@ -737,7 +657,7 @@ export class Engine implements FillSink {
   private async pollIdleSymbols(): Promise<void> {
     const { journal, logger } = this.parts;
     const live = journal.symbols();
-    for (const symbol of this.symbols) {
+    for (const symbol of this.roster.symbols) {
       if (live.has(symbol)) continue;
       try {
         await this.sync.poll(symbol, true);
@@ -750,17 +670,17 @@ export class Engine implements FillSink {
 
   private async refreshLocked(): Promise<void> {
     const { venue, guard, market, logger, store, clock } = this.parts;
-    const symbols = [...this.symbols];
+    const symbols = [...this.roster.symbols];
     const only = symbols.length === 1 ? symbols[0] : undefined;
     const configs = await guard.call('pair config', () =>
       only !== undefined ? venue.pairConfig(only) : venue.pairConfig(),
     );
-    market.setPairs(configs, this.symbols);
+    market.setPairs(configs, this.roster.symbols);
     // Kept for the processes that show figures without the venue (`bot status`, the notifier): a write that
     // fails costs them the pair's rounding, not this refresh.
     try {
       store.pairRules.put(
-        configs.filter((c) => this.symbols.has(c.symbol)),
+        configs.filter((c) => this.roster.symbols.has(c.symbol)),
         clock.now(),
       );
     } catch (err) {
@@ -783,7 +703,7 @@ export class Engine implements FillSink {
       // no name yet, and the operator's /balance would not list it. Every pair's config is read once for them.
       if (market.unknownAssetIds.length > 0 && !this.allAssetsNamed) {
         this.allAssetsNamed = true;
-        market.setPairs(await guard.call('pair config', () => venue.pairConfig()), this.symbols);
+        market.setPairs(await guard.call('pair config', () => venue.pairConfig()), this.roster.symbols);
         market.setBalances(balances);
       }
     } catch (err) {
@@ -804,7 +724,7 @@ export class Engine implements FillSink {
     const { logger } = this.parts;
     const work = this.lock
       .run(async () => {
-        for (const r of this.runners) {
+        for (const r of this.roster.all) {
           if (r.status === 'running') {
             let ok = r.callHook('onStop');
             if (isPromise(ok)) ok = await ok;
@@ -812,7 +732,7 @@ export class Engine implements FillSink {
           }
           r.markStopped();
         }
-        this.saveCandles();
+        this.candles.save();
       })
       .catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
     const finished = await within(work, this.stopTimeoutMs);
@@ -838,7 +758,7 @@ export class Engine implements FillSink {
       'fill recorded',
     );
     if (row.instance === undefined) return;
-    const r = this.byName.get(row.instance);
+    const r = this.roster.named(row.instance);
     if (!r) return;
     const before = r.position;
     r.fillRecorded(fill);

@@ -1,0 +1,71 @@
+/**
+ * The engine's candles: one CandleBuilder (market/candles.ts) per symbol an instance declared candles or
+ * indicators on, as long as the longest lookback of them, fed every ticker the engine observes (and a warm-up's
+ * data before the start). With `persist` (the daemon) they are saved in the store's `candles` table at each
+ * refresh and at stop, and taken up at start, so a restarted daemon has its strategies' lookback at once.
+ */
+import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
+import type { Logger } from '../ops/logger.js';
+import type { Clock } from '../ports/clock.js';
+import type { Ticker } from '../ports/venue-records.js';
+import type { Store } from '../store/store.js';
+import { candleNeeds } from '../strategy/candle-needs.js';
+import type { InstanceSpec } from './instance-runner.js';
+
+export class CandleBooks {
+  private readonly books = new Map<string, CandleBuilder>();
+
+  constructor(
+    specs: readonly InstanceSpec[],
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    /** Save and take up the candles (the daemon); backtests never restart. */
+    private readonly persist: boolean,
+  ) {
+    const needs = new Map<string, CandleNeeds>();
+    for (const spec of specs) {
+      const merged = needs.get(spec.config.symbol) ?? {};
+      for (const [tf, n] of Object.entries(candleNeeds(spec.definition, spec.params)) as [keyof CandleNeeds, number][])
+        merged[tf] = Math.max(merged[tf] ?? 0, n);
+      needs.set(spec.config.symbol, merged);
+    }
+    for (const [symbol, need] of needs)
+      if (Object.keys(need).length > 0) this.books.set(symbol, new CandleBuilder(need));
+  }
+
+  /** The candles of `symbol` (undefined when no instance on it declared any). */
+  get(symbol: string): CandleBuilder | undefined {
+    return this.books.get(symbol);
+  }
+
+  /** A ticker observed: its symbol's candles take it (cheap when no instance declared any: the tick path). */
+  observe(t: Ticker): void {
+    if (this.books.size > 0) this.books.get(t.symbol)?.tick(t.time, t.last, t.baseVolume ?? NaN);
+  }
+
+  /** Market data from before the start (a warm-up). `volume24h` is the rolling 24-hour base volume (NaN: none). */
+  warmUp(symbol: string, time: number, price: number, volume24h: number): void {
+    this.books.get(symbol)?.tick(time, price, volume24h);
+  }
+
+  /** Takes up the candles an earlier run saved (a book unreadable is built afresh). */
+  restore(): void {
+    if (!this.persist) return;
+    for (const [symbol, book] of this.books) {
+      const saved = this.store.candles.get(symbol);
+      if (saved === undefined) continue;
+      try {
+        book.restore(JSON.parse(saved) as CandleSnapshot);
+      } catch (err) {
+        this.logger.warn({ err, symbol }, 'saved candles unreadable: building them afresh');
+      }
+    }
+  }
+
+  save(): void {
+    if (!this.persist) return;
+    for (const [symbol, book] of this.books)
+      this.store.candles.put(symbol, JSON.stringify(book.snapshot()), this.clock.now());
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The engine's instances, made once from the strategy files, and the indexes the jobs read: by name (the
+ * operator's controls, fills), by symbol (a tick), by schedule then symbol (a market job).
+ */
+import { ConfigError } from '../errors.js';
+import type { InstanceCounters, InstanceRunner, InstanceSpec } from './instance-runner.js';
+import type { InstanceStatus } from './instance-lifecycle.js';
+
+export interface InstanceSummary {
+  name: string;
+  symbol: string;
+  schedule: string;
+  status: InstanceStatus;
+  reason: string | undefined;
+  counters: Readonly<InstanceCounters>;
+}
+
+/** Instances keyed by symbol: what a tick looks up. */
+export type BySymbol = ReadonlyMap<string, readonly InstanceRunner[]>;
+
+export class Instances {
+  /** Every instance, in the order of the strategy files. */
+  readonly all: readonly InstanceRunner[];
+  /** The symbols the instances trade. */
+  readonly symbols: ReadonlySet<string>;
+  readonly bySymbol: BySymbol;
+  private readonly byName = new Map<string, InstanceRunner>();
+  private readonly bySchedule = new Map<string, Map<string, InstanceRunner[]>>();
+
+  /** Throws a ConfigError when two strategy files name the same instance. */
+  constructor(specs: readonly InstanceSpec[], make: (spec: InstanceSpec) => InstanceRunner) {
+    const problems: string[] = [];
+    const bySymbol = new Map<string, InstanceRunner[]>();
+    this.all = specs.map((spec) => {
+      if (this.byName.has(spec.config.name))
+        problems.push(`instance name ${spec.config.name} is used by more than one strategy file`);
+      const r = make(spec);
+      this.byName.set(r.name, r);
+      return r;
+    });
+    if (problems.length > 0) throw new ConfigError(problems);
+    for (const r of this.all) {
+      let list = bySymbol.get(r.symbol);
+      if (!list) bySymbol.set(r.symbol, (list = []));
+      list.push(r);
+      let group = this.bySchedule.get(r.schedule);
+      if (!group) this.bySchedule.set(r.schedule, (group = new Map<string, InstanceRunner[]>()));
+      let sameSymbol = group.get(r.symbol);
+      if (!sameSymbol) group.set(r.symbol, (sameSymbol = []));
+      sameSymbol.push(r);
+    }
+    this.bySymbol = bySymbol;
+    this.symbols = new Set(bySymbol.keys());
+  }
+
+  named(name: string): InstanceRunner | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The distinct schedules of the instances: one market job each. */
+  schedules(): string[] {
+    return [...this.bySchedule.keys()];
+  }
+
+  /** The instances on `schedule`, by symbol (undefined: no instance has it). */
+  onSchedule(schedule: string): BySymbol | undefined {
+    return this.bySchedule.get(schedule);
+  }
+
+  /** Intents processed over all instances (the backtest's cheap test of whether anything happened). */
+  intentsProcessed(): number {
+    let n = 0;
+    for (let i = 0; i < this.all.length; i++) n += (this.all[i] as InstanceRunner).counters.intents;
+    return n;
+  }
+
+  /** A running instance has fills to be delivered (a loop, not a closure: the orders poll asks on every tick). */
+  deliveryPending(): boolean {
+    for (let i = 0; i < this.all.length; i++) if ((this.all[i] as InstanceRunner).deliveryPending) return true;
+    return false;
+  }
+
+  summaries(): InstanceSummary[] {
+    return this.all.map((r) => ({
+      name: r.name,
+      symbol: r.symbol,
+      schedule: r.schedule,
+      status: r.status,
+      reason: r.reason,
+      counters: { ...r.counters },
+    }));
+  }
+}
