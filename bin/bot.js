@@ -5,6 +5,10 @@
 // be made (a read-only checkout), it runs the TypeScript sources through tsx, as one line on stderr says.
 import { compiledEntry } from './build.js';
 
+// Stack traces through the build name the TypeScript source and its line (the build's inline source maps): a
+// strategy's hook error says where in strategies/x.ts it threw. Only modules loaded from here on are mapped.
+process.setSourceMapsEnabled(true);
+
 const entry = await compiledEntry();
 if (entry !== undefined) {
   await import(entry);

@@ -19,7 +19,7 @@ export const DIST = join(ROOT, 'dist');
 const SOURCES = ['src', 'strategies'];
 const RECORD = join(DIST, 'sources.json');
 /** Raised when what the build makes of a source changes (its options, its layout): everything is made again. */
-const FORMAT = 1;
+const FORMAT = 2;
 /** tsconfig.json's options that change what a file compiles to (esbuild reads these, as tsx does). */
 const TSCONFIG = { compilerOptions: { target: 'ES2022', useDefineForClassFields: true, verbatimModuleSyntax: true } };
 
@@ -72,7 +72,12 @@ async function compile(source, transform) {
       format: 'esm',
       platform: 'node',
       target: 'node20',
-      sourcefile: source,
+      // An inline source map naming the source from where the output lies: with source maps on (bin/bot.js, a
+      // sweep's workers), a stack trace names strategies/x.ts and its line, not dist/strategies/x.js's.
+      sourcemap: 'inline',
+      sourcefile: relative(dirname(outputOf(source)), join(ROOT, source))
+        .split(sep)
+        .join('/'),
       tsconfigRaw: TSCONFIG,
     });
     return out.code;

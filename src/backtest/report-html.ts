@@ -10,7 +10,7 @@
 import { chartLibrary } from '../charts/chart-library.js';
 import { D } from '../market/decimal.js';
 import type { ChartPoint } from './chart-series.js';
-import { refusalLines } from './results-table.js';
+import { readingNotes, refusalLines } from './results-table.js';
 import type { BacktestRun } from './runner.js';
 import type { JobSettings } from './job-settings.js';
 import type { BacktestSummary, DataGaps, ScalarMetric } from './summary.js';
@@ -125,10 +125,13 @@ export function readable(value: string | number | null, places: number): string 
 }
 
 const PCT_OR_RATIO = /Pct$|^sharpe$|^sortino$|^profitFactor$|^calmar$/;
+/** Amounts of the quote asset, shown to its precision (summary.json keeps every digit). */
+const MONEY = /^(expectancy|feesQuote|initialEquity|finalEquity|pnl)$/;
 
 function metricsTable(summary: BacktestSummary): string {
+  const money = summary.period.quotePrecision;
   const rows = METRIC_LABELS.map(([key, label]) => {
-    const value = readable(summary.metrics[key], PCT_OR_RATIO.test(key) ? 2 : 8);
+    const value = readable(summary.metrics[key], PCT_OR_RATIO.test(key) ? 2 : MONEY.test(key) ? money : 8);
     return `<tr><th>${escapeHtml(label)}</th><td>${escapeHtml(value)}</td></tr>`;
   });
   const ld = summary.longestDrawdown;
@@ -136,7 +139,10 @@ function metricsTable(summary: BacktestSummary): string {
     rows.push(
       `<tr><th>Longest drawdown</th><td>${escapeHtml(`${ld.days} days, ${day(ld.start)} to ${ld.end === null ? 'the end (not recovered)' : day(ld.end)}`)}</td></tr>`,
     );
-  return `<div class="scroll"><table class="metrics">${rows.join('')}</table></div>`;
+  const notes = readingNotes(summary)
+    .map((n) => `<p class="note">${escapeHtml(n)}</p>`)
+    .join('');
+  return `<div class="scroll"><table class="metrics">${rows.join('')}</table></div>${notes}`;
 }
 
 /** An ISO time as "2023-03-10 14:05" (UTC). */
@@ -209,6 +215,7 @@ function tradesSection(summary: BacktestSummary): string {
   const { trades, tradesByTag } = summary;
   if (trades.length === 0) return '<h2>Trades</h2><p>No closed trades.</p>';
   const pairing = `<p class="note">Entries and exits are paired ${escapeHtml(summary.pairing)}.</p>`;
+  const money = summary.period.quotePrecision;
   const rows = trades.map((t, i) => [
     String(i + 1),
     t.instance,
@@ -217,7 +224,7 @@ function tradesSection(summary: BacktestSummary): string {
     day(t.exitTime),
     readable(t.exitPrice, 8),
     t.quantity,
-    readable(t.pnl, 8),
+    readable(t.pnl, money),
     readable(t.pnlPct, 2),
     duration(t.durationMs),
     t.entryTag ?? '',
@@ -230,9 +237,9 @@ function tradesSection(summary: BacktestSummary): string {
         g.tag,
         String(g.trades),
         readable(g.winRatePct, 2),
-        readable(g.pnl, 8),
+        readable(g.pnl, money),
         readable(g.profitFactor, 2),
-        readable(g.expectancy, 8),
+        readable(g.expectancy, money),
       ]),
       [1, 2, 3, 4, 5],
     );

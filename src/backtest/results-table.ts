@@ -1,7 +1,8 @@
 /** The tables printed on stdout: metrics side by side for the runs of one call, and a sweep's ranking. */
 import type { RefusalGroup } from './run-log.js';
 import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
-import type { Metrics, ScalarMetric } from './summary.js';
+import type { BacktestSummary, Metrics, ScalarMetric } from './summary.js';
+import { roundedText } from '../market/display.js';
 import { overrideText } from './strategy-configs.js';
 import { OBJECTIVE_METRIC, objective, type Ranking, type SweepResult } from './sweep.js';
 
@@ -37,12 +38,64 @@ function text(value: Metrics[ScalarMetric]): string {
   return value === null ? 'n/a' : String(value);
 }
 
-/** One column per run. */
-export function metricsTable(runs: readonly { name: string; metrics: Metrics }[]): string {
-  return textTable([
+/** Amounts of the quote asset: printed to its precision (summary.json keeps every digit). */
+const MONEY: ReadonlySet<ScalarMetric> = new Set(['expectancy', 'feesQuote', 'finalEquity']);
+
+const YEAR_MS = 365 * 86_400_000;
+
+/** One column per run, then what a reader must know to read them: conventions, short spans, data problems. */
+export function metricsTable(runs: readonly { name: string; summary: BacktestSummary }[]): string {
+  const cell = (s: BacktestSummary, key: ScalarMetric) => {
+    const value = s.metrics[key];
+    return MONEY.has(key) && value !== null ? roundedText(String(value), s.period.quotePrecision) : text(value);
+  };
+  const table = textTable([
     ['', ...runs.map((r) => r.name)],
-    ...ROWS.map(([key, label]) => [label, ...runs.map((r) => text(r.metrics[key]))]),
+    ...ROWS.map(([key, label]) => [label, ...runs.map((r) => cell(r.summary, key))]),
   ]);
+  return [table, ...runNotes(runs)].join('\n');
+}
+
+/** How to read a run's ratios: Sharpe's and Sortino's conventions, and a CAGR of less than a year's data. */
+export function readingNotes(summary: BacktestSummary): string[] {
+  const { sampleMs } = summary.inputs;
+  const notes = [
+    `Sharpe and Sortino: the equity's simple returns every ${sampleMs / 60_000} minutes of data time, annualised ` +
+      `by sqrt(${Math.round(YEAR_MS / sampleMs)} periods a year, 365-day years), risk-free rate 0; Sharpe's ` +
+      "deviation is the sample's (n - 1), Sortino's the downside deviation over every return.",
+  ];
+  const spanMs = Date.parse(summary.period.to) - Date.parse(summary.period.from);
+  if (spanMs < YEAR_MS)
+    notes.push(
+      `CAGR and Calmar compound ${(spanMs / 86_400_000).toFixed(2)} days of data into a year: a rate at which ` +
+        'this run would have grown, not a forecast.',
+    );
+  return notes;
+}
+
+/** The notes under the metrics: how to read them, partial data, gaps. */
+function runNotes(runs: readonly { name: string; summary: BacktestSummary }[]): string[] {
+  const first = runs[0]?.summary;
+  if (first === undefined) return [];
+  const notes = readingNotes(first);
+  const many = runs.length > 1;
+  for (const { name, summary } of runs) {
+    const who = many ? `${name}: ` : '';
+    for (const d of summary.inputs.data.filter((f) => f.partial !== undefined))
+      notes.push(
+        `${who}PARTIAL DATA: ${d.path} was read only up to line ${(d.partial?.lines ?? 0) + 1} ` +
+          `(${d.partial?.reason}; --allow-partial)`,
+      );
+    if (summary.gaps.length > 0) {
+      const longest = summary.gaps.reduce((a, b) => (b.ms > a.ms ? b : a));
+      notes.push(
+        `${who}GAPS: ${summary.gaps.length} stretch(es) without a price longer than ${summary.maxGapMs / 1000} s ` +
+          `(--max-gap), the longest ${(longest.ms / 60_000).toFixed(1)} min of ${longest.symbol} from ` +
+          `${longest.from} (summary.json gaps, report.html); the equity series takes no sample inside them`,
+      );
+    }
+  }
+  return notes;
 }
 
 /** The metric columns of a ranking besides the objective's (the objective comes first, never twice). */

@@ -96,6 +96,8 @@ export interface BacktestRun {
   /** Each symbol's quantity step (a net position below it is fee dust, not exposure). */
   quantitySteps: ReadonlyMap<string, Dec>;
   quoteAsset: string;
+  /** The quote asset's precision (decimal places) in the pairs' rules: money is shown to it. */
+  quotePrecision: number;
   baseAssets: string[];
   ticks: number;
   firstTime: number;
@@ -383,6 +385,7 @@ async function runWalked(
       participation,
       quantitySteps: new Map([...pairs].map(([symbol, p]) => [symbol, p.step])),
       quoteAsset,
+      quotePrecision: Math.max(...[...pairs.values()].map((p) => p.quotePrecision)),
       baseAssets: bases,
       ticks: done,
       firstTime: valueAt(time, first),
@@ -447,6 +450,7 @@ interface PairAssets {
   quote: string;
   /** The smallest quantity the pair trades: a position below it is fee dust that can never be sold. */
   step: Dec;
+  quotePrecision: number;
 }
 
 /** The pairs a backtest of `data` trades: the recordings' own, the built-in ones where a recording has none. */
@@ -462,7 +466,13 @@ function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
   const pairs = new Map<string, PairAssets>();
   for (const name of symbols) {
     const config = market.pairs.find((p) => p.symbol === name) as PairConfig;
-    pairs.set(name, { base: config.baseAsset, quote: config.quoteAsset, step: pairRulesFrom(config).stepSize });
+    const rules = pairRulesFrom(config);
+    pairs.set(name, {
+      base: config.baseAsset,
+      quote: config.quoteAsset,
+      step: rules.stepSize,
+      quotePrecision: rules.quotePrecision,
+    });
   }
   const quotes = [...new Set([...pairs.values()].map((p) => p.quote))];
   if (quotes.length > 1)

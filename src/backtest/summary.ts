@@ -120,7 +120,15 @@ export interface BacktestSummary {
   inputs: BacktestInputs;
   /** The assumptions the fills were made under (fill-model.ts). */
   fillModel: FillModel;
-  period: { from: string; to: string; ticks: number; symbols: string[]; quoteAsset: string };
+  period: {
+    from: string;
+    to: string;
+    ticks: number;
+    symbols: string[];
+    quoteAsset: string;
+    /** Decimal places of the quote asset in the pairs' rules: the printed table and the report round money to it. */
+    quotePrecision: number;
+  };
   /** The bound of `--max-gap` applied (ms of data time) and the gaps longer than it (data-gaps.ts), oldest first. */
   maxGapMs: number;
   gaps: GapRow[];
@@ -256,6 +264,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       ticks: run.ticks,
       symbols: run.symbols,
       quoteAsset: run.quoteAsset,
+      quotePrecision: run.quotePrecision,
     },
     maxGapMs: run.maxGapMs,
     gaps: run.gaps.map((g) => ({ symbol: g.symbol, from: iso(g.from), to: iso(g.to), ms: g.ms })),

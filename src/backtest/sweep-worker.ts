@@ -19,6 +19,9 @@ const { sources, settings, ...given } = workerData as {
 };
 const port = parentPort;
 if (!port) throw new Error('sweep-worker.ts runs as a worker thread only');
+// A thread does not inherit the main thread's source maps: the strategies it loads from the build name their
+// TypeScript source and line in a hook error, as in the main thread (bin/bot.js).
+process.setSourceMapsEnabled(true);
 
 // The modules load now; a problem with them is the first combination's to report.
 const loaded = Promise.all(sources.map((s) => instanceOf(s))).catch(() => undefined);

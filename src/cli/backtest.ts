@@ -515,7 +515,7 @@ async function backtest(argv: string[]): Promise<number> {
 
     const dirs: string[] = [];
     for (const unit of units) dirs.push(await claimed(unit, 'run'));
-    const results: { name: string; metrics: Parameters<typeof metricsTable>[0][number]['metrics'] }[] = [];
+    const results: Parameters<typeof metricsTable>[0][number][] = [];
     const refused: string[] = [];
     const failed: string[] = [];
     for (const unit of units) {
@@ -535,7 +535,7 @@ async function backtest(argv: string[]): Promise<number> {
       await writeReport(dir, run, summary, exports);
       failed.push(...summary.endedEarly);
       refused.push(...refusalLines(summary.refusals));
-      results.push({ name: unit.name, metrics: summary.metrics });
+      results.push({ name: unit.name, summary });
       console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
     }
     console.log(metricsTable(results));

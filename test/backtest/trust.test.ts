@@ -105,6 +105,35 @@ describe('fills that do not flatter', () => {
     expect(Number(summary.metrics.totalReturnPct)).toBeLessThan(Number(before.metrics.totalReturnPct));
   });
 
+  it("prints money to the quote's precision, and says how to read Sharpe and a short run's CAGR", async () => {
+    const out = join(dir, 'table');
+    const r = await run(out);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const lines = r.out.join('\n').split('\n');
+    const row = (label: string) =>
+      lines
+        .find((l) => l.startsWith(label))
+        ?.slice(label.length)
+        .trim();
+    // BTCUSD's quote (USD) has 2 decimals: summary.json keeps every digit, the table and the report show cents.
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+    expect(summary.period.quotePrecision).toBe(2);
+    expect(summary.metrics.feesQuote).toMatch(/\.\d{3,}$/);
+    expect(row('fees (quote)')).toBe(new D(summary.metrics.feesQuote).toDecimalPlaces(2).toFixed());
+    expect(row('final equity')).toBe(new D(summary.metrics.finalEquity).toDecimalPlaces(2).toFixed());
+    expect(row('expectancy (quote)')).toMatch(/^-?\d+(\.\d{1,2})?$/);
+    const printed = r.out.join('\n');
+    expect(printed).toContain(
+      "Sharpe and Sortino: the equity's simple returns every 60 minutes of data time, annualised by sqrt(8760 " +
+        'periods a year, 365-day years), risk-free rate 0',
+    );
+    expect(printed).toMatch(/CAGR and Calmar compound 0\.25 days of data into a year: a rate .* not a forecast/);
+    const report = readFileSync(join(out, 'report.html'), 'utf8');
+    for (const label of ['Fees (quote)', 'Final equity', 'PnL', 'Initial equity'])
+      expect(report).toMatch(new RegExp(`<th>${label.replace(/[()]/g, '\\$&')}</th><td>-?\\d+\\.\\d{2}</td>`));
+    expect(report).toContain('CAGR and Calmar compound 0.25 days of data into a year');
+  });
+
   it('charges --slippage-bps to takers', async () => {
     const out = join(dir, 'slip');
     expect((await run(out, '--fee', '0', '--slippage-bps', '10')).code).toBe(0);
@@ -203,6 +232,8 @@ describe('data you can trust', () => {
       reason: 'the gzip data ends early (truncated)',
     });
     expect(summary.fillModel.statements.join(' ')).toMatch(/was read only up to line \d+/);
+    // The printed table says so too, not only the files.
+    expect(partial.out.join('\n')).toMatch(/PARTIAL DATA: .*BTCUSD-2023-03-10\.jsonl\.gz was read only up to line \d+/);
   });
 
   it('lists the gaps longer than --max-gap and takes no made-up equity sample inside one', async () => {
@@ -230,6 +261,10 @@ describe('data you can trust', () => {
     ]);
     const report = readFileSync(join(out, 'report.html'), 'utf8');
     expect(report).toContain('Gaps in the data: 2 longer than 60 s (--max-gap)');
+    expect(r.out.join('\n')).toContain(
+      'GAPS: 2 stretch(es) without a price longer than 60 s (--max-gap), the longest 100.3 min of BTCUSD from ' +
+        '2023-03-10T01:29:45.000Z',
+    );
     expect(report).toContain('<td>2023-03-10T01:29:45.000Z</td><td>2023-03-10T03:10:00.000Z</td>');
     const times = csvRecords(join(out, 'equity.csv')).map((row) => row.time);
     expect(times).toContain('2023-03-10T01:00:00.000Z');

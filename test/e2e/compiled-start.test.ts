@@ -169,6 +169,40 @@ describe('the compiled build', () => {
     });
   }, 120_000);
 
+  it("names a compiled strategy's hook error by its TypeScript source and line, in a run and a sweep's worker", () => {
+    // In the project's strategies/ (so it runs from dist/strategies/crash.js), throwing on line 9, column 11.
+    const source = join(clone, 'strategies/crash.ts');
+    writeFileSync(
+      source,
+      `import { defineStrategy, z } from '../src/strategy/api.js';
+
+const params = z.object({ after: z.number().int() });
+type Params = z.infer<typeof params>;
+
+export default defineStrategy<typeof params, { n?: number }>({
+  name: 'crash',
+  params,
+  onTick(ctx) { ctx.state.n = (ctx.state.n ?? 0) + 1; if (ctx.state.n > (ctx.params as Params).after)
+    throw new Error('crashed on purpose'); },
+});
+`,
+    );
+    const config = join(work, 'crash.json');
+    writeFileSync(config, probeFile().replace('"probe"', '"crash"').replace('"below":50', '"after":3'));
+    const out = join(work, 'crash');
+    const run = bot(['backtest', '--config', config, '--data', SAMPLE, ...DAY, '--out', out]);
+    expect(run.status, run.stderr).toBe(1);
+    expect(run.stderr).toContain('FAILED');
+    expect(existsSync(join(clone, 'dist/strategies/crash.js'))).toBe(true);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { errors: { at: string | null }[] };
+    expect(summary.errors[0]!.at).toBe(`${source}:10:11`);
+    expect(run.stderr).toContain(`(at ${source}:10:11)`);
+    const sweep = bot(['backtest', '--config', config, '--data', SAMPLE, ...DAY, '--sweep', 'after=3,4']);
+    expect(sweep.status).toBe(1);
+    expect(sweep.stderr).toContain(`(at ${source}:10:11)`);
+    rmSync(source);
+  }, 120_000);
+
   it('is never run stale: an edit, one with its size and mtime put back, a deleted and a broken strategy', () => {
     const cli = join(clone, 'src/cli/commands.ts');
     const original = readFileSync(cli, 'utf8');
