@@ -23,16 +23,19 @@ const starts = (db: string) =>
 const paperOrders = (db: string) =>
   readDb(db, (d) => d.prepare('SELECT count(*) FROM paper_orders').pluck().get() as number);
 
+/** A churning paper daemon in a folder of its own (under `dir` when given a name), once it has placed `placed` orders. */
+async function tradingDaemon(folder: string | undefined, placed: number) {
+  const base = folder === undefined ? dir : mkdtempSync(join(dir, folder));
+  const db = join(base, 'bot.db');
+  const env = await lockstepPaperEnv(base, { 'churn.json': everyOrderFile('churn', { churn: 1000 }) }, { count: 2000 });
+  const first = new DaemonProcess(env);
+  await waitFor('the first daemon to trade', () => journal(db).length >= placed, { daemon: first, ms: 60_000 });
+  return { base, db, env, first };
+}
+
 describe('one daemon per journal', () => {
   it('refuses a second daemon naming the holder while the first trades on; kill -9 frees it at once', async () => {
-    const db = join(dir, 'bot.db');
-    const env = await lockstepPaperEnv(
-      dir,
-      { 'churn.json': everyOrderFile('churn', { churn: 1000 }) },
-      { count: 2000 },
-    );
-    const first = new DaemonProcess(env);
-    await waitFor('the first daemon to trade', () => journal(db).length >= 5, { daemon: first, ms: 60_000 });
+    const { db, env, first } = await tradingDaemon(undefined, 5);
 
     const startsBefore = starts(db);
     const paperBefore = paperOrders(db);
@@ -75,15 +78,7 @@ describe('one daemon per journal', () => {
   }, 120_000);
 
   it('refuses a daemon through a symlink or a hard link; after kill -9 the hard link takes the lease over at once', async () => {
-    const base = mkdtempSync(join(dir, 'identity-'));
-    const db = join(base, 'bot.db');
-    const env = await lockstepPaperEnv(
-      base,
-      { 'churn.json': everyOrderFile('churn', { churn: 1000 }) },
-      { count: 2000 },
-    );
-    const first = new DaemonProcess(env);
-    await waitFor('the first daemon to trade', () => journal(db).length >= 3, { daemon: first, ms: 60_000 });
+    const { base, db, env, first } = await tradingDaemon('identity-', 3);
     const elsewhere = join(base, 'elsewhere');
     mkdirSync(elsewhere);
     const symlink = join(elsewhere, 'link.db');
@@ -128,15 +123,7 @@ describe('one daemon per journal', () => {
   }, 180_000);
 
   it('takes over a lease left by a holder on another machine once it has expired, not before', async () => {
-    const base = mkdtempSync(join(dir, 'expiry-'));
-    const db = join(base, 'bot.db');
-    const env = await lockstepPaperEnv(
-      base,
-      { 'churn.json': everyOrderFile('churn', { churn: 1000 }) },
-      { count: 2000 },
-    );
-    const first = new DaemonProcess(env);
-    await waitFor('a daemon to trade', () => journal(db).length >= 3, { daemon: first, ms: 60_000 });
+    const { db, env, first } = await tradingDaemon('expiry-', 3);
     expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     // A daemon on another machine (a network filesystem) holds the journal, heartbeating, then dies: its lease
     // stays. Here the test writes its row and its heartbeats.
