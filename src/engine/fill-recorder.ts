@@ -162,8 +162,10 @@ export class FillRecorder {
   private tradesFrom(symbol: string, rows: readonly OrderRow[], owing: readonly OrderRow[]): number {
     const latest = this.p.store.fills.latestTradeTime(symbol);
     let from = latest === undefined ? Infinity : latest - this.options.tradeLookbackMs;
-    for (const row of latest === undefined ? rows : owing) from = Math.min(from, row.createdAt - this.options.skewMs);
-    return Number.isFinite(from) ? from : this.p.clock.now() - this.options.tradeLookbackMs;
+    // On the venue's clock, as the trades' times are.
+    for (const row of latest === undefined ? rows : owing)
+      from = Math.min(from, this.answers.venueTime(row) - this.options.skewMs);
+    return Number.isFinite(from) ? from : this.answers.toVenueTime(this.p.clock.now()) - this.options.tradeLookbackMs;
   }
 
   private feeIn(symbol: string, asset: string | undefined): FeeIn {

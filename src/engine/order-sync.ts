@@ -96,7 +96,8 @@ export class OrderSync {
     let historyRead = false;
     const lookups = [...gone, ...unresolved, ...outstanding];
     if (lookups.length > 0) {
-      const from = Math.min(...lookups.map((row) => row.sentAt ?? row.createdAt)) - this.options.window.skewMs;
+      // On the venue's clock (each order's own createdAt where the venue gave it): not on ours, which may be off.
+      const from = Math.min(...lookups.map((row) => this.answers.venueTime(row))) - this.options.window.skewMs;
       try {
         const read = await readPages(
           guard,
@@ -160,7 +161,7 @@ export class OrderSync {
     const skew = this.options.window.skewMs;
     for (const row of rows) {
       if (historyById.has(row.exchangeId as string)) continue;
-      const t = row.sentAt ?? row.createdAt;
+      const t = this.answers.venueTime(row);
       try {
         const read = await readPages(
           this.p.guard,

@@ -45,11 +45,10 @@ export function sameOrder(row: OrderRow, record: OrderRecord): boolean {
   );
 }
 
-function inWindow(row: OrderRow, t: number | undefined, w: MatchWindow): boolean {
+function inWindow(sent: number, t: number | undefined, w: MatchWindow): boolean {
   // No creation time on the record: keep it a candidate. Missing an order that exists is the dangerous error
   // (the strategy would place it again); matching an identical order is the safe one.
   if (t === undefined) return true;
-  const sent = row.sentAt ?? row.createdAt;
   return t >= sent - w.skewMs && t <= sent + w.windowMs + w.skewMs;
 }
 
@@ -61,12 +60,14 @@ export interface MatchResult {
 /**
  * Pairs unresolved rows (oldest first) with candidates: for each row, the unclaimed matching candidate
  * created closest to its sending time (open orders before history on a tie, then the lowest id).
+ * `toVenueTime` puts a time of ours on the venue's clock, which the candidates' creation times are on.
  */
 export function matchUnresolved(
   rows: readonly OrderRow[],
   candidates: readonly Candidate[],
   isKnown: (exchangeId: string) => boolean,
   window: MatchWindow,
+  toVenueTime: (t: number) => number = (t) => t,
 ): MatchResult[] {
   const claimed = new Set<string>();
   const out: MatchResult[] = [];
@@ -74,13 +75,13 @@ export function matchUnresolved(
     (a, b) => (a.sentAt ?? a.createdAt) - (b.sentAt ?? b.createdAt) || (a.seq ?? 0) - (b.seq ?? 0),
   );
   for (const row of ordered) {
-    const sent = row.sentAt ?? row.createdAt;
+    const sent = toVenueTime(row.sentAt ?? row.createdAt);
     let best: { c: Candidate; distance: number } | undefined;
     for (const c of candidates) {
       const id = c.record.displayingId;
       if (claimed.has(id) || isKnown(id) || !sameOrder(row, c.record)) continue;
       const t = recordTime(c.record);
-      if (!inWindow(row, t, window)) continue;
+      if (!inWindow(sent, t, window)) continue;
       const distance = t === undefined ? Number.MAX_SAFE_INTEGER : Math.abs(t - sent);
       if (
         !best ||

@@ -42,7 +42,13 @@ export class OutcomeReconciler {
       ...open.map((record): Candidate => ({ record, source: 'open-orders' })),
       ...history.map((record): Candidate => ({ record, source: 'history' })),
     ];
-    const matches = matchUnresolved(unresolved, candidates, (id) => journal.isKnownExchangeId(id), this.options.window);
+    const matches = matchUnresolved(
+      unresolved,
+      candidates,
+      (id) => journal.isKnownExchangeId(id),
+      this.options.window,
+      (t) => this.answers.toVenueTime(t),
+    );
     const matched = new Set<string>();
     for (const { row, candidate } of matches) {
       const { record, source } = candidate;

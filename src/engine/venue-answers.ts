@@ -12,6 +12,7 @@ import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import type { FeeIn } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
+import { parseTime } from './history-pages.js';
 
 /** Statuses under which an order can still trade. */
 export function isLiveVenueStatus(status: string): boolean {
@@ -22,7 +23,7 @@ export function isLiveVenueStatus(status: string): boolean {
 const QUOTE_TOLERANCE = new D('1.01');
 
 /** The venue's record of an order, as the journal row's outcome fields. */
-export type VenueOutcome = Pick<OrderRow, 'status' | 'venueStatus' | 'execQty'>;
+export type VenueOutcome = Pick<OrderRow, 'status' | 'venueStatus' | 'execQty' | 'venueCreatedAt'>;
 
 /** Why a number from the wire cannot be a quantity, price or fee, or undefined when it can. */
 function notAmount(n: number): string | undefined {
@@ -45,8 +46,27 @@ export class VenueAnswers {
   /** `<localId> <field>` already told: one warning per order and field, however many polls repeat it. */
   private readonly told = new Set<string>();
   private readonly counts = new Map<string, number>();
+  /**
+   * The venue's clock minus ours, as the latest order sent showed it (its createdAt on the venue against when
+   * it was sent here): how a time of ours reads on the venue's clock, where no order of its own says it.
+   */
+  private offsetMs = 0;
+  private offsetFrom = -Infinity;
 
   constructor(private readonly p: EngineParts) {}
+
+  /** Our time `t` on the venue's clock (as far as the latest order sent showed it). */
+  toVenueTime(t: number): number {
+    return t + this.offsetMs;
+  }
+
+  /**
+   * When the row's order was created on the venue's clock: what the venue said (its createdAt), else when it
+   * was sent here, moved onto the venue's clock. Where every history read about the order starts.
+   */
+  venueTime(row: OrderRow): number {
+    return row.venueCreatedAt ?? this.toVenueTime(row.sentAt ?? row.createdAt);
+  }
 
   /** Figures refused since the start, by field (the metrics' source). */
   refusals(): { field: string; count: number }[] {
@@ -79,7 +99,19 @@ export class VenueAnswers {
     const covered = known && executed.lte(filled) && (record.status !== 'FILLED' || filled.gt(0));
     const status =
       final && covered ? record.status : filled.isZero() && executed.isZero() ? 'OPEN' : 'PARTIALLY_FILLED';
-    return { status, venueStatus: record.status, execQty: plain(executed) };
+    const venueCreatedAt = this.createdAt(row, record);
+    return { status, venueStatus: record.status, execQty: plain(executed), venueCreatedAt };
+  }
+
+  /** The order's creation on the venue's clock: kept once known; the first sighting also tells the offset. */
+  private createdAt(row: OrderRow, record: OrderRecord): number | undefined {
+    if (row.venueCreatedAt !== undefined) return row.venueCreatedAt;
+    const created = parseTime(record.createdAt);
+    if (created !== undefined && row.sentAt !== undefined && row.sentAt >= this.offsetFrom) {
+      this.offsetMs = created - row.sentAt;
+      this.offsetFrom = row.sentAt;
+    }
+    return created;
   }
 
   /**

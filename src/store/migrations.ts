@@ -338,6 +338,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE orders ADD COLUMN closes TEXT;
     `,
   },
+  {
+    version: 8,
+    name: "an order's time on the venue's clock",
+    sql: `
+      -- When the venue created the order, on its own clock (its record's createdAt): history reads about the
+      -- order start there, so they find it whatever this machine's clock says (a clock stepped forward).
+      ALTER TABLE orders ADD COLUMN venue_created_at INTEGER;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

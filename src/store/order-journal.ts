@@ -83,6 +83,11 @@ export interface OrderRow {
   external: boolean;
   createdAt: number;
   sentAt: number | undefined;
+  /**
+   * When the order was created on the venue's clock (its record's createdAt), once the venue has shown it:
+   * where history reads about it start, whatever this machine's clock says.
+   */
+  venueCreatedAt: number | undefined;
   updatedAt: number;
 }
 
@@ -111,6 +116,7 @@ export function newOrderRow(
     matchMethod: undefined,
     external: false,
     sentAt: undefined,
+    venueCreatedAt: undefined,
     updatedAt: fields.createdAt,
     ...fields,
   };
@@ -144,6 +150,7 @@ const ORDER = columnMapper<OrderRow>(
     external: 'external',
     createdAt: 'created_at',
     sentAt: 'sent_at',
+    venueCreatedAt: 'venue_created_at',
     updatedAt: 'updated_at',
   },
   ['external'],
@@ -171,7 +178,8 @@ export class OrderJournal {
     this.updateStmt = db.prepare<[DbOrder]>(
       'UPDATE orders SET status = @status, venue_status = @venue_status, exchange_id = @exchange_id, filled_qty = @filled_qty, ' +
         'avg_price = @avg_price, exec_qty = @exec_qty, fill_source = @fill_source, reject_code = @reject_code, ' +
-        'reject_reason = @reject_reason, match_method = @match_method, sent_at = @sent_at, updated_at = @updated_at ' +
+        'reject_reason = @reject_reason, match_method = @match_method, sent_at = @sent_at, ' +
+        'venue_created_at = @venue_created_at, updated_at = @updated_at ' +
         'WHERE local_id = @local_id',
     );
     this.getStmt = db.prepare<[string], DbOrder>(`SELECT ${COLUMNS} FROM orders WHERE local_id = ?`);
