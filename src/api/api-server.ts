@@ -10,7 +10,7 @@ import { LogBudget } from '../ops/log-budget.js';
 import type { Logger } from '../ops/logger.js';
 import type { Operator } from '../operator/operator.js';
 import type { Timers } from '../ports/clock.js';
-import { AuthFailures, probeGuard, operatorAuth, type Refuse } from './auth.js';
+import { AuthFailures, probeGuard, operatorAuth } from './auth.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { liveStream } from './live-stream.js';
 import type { DaemonMetrics } from './daemon-metrics.js';
@@ -57,7 +57,6 @@ export function createApi(deps: ApiDeps): Hono {
     what: 'requests without authentication',
   });
   const authenticated = new WeakSet<Request>();
-  const refuse: Refuse = (c, status, code, message) => fail(c, status, code, message);
   const { read } = deps.operator;
   const pub = { read, now: deps.now, metrics: deps.metrics, readiness: deps.readiness, probes: deps.probes };
   deps.metrics.bind({
@@ -72,12 +71,12 @@ export function createApi(deps: ApiDeps): Hono {
     const line = (l: Logger) => l.error({ err, path: c.req.path.slice(0, 200) }, 'control API: request failed');
     if (authenticated.has(c.req.raw)) line(log);
     else quiet.line(line);
-    return fail(c, 500, 'E_INTERNAL', 'internal error (logged)');
+    return fail(c, 'E_INTERNAL', 'internal error (logged)');
   });
-  app.notFound((c) => fail(c, 404, 'E_NOT_FOUND', `no such endpoint: ${c.req.method} ${c.req.path}`));
+  app.notFound((c) => fail(c, 'E_NOT_FOUND', `no such endpoint: ${c.req.method} ${c.req.path}`));
 
-  app.use('/readyz', probeGuard(deps.token, refuse));
-  app.use('/metrics', probeGuard(deps.token, refuse));
+  app.use('/readyz', probeGuard(deps.token));
+  app.use('/metrics', probeGuard(deps.token));
   app.route('/', publicRoutes(pub));
   app.route('/', dashboardRoutes({ token: deps.token }));
   // Everything under /api/v1 needs the token (or, without one, a local request from no other origin).
@@ -87,14 +86,10 @@ export function createApi(deps: ApiDeps): Hono {
       token: deps.token,
       failures: new AuthFailures(quiet, deps.now),
       source: remoteAddress,
-      refuse,
       authenticated: (c) => authenticated.add(c.req.raw),
     }),
   );
-  app.use(
-    '/api/v1/*',
-    bodyLimit({ maxSize: 16 * 1024, onError: (c) => fail(c, 413, 'E_TOO_LARGE', 'body over 16 KiB') }),
-  );
+  app.use('/api/v1/*', bodyLimit({ maxSize: 16 * 1024, onError: (c) => fail(c, 'E_TOO_LARGE', 'body over 16 KiB') }));
   app.get('/api/v1/stream', liveStream({ read, wall: deps.wall, ready: () => readinessNow(pub), logger: log }));
   app.route('/api/v1', v1Routes(deps.operator));
   return app;

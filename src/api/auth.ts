@@ -14,6 +14,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { isLoopbackHost } from '../config/env.js';
 import type { LogBudget } from '../ops/log-budget.js';
 import type { Logger } from '../ops/logger.js';
+import { fail } from './responses.js';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -92,9 +93,6 @@ export class AuthFailures {
   }
 }
 
-/** The refusals the guards answer with (the listener's own error shape). */
-export type Refuse = (c: Context, status: 401 | 403 | 429, code: string, message: string) => Response;
-
 /**
  * The control API's gate: the bearer token when API_TOKEN is set, else a local request from no other origin.
  * Checked before the source's failure count, so that guessing from an address is refused after the limit
@@ -104,11 +102,10 @@ export function operatorAuth(options: {
   token: string | undefined;
   failures: AuthFailures;
   source: (c: Context) => string;
-  refuse: Refuse;
   /** Told of each request that authenticated (its errors are the operator's to read in full). */
   authenticated: (c: Context) => void;
 }): MiddlewareHandler {
-  const { token, failures, refuse } = options;
+  const { token, failures } = options;
   return async (c, next) => {
     const given = token === undefined ? undefined : bearerToken(c.req.header('authorization'));
     const ok =
@@ -122,24 +119,14 @@ export function operatorAuth(options: {
     }
     const from = options.source(c);
     if (failures.blocked(from))
-      return refuse(
-        c,
-        429,
-        'E_TOO_MANY_FAILURES',
-        'too many failed authentications from this address: try again later',
-      );
+      return fail(c, 'E_TOO_MANY_FAILURES', 'too many failed authentications from this address: try again later');
     if (token === undefined) {
       failures.failed(from, 'not a local request');
-      return refuse(
-        c,
-        403,
-        'E_FORBIDDEN',
-        'without API_TOKEN the control API answers local requests from its own page only',
-      );
+      return fail(c, 'E_FORBIDDEN', 'without API_TOKEN the control API answers local requests from its own page only');
     }
     failures.failed(from, given === undefined ? 'no bearer token' : 'wrong token');
     c.header('www-authenticate', 'Bearer realm="spot-bot"');
-    return refuse(c, 401, 'E_UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN>)');
+    return fail(c, 'E_UNAUTHORIZED', 'a valid bearer token is required (Authorization: Bearer <API_TOKEN>)');
   };
 }
 
@@ -150,16 +137,15 @@ export function operatorAuth(options: {
  * a loopback name or an IP address (a name a page cannot rebind: what kubelet and a scraper by address send),
  * from no other origin. Not counted as failed authentications (a misconfigured scraper is not a guesser).
  */
-export function probeGuard(token: string | undefined, refuse: Refuse): MiddlewareHandler {
-  if (token === undefined) return localOnly(refuse, () => true, 'without API_TOKEN');
+export function probeGuard(token: string | undefined): MiddlewareHandler {
+  if (token === undefined) return localOnly(() => true, 'without API_TOKEN');
   return async (c, next) => {
     const given = bearerToken(c.req.header('authorization'));
     const host = c.req.header('host');
     const origin = c.req.header('origin');
     if ((given !== undefined && tokenMatches(token, given)) || addressedRequest(host, origin)) return next();
-    return refuse(
+    return fail(
       c,
-      403,
       'E_FORBIDDEN',
       `${c.req.path} answers a request that names this host by address or loopback name, or carries the bearer token (Authorization: Bearer <API_TOKEN>)`,
     );
@@ -194,10 +180,10 @@ function sameOrigin(host: string, origin: string | undefined): boolean {
  * A request that names a loopback host and comes from no other origin, else 403, while `applies()`: what a
  * page on a rebound DNS name cannot pass. `when` says in the refusal when the rule holds.
  */
-export function localOnly(refuse: Refuse, applies: () => boolean, when: string): MiddlewareHandler {
+export function localOnly(applies: () => boolean, when: string): MiddlewareHandler {
   return async (c, next) => {
     if (applies() && !localRequest(c.req.header('host'), c.req.header('origin')))
-      return refuse(c, 403, 'E_FORBIDDEN', `${when} ${c.req.path} answers requests naming a loopback host only`);
+      return fail(c, 'E_FORBIDDEN', `${when} ${c.req.path} answers requests naming a loopback host only`);
     await next();
   };
 }

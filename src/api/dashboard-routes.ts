@@ -11,7 +11,7 @@ export function dashboardRoutes(deps: { token: string | undefined }): Hono {
   const app = new Hono();
   const page = async (c: Context, file: string) => {
     const asset = dashboardAsset(file);
-    if (asset === undefined) return fail(c, 404, 'E_NOT_FOUND', `no such file: ${file}`);
+    if (asset === undefined) return fail(c, 'E_NOT_FOUND', `no such file: ${file}`);
     const { body: text, type } = await asset;
     // The page knows before its first request whether to ask for a token (no 401 to start with).
     const body = file === 'index.html' ? text.replace('{{AUTH}}', deps.token === undefined ? 'local' : 'token') : text;

@@ -35,7 +35,7 @@ export function liveStream(deps: LiveStreamDeps): (c: Context) => Response | Pro
   let open = 0;
   return (c) => {
     if (open >= MAX_STREAMS)
-      return fail(c, 503, 'E_TOO_MANY_STREAMS', `${MAX_STREAMS} live streams are open already: poll instead`);
+      return fail(c, 'E_TOO_MANY_STREAMS', `${MAX_STREAMS} live streams are open already: poll instead`);
     open++;
     return streamSSE(c, async (stream) => {
       const stop = new AbortController();

@@ -14,7 +14,8 @@ import { Hono } from 'hono';
 import { isLoopbackHost } from '../config/env.js';
 import { Incident } from '../ops/incident.js';
 import type { Logger } from '../ops/logger.js';
-import { localOnly, type Refuse } from './auth.js';
+import { localOnly } from './auth.js';
+import { fail } from './responses.js';
 import type { JobStats } from '../ports/scheduler.js';
 import type { DaemonMetrics } from './daemon-metrics.js';
 import type { Check, Readiness } from './readiness.js';
@@ -223,23 +224,17 @@ export async function startMetricsListener(
   // token, so a page on a rebound DNS name cannot read positions, PnL or balances (off loopback, Prometheus
   // names the host as it likes, and the network is the guard).
   const app = new Hono();
-  const refuse: Refuse = (c, status, code, message) => c.json({ error: { code, message } }, status);
   const loopback = isLoopbackHost(host);
   app.use(
     '/readyz',
-    localOnly(refuse, () => loopback, `on a loopback METRICS_HOST`),
+    localOnly(() => loopback, `on a loopback METRICS_HOST`),
   );
   app.use(
     '/metrics',
-    localOnly(refuse, () => loopback, `on a loopback METRICS_HOST`),
+    localOnly(() => loopback, `on a loopback METRICS_HOST`),
   );
   app.route('/', probeRoutes(state, metrics));
-  app.notFound((c) =>
-    c.json(
-      { error: { code: 'E_NOT_FOUND', message: 'the metrics listener serves /healthz, /readyz and /metrics' } },
-      404,
-    ),
-  );
+  app.notFound((c) => fail(c, 'E_NOT_FOUND', 'the metrics listener serves /healthz, /readyz and /metrics'));
   const listener = await startListener(host, port, app, logger);
   logger.info({ url: listener.url }, `health and metrics on ${listener.url} (/healthz, /readyz, /metrics)`);
   return listener;

@@ -5,15 +5,15 @@
 import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { z } from 'zod';
+import { ERROR_STATUS, type ErrorCode, type HttpErrorStatus } from '../errors.js';
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 502 | 503;
-
+/** The error answer: `{error: {code, message, …extra}}` with the code's HTTP status (src/errors.ts), or a finer one. */
 export function fail(
   c: Context,
-  status: ErrorStatus,
-  code: string,
+  code: ErrorCode,
   message: string,
   extra: Record<string, unknown> = {},
+  status: HttpErrorStatus = ERROR_STATUS[code],
 ) {
   return c.json({ error: { code, message, ...extra } }, status);
 }
@@ -22,7 +22,7 @@ export function fail(
 export function badRequest(c: Context, where: 'query' | 'body', error: z.ZodError) {
   const issues = error.issues.map((i) => ({ field: [where, ...i.path].join('.'), message: i.message }));
   const first = issues[0];
-  return fail(c, 400, 'E_BAD_REQUEST', first ? `${first.field}: ${first.message}` : `${where}: invalid`, { issues });
+  return fail(c, 'E_BAD_REQUEST', first ? `${first.field}: ${first.message}` : `${where}: invalid`, { issues });
 }
 
 /** The query string checked against `schema`. */
@@ -34,11 +34,11 @@ export async function body<T extends z.ZodType>(c: Context, schema: T): Promise<
   let value: unknown = {};
   if (text.trim() !== '') {
     if (!/^application\/json\b/i.test(c.req.header('content-type') ?? ''))
-      return fail(c, 415, 'E_BAD_REQUEST', 'body: expected Content-Type: application/json');
+      return fail(c, 'E_BAD_REQUEST', 'body: expected Content-Type: application/json', {}, 415);
     try {
       value = JSON.parse(text);
     } catch {
-      return fail(c, 400, 'E_BAD_REQUEST', 'body: not valid JSON');
+      return fail(c, 'E_BAD_REQUEST', 'body: not valid JSON');
     }
   }
   const parsed = schema.safeParse(value);

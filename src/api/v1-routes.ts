@@ -5,27 +5,11 @@
  */
 import { type Context, Hono } from 'hono';
 import { z } from 'zod';
-import { BotError } from '../errors.js';
 import { dec, plain } from '../market/decimal.js';
-import type { ActionResult } from '../operator/actions.js';
+import { type ActionResult, OperatorError } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
 import { EVENT_KINDS } from '../operator/queries.js';
-import { badRequest, body, type ErrorStatus, fail, query, remoteAddress } from './responses.js';
-
-/** HTTP status of each operator error code (the code itself goes in the body, stable). */
-const ERROR_STATUS: Record<string, 400 | 404 | 409 | 422 | 500 | 502 | 503> = {
-  E_UNKNOWN_INSTANCE: 404,
-  E_UNKNOWN_ORDER: 404,
-  E_NOT_RUNNING: 503,
-  E_INSTANCE_STATE: 409,
-  E_NOT_CANCELLABLE: 409,
-  E_CANCEL_FAILED: 502,
-  E_RELOAD_INVALID: 422,
-  E_RELOAD_NEEDS_RESTART: 409,
-  E_STILL_UNAUTHORIZED: 502,
-  E_KILL_SWITCH_FILE: 500,
-  E_EXIT_REFUSED: 409,
-};
+import { badRequest, body, fail, query, remoteAddress } from './responses.js';
 
 const name = z.string().min(1).max(200);
 const cursor = z.coerce
@@ -96,7 +80,7 @@ export function v1Routes(operator: Operator): Hono {
     if (!q.success) return { refused: badRequest(c, 'query', q.error) };
     const { instance } = q.data;
     if (!read.knownInstance(instance))
-      return { refused: fail(c, 404, 'E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(instance)}`) };
+      return { refused: fail(c, 'E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(instance)}`) };
     return { data: q.data };
   };
   /** Runs an operator action: its result, or its stable error code and message (and every problem). */
@@ -106,11 +90,11 @@ export function v1Routes(operator: Operator): Hono {
       read.invalidate();
       return c.json({ ok: true, ...result });
     } catch (err) {
-      if (err instanceof BotError && Object.hasOwn(ERROR_STATUS, err.code)) {
+      if (err instanceof OperatorError) {
         read.invalidate();
-        const { problems, details } = err as { problems?: unknown; details?: unknown };
-        return fail(c, ERROR_STATUS[err.code] as ErrorStatus, err.code, err.message, {
-          ...(Array.isArray(problems) && problems.length > 0 ? { problems } : {}),
+        const { problems, details } = err;
+        return fail(c, err.code, err.message, {
+          ...(problems.length > 0 ? { problems } : {}),
           ...(details !== undefined ? { details } : {}),
         });
       }
@@ -171,7 +155,7 @@ export function v1Routes(operator: Operator): Hono {
     const q = query(c, ChartQuery);
     if (!q.success) return badRequest(c, 'query', q.error);
     const chart = read.chart(q.data.symbol, q.data.since);
-    if (chart === null) return fail(c, 404, 'E_NOT_FOUND', `no candles kept for ${q.data.symbol}`);
+    if (chart === null) return fail(c, 'E_NOT_FOUND', `no candles kept for ${q.data.symbol}`);
     return c.json(chart);
   });
   v1.get('/performance', (c) => c.json(read.performance()));

@@ -5,7 +5,8 @@
  * A port either cannot have stops the start, naming the variable.
  */
 import { Hono } from 'hono';
-import { probeGuard, type Refuse } from '../api/auth.js';
+import { probeGuard } from '../api/auth.js';
+import { fail } from '../api/responses.js';
 import type { DaemonMetrics } from '../api/daemon-metrics.js';
 import { type Listener, type ProbeState, probeRoutes, startListener, startMetricsListener } from '../api/probes.js';
 import { type ApiDeps, createApi, logApiListener } from '../api/api-server.js';
@@ -36,14 +37,13 @@ async function listen(
 /** The main listener's answer while the daemon starts: the probes, and 503 for the rest. */
 function startingApp(probes: ProbeState, metrics: DaemonMetrics, token: string | undefined): Hono {
   const app = new Hono();
-  const refuse: Refuse = (c, status, code, message) => c.json({ error: { code, message } }, status);
   // The same guard as the control API's own probe routes (auth.ts).
-  app.use('/readyz', probeGuard(token, refuse));
-  app.use('/metrics', probeGuard(token, refuse));
+  app.use('/readyz', probeGuard(token));
+  app.use('/metrics', probeGuard(token));
   app.route('/', probeRoutes(probes, metrics));
   app.notFound((c) => {
     const why = probes.readiness().checks.find((check) => !check.ok)?.detail ?? 'starting';
-    return c.json({ error: { code: 'E_NOT_RUNNING', message: `the daemon is not running yet (${why})` } }, 503);
+    return fail(c, 'E_NOT_RUNNING', `the daemon is not running yet (${why})`);
   });
   return app;
 }

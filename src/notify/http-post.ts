@@ -4,11 +4,11 @@
  * bot token and a Discord webhook URL is a secret of its own.
  */
 import { request } from 'undici';
+import { BotError } from '../errors.js';
 import { parseRetryAfter } from '../ops/rate-limiter.js';
 
-export class DeliveryError extends Error {
-  readonly code = 'E_NOTIFY_DELIVERY';
-
+/** A notification that did not get through: whether, and when, to try again. */
+export class DeliveryError extends BotError {
   constructor(
     message: string,
     /** The receiver asked to wait this long before the next try (HTTP 429). */
@@ -16,8 +16,7 @@ export class DeliveryError extends Error {
     /** A retry cannot help (bad token, unknown chat, a 4xx): the message is dropped at once. */
     readonly permanent = false,
   ) {
-    super(message);
-    this.name = 'DeliveryError';
+    super('E_NOTIFY_DELIVERY', message);
   }
 }
 

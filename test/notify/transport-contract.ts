@@ -10,6 +10,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Notice } from '../../src/notify/event-kinds.js';
+import { BotError } from '../../src/errors.js';
 import { DeliveryError } from '../../src/notify/http-post.js';
 import { composeMessage, type OutgoingMessage } from '../../src/notify/message.js';
 import type { Transport } from '../../src/notify/transport.js';
@@ -51,6 +52,9 @@ async function failure(promise: Promise<unknown>): Promise<DeliveryError> {
     (e: unknown) => e,
   );
   expect(err, 'expected the send to fail with a DeliveryError').toBeInstanceOf(DeliveryError);
+  // One of the bot's errors: describeError and the logs give it its stable code.
+  expect(err).toBeInstanceOf(BotError);
+  expect((err as DeliveryError).code).toBe('E_NOTIFY_DELIVERY');
   return err as DeliveryError;
 }
 
