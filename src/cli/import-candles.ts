@@ -1,8 +1,10 @@
 /**
- * `bot import-candles --symbol SYMBOL [pair rules] [--out DIR] FILE.csv [FILE2.csv …]`: one-minute candle CSVs
- * to one recording (four tickers per candle) that carries the pair's rules, for backtests and paper replays.
+ * `bot import-candles [--symbol SYMBOL] [pair rules] [--out DIR] FILE.csv [FILE2.csv …]`: one-minute candle CSVs
+ * to recordings (four tickers per candle) that carry the pairs' rules, for backtests and paper replays: one
+ * recording of --symbol, or, without it, one per symbol the files' names hold.
  */
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { BotError } from '../errors.js';
 import { PairConfigSchema } from '../wire/schemas.js';
 import { isPlainDecimal } from '../market/decimal.js';
@@ -11,17 +13,29 @@ import type { PairConfig } from '../ports/venue-records.js';
 import { type Assets, importCandles } from '../record/candles.js';
 import { DEFAULT_PAIRS, simPairConfig } from '../sim/default-market.js';
 import { assetIdFor } from '../sim/pair-market.js';
-import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
+import { commandSpec, helpText, numberFlag, parseFlags, timeFlag } from './flags.js';
 
 const RULES = 'Pair rules (written into the recording; backtests and paper trade the pair by them), from flags:';
 
 export const SPEC = commandSpec({
   name: 'import-candles',
-  usage: 'import-candles --symbol SYMBOL [--out DIR] [pair rules] FILE.csv [FILE2.csv …]',
-  about: `Turns one-minute candle CSVs (open_time,open,high,low,close,volume) into one recording
-DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files are one series, given in time order.`,
+  usage: 'import-candles [--symbol SYMBOL] [--from ISO] [--to ISO] [--out DIR] [pair rules] FILE.csv [FILE2.csv …]',
+  about: `Turns one-minute candle CSVs (open_time,open,high,low,close,volume) into recordings
+DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files of one symbol are one series, given in
+time order. Without --symbol, each file's symbol is the one its name holds (binance-ETHUSDT-1m-2023.csv: ETHUSDT),
+and each symbol becomes a recording of its own.`,
   flags: {
-    symbol: { type: 'string', arg: 'SYMBOL', doc: 'the pair the candles are of (required)' },
+    symbol: {
+      type: 'string',
+      arg: 'SYMBOL',
+      doc: "the pair the candles are of (default: each file's, from its name)",
+    },
+    from: {
+      type: 'string',
+      arg: 'ISO',
+      doc: 'only candles opening at or after this are written (the ones before count in the 24-hour figures)',
+    },
+    to: { type: 'string', arg: 'ISO', doc: 'only candles opening before this are written' },
     out: {
       type: 'string',
       arg: 'DIR',
@@ -90,7 +104,7 @@ DIR/SYMBOL-FIRSTDAY_LASTDAY.jsonl.gz (default DIR: data/recordings). Files are o
     'pair-config': {
       type: 'string',
       arg: 'FILE',
-      doc: "or the whole pair from one entry in the exchange's config endpoint shape (GET /api/v4/spot/config), with no other rule flag",
+      doc: "or the whole pair from the exchange's config endpoint (GET /api/v3/spot/config): one entry, a list, or the whole answer, each symbol's entry taken; with no other rule flag",
       section: RULES,
     },
   },
@@ -224,8 +238,11 @@ function feesOf(values: Values): { makerFee?: number; takerFee?: number } {
   return out;
 }
 
-/** `--pair-config FILE`: one config entry, checked as the bot checks the exchange's. */
-export async function pairFromFile(file: string, symbol: string): Promise<PairConfig> {
+/**
+ * `--pair-config FILE`: the config endpoint's entries (one, a list, or its whole answer `{status, data}`), each
+ * checked as the bot checks the exchange's; `symbols`' entries by symbol (a shipped pair may have none).
+ */
+export async function pairsFromFile(file: string, symbols: readonly string[]): Promise<Map<string, PairConfig>> {
   const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw usage(`--pair-config ${file}: cannot read (${err.code ?? err.message})`);
   });
@@ -235,19 +252,51 @@ export async function pairFromFile(file: string, symbol: string): Promise<PairCo
   } catch (err) {
     throw usage(`--pair-config ${file}: not JSON (${(err as Error).message})`);
   }
-  const parsed = PairConfigSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw usage(`--pair-config ${file}: at ${issue?.path.join('.') || '(top)'}: ${issue?.message ?? 'invalid'}`);
+  const data = value !== null && typeof value === 'object' && 'data' in value ? value.data : value;
+  const entries: unknown[] = Array.isArray(data) ? data : [data];
+  const out = new Map<string, PairConfig>();
+  entries.forEach((entry, i) => {
+    const at = Array.isArray(data) ? `[${i}]` : '';
+    const parsed = PairConfigSchema.safeParse(entry);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw usage(`--pair-config ${file}: at ${at}${issue?.path.join('.') || '(top)'}: ${issue?.message ?? 'invalid'}`);
+    }
+    const config = parsed.data;
+    try {
+      pairRulesFrom(config);
+    } catch (err) {
+      throw usage(`--pair-config ${file}: ${config.symbol}: ${(err as Error).message}`);
+    }
+    out.set(config.symbol, config);
+  });
+  const absent = symbols.filter((s) => !out.has(s) && !DEFAULT_PAIRS.some((p) => p.symbol === s));
+  if (absent.length > 0)
+    throw usage(
+      `--pair-config ${file} holds no entry for ${absent.join(', ')} (it has ${[...out.keys()].join(', ') || 'none'})`,
+    );
+  return out;
+}
+
+/** The symbol a candle file's name holds (binance-ETHUSDT-1m-20230402.csv: ETHUSDT): one part that splits as a pair. */
+export function symbolInName(file: string): string | undefined {
+  const parts = basename(file)
+    .split(/[-_.\s]+/)
+    .filter((part) => /^[A-Z0-9]{4,20}$/.test(part) && /[A-Z]/.test(part));
+  const pairs = parts.filter((part) => QUOTE_SUFFIXES.some((q) => part.endsWith(q) && part.length > q.length));
+  return pairs.length === 1 ? pairs[0] : undefined;
+}
+
+/** The files of each symbol, in the order given: --symbol's, or each file's by its name. */
+function filesBySymbol(symbol: string | undefined, files: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const file of files) {
+    const s = symbol ?? symbolInName(file);
+    if (s === undefined)
+      throw usage(`cannot tell the symbol of ${file} from its name (no one part like ETHUSDT): give --symbol`);
+    out.set(s, [...(out.get(s) ?? []), file]);
   }
-  const config = parsed.data;
-  if (config.symbol !== symbol) throw usage(`--pair-config ${file} is for ${config.symbol}, not --symbol ${symbol}`);
-  try {
-    pairRulesFrom(config);
-  } catch (err) {
-    throw usage(`--pair-config ${file}: ${(err as Error).message}`);
-  }
-  return config;
+  return out;
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -256,14 +305,12 @@ export async function run(argv: string[]): Promise<number> {
     console.log(helpText(SPEC));
     return 0;
   }
-  if (values.symbol === undefined || positionals.length === 0) {
-    console.error(`import-candles: --symbol and at least one CSV file are required\n\n${helpText(SPEC)}`);
+  if (positionals.length === 0) {
+    console.error(`import-candles: at least one CSV file is required\n\n${helpText(SPEC)}`);
     return 2;
   }
   const tty = process.stderr.isTTY === true;
-  const started = performance.now();
   try {
-    const symbol = values.symbol;
     const ruleValues = values as Values;
     const file = values['pair-config'];
     if (
@@ -271,30 +318,46 @@ export async function run(argv: string[]): Promise<number> {
       [...RULE_FLAGS, 'base', 'quote', 'base-id', 'quote-id'].some((f) => ruleValues[f as keyof Values] !== undefined)
     )
       throw usage('--pair-config gives the whole pair: no other rule flag goes with it');
-    const pair = file === undefined ? pairFromFlags(symbol, ruleValues) : await pairFromFile(file, symbol);
-    const result = await importCandles({
-      symbol,
-      files: positionals,
-      outDir: values.out,
-      pair,
-      assets: assetsOf(symbol, {
-        base: pair?.baseAsset,
-        quote: pair?.quoteAsset,
-        baseId: pair?.baseAssetId ?? undefined,
-        quoteId: pair?.quoteAssetId ?? undefined,
-      }),
-      onProgress: tty
-        ? (done, total) => {
-            const rate = Math.round(done / Math.max((performance.now() - started) / 1000, 1e-3));
-            process.stderr.write(`\rimport-candles: ${done}/${total} candles (${rate}/s)`);
-          }
-        : undefined,
-    });
-    if (tty) process.stderr.write('\n');
-    console.log(
-      `${result.file}: ${result.candles} candles, ${result.tickers} tickers, ` +
-        `${new Date(result.from).toISOString()} to ${new Date(result.to).toISOString()}`,
-    );
+    const from = timeFlag('import-candles', 'from', values.from);
+    const to = timeFlag('import-candles', 'to', values.to);
+    const bySymbol = filesBySymbol(values.symbol, positionals);
+    if (bySymbol.size > 1 && RULE_FLAGS.some((f) => ruleValues[f] !== undefined))
+      throw usage(
+        `the files are of ${[...bySymbol.keys()].join(', ')}: rule flags describe one pair, give each pair's with --pair-config FILE`,
+      );
+    const fromFile = file === undefined ? undefined : await pairsFromFile(file, [...bySymbol.keys()]);
+    for (const [symbol, files] of bySymbol) {
+      const pair =
+        fromFile === undefined
+          ? pairFromFlags(symbol, ruleValues)
+          : (fromFile.get(symbol) ?? DEFAULT_PAIRS.find((p) => p.symbol === symbol));
+      const started = performance.now();
+      const result = await importCandles({
+        symbol,
+        files,
+        outDir: values.out,
+        pair,
+        from,
+        to,
+        assets: assetsOf(symbol, {
+          base: pair?.baseAsset,
+          quote: pair?.quoteAsset,
+          baseId: pair?.baseAssetId ?? undefined,
+          quoteId: pair?.quoteAssetId ?? undefined,
+        }),
+        onProgress: tty
+          ? (done, total) => {
+              const rate = Math.round(done / Math.max((performance.now() - started) / 1000, 1e-3));
+              process.stderr.write(`\rimport-candles: ${symbol} ${done}/${total} candles (${rate}/s)`);
+            }
+          : undefined,
+      });
+      if (tty) process.stderr.write('\n');
+      console.log(
+        `${result.file}: ${result.candles} candles, ${result.tickers} tickers, ` +
+          `${new Date(result.from).toISOString()} to ${new Date(result.to).toISOString()}`,
+      );
+    }
     return 0;
   } catch (err) {
     if (tty) process.stderr.write('\n');

@@ -199,6 +199,12 @@ export interface ImportOptions {
   assets: Assets;
   /** The pair's rules, written into the recording's header (cli/import-candles.ts builds them from flags). */
   pair?: PairConfig;
+  /**
+   * Only candles opening within [from, to) are written (epoch ms). Those before `from` are still read: the
+   * rolling 24-hour figures of the first tickers written are then whole, as the market watch's would be.
+   */
+  from?: number;
+  to?: number;
   /** Called every few thousand rows and at the end of each file. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -223,6 +229,8 @@ export function importFileName(symbol: string, from: number, to: number): string
 /** Imports candle CSVs (one series, files in time order) into one recording under outDir; atomic (temp + rename). */
 export async function importCandles(options: ImportOptions): Promise<ImportResult> {
   const { pair, assets } = options;
+  const from = options.from ?? -Infinity;
+  const to = options.to ?? Infinity;
   const series: Candle[][] = [];
   let last = -Infinity;
   for (const file of options.files) {
@@ -232,13 +240,25 @@ export async function importCandles(options: ImportOptions): Promise<ImportResul
     const candles = parseCandleCsv(text, file, last);
     if (candles.length === 0) throw new CandleFileError('no candles', file);
     last = candles[candles.length - 1]!.openTime;
-    series.push(candles);
+    series.push(candles.filter((c) => c.openTime < to));
   }
+  const written = series.flat().filter((c) => c.openTime >= from);
+  const first = written[0];
+  const end = written[written.length - 1];
+  if (first === undefined || end === undefined)
+    throw new CandleFileError(
+      `no candles within ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`,
+      options.files.join(', '),
+    );
   const total = series.reduce((n, s) => n + s.length, 0);
-  const from = series[0]![0]!.openTime;
-  const out = path.join(options.outDir, importFileName(options.symbol, from, last));
+  const out = path.join(options.outDir, importFileName(options.symbol, first.openTime, end.openTime));
   const temp = `${out}.partial`;
   await rm(temp, { force: true });
+  const span =
+    options.from === undefined && options.to === undefined
+      ? ''
+      : `, those opening from ${new Date(first.openTime).toISOString()} to ${new Date(end.openTime).toISOString()} ` +
+        "(the ones before count in the first tickers' 24-hour figures)";
   const writer = await RecordingWriter.open(temp, {
     header: {
       format: RECORDING_FORMAT,
@@ -246,7 +266,7 @@ export async function importCandles(options: ImportOptions): Promise<ImportResul
       symbol: options.symbol,
       source: 'candles',
       provenance:
-        `one-minute candles from ${options.files.map((f) => path.basename(f)).join(', ')}; ` +
+        `one-minute candles from ${options.files.map((f) => path.basename(f)).join(', ')}${span}; ` +
         'each candle walks open, nearer extreme, other extreme, close at +0/15/30/45 s',
       ...(pair ? { pair: { ...pair, baseAssetId: assets.baseId, quoteAssetId: assets.quoteId } } : {}),
     },
@@ -258,7 +278,8 @@ export async function importCandles(options: ImportOptions): Promise<ImportResul
     for (const candles of series) {
       let batch: string[] = [];
       for (const candle of candles) {
-        batch.push(...tickers.push(candle));
+        const lines = tickers.push(candle);
+        if (candle.openTime >= from) batch.push(...lines);
         if (++done % 4096 === 0) {
           await writer.writeLines(batch);
           batch = [];
@@ -276,5 +297,11 @@ export async function importCandles(options: ImportOptions): Promise<ImportResul
   }
   await rename(temp, out);
   syncDir(options.outDir);
-  return { file: out, candles: total, tickers: total * 4, from, to: last + WALK_OFFSETS_MS[3] };
+  return {
+    file: out,
+    candles: written.length,
+    tickers: written.length * 4,
+    from: first.openTime,
+    to: end.openTime + WALK_OFFSETS_MS[3],
+  };
 }
