@@ -6,19 +6,18 @@
  */
 import { BotError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
-import { D, type DecimalLike, dec } from '../market/decimal.js';
+import { type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Venue } from '../ports/venue.js';
-import type { Balance, FillView, Intent } from '../strategy/api.js';
+import type { Balance } from '../strategy/api.js';
 import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { EngineParts } from './engine-parts.js';
-import { protects } from './instance-lifecycle.js';
-import { type InstanceSpec, InstanceRunner, orderView, RunnerDeps } from './instance-runner.js';
-import { type BySymbol, Instances, type InstanceSummary } from './instances.js';
+import { type InstanceSpec, InstanceRunner, RunnerDeps } from './instance-runner.js';
+import { Instances, type InstanceSummary } from './instances.js';
 import type { IndicatorSpecs } from '../strategy/indicators.js';
 import type { CandleBuilder } from '../market/candles.js';
 import { CandleBooks } from './candle-books.js';
@@ -30,6 +29,11 @@ import { DeclaredExits, type DeclaringInstance } from './exits/declared-exits.js
 import { Mutex } from './mutex.js';
 import type { FillSink } from './fill-recorder.js';
 import { OrderSync } from './order-sync.js';
+import { TickPath } from './tick-path.js';
+import { FillDelivery } from './fill-delivery.js';
+import { OrdersPoll } from './orders-poll.js';
+import { VenueReads } from './venue-reads.js';
+import { refuseForeignOrders, startProblem } from './start-checks.js';
 import { type CircuitBreakerOptions, DEFAULT_CIRCUIT_BREAKER } from './risk.js';
 import { TradingGuard } from './trading-guard.js';
 
@@ -88,10 +92,6 @@ export interface EngineOptions {
 
 export type { InstanceSummary } from './instances.js';
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 function isPromise(x: unknown): x is Promise<unknown> {
   return x instanceof Promise;
 }
@@ -116,16 +116,14 @@ export class Engine implements FillSink {
   private readonly orders: OrderManager;
   private readonly sync: OrderSync;
   private readonly exits: DeclaredExits;
+  private readonly reads: VenueReads;
+  private readonly ticks: TickPath;
+  private readonly delivery: FillDelivery;
+  private readonly poll: OrdersPoll;
   private readonly lock = new Mutex();
   private readonly stopTimeoutMs: number;
   private readonly adoptOpenOrders: boolean;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
-  private polledRevision: number | undefined;
-  /** A fill was recorded since balances were read. */
-  private balancesStale = false;
-  /** Every pair's config was read once to name the assets of balances no traded pair names. */
-  private allAssetsNamed = false;
-  private lastPollComplete = true;
   private readonly startPaused: ReadonlyMap<string, PauseCause>;
   private readonly candles: CandleBooks;
 
@@ -151,6 +149,8 @@ export class Engine implements FillSink {
         new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles),
       );
     });
+    this.reads = new VenueReads(this.parts, this.roster.symbols);
+    // The fill recorder tells this engine (FillSink), which hands each fill to the delivery made below.
     this.sync = new OrderSync(
       this.parts,
       {
@@ -169,8 +169,20 @@ export class Engine implements FillSink {
       this.orders,
       this.sync,
       this.lock,
-      () => this.refreshBalances(),
+      () => this.reads.balances(),
       options.instances.map((spec, i) => [this.roster.all[i] as InstanceRunner, spec] as const),
+    );
+    this.ticks = new TickPath(market, this.candles, this.exits, this.orders, this.lock);
+    this.delivery = new FillDelivery(this.parts, this.roster, this.exits, this.reads, this.ticks);
+    this.poll = new OrdersPoll(
+      this.parts,
+      this.sync,
+      this.orders,
+      this.roster,
+      this.reads,
+      this.delivery,
+      this.exits,
+      this.lock,
     );
   }
 
@@ -217,7 +229,7 @@ export class Engine implements FillSink {
 
   /** Whether the last orders poll read every symbol it had to (false: the venue failed for one). */
   get ordersPollComplete(): boolean {
-    return this.lastPollComplete;
+    return this.poll.complete;
   }
 
   /** Whether the engine runs its jobs (started and not stopping). */
@@ -292,11 +304,8 @@ export class Engine implements FillSink {
   }
 
   /** Lifts an authentication halt once a signed read succeeds (it throws when the keys still fail). */
-  async clearAuthHalt(): Promise<boolean> {
-    const { guard, venue } = this.parts;
-    if (guard.halted === undefined) return false;
-    await guard.call('balance (authentication check)', () => venue.balance());
-    return guard.clearHalt();
+  clearAuthHalt(): Promise<boolean> {
+    return this.reads.clearAuthHalt();
   }
 
   /**
@@ -350,11 +359,11 @@ export class Engine implements FillSink {
     this.candles.restore();
     for (const r of this.roster.all) r.init();
     return this.lock.run(async () => {
-      await this.refreshLocked();
+      await this.reads.pairsAndBalances();
       for (const r of this.roster.all) this.exits.start(r);
-      if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await this.refuseForeignOrders();
+      if (!this.adoptOpenOrders && this.parts.store.orders.isEmpty()) await refuseForeignOrders(this.parts);
       for (const r of this.roster.all) {
-        const reason = this.startProblem(r);
+        const reason = startProblem(this.parts, r);
         if (reason) r.refuseStart(reason);
       }
       const symbols = new Set([...this.roster.symbols, ...journal.symbols()]);
@@ -385,42 +394,12 @@ export class Engine implements FillSink {
         if (isPromise(ok)) ok = await ok;
         if (!ok) continue;
         r.saveState();
-        await this.processIntents(r);
+        await this.ticks.processQueued(r);
       }
-      for (const r of this.roster.all) await this.deliverFills(r);
+      await this.delivery.deliverAll();
       await this.exits.polled(this.roster.all);
       logger.info({ instances: this.roster.all.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
-  }
-
-  /** An empty journal and open orders on the account: nothing is sent until the operator says how. */
-  private async refuseForeignOrders(): Promise<void> {
-    const { guard, venue } = this.parts;
-    const open = await guard.call('open orders', () => venue.openOrders());
-    if (open.length === 0) return;
-    const bySymbol = new Map<string, number>();
-    for (const o of open) bySymbol.set(o.symbol, (bySymbol.get(o.symbol) ?? 0) + 1);
-    const listed = [...bySymbol].map(([symbol, n]) => `${symbol} ${n}`).join(', ');
-    throw new BotError(
-      'E_FOREIGN_ORDERS',
-      `the journal is empty and the account has ${open.length} open order(s) (${listed}): another bot, or a ` +
-        'journal that was deleted, may own them. Nothing was sent. Cancel them on the exchange, or start with ' +
-        '--adopt-open-orders (ADOPT_OPEN_ORDERS=true) to journal them as external orders and trade beside them.',
-      { context: { openOrders: open.length } },
-    );
-  }
-
-  private startProblem(r: InstanceRunner): string | undefined {
-    if (r.definition.requiresCancel === true && !this.parts.venue.cancelOrder)
-      return `strategy ${r.definition.name} requires cancel, which this venue does not support`;
-    const rules = this.parts.market.rules.get(r.symbol);
-    if (!rules) return `symbol ${r.symbol} is not in the venue's pair configuration`;
-    const missing = (r.definition.orderTypes ?? []).filter(
-      (t) => !rules.orderTypes.has(t) || (t === 'OCO' && !rules.ocoAllowed),
-    );
-    if (missing.length > 0)
-      return `strategy ${r.definition.name} uses ${missing.join(', ')}, not allowed on ${r.symbol}`;
-    return undefined;
   }
 
   /**
@@ -429,92 +408,11 @@ export class Engine implements FillSink {
    * to wait (the usual tick): `const p = engine.observe(t); if (p) await p;`.
    */
   observe(tickers: readonly Ticker[], schedule?: string): Promise<void> | undefined {
-    const { market } = this.parts;
-    const candles = this.candles;
-    for (let i = 0; i < tickers.length; i++) {
-      const t = tickers[i] as Ticker;
-      market.setTicker(t);
-      candles.observe(t);
-    }
+    this.ticks.cache(tickers);
     if (this.state !== 'running') return undefined;
     const index = schedule === undefined ? this.roster.bySymbol : this.roster.onSchedule(schedule);
     if (index === undefined) return undefined;
-    return this.tickFrom(tickers, index, 0, 0);
-  }
-
-  private tickFrom(tickers: readonly Ticker[], index: BySymbol, i0: number, j0: number): Promise<void> | undefined {
-    for (let i = i0; i < tickers.length; i++) {
-      const list = index.get((tickers[i] as Ticker).symbol);
-      if (list === undefined) continue;
-      for (let j = i === i0 ? j0 : 0; j < list.length; j++) {
-        const pending = this.tick(list[j] as InstanceRunner);
-        if (pending) return this.tickAfter(pending, tickers, index, i, j + 1);
-      }
-    }
-    return undefined;
-  }
-
-  // The tick path runs up to a million times a second in a backtest: its asynchronous continuations live in
-  // functions of their own, because a closure over a parameter or a loop variable costs an allocation on
-  // every call of the function that declares it, even when the closure is never created.
-
-  private async tickAfter(
-    pending: Promise<void>,
-    tickers: readonly Ticker[],
-    index: BySymbol,
-    i: number,
-    j: number,
-  ): Promise<void> {
-    await pending;
-    await this.tickFrom(tickers, index, i, j);
-  }
-
-  /**
-   * One instance's tick: its declared exits and protections, running or paused (a pause stops its strategy
-   * deciding, never its position's protection), then its strategy's onTick when it runs.
-   */
-  private tick(r: InstanceRunner): Promise<void> | undefined {
-    const status = r.status;
-    if (!protects(status) || r.busy) return undefined;
-    const exiting = this.exits.tick(r);
-    if (exiting) return exiting;
-    if (status !== 'running') return undefined;
-    const ok = r.callTick();
-    if (ok === true) return this.afterTick(r);
-    if (ok === false) return undefined;
-    return this.afterAsyncTick(r, ok);
-  }
-
-  private async afterAsyncTick(r: InstanceRunner, ok: Promise<boolean>): Promise<void> {
-    if (await ok) await this.afterTick(r);
-  }
-
-  private afterTick(r: InstanceRunner): Promise<void> | undefined {
-    if (r.hasIntents) return this.processAfterTick(r, r.takeIntents());
-    if (r.isDirty) r.saveState();
-    return undefined;
-  }
-
-  /** A tick's intents, under the lock (taken at once; the instance is busy until they are processed). */
-  private processAfterTick(r: InstanceRunner, intents: Intent[]): Promise<void> {
-    return this.lock.run(() => this.processTaken(r, intents));
-  }
-
-  /** The instance's queued intents (from onStart, onFill or onStop), then its state. The caller holds the lock. */
-  private async processIntents(r: InstanceRunner): Promise<void> {
-    if (!r.hasIntents) return;
-    await this.processTaken(r, r.takeIntents());
-  }
-
-  /** Intents taken from a hook, then its state; the instance's next hook may run once this settles. */
-  private async processTaken(r: InstanceRunner, intents: Intent[]): Promise<void> {
-    try {
-      await this.exits.strategySends(r, intents);
-      await this.orders.process(r, intents, this.exits);
-      r.saveState();
-    } finally {
-      r.intentsProcessed();
-    }
+    return this.ticks.run(tickers, index);
   }
 
   /**
@@ -561,157 +459,19 @@ export class Engine implements FillSink {
    */
   pollOrders(): Promise<void> | undefined {
     if (this.state !== 'running') return undefined;
-    const revision = this.parts.venue.revision;
-    if (
-      revision !== undefined &&
-      revision === this.polledRevision &&
-      !this.orders.placedSincePoll &&
-      !this.sync.hasPendingWork() &&
-      !this.roster.deliveryPending() &&
-      // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).
-      !this.parts.guard.journalWritesFailing
-    )
-      return undefined;
-    return this.pollNow();
-  }
-
-  /** Apart from pollOrders, which runs on every tick: an arrow function there would cost it an allocation. */
-  private pollNow(): Promise<void> {
-    return this.lock.run(() => this.pollLocked());
-  }
-
-  private async pollLocked(): Promise<void> {
-    const { venue, guard, journal, logger, store } = this.parts;
-    const revision = venue.revision;
-    this.orders.pollStarted();
-    guard.checkKillSwitch();
-    if (guard.haltedByClock) {
-      // A halt put down to the clock: once a signed read succeeds (the clock, or the server-time offset, is
-      // right again) it clears itself; while it fails, the next poll asks again.
-      try {
-        await this.clearAuthHalt();
-      } catch (err) {
-        logger.debug({ err }, 'authentication still failing');
-      }
-    }
-    // After a write the journal refused, nothing is sent until a write succeeds and this poll has reconciled.
-    const recovering = guard.journalWritesFailing;
-    if (recovering) {
-      try {
-        store.probeWrite();
-      } catch (err) {
-        throw new BotError('E_POLL', `orders poll skipped: the journal still refuses writes (${errorText(err)})`, {
-          cause: err,
-        });
-      }
-    }
-    // A failure is reported once by the job that runs this (the scheduler logs an incident, not each poll).
-    let failure: { symbol: string; err: unknown } | undefined;
-    for (const symbol of journal.symbols()) {
-      try {
-        await this.sync.poll(symbol, this.roster.symbols.has(symbol));
-      } catch (err) {
-        failure ??= { symbol, err };
-        logger.debug({ err, symbol }, 'orders poll failed');
-      }
-    }
-    this.sync.reportExternal(false);
-    const complete = failure === undefined;
-    if (complete) this.polledRevision = revision;
-    if (recovering && complete) guard.journalRecovered();
-    this.lastPollComplete = complete;
-    if (this.balancesStale) {
-      try {
-        await this.refreshBalances();
-      } catch (err) {
-        logger.debug({ err }, 'balances unavailable after fills: using the previous figures');
-      }
-    }
-    for (const r of this.roster.all) await this.deliverFills(r);
-    if (complete) await this.exits.polled(this.roster.all);
-    if (failure) {
-      const { symbol, err } = failure;
-      throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
-        cause: err,
-        context: { symbol },
-      });
-    }
+    return this.poll.run();
   }
 
   /** Pair rules and balances (less often than the other jobs); also saves strategy state changed in place. */
   refresh(): Promise<void> {
     if (this.state !== 'running') return Promise.resolve();
     return this.lock.run(async () => {
-      await this.refreshLocked();
-      await this.pollIdleSymbols();
+      await this.reads.pairsAndBalances();
+      await this.poll.idleSymbols();
       for (const r of this.roster.all) if (r.status === 'running') r.saveState();
       this.exits.saveAll();
       this.candles.save();
     });
-  }
-
-  /**
-   * The orders poll reads only symbols with live journal rows: a traded symbol without any is read here (once
-   * a refresh), so orders another owner places there are seen too (external-orders.ts).
-   */
-  private async pollIdleSymbols(): Promise<void> {
-    const { journal, logger } = this.parts;
-    const live = journal.symbols();
-    for (const symbol of this.roster.symbols) {
-      if (live.has(symbol)) continue;
-      try {
-        await this.sync.poll(symbol, true);
-      } catch (err) {
-        logger.debug({ err, symbol }, 'open orders of an idle symbol unavailable');
-      }
-    }
-    this.sync.reportExternal(false);
-  }
-
-  private async refreshLocked(): Promise<void> {
-    const { venue, guard, market, logger, store, clock } = this.parts;
-    const symbols = [...this.roster.symbols];
-    const only = symbols.length === 1 ? symbols[0] : undefined;
-    const configs = await guard.call('pair config', () =>
-      only !== undefined ? venue.pairConfig(only) : venue.pairConfig(),
-    );
-    market.setPairs(configs, this.roster.symbols);
-    // Kept for the processes that show figures without the venue (`bot status`, the notifier): a write that
-    // fails costs them the pair's rounding, not this refresh.
-    try {
-      store.pairRules.put(
-        configs.filter((c) => this.roster.symbols.has(c.symbol)),
-        clock.now(),
-      );
-    } catch (err) {
-      logger.debug({ err }, 'pair rules not stored');
-    }
-    for (const s of symbols)
-      if (!configs.some((c) => c.symbol === s))
-        logger.warn({ symbol: s }, `pair ${s} missing from the venue's configuration`);
-    await this.refreshBalances();
-  }
-
-  /** Fills change balances: they are read again after a poll that recorded one, not only at the next refresh. */
-  private async refreshBalances(): Promise<void> {
-    const { venue, guard, market, logger } = this.parts;
-    this.balancesStale = false;
-    try {
-      const balances = await guard.call('balance', () => venue.balance());
-      market.setBalances(balances);
-      // A daemon trading one pair reads that pair's config only: an asset it does not trade (USDC, ETH) has
-      // no name yet, and the operator's /balance would not list it. Every pair's config is read once for them.
-      if (market.unknownAssetIds.length > 0 && !this.allAssetsNamed) {
-        this.allAssetsNamed = true;
-        market.setPairs(await guard.call('pair config', () => venue.pairConfig()), this.roster.symbols);
-        market.setBalances(balances);
-      }
-    } catch (err) {
-      this.balancesStale = true;
-      throw err;
-    }
-    if (market.unknownAssetIds.length > 0)
-      logger.debug({ ids: market.unknownAssetIds }, 'balances for currency ids no pair names');
   }
 
   /** onStop for every running instance (intents it queues, e.g. cancels, are processed), then no more jobs. */
@@ -728,7 +488,7 @@ export class Engine implements FillSink {
           if (r.status === 'running') {
             let ok = r.callHook('onStop');
             if (isPromise(ok)) ok = await ok;
-            if (ok) await this.processIntents(r);
+            if (ok) await this.ticks.processQueued(r);
           }
           r.markStopped();
         }
@@ -741,65 +501,8 @@ export class Engine implements FillSink {
     logger.info('engine stopped');
   }
 
-  /** FillSink: a fill was recorded (its transaction committed): the position, the counters, onFill's queue. */
+  /** FillSink: a fill was recorded (its transaction committed): fill-delivery.ts takes it from there. */
   fillRecorded(row: OrderRow, fill: FillRow): void {
-    this.balancesStale = true;
-    this.parts.logger.info(
-      {
-        instance: row.instance,
-        localId: row.localId,
-        exchangeId: row.exchangeId,
-        side: fill.side,
-        price: fill.price,
-        quantity: fill.qty,
-        fee: fill.fee,
-        feeAsset: fill.feeAsset,
-      },
-      'fill recorded',
-    );
-    if (row.instance === undefined) return;
-    const r = this.roster.named(row.instance);
-    if (!r) return;
-    const before = r.position;
-    r.fillRecorded(fill);
-    this.exits.filled(r, row, fill, before);
-    this.parts.journal.fillRecorded(row.localId);
-  }
-
-  /** Delivers the instance's undelivered fills to onFill, each marked delivered with the state saved in one transaction. */
-  private async deliverFills(r: InstanceRunner): Promise<void> {
-    if (!r.takeFillsToDeliver()) return;
-    const { store, journal } = this.parts;
-    for (const f of store.fills.undelivered(r.name)) {
-      if (r.status !== 'running') break;
-      const row = journal.get(f.orderLocalId);
-      if (!row) continue;
-      const view: FillView = {
-        fillId: f.fillKey,
-        order: orderView(row),
-        side: f.side,
-        price: new D(f.price),
-        quantity: new D(f.qty),
-        fee: new D(f.fee),
-        feeAsset: f.feeAsset,
-        time: f.time,
-      };
-      // onFill is the news of this fill: the order leaves the strategy's view as it is told (the last fill of
-      // a filled order), and comes back if the hook fails.
-      journal.fillDelivered(f.orderLocalId);
-      let ok = r.callFill(view);
-      if (isPromise(ok)) ok = await ok;
-      if (!ok) {
-        // Paused: the fill stays undelivered, so a fixed strategy sees it after a restart.
-        journal.fillRecorded(f.orderLocalId);
-        r.fillsUndelivered();
-        return;
-      }
-      store.transaction(() => {
-        store.fills.markDelivered(f.fillKey);
-        r.saveState();
-      });
-      await this.processIntents(r);
-    }
+    this.delivery.fillRecorded(row, fill);
   }
 }

@@ -1,0 +1,137 @@
+/**
+ * The orders poll (docs/architecture.md, the path of one order): every symbol with live journal rows read
+ * through the order sync (open orders, history, unknown outcomes, fills recorded), the balances read again when
+ * a fill changed them, the fills delivered to onFill, and the stops held on the exchange brought in line. It
+ * also clears an authentication halt the clock caused, and after a write the journal refused it is the one way
+ * back (its probe write, then a complete reconciliation). Under the engine's lock.
+ */
+import { BotError } from '../errors.js';
+import type { EngineParts } from './engine-parts.js';
+import type { DeclaredExits } from './exits/declared-exits.js';
+import type { FillDelivery } from './fill-delivery.js';
+import type { Instances } from './instances.js';
+import type { Mutex } from './mutex.js';
+import type { OrderManager } from './order-manager.js';
+import type { OrderSync } from './order-sync.js';
+import type { VenueReads } from './venue-reads.js';
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class OrdersPoll {
+  /** The venue's revision counter at the last complete poll (a venue without one: undefined). */
+  private polledRevision: number | undefined;
+  private lastComplete = true;
+
+  constructor(
+    private readonly p: EngineParts,
+    private readonly sync: OrderSync,
+    private readonly orders: OrderManager,
+    private readonly roster: Instances,
+    private readonly reads: VenueReads,
+    private readonly delivery: FillDelivery,
+    private readonly exits: DeclaredExits,
+    private readonly lock: Mutex,
+  ) {}
+
+  /** Whether the last poll read every symbol it had to (false: the venue failed for one). */
+  get complete(): boolean {
+    return this.lastComplete;
+  }
+
+  /**
+   * A poll, under the lock. When the venue has a revision counter that has not moved since the last complete
+   * poll and nothing time-based is pending (nor a journal write failure to recover from), there is nothing to
+   * learn: undefined at once (this runs on every tick of a backtest).
+   */
+  run(): Promise<void> | undefined {
+    const revision = this.p.venue.revision;
+    if (
+      revision !== undefined &&
+      revision === this.polledRevision &&
+      !this.orders.placedSincePoll &&
+      !this.sync.hasPendingWork() &&
+      !this.roster.deliveryPending() &&
+      // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).
+      !this.p.guard.journalWritesFailing
+    )
+      return undefined;
+    return this.runNow();
+  }
+
+  /**
+   * The orders poll reads only symbols with live journal rows: a traded symbol without any is read here (once
+   * a refresh), so orders another owner places there are seen too (external-orders.ts). The caller holds the lock.
+   */
+  async idleSymbols(): Promise<void> {
+    const { journal, logger } = this.p;
+    const live = journal.symbols();
+    for (const symbol of this.roster.symbols) {
+      if (live.has(symbol)) continue;
+      try {
+        await this.sync.poll(symbol, true);
+      } catch (err) {
+        logger.debug({ err, symbol }, 'open orders of an idle symbol unavailable');
+      }
+    }
+    this.sync.reportExternal(false);
+  }
+
+  /** Apart from run, which runs on every tick: an arrow function there would cost it an allocation. */
+  private runNow(): Promise<void> {
+    return this.lock.run(() => this.locked());
+  }
+
+  private async locked(): Promise<void> {
+    const { venue, guard, journal, logger, store } = this.p;
+    const revision = venue.revision;
+    this.orders.pollStarted();
+    guard.checkKillSwitch();
+    if (guard.haltedByClock) {
+      // A halt put down to the clock: once a signed read succeeds (the clock, or the server-time offset, is
+      // right again) it clears itself; while it fails, the next poll asks again.
+      try {
+        await this.reads.clearAuthHalt();
+      } catch (err) {
+        logger.debug({ err }, 'authentication still failing');
+      }
+    }
+    // After a write the journal refused, nothing is sent until a write succeeds and this poll has reconciled.
+    const recovering = guard.journalWritesFailing;
+    if (recovering) {
+      try {
+        store.probeWrite();
+      } catch (err) {
+        throw new BotError('E_POLL', `orders poll skipped: the journal still refuses writes (${errorText(err)})`, {
+          cause: err,
+        });
+      }
+    }
+    // A failure is reported once by the job that runs this (the scheduler logs an incident, not each poll).
+    let failure: { symbol: string; err: unknown } | undefined;
+    for (const symbol of journal.symbols()) {
+      try {
+        await this.sync.poll(symbol, this.roster.symbols.has(symbol));
+      } catch (err) {
+        failure ??= { symbol, err };
+        logger.debug({ err, symbol }, 'orders poll failed');
+      }
+    }
+    this.sync.reportExternal(false);
+    const complete = failure === undefined;
+    if (complete) this.polledRevision = revision;
+    if (recovering && complete) guard.journalRecovered();
+    this.lastComplete = complete;
+    await this.reads.balancesIfChanged();
+    await this.delivery.deliverAll();
+    if (complete) await this.exits.polled(this.roster.all);
+    if (failure) {
+      const { symbol, err } = failure;
+      throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
+        cause: err,
+        context: { symbol },
+      });
+    }
+  }
+}
