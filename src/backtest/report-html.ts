@@ -246,8 +246,8 @@ function tradesSection(summary: BacktestSummary): string {
   return `<h2>Trades by tag</h2>
 <div class="pair"><div><h3>by entry tag</h3>${byTag(tradesByTag.entry)}</div><div><h3>by exit tag (exit reason)</h3>${byTag(tradesByTag.exit)}</div></div>
 <h2>Trades (${trades.length})</h2>
-${pairing}
-${table(['#', 'instance', 'entry', 'entry price', 'exit', 'exit price', 'quantity', 'PnL', 'PnL %', 'held', 'entry tag', 'exit tag'], rows, [0, 3, 5, 6, 7, 8])}`;
+${table(['#', 'instance', 'entry', 'entry price', 'exit', 'exit price', 'quantity', 'PnL', 'PnL %', 'held', 'entry tag', 'exit tag'], rows, [0, 3, 5, 6, 7, 8])}
+${pairing}`;
 }
 
 function returnsSection(summary: BacktestSummary): string {
