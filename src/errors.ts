@@ -36,6 +36,8 @@ export const ERROR_STATUS = {
   E_DUPLICATE_ID: 500,
   E_DB_OPEN: 500,
   E_DB_VERSION: 500,
+  // The journal could not be backed up before its migration (nothing was changed).
+  E_DB_BACKUP: 500,
   // Another daemon holds the journal's lock (store/journal-lock.ts).
   E_DB_LOCKED: 409,
   E_POLL_INCOMPLETE: 502,

@@ -27,6 +27,7 @@ import type { Scheduler } from '../ports/scheduler.js';
 import { acquireJournalLock, holderText, type JournalLock, lockPathOf } from '../store/journal-lock.js';
 import { JournalLease, leaseVerdict, readLease } from '../store/journal-lease.js';
 import { lockHolder } from './lock-holder.js';
+import { stepText, upgradeJournal, type UpgradeStep } from '../store/journal-upgrade.js';
 import type { Store } from '../store/store.js';
 import { DaemonListeners } from './daemon-listeners.js';
 import { ensureWritableFolder } from './data-folder.js';
@@ -87,6 +88,22 @@ async function loadInstances(env: Env): Promise<StrategyInstance[]> {
   if (enabled.length === 0)
     throw new ConfigError([`CONFIG_DIR: expected at least one enabled strategy file in ${env.CONFIG_DIR}, found none`]);
   return enabled;
+}
+
+/** How often a long migration's progress is logged (every step shows on /readyz). */
+const UPGRADE_LOG_MS = 5_000;
+
+/** A journal upgrade's steps: each on /readyz as what start-up is doing, each migration and its rows in the log. */
+function reportUpgrade(path: string, probes: ProbeState, logger: Logger): (step: UpgradeStep) => void {
+  let logged = -Infinity;
+  return (step) => {
+    const line = stepText(step, path);
+    probes.starting(line);
+    const now = performance.now();
+    if (step.kind === 'rows' && now - logged < UPGRADE_LOG_MS) return;
+    logged = now;
+    logger.info({ step: step.kind }, line);
+  };
 }
 
 /** Bounded wait: resolves when `work` settles or after `ms`, whichever first. */
@@ -162,6 +179,15 @@ export class Daemon {
       throw err;
     }
     try {
+      const began = performance.now();
+      const upgraded = await upgradeJournal(env.DB_PATH, wallClock.now(), reportUpgrade(env.DB_PATH, probes, logger));
+      if (upgraded !== undefined)
+        logger.info(
+          { from: upgraded.from, to: upgraded.to, backup: upgraded.backup },
+          `journal ${env.DB_PATH} migrated from schema ${upgraded.from} to ${upgraded.to} in ` +
+            `${((performance.now() - began) / 1000).toFixed(1)} s; as it was before, it is kept in ${upgraded.backup}`,
+        );
+      probes.starting('opening the journal');
       opened = openRunStore(
         env.DB_PATH,
         {

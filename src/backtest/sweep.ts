@@ -9,14 +9,11 @@
  * was paused or refused) has failed, and one with fewer closed trades than --min-trades is too thin to judge:
  * both are listed after the ranked ones, without a rank, and are never the best.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { BotError } from '../errors.js';
+import { workerEntry } from '../ops/worker-entry.js';
 import { D } from '../market/decimal.js';
 import type { JobSettings } from './job-settings.js';
 import { type LuckRecord, luckOf } from './luck/luck.js';
@@ -204,39 +201,13 @@ export function sweepLuck(results: readonly SweepResult[], sampleMs: number): Lu
 }
 
 /**
- * The worker's entry. From the build it is sweep-worker.js. Under tsx (this module is .ts) the worker must
- * register tsx itself before importing sweep-worker.ts: on Node 20 a worker does not get the loader hooks of
- * `--import tsx` in its execArgv, so a small ESM bootstrap (a data: URL) calls tsx's register() APIs first,
- * the ESM one and the CommonJS one, as `--import tsx` does (a user's strategy module outside this package is
- * CommonJS by scope and needs the latter).
- */
-function workerEntry(): URL {
-  const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new URL('./sweep-worker.js', here);
-  const manifest = createRequire(here).resolve('tsx/package.json');
-  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
-    exports: Record<string, { import?: { default?: string } }>;
-  };
-  const api = (name: string): string => {
-    const file = exports[`./${name}/api`]?.import?.default;
-    if (file === undefined) throw new BotError('E_SWEEP', `cannot find tsx's ${name} register API in ${manifest}`);
-    return JSON.stringify(pathToFileURL(path.join(path.dirname(manifest), file)).href);
-  };
-  const worker = JSON.stringify(new URL('./sweep-worker.ts', here).href);
-  const code =
-    `import { register as cjs } from ${api('cjs')}; import { register as esm } from ${api('esm')}; ` +
-    `cjs(); esm(); await import(${worker});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(code)}`);
-}
-
-/**
  * A thread running sweep-worker's protocol (a local pool's or `bot worker`'s), with V8's default young
  * generation: bin/bot.js caps the main thread's for a backtest's peak RSS (README), and the flag, the process's,
  * is read by every isolate made later; capped, a sweep's replays took about 8 % more CPU. 0 is V8's default.
  */
 export function startSweepThread(workerData: unknown): Worker {
   setFlagsFromString('--max-semi-space-size=0');
-  return new Worker(workerEntry(), { workerData });
+  return new Worker(workerEntry(import.meta.url, 'sweep-worker'), { workerData });
 }
 
 export function defaultWorkers(): number {

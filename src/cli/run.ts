@@ -80,9 +80,10 @@ export async function run(argv: string[]): Promise<number> {
     if (err instanceof JournalLockedError) {
       // One line, naming the holder: nothing was opened, so there is nothing else to say.
       logger.fatal({ code: err.code, holder: err.holder }, `not started: ${err.message}`);
-    } else if (errorCode(err) === 'E_RECORDING' || errorCode(err) === 'E_NO_PAIR_RULES') {
+    } else if (['E_RECORDING', 'E_NO_PAIR_RULES', 'E_DB_VERSION', 'E_DB_BACKUP'].includes(errorCode(err))) {
       // A recording that cannot be replayed (PAPER_DATA): the message names the file and where, or says how to
-      // give its pair's rules; no stack.
+      // give its pair's rules; a journal of a newer schema or that could not be backed up before its migration:
+      // the message names the backup and what to do. No stack.
       logger.fatal({ code: errorCode(err) }, `not started: ${(err as Error).message}`);
     } else if (err instanceof ConfigError) {
       for (const problem of err.problems) logger.error(problem);

@@ -9,8 +9,11 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
-  /** Data the SQL cannot derive (exact decimal folds), filled in after it, in the same transaction. */
-  upgrade?: (db: Db) => void;
+  /**
+   * Data the SQL cannot derive (exact decimal folds), filled in after it, in the same transaction; it tells
+   * `progress` how many of its rows it has done now and then (a large journal takes a while).
+   */
+  upgrade?: (db: Db, progress: (done: number, total: number) => void) => void;
 }
 
 /** An order's metric labels, from its row as OLD or NEW in a trigger ('' for an external order's instance). */

@@ -88,9 +88,17 @@ export class PositionFolds {
   }
 }
 
-/** Folds every recorded fill again from nothing (a journal written before the folds existed): one pass. */
-export function refoldPositions(db: Db): void {
+/** Rows between two progress reports of a refold. */
+const REFOLD_REPORT_EVERY = 10_000;
+
+/**
+ * Folds every recorded fill again from nothing (a journal written before the folds existed): one pass, telling
+ * `progress` how many fills it has folded every 10,000.
+ */
+export function refoldPositions(db: Db, progress: (done: number, total: number) => void = () => undefined): void {
   db.exec('DELETE FROM positions; DELETE FROM realised_days;');
+  const total = db.prepare('SELECT COUNT(*) FROM fills WHERE instance IS NOT NULL').pluck().get() as number;
+  let done = 0;
   const folds = new Map<string, { tracker: PositionTracker; seq: number; days: Map<number, Dec> }>();
   const rows = db
     .prepare<[], FillFigures & { instance: string; seq: number }>(
@@ -106,7 +114,9 @@ export function refoldPositions(db: Db): void {
     const day = utcDay(row.time);
     fold.days.set(day, (fold.days.get(day) ?? ZERO).plus(realised));
     fold.seq = row.seq;
+    if (++done % REFOLD_REPORT_EVERY === 0) progress(done, total);
   }
+  progress(done, total);
   const put = new PositionFolds(db);
   for (const [instance, fold] of folds) put.write(instance, fold.seq, fold.tracker, fold.days);
 }

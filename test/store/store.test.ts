@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/store/database.js';
+import { backupPath, migrationBackups, newerSchema, openDatabase } from '../../src/store/database.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import type { OrderRow } from '../../src/store/order-journal.js';
@@ -70,6 +70,29 @@ describe('openDatabase', () => {
       .run(LATEST_VERSION + 1, 'future', 1);
     raw.close();
     expect(() => openDatabase({ path, clock })).toThrow(expect.objectContaining({ code: 'E_DB_VERSION' }));
+  });
+
+  it('names the newest backup a migration left at a schema it knows, or says there is none', () => {
+    const path = join(dir, 'journal.db');
+    const newer = LATEST_VERSION + 2;
+    expect(newerSchema(path, newer).message).toContain(
+      `no backup a migration made is beside it (journal.schema-${LATEST_VERSION}-before-${newer}.db or older)`,
+    );
+    for (const [from, to] of [
+      [LATEST_VERSION - 1, LATEST_VERSION],
+      [LATEST_VERSION, LATEST_VERSION + 1],
+      [LATEST_VERSION + 1, newer],
+    ])
+      writeFileSync(backupPath(path, from!, to!), '');
+    expect(migrationBackups(path).map((b) => [b.from, b.to])).toEqual([
+      [LATEST_VERSION + 1, newer],
+      [LATEST_VERSION, LATEST_VERSION + 1],
+      [LATEST_VERSION - 1, LATEST_VERSION],
+    ]);
+    const refusal = newerSchema(path, newer);
+    expect(refusal.code).toBe('E_DB_VERSION');
+    expect(refusal.message).toContain(`mv ${backupPath(path, LATEST_VERSION, LATEST_VERSION + 1)} ${path}`);
+    expect(backupPath('data/live', 3, 6)).toBe('data/live.schema-3-before-6');
   });
 
   it('opens :memory: for tests and backtests', () => {
