@@ -1,42 +1,65 @@
 /**
- * The price and equity series for the report's charts, downsampled as the replay goes: per bucket of ticks
- * the lowest and the highest price are kept (so spikes survive), plus every tick at which a fill happened
- * (so each buy/sell marker sits on a point of the line). Display only: doubles are fine here.
+ * What report.html's chart draws of a run, gathered as the replay goes: each symbol's candles at the report's
+ * timeframe (and at the timeframes its instances' indicators read, to draw them as the page does:
+ * strategy/indicator-chart.ts), fed the warm-up's ticks as well (so an indicator is drawn from the run's start, as
+ * the strategy read it), and the equity after the last tick of each of the report's candles. Display only: doubles
+ * are fine here.
  */
-export interface ChartPoint {
-  time: number;
-  price: number;
-  equity: number;
+import { CandleBuilder, type CandleNeeds, TIMEFRAME_MS, TIMEFRAMES, type Timeframe } from '../market/candles.js';
+import type { IndicatorSpecs } from '../strategy/indicators.js';
+
+/** The most candles the report's chart draws per symbol (a week of five minutes, three weeks of fifteen). */
+export const REPORT_SLOTS = 3000;
+
+/** The report's timeframe: the finest that draws the run in at most REPORT_SLOTS candles. */
+export function reportTimeframe(spanMs: number): Timeframe {
+  return TIMEFRAMES.find((tf) => spanMs / TIMEFRAME_MS[tf] < REPORT_SLOTS) ?? '1d';
+}
+
+/**
+ * The candles a symbol's chart keeps: the run's at the report's timeframe, and at each indicator's timeframe its
+ * warm-up and the run's.
+ */
+export function chartNeeds(timeframe: Timeframe, spanMs: number, specs: readonly IndicatorSpecs[]): CandleNeeds {
+  const count = (tf: Timeframe) => Math.ceil(spanMs / TIMEFRAME_MS[tf]) + 2;
+  const needs: CandleNeeds = { [timeframe]: count(timeframe) };
+  for (const set of specs)
+    for (const ind of Object.values(set))
+      needs[ind.timeframe] = Math.max(needs[ind.timeframe] ?? 0, count(ind.timeframe) + ind.warmUp);
+  return needs;
 }
 
 export class ChartSeries {
-  readonly points: ChartPoint[] = [];
-  private readonly bucket: ChartPoint[] = [];
-  private low: ChartPoint | undefined;
-  private high: ChartPoint | undefined;
-  private count = 0;
+  readonly candles: CandleBuilder;
+  /** The start (ms) of each report candle a tick of the run came in, in order… */
+  readonly slots: number[] = [];
+  /** …the time of its last tick, and the equity after that tick. */
+  readonly lastTick: number[] = [];
+  readonly equity: number[] = [];
 
-  /** `ticksPerBucket`: e.g. the replay's length over the number of buckets wanted. */
-  constructor(private readonly ticksPerBucket: number) {}
-
-  add(time: number, price: number, equity: number, keep: boolean): void {
-    if (keep) this.bucket.push({ time, price, equity });
-    if (this.low === undefined || price < this.low.price) this.low = { time, price, equity };
-    if (this.high === undefined || price > this.high.price) this.high = { time, price, equity };
-    if (++this.count === this.ticksPerBucket) this.flush();
+  constructor(
+    needs: CandleNeeds,
+    private readonly stepMs: number,
+  ) {
+    this.candles = new CandleBuilder(needs);
   }
 
-  flush(): void {
-    if (this.low) this.bucket.push(this.low);
-    if (this.high && this.high !== this.low) this.bucket.push(this.high);
-    this.bucket.sort((a, b) => a.time - b.time);
-    for (const p of this.bucket) {
-      const last = this.points[this.points.length - 1];
-      if (last === undefined || p.time > last.time) this.points.push(p);
+  /** A tick from before the run (its warm-up): the candles only. */
+  warm(time: number, price: number): void {
+    this.candles.tick(time, price, NaN);
+  }
+
+  add(time: number, price: number, equity: number): void {
+    this.candles.tick(time, price, NaN);
+    const slot = time - (time % this.stepMs);
+    const n = this.slots.length;
+    if (n > 0 && this.slots[n - 1] === slot) {
+      this.lastTick[n - 1] = time;
+      this.equity[n - 1] = equity;
+    } else {
+      this.slots.push(slot);
+      this.lastTick.push(time);
+      this.equity.push(equity);
     }
-    this.bucket.length = 0;
-    this.low = undefined;
-    this.high = undefined;
-    this.count = 0;
   }
 }

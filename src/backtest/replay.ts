@@ -107,17 +107,12 @@ export class TickAccount {
   done = 0;
   onProgress: ((done: number) => void) | undefined;
   private nextSample: number;
-  private fillCount: number;
-  private readonly fills: readonly unknown[];
 
   constructor(
     private readonly p: ReplayParts,
     private readonly sampleMs: number,
-    apiKey: string,
   ) {
     this.nextSample = (Math.floor(p.clock.time / sampleMs) + 1) * sampleMs;
-    this.fills = p.sim.fills(apiKey);
-    this.fillCount = this.fills.length;
   }
 
   /** The equity samples due by `t` (before the tick at `t` moves anything), none inside a hole in the data. */
@@ -131,14 +126,9 @@ export class TickAccount {
   /** After the tick of unit symbol `k` at `t`, price `price`, has been handled. */
   settle(t: number, k: number, price: number): void {
     const { sim, balances, equity, charts } = this.p;
-    let filled = false;
-    if (sim.revision !== balances.revision) {
-      balances.read();
-      filled = this.fills.length !== this.fillCount;
-      this.fillCount = this.fills.length;
-    }
+    if (sim.revision !== balances.revision) balances.read();
     const e = equity.update(t);
-    (charts[k] as ChartSeries).add(t, price, e, filled);
+    (charts[k] as ChartSeries).add(t, price, e);
     if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
   }
 }
@@ -186,11 +176,10 @@ export class Replay {
     private readonly p: ReplayParts,
     private readonly refreshMs: number,
     sampleMs: number,
-    apiKey: string,
   ) {
     this.i = first;
     this.nextRefresh = (Math.floor(p.clock.time / refreshMs) + 1) * refreshMs;
-    this.account = new TickAccount(p, sampleMs, apiKey);
+    this.account = new TickAccount(p, sampleMs);
     this.gate = new RefreshGate(p);
   }
 

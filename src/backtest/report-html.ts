@@ -7,9 +7,8 @@
  * TradingView Lightweight Charts (Apache-2.0): its standalone build is inlined with its licence header, and
  * the attribution is shown under the charts.
  */
-import { chartLibrary } from '../charts/chart-library.js';
+import { candleChartScript, chartLibrary } from '../charts/chart-library.js';
 import { D } from '../market/decimal.js';
-import type { ChartPoint } from './chart-series.js';
 import { readingNotes, refusalLines } from './results-table.js';
 import type { BacktestRun } from './runner.js';
 import type { JobSettings } from './job-settings.js';
@@ -52,48 +51,50 @@ ${lib.code}
 `;
 }
 
-/** Points in whole seconds (the charts' unit), the first of each second, ascending. */
-function perSecond(points: readonly ChartPoint[]): { t: number; point: ChartPoint }[] {
-  const out: { t: number; point: ChartPoint }[] = [];
-  let last = -Infinity;
-  for (const point of points) {
-    const t = Math.floor(point.time / 1000);
-    if (t <= last) continue;
-    last = t;
-    out.push({ t, point });
-  }
-  return out;
-}
-
-/** Each symbol's price line and fills (time, price, +1 buy / -1 sell, quantity), and the equity line. */
+/**
+ * Each symbol's chart (candles from the run's start at the report's timeframe, its instances' indicators: the page's
+ * shape, strategy/indicator-chart.ts) and fills (time ms, price, +1 buy / -1 sell); the equity after the last tick of
+ * each candle, of whichever symbol ticked last in it; and buy and hold at each candle: the initial equity in the
+ * symbols in equal parts at their first price, valued at the candles' closes.
+ */
 function chartData(run: BacktestRun) {
-  const symbols = run.charts.map(({ symbol, points }) => ({
+  const symbols = run.charts.map(({ symbol, chart }) => ({
     symbol,
-    price: perSecond(points).map(({ t, point }) => [t, point.price]),
+    chart,
     fills: run.fills
       .filter((f) => f.symbol === symbol)
-      .map((f) => [Math.floor(f.time / 1000), f.price.toNumber(), f.side === 'BUY' ? 1 : -1, f.baseQty.toFixed()]),
+      .map((f) => [f.time, f.price.toNumber(), f.side === 'BUY' ? 1 : -1]),
   }));
-  // The equity at every charted tick of any symbol (a stable sort: ties keep the symbols' order).
-  const all = run.charts.flatMap((c) => c.points).sort((a, b) => a.time - b.time);
-  const equity = perSecond(all).map(({ t, point }) => [t, Math.round(point.equity * 100) / 100]);
+  const bySlot = new Map<number, { tick: number; equity: number }>();
+  for (const { equity } of run.charts)
+    for (const [slot, tick, value] of equity) {
+      const known = bySlot.get(slot);
+      if (known === undefined || tick >= known.tick) bySlot.set(slot, { tick, equity: value });
+    }
+  const equity = [...bySlot.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([slot, e]) => [slot, Math.round(e.equity * 100) / 100]);
   return { symbols, equity, hold: buyAndHoldLine(run) };
 }
 
-/** The initial equity put in the unit's symbols in equal parts at their first price, at each equity sample. */
+/** The initial equity put in the unit's symbols in equal parts at their first price, at each candle's close. */
 function buyAndHoldLine(run: BacktestRun): [number, number][] {
   const initial = run.initialEquity.toNumber();
   const first = run.priceRange.map((r) => r.first);
-  const out: [number, number][] = [];
-  for (const s of run.equity) {
-    let sum = 0;
-    s.prices.forEach((p, k) => (sum += Number.isNaN(p) ? 1 : p / (first[k] as number)));
-    const t = Math.floor(s.time / 1000);
-    const point: [number, number] = [t, Math.round((initial * sum * 100) / first.length) / 100];
-    if (out.length > 0 && (out[out.length - 1] as [number, number])[0] === t) out[out.length - 1] = point;
-    else out.push(point);
-  }
-  return out;
+  const closes = run.charts.map(({ chart }) => {
+    const byTime = new Map<number, number>();
+    chart.candles.forEach((c, k) => {
+      if (c !== null) byTime.set(chart.start + k * chart.step, c[3]);
+    });
+    return byTime;
+  });
+  const times = [...new Set(closes.flatMap((m) => [...m.keys()]))].sort((a, b) => a - b);
+  const last = first.slice();
+  return times.map((t) => {
+    closes.forEach((m, k) => (last[k] = m.get(t) ?? (last[k] as number)));
+    const sum = last.reduce((s, p, k) => s + p / (first[k] as number), 0);
+    return [t, Math.round((initial * sum * 100) / first.length) / 100];
+  });
 }
 
 const METRIC_LABELS: [ScalarMetric, string][] = [
@@ -305,48 +306,57 @@ table.metrics,table.grid{border-collapse:collapse;margin:12px 0}table.metrics th
 table.metrics td,table.grid td.n{font-variant-numeric:tabular-nums;text-align:right}table.grid th{background:#f4f5f9}
 .scroll{overflow-x:auto;max-width:100%}.pair>div{min-width:0;max-width:100%}table.metrics td{white-space:normal}.scroll table.grid{margin:4px 0}.pair{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}
 .alert{border:2px solid #f23645;background:#fff0f1;padding:8px 12px;margin:12px 0}.warn{border:1px solid #ff9800;background:#fff8ec;padding:8px 12px;margin:12px 0}
-#chart{margin-top:16px}.note{color:#6b7385;font-size:12px}
+#chart{margin-top:4px}.note{color:#6b7385;font-size:12px}
+.legend{display:flex;flex-wrap:wrap;gap:2px 14px;margin-top:16px;font-size:12px;color:#6b7385}.legend strong{color:#1d2330}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}.legend i.dashed{background:repeating-linear-gradient(90deg,#9e9e9e 0 4px,transparent 4px 7px)!important}
 @media (max-width:640px){body{margin:10px;font-size:13px}table.metrics th,table.metrics td{padding:3px 6px}}`;
 
+// The chart: each symbol's candles and indicators (charts/candle-chart.js, as the page draws them) one under the
+// other, then the equity beside buy and hold, then the drawdown, on one time axis; names and colours in the legend
+// above it, nothing written over the price scales but their own figures.
 const SCRIPT = `(function(){
 const d=JSON.parse(document.getElementById('report-data').textContent);
-const L=LightweightCharts;
+const L=LightweightCharts;const C=CandleChart;
 const box=document.getElementById('chart');
 const narrow=()=>box.clientWidth<640;
-// An explicit size (not autoSize) so that fitting the whole run and the pane heights apply at once.
-const height=()=>(narrow()?260:400)+(narrow()?200:280)*d.symbols.length;
-const chart=L.createChart(box,{width:box.clientWidth||1100,height:height(),${CHART_OPTIONS_JS},rightPriceScale:{minimumWidth:64}});
-chart.applyOptions({timeScale:{minBarSpacing:0.01},layout:{panes:{separatorColor:'#e3e6ee'}}});
+// Each pane's height in pixels (a price, each oscillator under it, the equity, the drawdown): the panes' stretch
+// factors, and their sum the chart's height, given at once (not autoSize) so fitting the whole run applies to it.
+const sizes=[];for(const s of d.symbols){sizes.push(narrow()?220:340);for(const i of s.chart.indicators)if(i.pane==='own')sizes.push(narrow()?100:110);}
+sizes.push(narrow()?180:220,narrow()?100:120);
+const height=()=>sizes.reduce((a,b)=>a+b,0);
+const chart=L.createChart(box,C.chartOptions({width:box.clientWidth||1100,height:height()}));
 addEventListener('resize',()=>chart.applyOptions({width:box.clientWidth,height:height()}));
-const colors=['#2962ff','#ff9800','#00897b','#6d4c41','#c2185b'];
-const marked=[];
-d.symbols.forEach((s,i)=>{
-const price=chart.addSeries(L.LineSeries,{color:colors[i%colors.length],lineWidth:1,title:s.symbol},i);
-price.setData(s.price.map(p=>({time:p[0],value:p[1]})));
-marked.push({fills:s.fills,markers:L.createSeriesMarkers(price,[])});
-});
-// Fills closer together than about 12 pixels at the current zoom become one marker per side ("B 5" = five buys).
-function mark(){
-const range=chart.timeScale().getVisibleRange();const w=box.clientWidth||1100;
-const span=range?Math.max(1,range.to-range.from):1;const bucket=Math.max(1,Math.floor(span*12/w));
-for(const m of marked){
-const groups=new Map();
-for(const f of m.fills){const k=(f[2]>0?'b':'s')+Math.floor(f[0]/bucket);const g=groups.get(k);if(g){g.n++;g.sum+=f[1];}else groups.set(k,{t:f[0],side:f[2],n:1,sum:f[1]});}
-const list=[...groups.values()].sort((a,b)=>a.t-b.t||a.side-b.side);
-m.markers.setMarkers(list.map(g=>({time:g.t,price:g.sum/g.n,position:g.side>0?'atPriceBottom':'atPriceTop',shape:g.side>0?'arrowUp':'arrowDown',color:g.side>0?'#089981':'#f23645',text:(g.side>0?'B':'S')+(g.n>1?' '+g.n:'')})));
+const legend=document.getElementById('chart-legend');
+const item=(name,color,dashed)=>{const s=document.createElement('span');const i=document.createElement('i');i.style.background=color;if(dashed)i.className='dashed';s.append(i,name);s.dataset.line=name;legend.append(s);};
+const marked=[];let pane=0;
+for(const s of d.symbols){
+const h=C.create(chart,pane);h.set(s.chart);pane=h.nextPane;
+const head=document.createElement('strong');head.textContent=s.symbol+' ('+s.chart.timeframe+' candles)';legend.append(head);
+for(const l of h.legend())item(l.name+(l.overPrice?'':' (pane below)'),l.color);
+marked.push({fills:s.fills,data:s.chart,markers:L.createSeriesMarkers(h.candles,[])});
 }
-}
-let pending=0;chart.timeScale().subscribeVisibleTimeRangeChange(()=>{clearTimeout(pending);pending=setTimeout(mark,60);});
-const n=d.symbols.length;
-const hold=chart.addSeries(L.LineSeries,{color:'#9e9e9e',lineWidth:1,lineStyle:2,title:'buy and hold'},n);
-hold.setData(d.hold.map(p=>({time:p[0],value:p[1]})));
-const equity=chart.addSeries(L.LineSeries,{color:'#7e57c2',lineWidth:2,title:'equity'},n);
-equity.setData(d.equity.map(p=>({time:p[0],value:p[1]})));
+const head=document.createElement('strong');head.textContent='account';legend.append(head);
+const lineOptions=(color,extra)=>Object.assign({color,lineWidth:1,priceLineVisible:false,lastValueVisible:false,crosshairMarkerVisible:false},extra);
+const hold=chart.addSeries(L.LineSeries,lineOptions('#9e9e9e',{lineStyle:2}),pane);item('buy and hold','#9e9e9e',true);
+hold.setData(d.hold.map(p=>({time:p[0]/1000,value:p[1]})));
+const equity=chart.addSeries(L.LineSeries,lineOptions('#0d47a1',{lineWidth:2}),pane);item('equity','#0d47a1');
+equity.setData(d.equity.map(p=>({time:p[0]/1000,value:p[1]})));
 let peak=-Infinity;
-const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,title:'drawdown %',invertFilledArea:true},n+1);
-dd.setData(d.equity.map(p=>{peak=Math.max(peak,p[1]);return{time:p[0],value:peak>0?(p[1]/peak-1)*100:0};}));
-// Panes share the height by stretch factor: the prices 60 % (split evenly), equity 25 %, drawdown 15 %.
-const panes=chart.panes();if(panes.length===n+2){panes.forEach((p,i)=>p.setStretchFactor(i<n?0.6/n:i===n?0.25:0.15));}
+const dd=chart.addSeries(L.AreaSeries,{lineColor:'#f23645',topColor:'rgba(242,54,69,0.05)',bottomColor:'rgba(242,54,69,0.35)',lineWidth:1,invertFilledArea:true,priceLineVisible:false,lastValueVisible:false},pane+1);item('drawdown % (pane below)','#f23645');
+dd.setData(d.equity.map(p=>{peak=Math.max(peak,p[1]);return{time:p[0]/1000,value:peak>0?(p[1]/peak-1)*100:0};}));
+chart.panes().forEach((p,i)=>p.setStretchFactor(sizes[i]||1));
+// Entries and exits in their candle at their price; those closer together than about 12 pixels at the current zoom
+// are one marker per side with their count ("B 5" = five buys), at their mean price.
+function mark(){
+const w=box.clientWidth||1100;
+for(const m of marked){
+const range=chart.timeScale().getVisibleLogicalRange();const slots=range?Math.max(1,range.to-range.from):m.data.candles.length;
+const bucket=Math.max(1,Math.floor(slots*12/w));const groups=new Map();
+for(const f of m.fills){const k=C.slotOf(m.data,f[0]);if(k<0)continue;const key=(f[2]>0?'b':'s')+Math.floor(k/bucket);const g=groups.get(key);if(g){g.n++;g.sum+=f[1];}else groups.set(key,{k,side:f[2],n:1,sum:f[1]});}
+const list=[...groups.values()].sort((a,b)=>a.k-b.k||a.side-b.side);
+m.markers.setMarkers(list.map(g=>({time:C.slotTime(m.data,g.k),price:g.sum/g.n,position:g.side>0?'atPriceBottom':'atPriceTop',shape:g.side>0?'arrowUp':'arrowDown',color:g.side>0?C.UP:C.DOWN,text:(g.side>0?'B':'S')+(g.n>1?' '+g.n:'')})));
+}
+}
+let pending=0;chart.timeScale().subscribeVisibleLogicalRangeChange(()=>{clearTimeout(pending);pending=setTimeout(mark,60);});
 chart.timeScale().fitContent();
 mark();
 })();`;
@@ -371,10 +381,11 @@ ${inputsList(summary)}
 ${htmlList(summary.fillModel.statements)}
 ${gapsSection(summary, 'summary.json')}
 ${metricsTable(summary)}
+<div id="chart-legend" class="legend"></div>
 <div id="chart"></div>
-<p class="note">Price of ${escapeHtml(run.symbols.join(', '))} (downsampled: the low and high of each stretch of ticks, and every tick with a fill), fills marked at their time and price (B buy, S sell; fills that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.
+<p class="note">Candles of ${escapeHtml(run.symbols.join(', '))} (one per bucket of their timeframe: the time axis is linear in time, a hole in the data is an empty stretch) with the strategies' declared indicators (over the price, or an oscillator in a pane of its own, each value where the strategy first read it: after the candle it was computed on closed); entries and exits in their candle at their price (B buy, S sell; those that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} at the end of each candle beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.
 ${attribution(lib)}</p>
 ${tradesSection(summary)}
 ${returnsSection(summary)}
-${chartScripts(lib, 'report-data', chartData(run), SCRIPT)}`;
+${chartScripts(lib, 'report-data', chartData(run), `${await candleChartScript()}\n${SCRIPT}`)}`;
 }

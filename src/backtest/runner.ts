@@ -17,7 +17,9 @@ import type { PairConfig } from '../ports/venue-records.js';
 import type { SimFill } from '../sim/state.js';
 import type { OrderRow } from '../store/order-journal.js';
 import { openStore, type Store } from '../store/store.js';
-import { type ChartPoint, ChartSeries } from './chart-series.js';
+import { ChartSeries, chartNeeds, REPORT_SLOTS, reportTimeframe } from './chart-series.js';
+import { TIMEFRAME_MS } from '../market/candles.js';
+import { type ChartData, chartData } from '../strategy/indicator-chart.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
 import { type DataGap, defaultMaxGapMs, findGaps, GapSamples } from './data-gaps.js';
 import { NoCancelVenue } from '../venues/no-cancel-venue.js';
@@ -117,7 +119,12 @@ export interface BacktestRun {
   maxGapMs: number;
   gaps: DataGap[];
   /** Per symbol (in `symbols` order): its downsampled price, with the equity at those ticks, for the report. */
-  charts: { symbol: string; points: ChartPoint[] }[];
+  /**
+   * Each symbol's chart (report.html): its candles at the report's timeframe from the run's start and its instances'
+   * indicators on them, and the equity after the last tick of each of its candles: [candle's start, that tick's
+   * time, equity].
+   */
+  charts: { symbol: string; chart: ChartData; equity: [number, number, number][] }[];
   /** The deepest fall of equity from a previous peak over all ticks, exact at both ends. */
   drawdown: { peak: DrawdownPoint; trough: DrawdownPoint } | undefined;
   /** Every fill of the account, oldest first, exact. */
@@ -314,7 +321,25 @@ async function runWalked(
     const initial = assetTotals(sim, API_KEY, assetCodes);
     const log = new RunLog(clock, options.moduleFiles ?? [], options.keepLog ?? true);
     const engine = new Engine({ venue, clock, store, logger: log.logger, instances });
-    warmUp(engine, data, slot, warmFrom, first);
+    // The report's chart: candles at a timeframe that draws the run in at most REPORT_SLOTS, and at its indicators'.
+    const span = Math.max(0, valueAt(time, data.length - 1) - valueAt(time, first));
+    const timeframe = reportTimeframe(span);
+    const specsOf = (symbol: string) =>
+      instances
+        .filter((i) => i.config.symbol === symbol)
+        .map((i) => ({ instance: i.config.name, specs: i.definition.indicators?.(i.params) ?? {} }));
+    const charts = symbols.map(
+      (symbol) =>
+        new ChartSeries(
+          chartNeeds(
+            timeframe,
+            span,
+            specsOf(symbol).map((i) => i.specs),
+          ),
+          TIMEFRAME_MS[timeframe],
+        ),
+    );
+    warmUp(engine, charts, data, slot, warmFrom, first);
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
@@ -327,8 +352,6 @@ async function runWalked(
     equity.sample(clock.time);
     await engine.start();
 
-    const charts: ChartSeries[] = [];
-    for (const s of symIndex) charts.push(new ChartSeries(Math.ceil((ticks.count[s] as number) / CHART_BUCKETS)));
     const infos = data.symbols.map((info) => {
       const pair = market.pairs.find((p) => p.symbol === info.symbol);
       if (!pair) return info;
@@ -348,8 +371,8 @@ async function runWalked(
     );
     const replay =
       settings.everyTick === true
-        ? new Replay(data, slot, first, parts, refreshMs, sampleMs, API_KEY)
-        : new ScheduledReplay(data, slot, first, parts, settings.jobs ?? DEFAULT_DAEMON_SCHEDULE, sampleMs, API_KEY);
+        ? new Replay(data, slot, first, parts, refreshMs, sampleMs)
+        : new ScheduledReplay(data, slot, first, parts, settings.jobs ?? DEFAULT_DAEMON_SCHEDULE, sampleMs);
     replay.account.onProgress = (done: number) => options.onProgress?.(done, total);
     await replayAll(replay);
     const fills = sim.fills(API_KEY);
@@ -359,7 +382,6 @@ async function runWalked(
     balances.read();
     equity.sample(lastTime);
     options.onProgress?.(done, total);
-    for (const chart of charts) chart.flush();
 
     const final = assetTotals(sim, API_KEY, assetCodes);
     checkAccounting(initial, final, fills, pairs);
@@ -402,7 +424,14 @@ async function runWalked(
       equity: samples,
       maxGapMs,
       gaps,
-      charts: charts.map((chart, k) => ({ symbol: symbols[k] as string, points: chart.points })),
+      charts: charts.map((chart, k) => {
+        const symbol = symbols[k] as string;
+        return {
+          symbol,
+          chart: chartData(chart.candles, timeframe, specsOf(symbol), REPORT_SLOTS, valueAt(time, first)),
+          equity: chart.slots.map((t, j) => [t, chart.lastTick[j] as number, chart.equity[j] as number]),
+        };
+      }),
       drawdown: equity.drawdown(),
       fills,
       orders,
@@ -421,12 +450,24 @@ async function runWalked(
 // has V8 compile the whole function on the spot (on-stack replacement), and again on every run of a sweep's worker
 // once the code after the loop deoptimises it.
 
-/** The engine's candles fed with the unit's ticks [from, to) (data before the backtest's start). */
-function warmUp(engine: Engine, data: TickData, slot: Int32Array, from: number, to: number): void {
+/** The engine's candles and the report's chart fed with the unit's ticks [from, to) (data before the backtest's start). */
+function warmUp(
+  engine: Engine,
+  charts: readonly ChartSeries[],
+  data: TickData,
+  slot: Int32Array,
+  from: number,
+  to: number,
+): void {
   const { sym, time, price, vb } = data.columns;
   for (let i = from; i < to; i++) {
     const s = sym[i] as number;
-    if (slot[s] !== -1) engine.warmUp(data.symbols[s]!.symbol, valueAt(time, i), valueAt(price, i), valueAt(vb, i));
+    const k = slot[s] as number;
+    if (k === -1) continue;
+    const t = valueAt(time, i);
+    const p = valueAt(price, i);
+    engine.warmUp(data.symbols[s]!.symbol, t, p, valueAt(vb, i));
+    (charts[k] as ChartSeries).warm(t, p);
   }
 }
 
@@ -441,9 +482,6 @@ function unitTickFrom(data: TickData, slot: Int32Array, i: number, start: number
   while (i < data.length && (slot[sym[i] as number] === -1 || valueAt(time, i) < start)) i++;
   return i;
 }
-
-/** About this many buckets of ticks (two points each) make a symbol's price line in the report. */
-const CHART_BUCKETS = 2000;
 
 interface PairAssets {
   base: string;

@@ -83,11 +83,10 @@ export class ScheduledReplay {
     private readonly p: ReplayParts,
     jobs: DaemonSchedule,
     sampleMs: number,
-    apiKey: string,
   ) {
     this.i = first;
     const now = p.clock.time;
-    this.account = new TickAccount(p, sampleMs, apiKey);
+    this.account = new TickAccount(p, sampleMs);
     this.gate = new RefreshGate(p);
     this.latest = new Int32Array(slot.length).fill(-1);
     this.latest[sym0(data, first)] = first;

@@ -67,30 +67,36 @@
     `${ind.instance} ${ind.name}${line.key === 'value' ? '' : ` ${line.key}`} (${ind.kind} ${ind.timeframe})`;
 
   /**
-   * A chart of candles on `chart`: `set(data)` draws (again) the candles and every indicator line, `legend()` names
-   * the lines with their colours, `candles` is the candle series (markers, price lines), `data` what was drawn.
+   * A chart of candles on `chart`, from pane `base` (the report draws several symbols, one under the other): `set(data)`
+   * draws (again) the candles and every indicator line, `legend()` names the lines with their colours and panes,
+   * `candles` is the candle series (markers, price lines), `data` what was drawn, `nextPane` the first pane after its
+   * own (its oscillators').
    */
-  function create(chart) {
-    const candles = chart.addSeries(L.CandlestickSeries, {
-      upColor: UP,
-      downColor: DOWN,
-      borderVisible: false,
-      wickUpColor: UP,
-      wickDownColor: DOWN,
-      priceLineVisible: false,
-      lastValueVisible: false,
-    });
+  function create(chart, base = 0) {
+    const candles = chart.addSeries(
+      L.CandlestickSeries,
+      {
+        upColor: UP,
+        downColor: DOWN,
+        borderVisible: false,
+        wickUpColor: UP,
+        wickDownColor: DOWN,
+        priceLineVisible: false,
+        lastValueVisible: false,
+      },
+      base,
+    );
     /** Indicator line series by name, with their colour and pane. */
     const lines = new Map();
-    const handle = { chart, candles, data: null, set, legend, slotOf: (ms) => slotOf(handle.data, ms), slotTime };
+    const handle = { chart, candles, data: null, set, legend, nextPane: base + 1 };
 
     function set(data) {
       handle.data = data;
       candles.setData(candleRows(data));
       const seen = new Set();
-      let pane = 0;
+      let pane = base;
       for (const ind of data.indicators) {
-        const own = ind.pane === 'own' ? ++pane : 0;
+        const own = ind.pane === 'own' ? ++pane : base;
         for (const line of ind.lines) {
           const name = lineName(ind, line);
           seen.add(name);
@@ -117,13 +123,15 @@
           chart.removeSeries(entry.series);
           lines.delete(name);
         }
+      handle.nextPane = pane + 1;
+      // The price keeps the larger share of the height, each oscillator a share of its own.
       const panes = chart.panes();
-      panes.forEach((p, i) => p.setStretchFactor(i === 0 ? PRICE_STRETCH : 1));
+      for (let i = base; i <= pane && i < panes.length; i++) panes[i].setStretchFactor(i === base ? PRICE_STRETCH : 1);
       chart.timeScale().fitContent();
     }
 
     function legend() {
-      return [...lines.values()].map((e) => ({ name: e.name, color: e.color, pane: e.pane }));
+      return [...lines.values()].map((e) => ({ name: e.name, color: e.color, overPrice: e.pane === base }));
     }
     return handle;
   }

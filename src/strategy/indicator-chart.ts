@@ -60,21 +60,24 @@ export interface ChartInstance {
 const ALL = 1_000_000;
 
 /**
- * The chart of `timeframe` from a candle source: the latest `maxSlots` buckets (the forming candle last), and the
- * instances' indicators on them. Empty (no slot) when the source has no candle of that timeframe yet.
+ * The chart of `timeframe` from a candle source: the latest `maxSlots` buckets (the forming candle last), from the
+ * bucket of `from` at the earliest (a backtest's start: its warm-up's candles are not drawn), and the instances'
+ * indicators on them. Empty (no slot) when the source has no candle of that timeframe yet.
  */
 export function chartData(
   source: CandleSource,
   timeframe: Timeframe,
   instances: readonly ChartInstance[],
   maxSlots: number,
+  from = -Infinity,
 ): ChartData {
   const step = TIMEFRAME_MS[timeframe];
   const list = source.candles(timeframe, ALL, true);
   const last = list[list.length - 1];
-  if (last === undefined) return { timeframe, start: 0, step, candles: [], indicators: [] };
-  const first = list[0] as Candle;
-  const count = Math.min(maxSlots, Math.round((last.time - first.time) / step) + 1);
+  const fromSlot = Number.isFinite(from) ? from - (from % step) : -Infinity;
+  if (last === undefined || last.time < fromSlot) return { timeframe, start: 0, step, candles: [], indicators: [] };
+  const earliest = Math.max((list[0] as Candle).time, fromSlot);
+  const count = Math.min(maxSlots, Math.round((last.time - earliest) / step) + 1);
   const start = last.time - (count - 1) * step;
   const candles: ChartData['candles'] = new Array<null>(count).fill(null);
   for (const c of list) {

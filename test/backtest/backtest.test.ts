@@ -35,7 +35,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** stdout and stderr lines of one CLI call, and its exit code. */
 /** The chart data report.html embeds. */
 interface ReportData {
-  symbols: { symbol: string; price: [number, number][]; fills: unknown[] }[];
+  symbols: {
+    symbol: string;
+    chart: { start: number; step: number; candles: ([number, number, number, number] | null)[] };
+    fills: [number, number, number][];
+  }[];
   equity: [number, number][];
 }
 
@@ -176,9 +180,11 @@ describe('the command', () => {
     expect(embedded.symbols.map((s) => s.symbol)).toEqual(['BTCUSDT']);
     const [btc] = embedded.symbols;
     expect(btc!.fills).toHaveLength(result.run.fills.length);
-    expect(btc!.price.length).toBeGreaterThan(100);
-    expect(btc!.price.length).toBeLessThan(data.length);
-    expect(embedded.equity).toHaveLength(btc!.price.length);
+    // Candles of the two days, a minute each (the finest that draws them in at most 3,000), and the equity at the
+    // end of each.
+    expect(btc!.chart.step).toBe(60_000);
+    expect(btc!.chart.candles.length).toBe((Date.parse(TO) - Date.parse(FROM)) / 60_000);
+    expect(embedded.equity).toHaveLength(btc!.chart.candles.filter((c) => c !== null).length);
     // Rounded for reading: percentages to two places (summary.json has them exact).
     expect(html).toContain(
       `<th>Total return %</th><td>${new D(result.summary.metrics.totalReturnPct).toFixed(2)}</td>`,
@@ -350,13 +356,17 @@ describe('two symbols on one account', () => {
       const fills = run.fills.filter((f) => f.symbol === s.symbol);
       expect(fills.length).toBeGreaterThan(2);
       expect(s.fills).toHaveLength(fills.length);
-      expect(s.price.length).toBeGreaterThan(100);
-      // Every fill sits on a charted point of its own symbol's line.
-      const times = new Set(s.price.map(([t]) => t));
-      for (const f of fills) expect(times.has(Math.floor(f.time / 1000))).toBe(true);
+      // Every fill sits in a candle of its own symbol's chart, within its low and high.
+      const { start, step, candles } = s.chart;
+      for (const f of fills) {
+        const candle = candles[Math.floor((f.time - start) / step)];
+        expect(candle, `fill at ${f.time}`).not.toBeNull();
+        expect(f.price.toNumber()).toBeGreaterThanOrEqual(candle![2]);
+        expect(f.price.toNumber()).toBeLessThanOrEqual(candle![1]);
+      }
     }
-    // ETH's line is ETH's prices, not BTC's.
-    expect(Math.max(...embedded.symbols[1]!.price.map(([, p]) => p))).toBeLessThan(3000);
+    // ETH's candles are ETH's prices, not BTC's.
+    expect(Math.max(...embedded.symbols[1]!.chart.candles.map((c) => c?.[1] ?? 0))).toBeLessThan(3000);
 
     // equity.csv: each symbol's price and base asset, and each row's equity is the quote plus their products.
     const [header, ...rows] = equityCsv(run).trimEnd().split('\n');
@@ -376,7 +386,13 @@ describe('two symbols on one account', () => {
     expect(new Set(rows.map((r) => r.split(',')[6])).size).toBeGreaterThan(1);
     const times = embedded.equity.map(([t]) => t);
     expect(times).toEqual([...times].sort((a, b) => a - b));
-    expect(embedded.equity.length).toBeGreaterThan(embedded.symbols[0]!.price.length);
+    // One equity point at the end of each candle either symbol ticked in.
+    const ticked = new Set(
+      embedded.symbols.flatMap(({ chart }) =>
+        chart.candles.flatMap((c, k) => (c === null ? [] : [chart.start + k * chart.step])),
+      ),
+    );
+    expect(times).toEqual([...ticked].sort((a, b) => a - b));
 
     // Buy and hold: both symbols held in equal parts, whichever config comes first.
     const changes = both.symbols.map((_, s) => {

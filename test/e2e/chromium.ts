@@ -120,14 +120,16 @@ export interface ScaleText {
 }
 
 /**
- * What a Lightweight Charts chart inside `selector` shows on its (first pane's) right price scale now: the scale's
- * height and every text drawn on it inside that height, top to bottom (the page opened in a context given to
- * `recordCanvasText`).
+ * What a Lightweight Charts chart inside `selector` shows on the right price scale of its pane `pane` (0: the first)
+ * now: the scale's height and every text drawn on it inside that height, top to bottom (the page opened in a context
+ * given to `recordCanvasText`).
  */
-export function priceScale(page: Page, selector: string): Promise<{ height: number; texts: ScaleText[] }> {
+export function priceScale(page: Page, selector: string, pane = 0): Promise<{ height: number; texts: ScaleText[] }> {
   return page.evaluate(`(() => {
-    const cell = document.querySelector(${JSON.stringify(`${selector} table > tr:first-child > td:nth-child(3)`)});
-    if (!cell) throw new Error('no price scale in ' + ${JSON.stringify(selector)});
+    // Each pane is a row of three cells (left scale, pane, right scale); separators are rows of one; the time axis last.
+    const rows = [...document.querySelectorAll(${JSON.stringify(`${selector} table > tr`)})].filter((tr) => tr.children.length === 3);
+    const cell = rows.slice(0, -1)[${pane}]?.children[2];
+    if (!cell) throw new Error('no price scale in ' + ${JSON.stringify(selector)} + ' pane ' + ${pane});
     const canvases = [...cell.querySelectorAll('canvas')];
     const height = cell.clientHeight;
     const texts = window.__canvasText
@@ -189,4 +191,44 @@ export async function timeAxisTimes(
     if (l.left > 1 && l.right < width - 1) out.push({ time, x: (l.left + l.right) / 2, text: l.text });
   }
   return out;
+}
+
+/**
+ * What is wrong with a price scale (empty when nothing): a text on it that is not one of its own figures, a figure
+ * cut at the scale's top or bottom edge, figures
+ * not evenly spaced (a label at an order's price among them), two texts overlapping (one covers the other), or a
+ * price in `within` outside the range the scale shows (read from where its figures are drawn: the scale is
+ * linear).
+ */
+export function scaleProblems(
+  scale: { height: number; texts: ScaleText[] },
+  within: number[],
+  minFigures = 3,
+): string[] {
+  const problems: string[] = [];
+  const figures = scale.texts.map((t) => ({
+    ...t,
+    value: Number(t.text.replace(/,/g, '').replace('−', '-')),
+    y: (t.top + t.bottom) / 2,
+  }));
+  for (const f of figures) if (!/^[-−]?[\d,]+(\.\d+)?$/.test(f.text)) problems.push(`not a figure: ${f.text}`);
+  for (const f of figures)
+    if (f.top < 0 || f.bottom > scale.height)
+      problems.push(`${f.text} cut at the scale's edge (${f.top}..${f.bottom})`);
+  for (let k = 1; k < figures.length; k++) {
+    const [a, b] = [figures[k - 1]!, figures[k]!];
+    // Two pixels: the padding of a label's box around its text.
+    if (a.bottom + 2 > b.top) problems.push(`${b.text} covers ${a.text}`);
+  }
+  if (figures.length < minFigures) return [...problems, `only ${figures.length} figures on the scale`];
+  if (figures.length < 2) return problems;
+  const steps = figures.slice(1).map((f, k) => figures[k]!.value - f.value);
+  const step = steps[0]!;
+  if (steps.some((s) => Math.abs(s - step) > Math.abs(step) * 1e-6))
+    problems.push(`figures not evenly spaced: ${figures.map((f) => f.text).join(' ')}`);
+  const [first, last] = [figures[0]!, figures[figures.length - 1]!];
+  const at = (y: number) => first.value + ((y - first.y) * (last.value - first.value)) / (last.y - first.y);
+  const [low, high] = [at(scale.height), at(0)];
+  for (const p of within) if (!(p > low && p < high)) problems.push(`${p} outside the scale's ${low}..${high}`);
+  return problems;
 }

@@ -23,7 +23,7 @@ import {
   priceAxisLabels,
   priceScale,
   recordCanvasText,
-  type ScaleText,
+  scaleProblems,
   timeAxisLabelsCut,
 } from './chromium.js';
 import {
@@ -145,41 +145,6 @@ const lastAction = () =>
 /** The value of an attribute on every element the locator finds. */
 const attributes = async (locator: Locator, name: string) =>
   Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
-
-/**
- * What is wrong with a price scale (empty when nothing): a text on it that is not one of its own figures, a figure
- * cut at the scale's top or bottom edge, figures
- * not evenly spaced (a label at an order's price among them), two texts overlapping (one covers the other), or a
- * price in `within` outside the range the scale shows (read from where its figures are drawn: the scale is
- * linear).
- */
-function scaleProblems(scale: { height: number; texts: ScaleText[] }, within: number[]): string[] {
-  const problems: string[] = [];
-  const figures = scale.texts.map((t) => ({
-    ...t,
-    value: Number(t.text.replace(/,/g, '').replace('−', '-')),
-    y: (t.top + t.bottom) / 2,
-  }));
-  for (const f of figures) if (!/^[-−]?[\d,]+(\.\d+)?$/.test(f.text)) problems.push(`not a figure: ${f.text}`);
-  for (const f of figures)
-    if (f.top < 0 || f.bottom > scale.height)
-      problems.push(`${f.text} cut at the scale's edge (${f.top}..${f.bottom})`);
-  for (let k = 1; k < figures.length; k++) {
-    const [a, b] = [figures[k - 1]!, figures[k]!];
-    // Two pixels: the padding of a label's box around its text.
-    if (a.bottom + 2 > b.top) problems.push(`${b.text} covers ${a.text}`);
-  }
-  if (figures.length < 3) return [...problems, `only ${figures.length} figures on the scale`];
-  const steps = figures.slice(1).map((f, k) => figures[k]!.value - f.value);
-  const step = steps[0]!;
-  if (steps.some((s) => Math.abs(s - step) > Math.abs(step) * 1e-6))
-    problems.push(`figures not evenly spaced: ${figures.map((f) => f.text).join(' ')}`);
-  const [first, last] = [figures[0]!, figures[figures.length - 1]!];
-  const at = (y: number) => first.value + ((y - first.y) * (last.value - first.value)) / (last.y - first.y);
-  const [low, high] = [at(scale.height), at(0)];
-  for (const p of within) if (!(p > low && p < high)) problems.push(`${p} outside the scale's ${low}..${high}`);
-  return problems;
-}
 
 const overflow = (page: Page) =>
   page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');

@@ -826,7 +826,7 @@
       ...orderItems(shown),
       ...chart.handle
         .legend()
-        .filter((l) => l.pane === 0)
+        .filter((l) => l.overPrice)
         .map((l) => el('span', { 'data-line': l.name }, el('i', { style: `background:${l.color}` }), l.name)),
     );
     const lastPrice = last ? last[3] : NaN;
@@ -895,7 +895,7 @@
   /** The oscillators' names, under the chart (each has a pane of its own). */
   function renderPanesLegend(chart) {
     let box = chart.wrap.querySelector('[data-legend="panes"]');
-    const own = chart.handle.legend().filter((l) => l.pane > 0);
+    const own = chart.handle.legend().filter((l) => !l.overPrice);
     if (!box) {
       box = el('div', { class: 'legend small', 'data-legend': 'panes' });
       chart.wrap.append(box);
