@@ -85,8 +85,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
     expect(summary.trades.length).toBeGreaterThan(0);
     for (const width of [1366, 390]) {
       const { page, problems, close } = await open(file, width);
-      const table = page.locator('h2:has-text("Trades (") ~ div.scroll').first();
-      expect(await table.locator('tbody tr').count()).toBe(summary.trades.length);
+      expect(await page.locator('h2:has-text("Trades (") + .scroll tbody tr').count()).toBe(summary.trades.length);
       expect(await page.locator('table.metrics th', { hasText: 'Longest drawdown' }).count()).toBe(1);
       expect(await timeAxisLabelsCut(page, '#chart')).toEqual([]);
       expect(await overflow(page)).toBe(0);
