@@ -14,12 +14,13 @@ import {
   DaemonProcess,
   daemonEnv,
   everyOrderFile,
-  freePort,
   lockstepPaperEnv,
   ROOT,
   waitFor,
 } from '../test/e2e/daemon-process.js';
 import { processAlive } from '../test/support/child-processes.js';
+import { freePort } from '../test/support/free-port.js';
+import { deadline } from '../test/support/until.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? '3');
 const dir = mkdtempSync(join(tmpdir(), 'bench-lifecycle-'));
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     const holder = new DaemonProcess(env);
     await waitFor('the holder to run', () => holder.messages(/"daemon running"/).length > 0, {
       daemon: holder,
-      ms: 60_000,
+      giveUp: deadline(60_000),
     });
     let t = performance.now();
     const second = new DaemonProcess(env);
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
     const next = new DaemonProcess(env);
     await waitFor('the next daemon to run', () => next.messages(/"daemon running"/).length > 0, {
       daemon: next,
-      ms: 60_000,
+      giveUp: deadline(60_000),
     });
     restarts.push(performance.now() - t);
     await next.stop('SIGTERM');
@@ -71,13 +72,13 @@ async function main(): Promise<void> {
     const npm = spawn('npm', ['start'], { cwd: ROOT, env: npmEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     npm.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    await waitFor('npm start to run the bot', () => out.includes('"daemon running"'), { ms: 60_000 });
+    await waitFor('npm start to run the bot', () => out.includes('"daemon running"'), { giveUp: deadline(60_000) });
     // The lock's line names the holder: the bot's own pid.
     const botPid = Number(/"pid":(\d+),[^\n]*holding the journal's lock/.exec(out)?.[1] ?? NaN);
     t = performance.now();
     process.kill(npm.pid!, 'SIGKILL');
     if (Number.isFinite(botPid)) {
-      await waitFor('the orphaned bot to stop', () => !processAlive(botPid), { ms: 30_000 });
+      await waitFor('the orphaned bot to stop', () => !processAlive(botPid), { giveUp: deadline(30_000) });
       orphans.push(performance.now() - t);
     }
     try {

@@ -66,7 +66,7 @@ it('resumes a hyperopt killed mid-search to the outputs of an uninterrupted run,
     }),
   );
   const trials = join(killed, 'trials.jsonl');
-  await waitFor('the first batch kept', () => lines(trials) >= 4 || child.exitCode !== null, { ms: 240_000 });
+  await waitFor('the first batch kept', () => lines(trials) >= 4 || child.exitCode !== null);
   child.kill('SIGKILL');
   await new Promise((resolve) =>
     child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve),

@@ -91,7 +91,7 @@ it('resumes a coordinator SIGKILLed mid-sweep without running any combination tw
         stdio: 'ignore',
       }),
     );
-    await waitFor('two combinations done', () => worker.done() >= 2, { ms: 60_000 });
+    await waitFor('two combinations done', () => worker.done() >= 2);
     coordinator.kill('SIGKILL');
     const before = worker.done();
     expect(before).toBeLessThan(8);
@@ -112,7 +112,7 @@ it('waits out a Redis SIGKILLed and restarted mid-sweep; the outputs are unchang
   try {
     const out = join(dir, 'redis-restarted');
     const running = bot([...sliceFlags(config, out, SWEEP), '--queue', redis.url]);
-    await waitFor('two combinations done', () => worker.done() >= 2, { ms: 60_000 });
+    await waitFor('two combinations done', () => worker.done() >= 2);
     const { port } = redis;
     await redis.stop();
     await new Promise((resolve) => setTimeout(resolve, 1000));

@@ -87,12 +87,11 @@ describe('crash-restart with SIGKILL at random moments and at each lifecycle ste
       const last = new DaemonProcess(chaosEnv(dir, proxy.url, credentials, PAUSE_MS));
       await waitFor('trading to go on after the last restart', () => journal(db).length >= rowsBefore + 3, {
         daemon: last,
-        ms: 30_000,
       });
       await waitFor(
         'every journal row resolved',
         () => journal(db).every((r) => r.status !== 'PENDING' && r.status !== 'UNKNOWN'),
-        { daemon: last, ms: 30_000 },
+        { daemon: last },
       );
       expect(await last.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       outputs.push(...last.lines);

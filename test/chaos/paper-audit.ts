@@ -152,16 +152,16 @@ export function auditPaperDb(path: string): { problems: string[]; orders: number
   }
 }
 
-/** Waits until the journal in `db` agrees with its paper exchange's ledger (a timeout quotes what disagrees). */
-export function paperAuditSettled(what: string, db: string, daemon: DaemonProcess, ms = 60_000) {
+/** Waits until the journal in `db` agrees with its paper exchange's ledger (a failed wait quotes what disagrees). */
+export function paperAuditSettled(what: string, db: string, daemon: DaemonProcess) {
   return waitFor(
     what,
     () => {
       const audit = auditPaperDb(db);
-      // Thrown, so that a timeout quotes what still disagrees.
+      // Thrown, so that a failed wait quotes what still disagrees.
       if (audit.problems.length > 0) throw new Error(audit.problems.join('; '));
       return audit;
     },
-    { daemon, ms },
+    { daemon },
   );
 }

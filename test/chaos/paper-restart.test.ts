@@ -79,10 +79,7 @@ describe('paper trading under kill -9', () => {
           // Anywhere from the process's start: during start-up, reconciliation, or trading.
           await sleep(100 + random() * 3000);
         } else {
-          await waitFor(context('the daemon to run'), () => daemon.messages(/daemon running/).length > 0, {
-            daemon,
-            ms: 60_000,
-          });
+          await waitFor(context('the daemon to run'), () => daemon.messages(/daemon running/).length > 0, { daemon });
           await sleep(random() * 4000);
         }
         expect(await daemon.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
@@ -99,15 +96,9 @@ describe('paper trading under kill -9', () => {
       const final = new DaemonProcess({ ...env, PAPER_DATA: flat });
       await waitFor(context('the last daemon to run'), () => final.messages(/daemon running/).length > 0, {
         daemon: final,
-        ms: 60_000,
       });
       // A row left PENDING by a kill is resolved once the engine's grace for late orders (about a minute) is over.
-      const settled = await paperAuditSettled(
-        context('the journal to agree with the paper exchange'),
-        db,
-        final,
-        150_000,
-      );
+      const settled = await paperAuditSettled(context('the journal to agree with the paper exchange'), db, final);
       expect(final.messages(/paper account resumed/)).toHaveLength(1);
       expect(await final.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 

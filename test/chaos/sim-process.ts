@@ -47,7 +47,7 @@ export class SimProcess {
 
   static async start(args: string[], credentials: Credentials): Promise<SimProcess> {
     const sim = new SimProcess(args, credentials);
-    await waitFor('the simulated exchange to print its URL', () => sim.url, { ms: 30_000 });
+    await waitFor('the simulated exchange to print its URL', () => sim.url);
     return sim;
   }
 

@@ -53,10 +53,8 @@ async function stalledDaemon(name: string) {
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  await waitFor(
-    'the daemon to start trading',
-    () => readDb(db, (d) => d.prepare("SELECT count(*) FROM events WHERE kind = 'started'").pluck().get() as number),
-    { ms: 30_000 },
+  await waitFor('the daemon to start trading', () =>
+    readDb(db, (d) => d.prepare("SELECT count(*) FROM events WHERE kind = 'started'").pluck().get() as number),
   );
   await sleep(5_000); // several 20 kB ticks: the pipe and the daemon's buffer hold what it could not write
   const bounded = async (ms: number) => {

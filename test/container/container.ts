@@ -23,10 +23,11 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { gitCommit } from '../../src/app/installation.js';
 import { readDb, ROOT, waitFor } from '../e2e/daemon-process.js';
+import { freePort } from '../support/free-port.js';
+import { deadline } from '../support/until.js';
 import { cacheDir, onPath, Podman } from './podman.js';
 import { BASE_IMAGE, ensureStandInBase } from './stand-in-base.js';
 
@@ -49,15 +50,6 @@ const phaseTimes = () =>
 function check(condition: boolean, what: string, detail = ''): void {
   if (!condition) throw new Error(`FAILED: ${what}${detail === '' ? '' : `\n${detail}`}`);
   console.log(`ok: ${what}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 function requirements(): void {
@@ -91,7 +83,7 @@ async function main(): Promise<void> {
   /** Waits until the container's log messages satisfy `done`; on time out, says so with the log's end. */
   const waitForLog = async (name: string, what: string, done: (msgs: string[]) => boolean, ms = 60_000) => {
     try {
-      await waitFor(what, () => done(messages(logs(name))), { ms });
+      await waitFor(what, () => done(messages(logs(name))), { giveUp: deadline(ms) });
     } catch (err) {
       throw new Error(`${(err as Error).message}\n--- ${name}:\n${logs(name).slice(-4000)}`);
     }
@@ -226,7 +218,7 @@ async function main(): Promise<void> {
     await waitFor(
       'podman healthcheck run to pass',
       () => podman.run(['healthcheck', 'run', paper], { allowFail: true }).code === 0,
-      { ms: 60_000 },
+      { giveUp: deadline(60_000) },
     );
     check(true, 'podman healthcheck run: healthy (bot healthcheck: /healthz of the metrics listener on loopback)');
     // From outside the container: the image's METRICS_HOST=0.0.0.0 listener, probes and metrics only.
@@ -264,7 +256,7 @@ async function main(): Promise<void> {
     await waitFor(
       'the second container to exit',
       () => podman.run(['inspect', second, '--format', '{{.State.Status}}']).stdout.trim() === 'exited',
-      { ms: 30_000 },
+      { giveUp: deadline(30_000) },
     );
     const secondCode = podman.run(['inspect', second, '--format', '{{.State.ExitCode}}']).stdout.trim();
     const said = messages(logs(second));
@@ -283,7 +275,7 @@ async function main(): Promise<void> {
         (readDb(join(paperData, 'bot.db'), (d) =>
           d.prepare('SELECT count(*) FROM paper_orders').pluck().get(),
         ) as number) > paperOrdersNow,
-      { ms: 60_000 },
+      { giveUp: deadline(60_000) },
     );
     check(
       podman.run(['inspect', paper, '--format', '{{.State.Status}}']).stdout.trim() === 'running',
@@ -296,7 +288,7 @@ async function main(): Promise<void> {
       readDb(paperDb, (d) => d.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number);
     const paperOpened = () =>
       readDb(paperDb, (d) => d.prepare('SELECT created_at FROM paper_exchange').pluck().get() as number | undefined);
-    await waitFor('the paper account to hold orders', () => paperCount('paper_orders') > 0, { ms: 60_000 });
+    await waitFor('the paper account to hold orders', () => paperCount('paper_orders') > 0);
     const paperStop = stop(paper);
     const paperBefore = { opened: paperOpened(), orders: paperCount('paper_orders'), fills: paperCount('paper_fills') };
     podman.run(['start', paper]);
@@ -352,7 +344,7 @@ async function main(): Promise<void> {
       '--start',
       'BTCUSDT=20000',
     ]);
-    await waitFor('the simulated exchange', () => logs(sim).includes('simulated exchange at'), { ms: 30_000 });
+    await waitFor('the simulated exchange', () => logs(sim).includes('simulated exchange at'));
     // A TypeScript strategy of one's own in a bare folder (no package.json, no node_modules) mounted outside /app,
     // importing the API as the package export and zod itself: the image resolves both to its own.
     const strategies = join(work, 'strategies');

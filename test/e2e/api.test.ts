@@ -12,16 +12,8 @@ import { z } from 'zod';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import { familyOf, parseExposition, sampleSum } from '../support/prometheus-text.js';
-import {
-  DaemonProcess,
-  everyOrderFile,
-  freePort,
-  http,
-  readDb,
-  fillCount,
-  waitFor,
-  lockstepPaperEnv,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, http, readDb, fillCount, waitFor, lockstepPaperEnv } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'e2e-token-5f1c2a9b7d3e';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-api-'));

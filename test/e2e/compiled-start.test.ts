@@ -25,6 +25,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanClone } from '../support/clean-clone.js';
 import { daemonEnv, lockstepPaperEnv, npmStart, ROOT, waitFor } from './daemon-process.js';
+import { whenExited } from '../support/until.js';
 
 const work = mkdtempSync(join(tmpdir(), 'e2e-compiled-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -104,12 +105,12 @@ describe('the compiled build', () => {
       { STRATEGIES_DIR: mine, PROBE_DIR: probes },
     );
     const { npm, lines } = npmStart(env, clone);
-    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    const exitCode = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
     await waitFor('the probe strategy to place its order', () => lines.some((l) => l.includes('"order placed"')), {
-      ms: 90_000,
+      giveUp: whenExited(npm, 'npm start'),
     });
     npm.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await exitCode).toBe(0);
     expect(readProbes()).toEqual([{ api: BUILT_API(), threadId: 0 }]);
     expect(existsSync(join(clone, 'dist/src/cli.js'))).toBe(true);
     expect(existsSync(join(clone, 'dist/strategies/grid.js'))).toBe(true);

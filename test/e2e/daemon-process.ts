@@ -1,6 +1,6 @@
 /**
  * The daemon as a real process (`node --import tsx src/cli.ts run`) for end-to-end tests, a read-only view of
- * its SQLite file, a synthetic recording with a steady swing, and a bounded wait.
+ * its SQLite file, a synthetic recording with a steady swing, and a wait for what it does.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { trackChild } from '../support/child-processes.js';
+import { until } from '../support/until.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TEST_STRATEGIES = join(ROOT, 'test/e2e/strategies');
@@ -35,35 +36,20 @@ export function npmStart(env: NodeJS.ProcessEnv, cwd: string = ROOT): { npm: Chi
 }
 
 /**
- * Polls `check` until it returns a value other than undefined/false; an error counts as "not yet" (the
- * database may not exist yet) and is quoted if time runs out. Fails naming `what` after `ms`, or as soon as
- * `daemon` exits.
+ * Waits for `what` (support/until.ts), giving up as soon as `daemon`, when given, has exited, or when `giveUp`
+ * says why the event can no longer come.
  */
-export async function waitFor<T>(
+export function waitFor<T>(
   what: string,
-  check: () => T | undefined | false,
-  options: { ms?: number; daemon?: DaemonProcess } = {},
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { daemon?: DaemonProcess; giveUp?: () => string | undefined } = {},
 ): Promise<T> {
-  const deadline = Date.now() + (options.ms ?? 20_000);
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = check();
-      if (value !== undefined && value !== false) return value;
-      lastError = undefined;
-    } catch (err) {
-      lastError = err;
-    }
-    const exit = options.daemon?.exit;
-    const why = exit ? `the daemon exited (${JSON.stringify(exit)})` : Date.now() > deadline ? 'timed out' : undefined;
-    if (why) {
-      const tail = options.daemon?.lines.slice(-15).join('\n') ?? '';
-      throw new Error(
-        `${why} waiting for ${what}${lastError instanceof Error ? ` (last error: ${lastError.message})` : ''}\n${tail}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const { daemon } = options;
+  return until(what, check, {
+    every: 100,
+    giveUp: () => (daemon?.exit ? `the daemon exited (${JSON.stringify(daemon.exit)})` : options.giveUp?.()),
+    tail: () => daemon?.lines.slice(-15).join('\n') ?? '',
+  });
 }
 
 /** The environment of a daemon under test: this process's, minus anything that would change its mode or notify someone. */
@@ -325,19 +311,6 @@ export async function lockstepPaperEnv(
     PAPER_LOCKSTEP: 'true',
     KILL_SWITCH_FILE: join(dir, 'KILL'),
     ...extra,
-  });
-}
-
-/** A port free on 127.0.0.1 right now (for a process the test starts and that must be told its port). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

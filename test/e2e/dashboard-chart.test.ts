@@ -22,7 +22,8 @@ import {
   timeAxisLabelsCut,
   timeAxisTimes,
 } from './chromium.js';
-import { DaemonProcess, daemonEnv, fillCount, freePort, http, ROOT, waitFor } from './daemon-process.js';
+import { DaemonProcess, daemonEnv, fillCount, http, ROOT, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const HOUR = 3_600_000;
 const FROM = Date.UTC(2023, 2, 8);
@@ -88,7 +89,7 @@ beforeAll(async () => {
     }),
   );
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
-  await waitFor('the DCA bought and its bracket rests', () => fillCount(db) >= 1, { daemon, ms: 60_000 });
+  await waitFor('the DCA bought and its bracket rests', () => fillCount(db) >= 1, { daemon });
   browser = await launchChromium();
 }, 120_000);
 

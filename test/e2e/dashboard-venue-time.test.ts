@@ -10,15 +10,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium, recordCanvasText, timeAxis } from './chromium.js';
-import {
-  DaemonProcess,
-  everyOrderFile,
-  fillCount,
-  freePort,
-  http,
-  lockstepPaperEnv,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, fillCount, http, lockstepPaperEnv, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const HOUR = 3_600_000;
 const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-venue-time-'));
@@ -42,7 +35,7 @@ beforeAll(async () => {
   // Replayed at its recorded pace (10x), on the recording's clock: not in lockstep (whose clock is the wall's).
   daemon = new DaemonProcess({ ...env, PAPER_LOCKSTEP: 'false' });
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
-  await waitFor('some fills', () => fillCount(db) >= 6, { daemon, ms: 60_000 });
+  await waitFor('some fills', () => fillCount(db) >= 6, { daemon });
   browser = await launchChromium();
 }, 120_000);
 

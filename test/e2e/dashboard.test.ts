@@ -29,7 +29,6 @@ import {
 import {
   DaemonProcess,
   everyOrderFile,
-  freePort,
   http,
   fillCount,
   journal,
@@ -37,6 +36,7 @@ import {
   readDb,
   waitFor,
 } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'dashboard-token-8c41e07f';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-'));
@@ -73,7 +73,7 @@ beforeAll(async () => {
   await waitFor(
     'some fills and closed trades',
     () => fillCount(db) >= 12 && journal(db).some((r) => r.tag === 'bracket' && r.status === 'OPEN'),
-    { daemon, ms: 60_000 },
+    { daemon },
   );
   browser = await launchChromium();
 }, 120_000);

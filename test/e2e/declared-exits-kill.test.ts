@@ -18,7 +18,6 @@ import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import {
   DaemonProcess,
-  freePort,
   heldStopOnPaper,
   http,
   lastPrice,
@@ -28,6 +27,7 @@ import {
   waitFor,
   paperOrders,
 } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 /** The refresh saves the watch every second (its high is what the test waits on); unknown outcomes resolve in 2 s. */
 const EXTRA = { REFRESH: '* * * * * *', RECONCILE_WINDOW_MS: '2000' };
@@ -69,7 +69,7 @@ const paperBuys = (db: string) => paperOrders(db, 'BUY').length;
 async function killedAt(env: NodeJS.ProcessEnv, point: string, drive: (d: DaemonProcess) => Promise<void>) {
   const first = new DaemonProcess({ ...env, ...EXTRA, BOT_TEST_HOOKS: '1', BOT_CRASH_AT: point });
   await drive(first);
-  await waitFor(`the daemon to kill itself at ${point}`, () => first.exit, { ms: 30_000 });
+  await waitFor(`the daemon to kill itself at ${point}`, () => first.exit);
   expect(first.exit, first.lines.slice(-20).join('\n')).toEqual({ code: null, signal: 'SIGKILL' });
 }
 
@@ -94,7 +94,7 @@ async function restarted(
 ) {
   const port = status === undefined ? 0 : await freePort();
   const second = new DaemonProcess({ ...env, ...EXTRA, API_PORT: String(port), API_TOKEN: TOKEN });
-  await waitFor(until, check, { daemon: second, ms: 40_000 });
+  await waitFor(until, check, { daemon: second });
   await paperAuditSettled('the journal to agree with the paper exchange', db, second);
   if (status !== undefined) {
     await waitFor('the control API', () => second.messages(/control API and dashboard on/).length > 0, {
@@ -161,7 +161,7 @@ describe.each(['after-journal:2', 'after-send:2'])('stop-loss on ticks, killed -
     // The average entry carries the fee taken in BTC (20,000 / 0.999 = 20,020.02): the stop is 2 % under it.
     const stop = (20_000 / 0.999) * 0.98;
     await killedAt(env, point, async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       // Over the stop (19,619.62): nothing. The second price seen means the first was decided on.
       await see(first, 19_700);
       await see(first, 19_620);
@@ -209,7 +209,7 @@ describe.each(['after-journal:2', 'after-send:2'])('trailing stop, killed -9 at 
       'x.json': strategyFile({ entries: 2, exits: { trailingStopPct: 1, trailingActivationPct: 1 } }),
     });
     await killedAt(env, point, async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       // Armed (1 % up) with a high of 20,400: its stop is at 20,196.
       await high(first, 20_400);
       suite.price(20_100);
@@ -248,7 +248,7 @@ describe.each(['after-journal:2', 'after-send:2'])('roi, killed -9 at %s of its 
     const { db } = suite;
     const env = suite.env({ 'x.json': strategyFile({ entries: 2, exits: { roi: { '0': 2 } } }) });
     await killedAt(env, point, async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       // Under the target (20,428.43): nothing. The second price seen means the first was decided on.
       await see(first, 20_400);
       await see(first, 20_420);
@@ -298,7 +298,7 @@ describe('losingTrades, killed -9 between the second losing fill and the protect
     // Fills: entry 20,000, high 20,100, stopped out at 19,700; entry 19,700, high 19,800, stopped out at 19,400
     // (the 4th fill).
     await killedAt(env, 'after-fill-record:4', async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       await high(first, 20_100);
       suite.price(19_700);
       await waitFor('the first loss and the second entry', () => filled(db, 'entry') === 2, { daemon: first });
@@ -345,7 +345,7 @@ describe('maxDrawdown, killed -9 between the losing fill and the protection', ()
     });
     // One trade: bought at 20,000, high 20,100, stopped out at 19,000 (5 % down, over the 3 % allowed): the 2nd fill.
     await killedAt(env, 'after-fill-record:2', async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       await high(first, 20_100);
       suite.price(19_000);
     });
@@ -378,7 +378,7 @@ describe('cooldown, killed -9 between the stop-out and its sale', () => {
     });
     // Entry at 20,000, high 20,100, stopped out at 19,700: the exit is journaled and the daemon dies before it leaves.
     await killedAt(env, 'after-journal:2', async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
       await high(first, 20_100);
       suite.price(19_700);
     });
@@ -416,10 +416,7 @@ describe('a held stop-loss, killed -9 between its fill on the exchange and the e
     // The entry (the 1st fill), the stop held on the exchange; the price through it fills it there (the 2nd fill,
     // committed), and the daemon dies before the engine hears of it.
     await killedAt(env, 'after-fill-record:2', async (first) => {
-      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), {
-        daemon: first,
-        ms: 30_000,
-      });
+      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), { daemon: first });
       expect(Number(held.stop_price)).toBeCloseTo((20_000 / 0.999) * 0.98, 1);
       suite.price(Number(held.stop_price) - 20);
     });
@@ -467,7 +464,7 @@ describe.each(['after-journal:2', 'after-send:2'])('the held stop, killed -9 at 
     const env = suite.env({ 'x.json': strategyFile({ entries: 1, exits: { stopLossPct: 2 } }) });
     // The entry fills (the 1st order), then the engine places the stop (the 2nd): the daemon dies there.
     await killedAt(env, point, async (first) => {
-      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first, ms: 30_000 });
+      await waitFor('the entry to fill', () => filled(db, 'entry') === 1, { daemon: first });
     });
     expect(stopRows(db)).toEqual(['STOP_LIMIT PENDING']);
     await restarted(env, db, 'one stop held on the paper exchange', () => stopRows(db).includes('STOP_LIMIT OPEN'));
@@ -485,10 +482,7 @@ describe('a held stop gapped under its limit, killed -9 between its cancel and t
     const { db } = suite;
     const env = suite.env({ 'x.json': strategyFile({ entries: 1, exits: { stopLossPct: 2 } }) });
     await killedAt(env, 'exit-after-cancel', async (first) => {
-      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), {
-        daemon: first,
-        ms: 30_000,
-      });
+      const held = await waitFor('the stop held on the paper exchange', () => heldStopOnPaper(db), { daemon: first });
       // Under the stop (19,619.62) and under its limit (0.5 % lower): triggered there, the limit cannot fill, so
       // the engine's stop-loss on ticks cancels it to sell at market, and the daemon dies after the cancel.
       expect(held.status).toBe('NEW');
@@ -521,7 +515,6 @@ describe("the held OCO bracket's take-profit, filled while the daemon is down (k
     const first = new DaemonProcess({ ...env, ...EXTRA });
     const [held] = await waitFor('the bracket held on the paper exchange', () => bracket().length > 0 && bracket(), {
       daemon: first,
-      ms: 30_000,
     });
     // Its legs from the average entry (20,020.02): the take-profit 2 % over it, the stop 2 % under it.
     expect(held).toMatchObject({ type: 'OCO', status: 'NEW' });

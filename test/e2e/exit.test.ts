@@ -13,16 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { BotApi } from '../notify/stand-ins.js';
-import {
-  DaemonProcess,
-  freePort,
-  http,
-  journal,
-  lockstepPaperEnv,
-  paperOrders,
-  readDb,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, http, journal, lockstepPaperEnv, paperOrders, readDb, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'e2e-exit-token-0c4d1e';
 const BOT_TOKEN = '4343:e2e-exit-telegram-token';
@@ -71,7 +63,7 @@ async function holding(run: Awaited<ReturnType<typeof paperDaemon>>, daemon: Dae
   await waitFor(
     'the entry filled and the orders resting',
     () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip').length === 1,
-    { daemon, ms: 30_000 },
+    { daemon },
   );
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   const held = await position(run.api);
@@ -99,7 +91,7 @@ describe('manual exit and stop-buy on a paper daemon', () => {
       await waitFor(
         'the entry filled and a dip resting',
         () => rows(run.db, 'entry')[0]?.status === 'FILLED' && rows(run.db, 'dip-0').length > 0,
-        { daemon, ms: 30_000 },
+        { daemon },
       );
       await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
 
@@ -151,7 +143,7 @@ describe('manual exit and stop-buy on a paper daemon', () => {
       const answer = await waitFor(
         'the exit answered on Telegram',
         () => bot.sent.find((m) => m.text.startsWith('PAPER · exit x:')),
-        { daemon, ms: 60_000 },
+        { daemon },
       );
       expect(answer.text).toMatch(/^PAPER · exit x: sent MARKET SELL 0\.00\d+ BTCUSDT as x-\d+ \(\w+\)/);
       expect(answer.text).toMatch(/cancelled x-\d+/);
@@ -251,7 +243,7 @@ describe('manual exit and stop-buy on a paper daemon', () => {
               run.db,
               (d) => d.prepare("SELECT data FROM events WHERE kind = 'operator'").pluck().all() as string[],
             ).find((j) => j.includes('"action":"exit"')),
-          { daemon: restarted, ms: 40_000 },
+          { daemon: restarted },
         );
         await waitFor('the control API', () => restarted.messages(/control API and dashboard on/).length > 0, {
           daemon: restarted,

@@ -12,7 +12,6 @@ import { describe, expect, it } from 'vitest';
 import { auditPaperDb, paperAuditSettled } from '../chaos/paper-audit.js';
 import {
   DaemonProcess,
-  freePort,
   http,
   lastPrice,
   paperLiveUpstream,
@@ -21,6 +20,7 @@ import {
   waitFor,
   paperOrders,
 } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'e2e-exits-reload-token-5b1f';
 const suite = paperLiveUpstream('e2e-exits-reload-', 20_000);
@@ -61,7 +61,7 @@ describe('a reload of exits.stopLossPct on a paper daemon', () => {
           const rows = heldStops(db);
           return rows[0]?.paper === 'NEW' && rows;
         },
-        { daemon, ms: 30_000 },
+        { daemon },
       );
       // The average entry the engine holds carries the fee taken in BTC (0.1 %).
       const entry =
@@ -123,17 +123,14 @@ describe.each(['after-journal:3', 'after-send:3'])('a reload killed -9 at %s of 
     const { db } = killed;
     const { port, env } = await stopAt2(killed, { RECONCILE_WINDOW_MS: '2000' });
     const first = new DaemonProcess({ ...env, BOT_TEST_HOOKS: '1', BOT_CRASH_AT: point });
-    await waitFor('the stop held on the paper exchange', () => heldStops(db)[0]?.paper === 'NEW', {
-      daemon: first,
-      ms: 30_000,
-    });
+    await waitFor('the stop held on the paper exchange', () => heldStops(db)[0]?.paper === 'NEW', { daemon: first });
     await waitFor('the control API', () => first.messages(/control API and dashboard on/).length > 0, {
       daemon: first,
     });
     writeFileSync(join(killed.dir, 'config', 'x.json'), reenterFile({ entries: 1, exits: { stopLossPct: 3 } }));
     // The daemon dies inside the reload: the request gets no answer.
     await http(`http://127.0.0.1:${port}/api/v1/reload`, { method: 'POST', token: TOKEN }).catch(() => undefined);
-    await waitFor('the daemon to kill itself', () => first.exit, { ms: 30_000 });
+    await waitFor('the daemon to kill itself', () => first.exit);
     expect(first.exit, first.lines.slice(-20).join('\n')).toEqual({ code: null, signal: 'SIGKILL' });
     const killedAt = heldStops(db);
     expect(killedAt.map((r) => r.journal)).toEqual(['CANCELED', 'PENDING']);
@@ -149,7 +146,7 @@ describe.each(['after-journal:3', 'after-send:3'])('a reload killed -9 at %s of 
           const open = heldStops(db).filter((r) => r.paper === 'NEW' && r.journal === 'OPEN');
           return open.length === 1 && open[0];
         },
-        { daemon: second, ms: 40_000 },
+        { daemon: second },
       );
       expect(Number(live.stop)).toBeCloseTo(entry * 0.97, -1);
       await paperAuditSettled('the journal to agree with the paper exchange', db, second);

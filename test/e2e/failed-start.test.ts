@@ -63,7 +63,6 @@ describe('a failed start leaves the database as it was', () => {
       const first = track(new DaemonProcess(env));
       await waitFor('three resting orders', () => journal(db).filter((r) => r.status === 'OPEN').length === 3, {
         daemon: first,
-        ms: 60_000,
       });
       expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       const before = journalContents(db);
@@ -119,7 +118,6 @@ describe('a failed start leaves the database as it was', () => {
       const first = track(new DaemonProcess(env));
       await waitFor('three resting orders', () => journal(db).filter((r) => r.status === 'OPEN').length === 3, {
         daemon: first,
-        ms: 60_000,
       });
       expect(await first.stop('SIGTERM')).toEqual({ code: 0, signal: null });
       // The venue goes away: its port is closed, nothing answers there.
@@ -139,10 +137,7 @@ describe('a failed start leaves the database as it was', () => {
         await waitFor(
           'a start that cannot reach the venue',
           () => daemon.messages(/cannot .* \(attempt 2\)/).length > 0,
-          {
-            daemon,
-            ms: 30_000,
-          },
+          { daemon },
         );
         await daemon.stop('SIGTERM');
         expect(daemon.messages(/ECONNREFUSED|connect|unreachable/i).length).toBeGreaterThan(0);

@@ -9,15 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPrometheus, PROMETHEUS, type PrometheusProcess, startPrometheus } from '../support/prometheus.js';
-import {
-  DaemonProcess,
-  everyOrderFile,
-  fillCount,
-  freePort,
-  http,
-  lockstepPaperEnv,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, fillCount, http, lockstepPaperEnv, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 interface Dashboard {
   panels: { title: string; targets?: { expr: string }[] }[];
@@ -58,7 +51,7 @@ beforeAll(async () => {
   daemon = new DaemonProcess(env);
   await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
   prometheus = await startPrometheus(JOB, [`127.0.0.1:${port}`]);
-  await waitFor('some fills', () => fillCount(join(dir, 'bot.db')) >= 6, { daemon, ms: 60_000 });
+  await waitFor('some fills', () => fillCount(join(dir, 'bot.db')) >= 6, { daemon });
   // One order cancelled by the operator: the cancelled-orders panel has data.
   const open = (await http(`http://127.0.0.1:${port}/api/v1/orders?instance=churn`)).body as {
     orders: { localId: string; type: string }[];

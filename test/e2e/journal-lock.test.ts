@@ -29,7 +29,7 @@ async function tradingDaemon(folder: string | undefined, placed: number) {
   const db = join(base, 'bot.db');
   const env = await lockstepPaperEnv(base, { 'churn.json': everyOrderFile('churn', { churn: 1000 }) }, { count: 2000 });
   const first = new DaemonProcess(env);
-  await waitFor('the first daemon to trade', () => journal(db).length >= placed, { daemon: first, ms: 60_000 });
+  await waitFor('the first daemon to trade', () => journal(db).length >= placed, { daemon: first });
   return { base, db, env, first };
 }
 
@@ -40,7 +40,7 @@ describe('one daemon per journal', () => {
     const startsBefore = starts(db);
     const paperBefore = paperOrders(db);
     const second = new DaemonProcess(env);
-    expect(await waitFor('the second daemon to exit', () => second.exit, { ms: 20_000 })).toEqual({
+    expect(await waitFor('the second daemon to exit', () => second.exit)).toEqual({
       code: 1,
       signal: null,
     });
@@ -71,7 +71,7 @@ describe('one daemon per journal', () => {
     expect(await first.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
     const third = new DaemonProcess(env);
     const placedBefore = journal(db).length;
-    await waitFor('the next daemon to trade', () => journal(db).length > placedBefore, { daemon: third, ms: 60_000 });
+    await waitFor('the next daemon to trade', () => journal(db).length > placedBefore, { daemon: third });
     expect(third.messages(/holding the journal's lock/)).toHaveLength(1);
     expect(starts(db)).toBe(startsBefore + 1);
     expect(await third.stop('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -87,7 +87,7 @@ describe('one daemon per journal', () => {
     linkSync(db, hardLink);
     const refusedLine = async (path: string) => {
       const d = new DaemonProcess({ ...env, DB_PATH: path });
-      expect(await waitFor(`the daemon on ${path} to exit`, () => d.exit, { ms: 20_000 })).toEqual({
+      expect(await waitFor(`the daemon on ${path} to exit`, () => d.exit)).toEqual({
         code: 1,
         signal: null,
       });
@@ -114,7 +114,6 @@ describe('one daemon per journal', () => {
     const before = journal(hardLink).length;
     await waitFor('the daemon through the hard link to trade', () => journal(hardLink).length > before, {
       daemon: next,
-      ms: 60_000,
     });
     expect(
       next.messages(/journal lease taken over: the lease of pid \d+ on host .*: that process is gone from this host/),
@@ -140,7 +139,7 @@ describe('one daemon per journal', () => {
     beat();
     const beating = setInterval(beat, 1_000);
     const early = new DaemonProcess(env);
-    expect(await waitFor('the early start to exit', () => early.exit, { ms: 20_000 })).toEqual({
+    expect(await waitFor('the early start to exit', () => early.exit)).toEqual({
       code: 1,
       signal: null,
     });
@@ -151,10 +150,10 @@ describe('one daemon per journal', () => {
     clearInterval(beating);
     d.close();
     // Once the lease has expired (its heartbeat plus its time to live, on the wall clock both daemons read).
-    await waitFor('the lease to expire', () => Date.now() > heartbeat + ttlMs, { ms: 20_000 });
+    await waitFor('the lease to expire', () => Date.now() > heartbeat + ttlMs);
     const later = new DaemonProcess(env);
     const placed = journal(db).length;
-    await waitFor('the later start to trade', () => journal(db).length > placed, { daemon: later, ms: 60_000 });
+    await waitFor('the later start to trade', () => journal(db).length > placed, { daemon: later });
     expect(
       later.messages(
         /journal lease taken over: the lease of pid 1 on host node-b \(pod trading\/bot-0\) since .* expired \d+ s ago/,

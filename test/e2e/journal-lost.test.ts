@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { Receiver } from '../notify/stand-ins.js';
-import { DaemonProcess, daemonEnv, freePort, http, journal, liveEnv, restingFile, waitFor } from './daemon-process.js';
+import { DaemonProcess, daemonEnv, http, journal, liveEnv, restingFile, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-journal-lost-'));
 const processes: DaemonProcess[] = [];
@@ -49,7 +50,6 @@ it('stops trading when its database file is deleted, and a restart on an empty j
   const first = track(new DaemonProcess(env));
   await waitFor('three resting orders', () => journal(db).filter((r) => r.status === 'OPEN').length === 3, {
     daemon: first,
-    ms: 60_000,
   });
   await waitFor('ready', async () => (await http(`${url}/readyz`)).status === 200, { daemon: first });
 

@@ -33,7 +33,7 @@ describe('webhook notifications across a kill -9', () => {
       // Run 1: the receiver takes every POST and answers none.
       hook.status = () => 'hold';
       const first = new DaemonProcess(env);
-      await waitFor('a webhook POST in flight', () => hook.received.length > 0, { daemon: first, ms: 30_000 });
+      await waitFor('a webhook POST in flight', () => hook.received.length > 0, { daemon: first });
       await waitFor('more fills behind it', () => fillSeqs().length >= 3, { daemon: first });
       expect(await first.stop('SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
       const inFlight = hook.received.map((r) => r.json as Body);
@@ -48,7 +48,7 @@ describe('webhook notifications across a kill -9', () => {
       await waitFor(
         'the held notification delivered again',
         () => hook.received.slice(held).some((r) => heldIds.has((r.json as Body).id)),
-        { daemon: second, ms: 30_000 },
+        { daemon: second },
       );
       await waitFor('fills of the second run', () => fillSeqs().length >= firstRunFills.length + 2, { daemon: second });
       expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null });

@@ -12,16 +12,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { BotApi, Receiver } from '../notify/stand-ins.js';
-import {
-  DaemonProcess,
-  everyOrderFile,
-  fillKeys,
-  freePort,
-  http,
-  readDb,
-  waitFor,
-  lockstepPaperEnv,
-} from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, fillKeys, http, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,7 +86,7 @@ describe('notifications from the daemon on paper', () => {
       const balances = await waitFor(
         'the balances',
         () => bot.sent.find((m) => m.text.startsWith('PAPER · balances\n')),
-        { daemon, ms: 60_000 },
+        { daemon },
       );
       // Every asset the paper account holds (10000 USDT, 10000 USDC, 0.5 BTC), not only the traded pair's.
       expect(
@@ -112,27 +104,20 @@ describe('notifications from the daemon on paper', () => {
           bot.sent.some(
             (m) => m.text.startsWith('PAPER · status\nkill switch: ON') && m.text.includes('\nstop-buy: ON'),
           ),
-        { daemon, ms: 60_000 },
+        { daemon },
       );
       // The kill switch blocks everything, an exit too: the answer says why.
       bot.say(111, '/exit churn');
       bot.say(111, '/reload');
       bot.say(111, '/version');
-      await waitFor('the version', () => bot.sent.some((m) => /^PAPER · version\n0\.1\.0/.test(m.text)), {
-        daemon,
-        ms: 60_000,
-      });
+      await waitFor('the version', () => bot.sent.some((m) => /^PAPER · version\n0\.1\.0/.test(m.text)), { daemon });
       // Closed trades and profit per period, from the running daemon's journal through the operator layer.
       for (const command of ['/trades 3', '/profit', '/daily', '/weekly', '/monthly']) bot.say(111, command);
       await waitFor('the monthly profit', () => bot.sent.some((m) => m.text.startsWith('PAPER · monthly profit')), {
         daemon,
-        ms: 60_000,
       });
       for (const command of ['/performance', '/count', '/logs 5']) bot.say(111, command);
-      await waitFor('the logs', () => bot.sent.some((m) => m.text.startsWith('PAPER · last 5 warnings')), {
-        daemon,
-        ms: 60_000,
-      });
+      await waitFor('the logs', () => bot.sent.some((m) => m.text.startsWith('PAPER · last 5 warnings')), { daemon });
       // The kill switch turned off through the API: told to the chat once, as the action (who, what, outcome);
       // the same again changes nothing and is not told.
       expect((await api('/kill-switch', 'PUT', { on: false })).status).toBe(200);
@@ -140,17 +125,14 @@ describe('notifications from the daemon on paper', () => {
       await waitFor(
         'the action told',
         () => bot.sent.some((m) => /operator kill-switch off → off \(api 127\.0\.0\.1\)/.test(m.text)),
-        { daemon, ms: 60_000 },
+        { daemon },
       );
       // Later than the action's own kill-switch row would have been told: a grouped burst, then the answer.
       bot.say(111, '/version');
       await waitFor(
         'the second version',
         () => bot.sent.filter((m) => m.text.startsWith('PAPER · version')).length === 2,
-        {
-          daemon,
-          ms: 60_000,
-        },
+        { daemon },
       );
     } finally {
       expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });

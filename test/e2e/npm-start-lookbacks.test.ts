@@ -20,6 +20,7 @@ import { loadStrategyFiles } from '../../src/config/loader.js';
 import { type CandleNeeds, TIMEFRAME_MS, type Timeframe } from '../../src/market/candles.js';
 import { candleNeeds } from '../../src/strategy/candle-needs.js';
 import { daemonEnv, npmStart, readDb, ROOT, waitFor } from './daemon-process.js';
+import { whenExited } from '../support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-lookbacks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -93,7 +94,7 @@ describe.runIf(process.platform === 'linux')('npm start on the shipped recording
           lacking = missing();
           return lacking.length === 0;
         },
-        { ms: BOUND_MS },
+        { giveUp: whenExited(started.npm, 'npm start') },
       );
       const wallTaken = Date.now() - wallStart;
       expect(lines.filter((l) => l.includes('"level":50'))).toEqual([]);

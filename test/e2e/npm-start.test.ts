@@ -19,6 +19,7 @@ import {
   waitFor,
   writeSwingRecording,
 } from './daemon-process.js';
+import { whenExited } from '../support/until.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,7 +108,7 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
       );
       const npmPid = npm.pid!;
       await waitFor('the daemon to place orders', () => lines.some((l) => l.includes('"msg":"order placed"')), {
-        ms: 60_000,
+        giveUp: whenExited(npm, 'npm start'),
       });
 
       const before = tree(npmPid);
@@ -118,15 +119,11 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
 
       process.kill(to === 'npm' ? npmPid : bot!.pid, signal);
       expect(await exited).toEqual(npmExit);
-      await waitFor(
-        `every process of the tree gone (${before.map((p) => p.cmd).join('; ')})`,
-        () => before.every((p) => !alive(p.pid)),
-        { ms: 10_000 },
+      await waitFor(`every process of the tree gone (${before.map((p) => p.cmd).join('; ')})`, () =>
+        before.every((p) => !alive(p.pid)),
       );
       // The bot's last lines may reach this end of the pipe after the process is gone: wait for them.
-      await waitFor('the last log line', () => lines.some((l) => l.includes('stopped: database closed')), {
-        ms: 5_000,
-      });
+      await waitFor('the last log line', () => lines.some((l) => l.includes('stopped: database closed')));
       expect(lines.join('\n')).toContain('every-order: onStop ran');
       const events = readDb(db, (d) =>
         d.prepare("SELECT kind, data FROM events WHERE kind LIKE 'daemon-%' ORDER BY id").all(),

@@ -161,7 +161,7 @@ describe("a pair the project never shipped, on a clean clone, each step a user's
         existsSync(recorded)
           ? gunzipSync(readFileSync(recorded), { finishFlush: constants.Z_SYNC_FLUSH }).toString().split('\n').length
           : 0;
-      await waitFor('100 recorded tickers', () => recordedLines() > 100, { ms: 60_000 });
+      await waitFor('100 recorded tickers', () => recordedLines() > 100);
     } finally {
       if (record) expect(await stop(record.child)).toBe(0);
       await stop(sim.child);
@@ -187,7 +187,7 @@ describe("a pair the project never shipped, on a clean clone, each step a user's
       }),
     );
     try {
-      await waitFor('three grid orders on paper', () => journal(db).length >= 3, { daemon, ms: 60_000 });
+      await waitFor('three grid orders on paper', () => journal(db).length >= 3, { daemon });
     } finally {
       expect(await daemon.stop()).toEqual({ code: 0, signal: null });
     }

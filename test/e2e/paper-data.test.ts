@@ -191,7 +191,7 @@ describe('a paper account restarted on other data', () => {
       ) as { id: string; at: number }[];
 
     const first = run(good);
-    await waitFor('the resting order on the exchange', () => placed().length === 1, { daemon: first, ms: 60_000 });
+    await waitFor('the resting order on the exchange', () => placed().length === 1, { daemon: first });
     const [order] = placed();
     expect(await first.stop()).toEqual({ code: 0, signal: null });
 
@@ -213,7 +213,7 @@ describe('a paper account restarted on other data', () => {
         const now = readDb(db, (d) => d.prepare('SELECT MAX(time) FROM paper_market').pluck().get() as number);
         return fill !== undefined && now > fill.time + 400_000;
       },
-      { daemon: second, ms: 90_000 },
+      { daemon: second },
     );
     expect(await second.stop()).toEqual({ code: 0, signal: null });
 

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DaemonProcess, everyOrderFile, freePort, http, journal, lockstepPaperEnv, waitFor } from './daemon-process.js';
+import { DaemonProcess, everyOrderFile, http, journal, lockstepPaperEnv, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'e2e-pause-restart-token-51c2';
 const dir = mkdtempSync(join(tmpdir(), 'e2e-pause-restart-'));
@@ -40,7 +41,6 @@ describe('a pause across a restart', () => {
     const first = new DaemonProcess(env);
     await waitFor('both instances to trade', () => placed(db, 'held') >= 3 && placed(db, 'other') >= 3, {
       daemon: first,
-      ms: 60_000,
     });
     await controlApi(first);
     const paused = await api('/api/v1/instances/held/pause', { method: 'POST', body: {} });
@@ -64,16 +64,12 @@ describe('a pause across a restart', () => {
     const otherAtStart = placed(db, 'other');
     await waitFor('the other instance to trade after the restart', () => placed(db, 'other') >= otherAtStart + 3, {
       daemon: second,
-      ms: 60_000,
     });
     expect(placed(db, 'held')).toBe(heldBefore);
 
     const resumed = await api('/api/v1/instances/held/resume', { method: 'POST', body: {} });
     expect(resumed.body).toMatchObject({ ok: true, outcome: 'resumed' });
-    await waitFor('the resumed instance to trade', () => placed(db, 'held') > heldBefore, {
-      daemon: second,
-      ms: 60_000,
-    });
+    await waitFor('the resumed instance to trade', () => placed(db, 'held') > heldBefore, { daemon: second });
     expect(await second.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
     // Resumed before the stop: the next start runs it.

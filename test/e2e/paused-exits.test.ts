@@ -6,15 +6,8 @@
  * cancelled and the position sold at market, once, and the instance stays paused.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  DaemonProcess,
-  freePort,
-  heldStopOnPaper,
-  http,
-  paperLiveUpstream,
-  readDb,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, heldStopOnPaper, http, paperLiveUpstream, readDb, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const TOKEN = 'e2e-paused-exits-token-7e21';
 const suite = paperLiveUpstream('e2e-paused-exits-', 20_000);

@@ -11,16 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
-import {
-  DaemonProcess,
-  daemonEnv,
-  everyOrderFile,
-  freePort,
-  http,
-  journal,
-  TEST_STRATEGIES,
-  waitFor,
-} from './daemon-process.js';
+import { DaemonProcess, daemonEnv, everyOrderFile, http, journal, TEST_STRATEGIES, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-ready-'));
 const processes: DaemonProcess[] = [];

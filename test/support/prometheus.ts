@@ -7,7 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitFor } from '../e2e/daemon-process.js';
+import { waitFor } from '../e2e/daemon-process.js';
+import { freePort } from './free-port.js';
 import { trackChild } from './child-processes.js';
 
 export const PROMETHEUS = process.env.PROMETHEUS_PATH ?? '/usr/bin/prometheus';

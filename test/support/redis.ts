@@ -4,7 +4,8 @@
  * leaves none behind.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { freePort, ROOT, waitFor } from '../e2e/daemon-process.js';
+import { ROOT, waitFor } from '../e2e/daemon-process.js';
+import { freePort } from './free-port.js';
 import { trackChild } from './child-processes.js';
 
 export interface RedisProcess {
@@ -72,14 +73,10 @@ export async function startWorker(queue: string, cacheDir: string, more: string[
     rest = parts.pop() ?? '';
     lines.push(...parts);
   });
-  await waitFor(
-    'a bot worker taking jobs',
-    () => {
-      if (child.exitCode !== null) throw new Error(`bot worker exited: ${lines.join('\n')}`);
-      return lines.some((l) => l.includes('taking jobs'));
-    },
-    { ms: 30_000 },
-  );
+  await waitFor('a bot worker taking jobs', () => {
+    if (child.exitCode !== null) throw new Error(`bot worker exited: ${lines.join('\n')}`);
+    return lines.some((l) => l.includes('taking jobs'));
+  });
   return {
     child,
     lines,
