@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { writeOldJournal } from '../support/old-journal.js';
-import { DaemonProcess, daemonEnv, freePort, http, readDb, ROOT, waitFor } from './daemon-process.js';
+import { freePort } from '../support/free-port.js';
+import { DaemonProcess, daemonEnv, http, readDb, ROOT, waitFor } from './daemon-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'e2e-upgrade-'));
 const processes: DaemonProcess[] = [];
@@ -46,7 +47,6 @@ it('backs an older journal up beside it, then migrates it while /healthz answers
   // The worker holds the first migration (a test hook) until the file exists: the daemon is mid-migration.
   await waitFor('the first migration', () => bot.messages(new RegExp(`migration 5 of ${LATEST_VERSION}`)).length > 0, {
     daemon: bot,
-    ms: 60_000,
   });
   const backup = join(dir, `old.schema-4-before-${LATEST_VERSION}.db`);
   expect(readDb(backup, (b) => [versionOf(b), ordersIn(b)])).toEqual([4, 400]);
@@ -58,7 +58,7 @@ it('backs an older journal up beside it, then migrates it while /healthz answers
     `migrating the journal ${db}: migration 5 of ${LATEST_VERSION} (reads that stay fast as the journal grows)`,
   );
   writeFileSync(release, '');
-  await waitFor('the daemon to run', () => bot.messages(/"daemon running"/).length > 0, { daemon: bot, ms: 60_000 });
+  await waitFor('the daemon to run', () => bot.messages(/"daemon running"/).length > 0, { daemon: bot });
   expect(
     bot.messages(new RegExp(`migrated from schema 4 to ${LATEST_VERSION} in [\\d.]+ s; as it was before`)),
   ).toHaveLength(1);
