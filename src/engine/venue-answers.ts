@@ -117,7 +117,7 @@ export class VenueAnswers {
   /**
    * The executed quantity to believe: the record's `executedQty` unless it is impossible (negative, above the
    * order, below what the venue reported before), else what was believed before. FILLED says the whole order
-   * executed: without a possible figure of its own, that is the order's quantity. `known`: the figure says
+   * executed: for an order of a base quantity, that quantity (another figure with it is refused). `known`: the figure says
    * what the order's fills add up to (a final record without one leaves its trades to tell).
    */
   executed(row: OrderRow, record: OrderRecord): { executed: Dec; known: boolean } {
@@ -130,10 +130,16 @@ export class VenueAnswers {
       else this.refuse(row, 'executedQty', problem);
     }
     if (record.status === 'FILLED') {
-      if (reported?.gt(0) === true) return { executed: reported, known: true };
-      if (reported !== undefined) this.refuse(row, 'executedQty', 'is 0 on an order the venue calls FILLED');
-      if (row.quantity !== undefined) return { executed: D.max(before, row.quantity), known: true };
-      return { executed: before, known: false };
+      // FILLED is all of it: a base quantity's order executed its quantity, whatever figure comes with it.
+      if (row.quantity === undefined)
+        return reported?.gt(0) === true ? { executed: reported, known: true } : { executed: before, known: false };
+      if (reported !== undefined && !reported.eq(row.quantity))
+        this.refuse(
+          row,
+          'executedQty',
+          `is ${reported.toFixed()} on an order the venue calls FILLED (of ${row.quantity})`,
+        );
+      return { executed: new D(row.quantity), known: true };
     }
     return { executed: reported ?? before, known: reported !== undefined };
   }

@@ -1,7 +1,7 @@
 /**
  * `npm run test:chaos -- [--kills N] [--ticks N] [--fuzz X] [--phase-ms N]`: the chaos suites at release
- * strength (default 1000 kills, a 1 000 000-tick soak, ten times the fuzz cases), where `npm test` runs
- * bounded counts. Each suite prints its figures.
+ * strength (default 1000 kills, a 1 000 000-tick soak, ten times the fuzz cases and the lying venue's
+ * histories), where `npm test` runs bounded counts. Each suite prints its figures.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

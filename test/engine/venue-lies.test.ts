@@ -72,6 +72,7 @@ describe('an order the venue calls FILLED before its fills are known', () => {
     ['0', 0],
     ['missing', undefined],
     ['-5', -5],
+    ['0.005 (half the order)', 0.005],
   ])(
     'with executedQty %s while trade history fails: stays working, the exit is armed once, its fill recorded once',
     async (_name, lie) => {
