@@ -17,7 +17,8 @@ import { replayMarket } from '../../src/sim/pair-market.js';
 import { startSimServer, type SimServer } from '../../src/sim/sim-server.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { csvRecords } from '../support/csv-records.js';
-import { bot, capture, tempDir } from './fixtures.js';
+import { capture } from '../support/command-output.js';
+import { bot, tempDir } from './fixtures.js';
 
 /** 360 real one-minute BTC/USDT candles (test/fixtures/README.md), imported here as BTCUSD. */
 export const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';

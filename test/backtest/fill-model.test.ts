@@ -9,7 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import { csvRecords } from '../support/csv-records.js';
-import { bot, capture, sliceFlags, tempDir } from './fixtures.js';
+import { capture } from '../support/command-output.js';
+import { bot, sliceFlags, tempDir } from './fixtures.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;

@@ -1,13 +1,13 @@
 /**
  * Shared inputs of the backtest tests: a grid strategy file in a temp dir, a two-day slice of the sample, and
- * the backtest command run in process with its console output captured.
+ * the backtest command run in process with what it printed (test/support/command-output.ts).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
 import { run as cli } from '../../src/cli/backtest.js';
 import type { TempProject } from '../config/temp-project.js';
+import { capture } from '../support/command-output.js';
 
 export const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 export const FROM = '2023-03-09T00:00:00Z';
@@ -37,23 +37,6 @@ export function gridConfig(dir: string, overrides: Record<string, unknown> = {})
 /** The flags of a backtest of `config` over the two-day slice (FROM to `to`) into `out`, and `more`. */
 export function sliceFlags(config: string, out: string, more: string[] = [], to = TO): string[] {
   return ['--config', config, '--data', SAMPLE, '--from', FROM, '--to', to, ...more, '--out', out];
-}
-
-/** A command's `run(argv)` in process: its exit code and the lines it wrote to stdout and stderr. */
-export async function capture(
-  command: (argv: string[]) => Promise<number>,
-  args: string[],
-): Promise<{ code: number; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  try {
-    return { code: await command(args), out, err };
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
 }
 
 /** `bot backtest ARGS` in process: its exit code and the lines it wrote to stdout and stderr. */

@@ -10,7 +10,8 @@ import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { ROOT, waitFor } from '../e2e/daemon-process.js';
 import { trackChild } from '../support/child-processes.js';
 import { startRedis, startWorker } from '../support/redis.js';
-import { capture, SAMPLE, tempDir } from './fixtures.js';
+import { capture } from '../support/command-output.js';
+import { SAMPLE, tempDir } from './fixtures.js';
 
 const dir = tempDir('hyperopt-processes-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,7 +15,8 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import type { Metrics } from '../../src/backtest/summary.js';
 import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { TEST_STRATEGIES } from '../e2e/daemon-process.js';
-import { capture, gridConfig, SAMPLE, tempDir } from './fixtures.js';
+import { capture } from '../support/command-output.js';
+import { gridConfig, SAMPLE, tempDir } from './fixtures.js';
 
 const dir = tempDir('hyperopt-test-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

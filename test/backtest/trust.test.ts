@@ -20,7 +20,8 @@ import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { riskRatios } from '../../src/backtest/performance-metrics.js';
 import { csvRecords } from '../support/csv-records.js';
 import { D } from '../../src/market/decimal.js';
-import { bot, capture, tempDir } from './fixtures.js';
+import { capture } from '../support/command-output.js';
+import { bot, tempDir } from './fixtures.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { run as importCandles, symbolInName } from '../../src/cli/import-candles.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';
-import { capture, tempDir } from '../backtest/fixtures.js';
+import { capture } from '../support/command-output.js';
+import { tempDir } from '../backtest/fixtures.js';
 import { readAll } from '../record/fixtures.js';
 
 const HEADER = 'open_time,open,high,low,close,volume';

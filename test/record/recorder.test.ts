@@ -14,7 +14,7 @@ import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { checkPaperData } from '../../src/app/paper-data.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { run as checkConfig } from '../../src/cli/check-config.js';
-import { capture } from '../backtest/fixtures.js';
+import { capture } from '../support/command-output.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { fullTicker, readAll, tempDir } from './fixtures.js';
