@@ -28,7 +28,7 @@ import {
   renameSync,
   rmSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
@@ -43,7 +43,9 @@ import { sweepGrid } from '../src/backtest/sweep.js';
 import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
 import { StrategyFileSchema } from '../src/config/strategy-file.js';
 import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
+import { againstBacktrader } from './against-backtrader.js';
 import { peakRssRuns } from './peak-rss.js';
+import { projectToYear, YEAR_TICKS } from './sweep-projection.js';
 import { valueAt } from '../src/backtest/number-column.js';
 
 const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
@@ -53,6 +55,7 @@ const SYNTHETIC_DIR = 'data/cache/bench';
 const quick = process.argv.includes('--quick');
 const sweepOnly = process.argv.includes('--sweep');
 const rssOnly = process.argv.includes('--rss-only');
+const goalsOnly = process.argv.includes('--goals');
 const numberArg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`);
   const value = i < 0 ? fallback : Number(process.argv[i + 1]);
@@ -182,6 +185,84 @@ function plainLoop(data: TickData): number {
     last = valueAt(time, i);
   }
   return acc;
+}
+
+/**
+ * The grid of config/grid-btcusdt.json in a plain loop over the same columns: the physical limit of replaying it
+ * from columns, reading each tick's columns as the replay does. The ladder around the first price (5 levels each side, 0.3 % apart); a slot buys at its level
+ * while the price is above it, its buy fills when a tick's price reaches it, then it sells one level up and its
+ * sell fills when a price reaches that. Returns the fills (the engine's grid trades about as often).
+ */
+function plainGrid(data: TickData): number {
+  const { sym, time, price, high, low, vb, vq } = data.columns;
+  const levels = 5;
+  const buyAt = new Float64Array(2 * levels);
+  const sellAt = new Float64Array(2 * levels);
+  // Per slot: 0 idle, 1 buy resting, 2 sell resting.
+  const slot = new Uint8Array(2 * levels);
+  let fills = 0;
+  let ready = false;
+  // What a ticker holds besides its price, read as the replay reads it (kept in a running figure).
+  let seen = 0;
+  for (let i = 0; i < data.length; i++) {
+    if (sym[i] !== 0) continue;
+    const p = valueAt(price, i);
+    seen += valueAt(time, i) * 1e-12 + (valueAt(high, i) - valueAt(low, i) + valueAt(vb, i) + valueAt(vq, i)) * 1e-9;
+    if (!ready) {
+      const step = (p * 0.3) / 100;
+      for (let j = -levels; j < levels; j++) {
+        buyAt[j + levels] = Math.floor((p + step * j) * 100) / 100;
+        sellAt[j + levels] = Math.ceil((p + step * (j + 1)) * 100) / 100;
+      }
+      ready = true;
+    }
+    for (let k = 0; k < levels; k++) {
+      const s = slot[k];
+      if (s === 0) {
+        if (buyAt[k]! < p) slot[k] = 1;
+      } else if (s === 1 ? p <= buyAt[k]! : p >= sellAt[k]!) {
+        slot[k] = s === 1 ? 2 : 0;
+        fills++;
+      }
+    }
+  }
+  return seen > -1 ? fills : -1;
+}
+
+/** The CPU seconds `fn` takes (this thread's process: the replay runs on it alone). */
+async function cpuOf(fn: () => unknown): Promise<number> {
+  const cpu0 = process.cpuUsage();
+  await fn();
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / 1e6;
+}
+
+/**
+ * The grid's replay against the grid in a plain loop over the same columns, per CPU second (issue 39's goal: at
+ * least 1/5 of it), alternating five rounds after a warm-up of each.
+ */
+async function againstPlainGrid(data: TickData, label: string): Promise<void> {
+  const { sources } = await readConfigs([GRID]);
+  const replay = () => runJob(sources, data, DEFAULT_JOB_SETTINGS);
+  const fills = (await replay()).run.fills.length;
+  const plainFills = plainGrid(data);
+  const ours: number[] = [];
+  const plain: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    ours.push(await cpuOf(replay));
+    plain.push(await cpuOf(() => plainGrid(data)));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const [o, p] = [median(ours), median(plain)];
+  const ns = (s: number) => `${((s * 1e9) / data.length).toFixed(1)} ns a tick`;
+  console.log(
+    `  the grid's replay against a plain-JS grid loop over the same columns, ${label}, CPU, 5 rounds alternating:`,
+  );
+  console.log(`    replay (runJob, warm)     ${o.toFixed(3)} CPU s median (${ns(o)}), ${fills} fills`);
+  console.log(`    plain grid loop           ${p.toFixed(3)} CPU s median (${ns(p)}), ${plainFills} fills`);
+  console.log(
+    `    replay per CPU second     1/${(o / p).toFixed(1)} of the plain loop's (goal >= 1/5: ${o / p <= 5 ? 'met' : 'not met'})`,
+  );
 }
 
 async function replayRate(data: TickData, label: string): Promise<void> {
@@ -389,6 +470,12 @@ async function sweepSpeedup(data: TickData, label: string, rounds: number, spaci
     `      CPU seconds, 2 workers over 1            ${of((r) => r.two.cpu / r.one.cpu).toFixed(2)} (aim <= 1.15); ` +
       `the allocating loop's own, the same work on 2 threads over 1: ${of((r) => r.machineCpu).toFixed(2)}`,
   );
+  const minutes = projectToYear(wall2 / combos.length, data.length, 1000);
+  console.log(
+    `      projected: 1,000 combinations over a year of one-minute candles of one pair (${fmt(YEAR_TICKS)} ticks) ` +
+      `on 2 workers: ${minutes.toFixed(1)} min (goal <= 10: ${minutes <= 10 ? 'met' : 'not met'}; each combination's ` +
+      `wall seconds here scaled by the ticks)`,
+  );
   const [helpers1, helpers2] = [of((r) => r.one.helpers), of((r) => r.two.helpers)];
   console.log(
     `      V8's helper threads (compiler, collector) ${helpers1.toFixed(2)} CPU s on 1 worker (${(helpers1 / wall1).toFixed(2)} ` +
@@ -449,9 +536,46 @@ async function machineScaling(): Promise<void> {
   console.log(`  this machine, 2 threads against 1 on the same loop: ${line.join(', ')}`);
 }
 
+/** --backtrader DIR (a folder holding its package) or --backtrader-cpu SECONDS (its figure as an input). */
+function backtraderFlags(): { backtrader?: string; backtraderCpu?: number } {
+  const at = (name: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i < 0 ? undefined : process.argv[i + 1];
+  };
+  const folder = at('backtrader');
+  const cpu = at('backtrader-cpu');
+  if (cpu !== undefined && !(Number(cpu) > 0)) throw new Error('--backtrader-cpu: expected CPU seconds, a number > 0');
+  return { backtrader: folder, backtraderCpu: cpu === undefined ? undefined : Number(cpu) };
+}
+
+const printLoad = () =>
+  console.log(
+    `  load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (2 cores, shared with other work)`,
+  );
+
 const dir = mkdtempSync(join(tmpdir(), 'bench-backtest-'));
 try {
-  if (rssOnly) {
+  printLoad();
+  if (goalsOnly) {
+    // Issue 39's goals on the synthetic recording: against backtrader, against the plain grid loop, peak RSS.
+    const file = await synthetic(SYNTHETIC_DIR, 10);
+    const data = await loadTicks([file]);
+    const label = `synthetic 10x (${fmt(data.length)} ticks)`;
+    againstBacktrader({ data, recording: file, config: GRID, dir, label, rounds: ROUNDS, ...backtraderFlags() });
+    await againstPlainGrid(data, label);
+    peakRssRuns({
+      file,
+      parts: await splitRecording(file, 10),
+      config: GRID,
+      dir,
+      label,
+      rounds: ROUNDS,
+      ticks: data.length,
+    });
+    printLoad();
+  } else if (rssOnly) {
     // Part 4 alone (npm run bench:backtest -- --rss-only [--rounds N] [--against DIR]): children do the work.
     const file = await synthetic(SYNTHETIC_DIR, 10);
     const ticks = (await loadTicks([file])).length;
@@ -475,12 +599,24 @@ try {
       console.log(`  (synthetic 10x recording ${file}, ready in ${genS.toFixed(1)} s)`);
       const long = await coldPass(file, 'synthetic 10x');
       await replayRate(long, 'synthetic 10x');
+      await againstPlainGrid(long, 'synthetic 10x');
+      const label10 = `synthetic 10x (${fmt(long.length)} ticks)`;
+      againstBacktrader({
+        data: long,
+        recording: file,
+        config: GRID,
+        dir,
+        label: label10,
+        rounds: ROUNDS,
+        ...backtraderFlags(),
+      });
       const parts = await splitRecording(file, 10);
       const label = `synthetic 10x (${fmt(long.length)} ticks)`;
       peakRssRuns({ file, parts, config: GRID, dir, label, ticks: long.length });
       await sweepSpeedup(long, 'synthetic 10x', ROUNDS, COMBOS);
     }
   }
+  printLoad();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

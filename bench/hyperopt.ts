@@ -20,6 +20,7 @@ import { DEFAULT_JOB_SETTINGS } from '../src/backtest/job-settings.js';
 import { readConfigs } from '../src/backtest/strategy-configs.js';
 import { SweepPool } from '../src/backtest/sweep.js';
 import { loadTicks } from '../src/backtest/tick-data.js';
+import { projectToYear } from './sweep-projection.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -129,9 +130,11 @@ async function realStrategy(seeds: number, trials: number): Promise<void> {
         const minutes = (performance.now() - started) / 60_000;
         const best = rankTrials(done)[0];
         results[sampler].push(best?.loss ?? Infinity);
+        const year = projectToYear((minutes * 60) / trials, data.length, 1000);
         console.log(
           `  seed ${seed} ${sampler.padEnd(6)} best loss ${best?.loss ?? 'n/a'} (${best ? JSON.stringify(best.values) : '-'}), ` +
-            `${(trials / minutes).toFixed(1)} trials/min (load ${before} -> ${load()})`,
+            `${(trials / minutes).toFixed(1)} trials/min (load ${before} -> ${load()}); 1,000 trials over a year of ` +
+            `one-minute candles projected to ${year.toFixed(1)} min (goal <= 10: ${year <= 10 ? 'met' : 'not met'})`,
         );
       }
     }
