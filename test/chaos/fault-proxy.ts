@@ -29,7 +29,12 @@ export const FAULTS = [
   'lost-502',
   'lost-shape',
 ] as const;
-export type Fault = (typeof FAULTS)[number];
+/**
+ * Answers that are slow to read (bench/slow-answer.ts; not among the suite's phases): a read's real answer a
+ * byte at a time, or after 100 MB of padding. Writes are left alone (a lost answer is the `lost-` faults').
+ */
+export const SLOW_ANSWERS = ['trickle', 'huge'] as const;
+export type Fault = (typeof FAULTS)[number] | (typeof SLOW_ANSWERS)[number];
 
 interface Upstream {
   status: number;
@@ -52,6 +57,10 @@ export class FaultProxy {
   readonly creates: number[] = [];
   /** Requests answered with a fault, by fault. */
   readonly injected = new Map<Fault, number>();
+  /** When the last answer with the fault set began, and to what (undefined: none since it was set). */
+  injection: { at: number; route: string } | undefined;
+  /** Answers left to give the fault (then healthy again); undefined: until the next `set`. */
+  private left: number | undefined;
   private readonly sockets = new Set<Socket>();
   private server: Server;
   private port = 0;
@@ -59,7 +68,7 @@ export class FaultProxy {
 
   private constructor(
     upstream: string,
-    /** How long a `latency`/`lost-timeout` answer is held: beyond the client's timeout. */
+    /** How long a `latency`/`lost-timeout` answer is held: beyond the client's timeout (a `trickle` byte: a quarter of it). */
     private readonly holdMs: number,
   ) {
     this.upstream = new URL(upstream);
@@ -76,10 +85,15 @@ export class FaultProxy {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Sets the fault (undefined: healthy). An outage closes the port (connections refused) until it ends. */
-  async set(fault: Fault | undefined): Promise<void> {
+  /**
+   * Sets the fault (undefined: healthy), for `answers` answers it applies to or until the next call. An outage
+   * closes the port (connections refused) until it ends.
+   */
+  async set(fault: Fault | undefined, answers?: number): Promise<void> {
     const wasOutage = this.fault === 'outage';
     this.fault = fault;
+    this.left = answers;
+    this.injection = undefined;
     if (fault === 'outage' && !wasOutage) {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
       for (const s of this.sockets) s.destroy();
@@ -124,13 +138,16 @@ export class FaultProxy {
     const route = `${req.method} ${url.pathname}`;
     const fault = this.fault;
     const create = route === CREATE;
+    const slow = fault === 'trickle' || fault === 'huge';
     try {
-      if (fault === undefined || (fault.startsWith('lost-') && !create)) {
+      if (fault === undefined || (fault.startsWith('lost-') && !create) || (slow && req.method !== 'GET')) {
         const answer = await this.forward(req, body);
         if (create && answer.status === 200) this.creates.push(Date.now());
         return this.reply(res, answer);
       }
       this.count(fault);
+      this.injection = { at: Date.now(), route };
+      if (this.left !== undefined && --this.left <= 0) this.fault = undefined;
       switch (fault) {
         case '5xx':
           return json(res, 503, { statusCode: 503, message: 'Service Unavailable' });
@@ -156,6 +173,11 @@ export class FaultProxy {
         case 'outage':
           req.socket.destroy();
           return;
+        case 'trickle':
+          // The real answer, a byte at a time, each within the client's timeout of a silence: minutes long.
+          return this.trickle(res, await this.forward(req, body));
+        case 'huge':
+          return this.huge(res, await this.forward(req, body));
         default: {
           // A lost answer: the exchange accepted the order; its answer never reaches the daemon intact.
           await this.forward(req, body);
@@ -171,6 +193,34 @@ export class FaultProxy {
     } catch {
       req.socket.destroy();
     }
+  }
+
+  /** Writes the answer one byte every quarter of `holdMs` (until the client hangs up). */
+  private trickle(res: ServerResponse, answer: Upstream): void {
+    res.writeHead(answer.status, answer.headers);
+    let at = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed || at >= answer.body.length) {
+        clearInterval(timer);
+        return void res.end();
+      }
+      res.write(answer.body.subarray(at, ++at));
+    }, this.holdMs / 4);
+  }
+
+  /** The answer after 100 MB of spaces (valid JSON still), written as the client reads it (until it hangs up). */
+  private huge(res: ServerResponse, answer: Upstream): void {
+    res.writeHead(answer.status, answer.headers);
+    const chunk = Buffer.alloc(1024 * 1024, ' ');
+    let left = 100;
+    const more = (): void => {
+      while (left > 0 && !res.destroyed) {
+        left--;
+        if (!res.write(chunk)) return void res.once('drain', more);
+      }
+      if (!res.destroyed) res.end(answer.body);
+    };
+    more();
   }
 
   private reply(res: ServerResponse, answer: Upstream): void {
