@@ -65,6 +65,7 @@ export const ERROR_STATUS = {
   E_STILL_UNAUTHORIZED: 502,
   E_KILL_SWITCH_FILE: 500,
   E_EXIT_REFUSED: 409,
+  E_ENTRY_REFUSED: 409,
   // The daemon's HTTP face refusing a request (api/).
   E_BAD_REQUEST: 400,
   E_UNAUTHORIZED: 401,

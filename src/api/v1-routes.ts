@@ -47,26 +47,29 @@ const ProfitQuery = z.strictObject({
 });
 const PauseBody = z.strictObject({ cancelOrders: z.boolean().optional() });
 const OnOffBody = z.strictObject({ on: z.boolean({ error: 'expected true or false' }) });
-const ExitBody = z.union(
+const positiveDecimal = z.union(
   [
-    z.strictObject({ type: z.literal('market') }),
-    z.strictObject({
-      type: z.literal('limit'),
-      price: z.union(
-        [
-          decimalText,
-          z
-            .number()
-            .positive()
-            .transform((n) => plain(n)),
-        ],
-        {
-          error: 'expected a positive price, like "20150.5"',
-        },
-      ),
-    }),
+    decimalText,
+    z
+      .number()
+      .positive()
+      .transform((n) => plain(n)),
   ],
+  { error: 'expected a positive decimal, like "20150.5"' },
+);
+const ExitBody = z.union(
+  [z.strictObject({ type: z.literal('market') }), z.strictObject({ type: z.literal('limit'), price: positiveDecimal })],
   { error: 'expected {"type": "market"} or {"type": "limit", "price": "<decimal>"}' },
+);
+const EntryBody = z.union(
+  [
+    z.strictObject({ type: z.literal('market'), quoteAmount: positiveDecimal.optional() }),
+    z.strictObject({ type: z.literal('limit'), price: positiveDecimal, quoteAmount: positiveDecimal.optional() }),
+  ],
+  {
+    error:
+      'expected {"type": "market"} or {"type": "limit", "price": "<decimal>"}, each with an optional "quoteAmount": "<decimal>"',
+  },
 );
 const EmptyBody = z.strictObject({});
 
@@ -179,6 +182,13 @@ export function v1Routes(operator: Operator): Hono {
     if (b instanceof Response) return b;
     const order = b.type === 'market' ? { type: 'MARKET' as const } : { type: 'LIMIT' as const, price: dec(b.price) };
     return act(c, () => actions.exitPosition(c.req.param('name'), order, by(c)));
+  });
+  v1.post('/instances/:name/entry', async (c) => {
+    const b = await body(c, EntryBody);
+    if (b instanceof Response) return b;
+    const order = b.type === 'market' ? { type: 'MARKET' as const } : { type: 'LIMIT' as const, price: dec(b.price) };
+    const amount = b.quoteAmount === undefined ? undefined : dec(b.quoteAmount);
+    return act(c, () => actions.forceEntry(c.req.param('name'), order, amount, by(c)));
   });
   v1.delete('/orders/:id', (c) => act(c, () => actions.cancelOrder(c.req.param('id'), by(c))));
   v1.put('/kill-switch', async (c) => {

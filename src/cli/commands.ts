@@ -17,6 +17,31 @@ export interface Command {
   load: () => Promise<CommandModule>;
 }
 
+/** The operator's actions against a running daemon (src/cli/operator-commands.ts: one module, one spec each). */
+const OPERATOR_SUMMARIES = {
+  pause: 'pause an instance of the running daemon',
+  resume: 'resume a paused instance of the running daemon',
+  exit: "sell an instance's position (pause, cancel its orders, sell at MARKET or a LIMIT)",
+  'force-entry': 'open a position for an instance now, through every brake, its declared exits attached',
+  cancel: 'cancel one open order of the running daemon',
+  'stop-buy': 'stop-buy on or off: no new BUY orders while on',
+  'kill-switch': 'the kill switch on or off: no new orders at all while on',
+  reload: 'reload the strategy files into the running daemon',
+} as const;
+
+function operatorCommands(): Record<string, Command> {
+  return Object.fromEntries(
+    Object.entries(OPERATOR_SUMMARIES).map(([name, summary]) => [
+      name,
+      {
+        summary,
+        load: () =>
+          import('./operator-commands.js').then((m) => m.operatorModule(name as keyof typeof OPERATOR_SUMMARIES)),
+      },
+    ]),
+  );
+}
+
 export const COMMANDS: Record<string, Command> = {
   'import-candles': {
     summary: 'turn one-minute candle CSVs into a ticker recording',
@@ -54,6 +79,7 @@ export const COMMANDS: Record<string, Command> = {
     summary: 'instances, open orders, fills and PnL, from the database',
     load: () => import('./status.js'),
   },
+  ...operatorCommands(),
   sim: {
     summary: 'run the simulated exchange (HTTP API) on recorded, random or lockstep prices',
     load: () => import('./sim.js'),

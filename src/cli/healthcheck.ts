@@ -21,10 +21,15 @@ A wildcard host such as 0.0.0.0 is probed on 127.0.0.1. Exit 0 when it answers 2
   },
 });
 
-/** The URL the probe asks: wildcard listeners are reached on loopback. */
+/** A listener's address as a client on this machine reaches it: a wildcard host on loopback. */
+export function listenerUrl(host: string, port: number): string {
+  const reached = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reached.includes(':') ? `[${reached}]` : reached}:${port}`;
+}
+
+/** The URL the probe asks. */
 export function probeUrl(host: string, port: number, path: '/healthz' | '/readyz'): string {
-  const probed = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
-  return `http://${probed.includes(':') ? `[${probed}]` : probed}:${port}${path}`;
+  return `${listenerUrl(host, port)}${path}`;
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { BotError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
-import { type DecimalLike, dec } from '../market/decimal.js';
+import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -23,7 +23,8 @@ import type { CandleBuilder } from '../market/candles.js';
 import { CandleBooks } from './candle-books.js';
 import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
-import { type CancelResult, OrderManager } from './order-manager.js';
+import { intentBuilders } from './intent-builders.js';
+import { type CancelResult, OrderManager, type SubmitOutcome } from './order-manager.js';
 import type { ExitOrder, ExitResult } from './exits/position-exit.js';
 import { DeclaredExits, type DeclaringInstance } from './exits/declared-exits.js';
 import { Mutex } from './mutex.js';
@@ -270,6 +271,29 @@ export class Engine implements FillSink {
     const r = this.roster.named(name);
     if (r === undefined) return Promise.resolve(undefined);
     return this.lock.run(() => this.exits.exit(r, order, reason));
+  }
+
+  /**
+   * An entry the operator forces (Freqtrade's forcebuy) for a running instance: a BUY at MARKET spending
+   * `quoteAmount`, or a LIMIT at `order.price` for what `quoteAmount` buys there, rounded onto the pair's grid
+   * as a strategy's, through a strategy's entry path (brakes, protections, rules, risk, balance, journal before
+   * send). Its fill reaches the strategy (onFill) and the declared exits as any entry's does. Undefined when no
+   * instance has that name.
+   */
+  forceEntry(name: string, order: ExitOrder, quoteAmount: Dec, tag: string): Promise<SubmitOutcome | undefined> {
+    const r = this.roster.named(name);
+    if (r === undefined) return Promise.resolve(undefined);
+    return this.lock.run(async () => {
+      if (r.status !== 'running') return { ok: false, reason: `instance ${name} is ${r.status}, not running` };
+      const rules = this.parts.market.rules.get(r.symbol);
+      if (rules === undefined) return { ok: false, reason: `no pair rules for ${r.symbol} (not loaded yet)` };
+      const build = intentBuilders(() => rules, []);
+      const intent =
+        order.type === 'MARKET'
+          ? build.market('BUY', { quoteAmount }, { tag })
+          : build.limit('BUY', order.price, quoteAmount.div(order.price), { tag });
+      return this.orders.submitForcedEntry(r, intent, this.exits);
+    });
   }
 
   /** Stop-buy: no new BUY orders while on (exits and protective SELLs still go out); recorded, kept across restarts. */

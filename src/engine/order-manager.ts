@@ -120,14 +120,32 @@ export class OrderManager {
     return this.submit(r, intent, undefined);
   }
 
+  /**
+   * An entry the operator forces for a running instance (Freqtrade's forcebuy): a strategy's BUY's path, its
+   * protections included, but no state of a hook goes with it (the strategy's own hook may be running). The
+   * caller holds the engine's lock.
+   */
+  submitForcedEntry(r: InstanceRunner, intent: OrderIntent, entries: EntryGate): Promise<SubmitOutcome> {
+    r.countIntent();
+    return this.submit(r, intent, entries, false);
+  }
+
   private refused(r: InstanceRunner, summary: Record<string, unknown>, reason: string): { ok: false; reason: string } {
     // Refused because the journal refuses writes: the guard counts it and tells the count.
     r.refuse(summary, reason, this.p.guard.journalRefusal(reason));
     return { ok: false, reason };
   }
 
-  /** An order intent: a strategy's (past `entries`), or an exit's (`entries` undefined: no state goes with it). */
-  private async submit(r: InstanceRunner, intent: OrderIntent, entries: EntryGate | undefined): Promise<SubmitOutcome> {
+  /**
+   * An order intent: a strategy's (past `entries`, the hook's state journaled with it), an exit's (`entries`
+   * undefined: no state goes with it), or an operator's forced entry (past `entries`, `withState` false).
+   */
+  private async submit(
+    r: InstanceRunner,
+    intent: OrderIntent,
+    entries: EntryGate | undefined,
+    withState = entries !== undefined,
+  ): Promise<SubmitOutcome> {
     const { journal, market, guard, clock, venue } = this.p;
     const summary = describeIntent(intent);
     const refuse = (reason: string) => this.refused(r, summary, reason);
@@ -197,14 +215,13 @@ export class OrderManager {
     // hook left goes in the same transaction: after a crash from here on, the strategy restarts knowing what
     // it decided along with this order, so it cannot decide it again. A state that cannot be saved pauses
     // the instance and nothing is sent.
-    // An exit is the operator's (or the engine's), not the strategy's: no state of a hook goes with it.
-    const journaled =
-      entries === undefined
-        ? (journal.insert(row), true)
-        : r.saveStateWith(() => {
-            journal.insert(row);
-            return true;
-          });
+    // An exit or a forced entry is the operator's (or the engine's), not the strategy's: no state of a hook goes with it.
+    const journaled = !withState
+      ? (journal.insert(row), true)
+      : r.saveStateWith(() => {
+          journal.insert(row);
+          return true;
+        });
     if (!journaled) return { ok: false, reason: 'the strategy state could not be saved: nothing was sent' };
     crashPoint('after-journal');
     journal.createSent(row.localId);

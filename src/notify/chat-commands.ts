@@ -28,6 +28,7 @@ export const HELP = [
   '/pause NAME: pause an instance (its open orders stay)',
   '/resume NAME: resume a paused instance',
   '/exit NAME [PRICE]: pause, cancel its orders, sell its position (MARKET, or LIMIT at PRICE)',
+  '/forcebuy NAME [PRICE|market] [AMOUNT]: open a position now (MARKET, or LIMIT at PRICE; AMOUNT of the quote, default params.quoteAmount), through every brake',
   '/stopbuy: stop-buy on (no new BUY orders; exits still go out)',
   '/startbuy: stop-buy off',
   '/killswitch on|off: the kill switch (no new orders at all)',
@@ -234,6 +235,25 @@ export class ChatCommands {
           operator.act.exitPosition(
             name,
             price === undefined ? { type: 'MARKET' } : { type: 'LIMIT', price: dec(price) },
+            by,
+          ),
+        );
+      }
+      case 'forcebuy':
+      case 'forceentry': {
+        const [name, price = 'market', amount] = args;
+        const usage = '/forcebuy NAME [PRICE|market] [AMOUNT]';
+        if (name === undefined) return this.tagged(usage, `instances: ${this.names()}`);
+        const decimal = /^\d+(\.\d+)?$/;
+        if (price !== 'market' && !decimal.test(price))
+          return this.tagged(usage, `PRICE: expected market or a positive decimal, like 20150.5; got ${price}`);
+        if (amount !== undefined && !decimal.test(amount))
+          return this.tagged(usage, `AMOUNT: expected a positive decimal of the quote asset, like 50; got ${amount}`);
+        return this.result(`force entry ${name}:`, () =>
+          operator.act.forceEntry(
+            name,
+            price === 'market' ? { type: 'MARKET' } : { type: 'LIMIT', price: dec(price) },
+            amount === undefined ? undefined : dec(amount),
             by,
           ),
         );

@@ -80,6 +80,8 @@ const CONSEQUENCES: Readonly<Record<string, readonly string[]>> = {
   exit: ['exit-requested', 'paused'],
   'kill-switch': ['kill-switch'],
   'stop-buy': ['stop-buy'],
+  // A forced entry's refusal is its operator row's outcome, not a strategy's order refused.
+  'force-entry': ['refused'],
 };
 /** Actions remembered at most (their rows are read within a poll or two of the action). */
 const MAX_ACTIONS = 50;

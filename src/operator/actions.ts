@@ -12,7 +12,7 @@ import { BotError, ConfigError } from '../errors.js';
 import type { Engine, PauseCause } from '../engine/engine.js';
 import { isHeldExit } from '../engine/exits/exit-orders.js';
 import { type ExitOrder, type ExitResult, exitResultJson } from '../engine/exits/position-exit.js';
-import { D, plain } from '../market/decimal.js';
+import { D, type Dec, plain } from '../market/decimal.js';
 import { failureMessage } from '../ports/venue-errors.js';
 import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
@@ -41,7 +41,9 @@ export type OperatorErrorCode =
   /** The kill-switch file could not be written or removed. */
   | 'E_KILL_SWITCH_FILE'
   /** The exit could not sell: a brake, a rule, the balance or a failed cancel (`details` says what was done). */
-  | 'E_EXIT_REFUSED';
+  | 'E_EXIT_REFUSED'
+  /** A forced entry was refused: a brake, a protection, a rule, a risk limit, the balance, or no amount to spend. */
+  | 'E_ENTRY_REFUSED';
 
 export class OperatorError extends BotError {
   declare readonly code: OperatorErrorCode;
@@ -105,6 +107,12 @@ export interface OperatorActions {
   setStopBuy(on: boolean, by: ActionSource): Promise<ActionResult>;
   /** Pauses the instance, cancels its open orders and sells its position less dust (MARKET, or LIMIT at `price`). */
   exitPosition(name: string, order: ExitOrder, by: ActionSource): Promise<ActionResult>;
+  /**
+   * Opens a position for a running instance (Freqtrade's forcebuy): a BUY at MARKET, or a LIMIT at `price`,
+   * spending `quoteAmount` (default: the instance's params.quoteAmount), through every brake a strategy's entry
+   * meets; the declared exits take the position as they take any entry.
+   */
+  forceEntry(name: string, order: ExitOrder, quoteAmount: Dec | undefined, by: ActionSource): Promise<ActionResult>;
   /** Finishes the exits a crash interrupted (asked for, never answered); called once after the engine starts. */
   finishInterruptedExits(): Promise<void>;
   reloadStrategyFiles(by: ActionSource): Promise<ActionResult>;
@@ -129,6 +137,9 @@ export interface OperatorDeps {
 }
 
 const EXIT_ACTION = 'exit';
+
+/** The tag of a forced entry's order: its trades are told apart by entry tag. */
+export const FORCED_ENTRY_TAG = 'force-entry';
 
 /**
  * Exits asked for whose answer was never journaled (the daemon died in the middle): instance to the request's
@@ -428,6 +439,47 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
       }),
 
     exitPosition: (name, order, by) => exit(name, order, by, false),
+
+    forceEntry: (name, order, quoteAmount, by) => {
+      const subject = {
+        instance: name,
+        type: order.type,
+        ...(order.type === 'LIMIT' ? { price: plain(order.price) } : {}),
+        ...(quoteAmount === undefined ? {} : { quoteAmount: plain(quoteAmount) }),
+      };
+      return journaled('force-entry', subject, by, async () => {
+        instanceNamed(name);
+        const declared = running.find((i) => i.config.name === name)?.config.params.quoteAmount;
+        const amount =
+          quoteAmount ?? (typeof declared === 'string' || typeof declared === 'number' ? new D(declared) : undefined);
+        if (amount === undefined || !amount.gt(0))
+          throw new OperatorError(
+            'E_ENTRY_REFUSED',
+            `force entry of ${name}: say how much to spend (quoteAmount): the instance declares no params.quoteAmount`,
+          );
+        const outcome = await engine.forceEntry(name, order, amount, FORCED_ENTRY_TAG);
+        if (outcome === undefined)
+          throw new OperatorError('E_UNKNOWN_INSTANCE', `no instance named ${JSON.stringify(name)}`);
+        if (!outcome.ok)
+          throw new OperatorError('E_ENTRY_REFUSED', `force entry of ${name} refused: ${outcome.reason}`);
+        const row = outcome.row;
+        if (row.status === 'REJECTED' || row.status === 'NOT_SENT')
+          throw new OperatorError(
+            'E_ENTRY_REFUSED',
+            `force entry of ${name}: the venue refused ${row.localId}: ${row.rejectReason ?? row.status}`,
+          );
+        const what =
+          row.type === 'LIMIT'
+            ? `LIMIT BUY ${row.quantity ?? '?'} at ${row.price ?? '?'}`
+            : `MARKET BUY for ${row.quoteAmount ?? '?'}`;
+        return {
+          action: 'force-entry',
+          changed: true,
+          outcome: `sent ${what} ${row.symbol} as ${row.localId} (${row.status})`,
+          details: { localId: row.localId, status: row.status },
+        };
+      });
+    },
 
     finishInterruptedExits: async () => {
       for (const [name, data] of interruptedExits(store)) {

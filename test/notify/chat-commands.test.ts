@@ -106,6 +106,12 @@ function operator(logs?: LogTail) {
       calls.push(`exit ${name} ${order.type === 'LIMIT' ? order.price.toFixed() : 'market'} ${by.source}`);
       return ok('exit', 'sent MARKET SELL 0.001 BTCUSDT as grid-9 (FILLED)');
     },
+    forceEntry: (name, order, quoteAmount, by) => {
+      calls.push(
+        `force-entry ${name} ${order.type === 'LIMIT' ? order.price.toFixed() : 'market'} ${quoteAmount?.toFixed() ?? '-'} ${by.source}`,
+      );
+      return ok('force-entry', 'sent MARKET BUY for 50 BTCUSDT as grid-10 (FILLED)');
+    },
     setStopBuy: (on, by) => {
       calls.push(`stop-buy ${on} ${by.source}`);
       return ok('stop-buy', on ? 'on' : 'off');
@@ -171,7 +177,10 @@ describe('telegram chat commands', () => {
     bot.say(111, '/daily');
     bot.say(111, '/weekly 2');
     bot.say(111, '/monthly');
-    await until('the last answers', () => bot.sent.length === 26);
+    bot.say(111, '/forcebuy grid');
+    bot.say(111, '/forcebuy grid 20100.5 50');
+    bot.say(111, '/forcebuy grid market lots');
+    await until('the last answers', () => bot.sent.length === 29);
     await commands.stop();
 
     expect(calls).toEqual([
@@ -184,6 +193,8 @@ describe('telegram chat commands', () => {
       'exit grid 20150.5 telegram:111',
       'kill true telegram:111',
       'reload telegram:111',
+      'force-entry grid market - telegram:111',
+      'force-entry grid 20100.5 50 telegram:111',
     ]);
     expect(bot.sent.every((m) => m.chatId === '111')).toBe(true);
     const [status, balance, pnl, pause, badPause, resume, stop, start, stale, stale30, help, unknown, bare, ...rest] =
@@ -219,6 +230,9 @@ describe('telegram chat commands', () => {
       'LIVE · daily profit (UTC)\n2024-01-02 USDT +0.06 · 1 trades · 100% won · fees 0.04',
       'LIVE · weekly profit (UTC)\n2024-01-01 USDT +0.06 · 1 trades · 100% won · fees 0.04',
       'LIVE · monthly profit (UTC)\n2024-01 USDT +0.06 · 1 trades · 100% won · fees 0.04',
+      'LIVE · force entry grid: sent MARKET BUY for 50 BTCUSDT as grid-10 (FILLED)',
+      'LIVE · force entry grid: sent MARKET BUY for 50 BTCUSDT as grid-10 (FILLED)',
+      'LIVE · /forcebuy NAME [PRICE|market] [AMOUNT]\nAMOUNT: expected a positive decimal of the quote asset, like 50; got lots',
     ]);
 
     expect(log.messages(/ignoring messages from chat 999/)).toHaveLength(1);

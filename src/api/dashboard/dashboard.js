@@ -360,6 +360,8 @@
               ),
           }),
         );
+      if (i.state === 'running')
+        buttons.push(instanceButton('Enter', 'entry', i, { onclick: () => entryDialog(i, c) }));
       if ((i.state === 'running' || i.state === 'paused') && Number(i.position.quantity) > 0)
         buttons.push(instanceButton('Exit', 'exit', i, { danger: true, onclick: () => exitDialog(i) }));
       const orders = el('ul', { class: 'orders' });
@@ -421,6 +423,32 @@
   }
   $('exit-price').addEventListener('focus', () => {
     $('exit-form').querySelector('input[value="limit"]').checked = true;
+  });
+
+  /**
+   * A forced entry (Freqtrade's forcebuy): at market or a limit, spending what the operator types (blank: the
+   * instance's params.quoteAmount); every brake a strategy's entry meets is checked by the daemon.
+   */
+  async function entryDialog(i, c) {
+    const symbol = c ? c.symbol : i.symbols.join(', ');
+    $('entry-title').textContent = `Force entry: ${i.instance}`;
+    $('entry-text').textContent =
+      `Buys ${symbol} for ${i.instance} now, through every brake its strategy’s entries meet (kill switch, ` +
+      'stop-buy, protections, risk limits, balance); its declared exits take the position as they take any entry.';
+    $('entry-price').value = '';
+    $('entry-amount').value = '';
+    $('entry-form').querySelector('input[value="market"]').checked = true;
+    if (!(await openDialog($('entry-dialog')))) return;
+    const limit = $('entry-form').querySelector('input[value="limit"]').checked;
+    const amount = $('entry-amount').value.trim();
+    const body = {
+      ...(limit ? { type: 'limit', price: $('entry-price').value.trim() } : { type: 'market' }),
+      ...(amount === '' ? {} : { quoteAmount: amount }),
+    };
+    await send(`/api/v1/instances/${encodeURIComponent(i.instance)}/entry`, 'POST', body);
+  }
+  $('entry-price').addEventListener('focus', () => {
+    $('entry-form').querySelector('input[value="limit"]').checked = true;
   });
 
   function renderActions() {
