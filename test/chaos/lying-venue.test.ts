@@ -17,7 +17,8 @@
  *
  * LYING_VENUE_RUNS histories (25 by default: a few seconds in `npm test`); FUZZ_RUNS scales them (`npm run
  * test:chaos` runs ten times as many; `npm run bench:lying-venue` thousands, on a new seed each time).
- * LYING_VENUE_SEED (36 by default) draws them: a failure names its seed and path, and the same seed replays it.
+ * LYING_VENUE_SEED (36 by default) draws them: a failure names its seed and path, and the same seed replays it
+ * (with LYING_VENUE_PATH, the shrunk history alone).
  * The counts and the refusals seen are printed.
  */
 import fc from 'fast-check';
@@ -272,6 +273,6 @@ it(`holds the invariants through ${RUNS} histories of a lying venue`, async () =
         await run.close(held, moves.length + HONEST_STEPS);
       }
     }),
-    { numRuns: RUNS, seed: SEED },
+    { numRuns: RUNS, seed: SEED, path: process.env.LYING_VENUE_PATH },
   );
 }, 600_000);

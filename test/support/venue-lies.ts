@@ -1,10 +1,14 @@
 /**
  * A script of lies for the lying venue (lying-venue.ts): one set per step of a history, drawn by fast-check, in
- * every way the wire's schema lets through. An order record's executed quantity missing, zero, negative,
- * beyond the order, going back, not a number; its price outside the pair's bounds, its fee beyond the fill;
+ * every way the wire's schema lets through that the engine can tell from the truth. An order record's executed
+ * quantity missing, negative, beyond the order, not a number, below the truth where its status or an earlier
+ * figure denies it (0 or half the order on a FILLED one, 0 on a PARTIALLY_FILLED one, half of what was said
+ * before); its price outside the pair's bounds, its fee beyond the fill;
  * trades withheld for a few reads (so an order shows FILLED before its trades), repeated, for orders that do
  * not exist, off the tick, outside the bounds, past their order, with fees beyond their value; reads failing
  * as a 503 does, or an answer that trickles past the client's deadline. The truth stays the matching engine's.
+ * Not told: a figure that is possible but false (a CANCELED order's executedQty below the truth, said first),
+ * which no venue client can tell from the truth before the trades that deny it.
  */
 import fc from 'fast-check';
 import type { OrderRecord, TradeRecord } from '../../src/ports/venue-records.js';
@@ -54,8 +58,11 @@ export function liesArbitrary(): fc.Arbitrary<Lies> {
   });
 }
 
-/** How a record says an order executed `executed` of `quantity` (what it really did) under `lie`. */
-function executedSaid(lie: RecordLie, executed: number, quantity: number): number | undefined {
+/**
+ * How a record says an order executed `executed` of `quantity` (what it really did) under `lie`, `before` being
+ * the most it was said to have executed before (going back is below that; with nothing said before, the truth).
+ */
+function executedSaid(lie: RecordLie, executed: number, quantity: number, before = 0): number | undefined {
   switch (lie) {
     case 'missing':
       return undefined;
@@ -70,7 +77,7 @@ function executedSaid(lie: RecordLie, executed: number, quantity: number): numbe
     case 'infinite':
       return Infinity;
     case 'backwards':
-      return executed / 2;
+      return before > 0 ? before / 2 : executed / 2;
     default:
       return executed;
   }
@@ -81,6 +88,8 @@ export class Liar {
   private lies: Lies = HONEST;
   /** Trades first seen while late lies were told, and the reads they are withheld for yet. */
   private readonly withheld = new Map<string, number>();
+  /** The most each order was said to have executed (a possible figure), by its id. */
+  private readonly said = new Map<string, number>();
 
   constructor(
     private readonly venue: LyingVenue,
@@ -97,13 +106,27 @@ export class Liar {
   }
 
   private order(record: OrderRecord): OrderRecord {
+    const id = String(record.displayingId);
+    const told = this.lie(record, this.said.get(id));
+    const figure = told.executedQty;
+    if (figure !== undefined && figure > (this.said.get(id) ?? 0) && figure <= record.quantity)
+      this.said.set(id, figure);
+    return told;
+  }
+
+  private lie(record: OrderRecord, before: number | undefined): OrderRecord {
     const lie = this.lies.record;
     const executed = record.executedQty ?? 0;
     if (lie === 'honest' || (executed === 0 && record.status !== 'FILLED')) return record;
     if (lie === 'price-outside') return { ...record, executedPrice: (record.executedPrice ?? 100) * 1e7 };
     if (lie === 'fee-beyond')
       return { ...record, feeMetadata: { ...record.feeMetadata, value: (record.executedQuoteQty ?? 1) * 50 } };
-    return { ...record, executedQty: executedSaid(lie, executed, record.quantity) };
+    // Less than the truth is a lie the engine can tell only where the status or an earlier figure denies it:
+    // FILLED is all of it, PARTIALLY_FILLED more than 0, and a figure never goes back.
+    const denied =
+      (before ?? 0) > 0 || record.status === 'FILLED' || (lie === 'zero' && record.status === 'PARTIALLY_FILLED');
+    if ((lie === 'zero' || lie === 'backwards') && !denied) return record;
+    return { ...record, executedQty: executedSaid(lie, executed, record.quantity, before) };
   }
 
   private trades(real: TradeRecord[]): TradeRecord[] {
