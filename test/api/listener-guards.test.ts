@@ -5,8 +5,7 @@
  * addresses, so per-address limits alone would not bound it) writes a bounded number of log lines.
  */
 import { request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_STREAMS } from '../../src/api/live-stream.js';
@@ -18,6 +17,7 @@ import { type ApiServer, startApiServer } from '../../src/api/api-server.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { captureLogger } from '../support/capture-logger.js';
+import { tempDir } from '../support/temp-dir.js';
 
 interface Answer {
   status: number;
@@ -43,7 +43,7 @@ let store: Store;
 let server: ApiServer | undefined;
 
 async function listener(token: string | undefined, options: { failingMetrics?: boolean } = {}) {
-  dir = mkdtempSync(join(tmpdir(), 'listener-guards-'));
+  dir = tempDir('listener-guards');
   store = openStore({ path: join(dir, 'bot.db'), clock: { now: () => Date.now() } });
   const log = captureLogger();
   const metrics = createMetrics();

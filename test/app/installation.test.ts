@@ -1,11 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gitCommit, installation, versionLine } from '../../src/app/installation.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'installation-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('installation');
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

@@ -5,13 +5,13 @@
  * database as it was.
  */
 import { journalEnd } from '../../src/notify/notifier.js';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listArchives, openRunStore, type RunIdentity, type RunStoreOptions } from '../../src/app/run-history.js';
 import { openStore } from '../../src/store/store.js';
 import type { ClockReading } from '../../src/ports/clock.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -31,7 +31,7 @@ function run(path: string, identity: RunIdentity, options?: RunStoreOptions) {
 
 describe('paper database archives', () => {
   it('keeps the newest PAPER_ARCHIVES_KEPT archives and touches nothing else', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'run-history-'));
+    const dir = tempDir('run-history');
     dirs.push(dir);
     const db = join(dir, 'bot.db');
     const old = ['2025-01-01T00-00-00-000Z', '2025-06-01T00-00-00-000Z', '2025-12-01T00-00-00-000Z'];
@@ -58,7 +58,7 @@ describe('paper database archives', () => {
   });
 
   it('does not archive without --fresh, and refuses a live database whatever is asked', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'run-history-'));
+    const dir = tempDir('run-history');
     dirs.push(dir);
     const db = join(dir, 'bot.db');
     run(db, paper);
@@ -82,7 +82,7 @@ describe('a start abandoned', () => {
   };
 
   it('removes the database it made, puts back the one it archived, and records nothing on one it found', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'run-history-'));
+    const dir = tempDir('run-history');
     dirs.push(dir);
     const db = join(dir, 'bot.db');
     openRunStore(db, paper, clock).abandon();

@@ -18,7 +18,8 @@ import { startSimServer, type SimServer } from '../../src/sim/sim-server.js';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { csvRecords } from '../support/csv-records.js';
 import { capture } from '../support/command-output.js';
-import { bot, tempDir } from './fixtures.js';
+import { bot } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** 360 real one-minute BTC/USDT candles (test/fixtures/README.md), imported here as BTCUSD. */
 export const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
@@ -53,7 +54,7 @@ async function importBtcUsd(out: string, rules: string[]) {
 
 describe('a pair the project never shipped', () => {
   it('imports with its rules from flags, backtests with fills in its own assets, and its tick size shapes the prices', async () => {
-    const dir = tempDir();
+    const dir = tempDir('backtest-test');
     const imported = await importBtcUsd(join(dir, 'fine'), ['--tick-size', '0.01', '--base-precision', '6']);
     expect(imported.code, imported.err.join('\n')).toBe(0);
     const coarseImport = await importBtcUsd(join(dir, 'coarse'), [
@@ -104,7 +105,7 @@ describe('a pair the project never shipped', () => {
   });
 
   it('takes the rules from --pair-config FILE, and refuses a pair without rules with one line saying how', async () => {
-    const dir = tempDir();
+    const dir = tempDir('backtest-test');
     const entry = {
       symbol: 'BTCUSD',
       status: 'TRADING',
@@ -175,7 +176,7 @@ describe('a pair the project never shipped', () => {
   });
 
   it('replays two pairs imported apart on one account: no two assets share an id, each pair pays its own fees', async () => {
-    const dir = tempDir();
+    const dir = tempDir('backtest-test');
     // BTC/USD with fees of its own (none), and XBT/USD on the backtest's: three assets, none given an id.
     expect(
       (
@@ -229,7 +230,7 @@ describe('a pair the project never shipped', () => {
   });
 
   it('refuses --balance of an asset the pairs do not name, listing those they do', async () => {
-    const dir = tempDir();
+    const dir = tempDir('backtest-test');
     await importBtcUsd(join(dir, 'rec'), ['--tick-size', '0.01', '--base-precision', '6']);
     const r = await bot([
       '--config',
@@ -255,7 +256,7 @@ describe('bot record against the simulated exchange with a non-default pair', ()
   });
 
   it('records the pair configuration, and a backtest of the recording trades by it', async () => {
-    const dir = tempDir();
+    const dir = tempDir('backtest-test');
     await importBtcUsd(join(dir, 'src'), ['--tick-size', '5', '--base-precision', '5']);
     const source = join(dir, 'src', 'BTCUSD-2023-03-10.jsonl.gz');
     const market = replayMarket([], (await checkPaperData([source], false, () => undefined)).pairs, source);

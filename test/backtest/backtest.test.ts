@@ -17,10 +17,11 @@ import { type ConfigSource, readConfigs } from '../../src/backtest/strategy-conf
 import { CronSchedule } from '../../src/clocks/cron-schedule.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
-import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, sliceFlags, TO } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { columnValues, valueAt } from '../../src/backtest/number-column.js';
 
-const dir = tempDir();
+const dir = tempDir('backtest-test');
 let data: TickData;
 let sources: ConfigSource[];
 let result: JobResult;

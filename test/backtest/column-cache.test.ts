@@ -9,7 +9,8 @@ import { cacheFile, type CachedMeta, columnCacheDir } from '../../src/backtest/c
 import { columnIn, encode, valueAt } from '../../src/backtest/number-column.js';
 import { columnArrays } from '../support/tick-columns.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
-import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from './fixtures.js';
+import { bot, gridConfig, SAMPLE, sliceFlags } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const OTHER = 'data/samples/BTCUSDC-2023-03-01_21.jsonl.gz';
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
@@ -42,7 +43,7 @@ const entries = (cache: string) =>
 
 let dir: string;
 beforeEach(() => {
-  dir = tempDir('column-cache-');
+  dir = tempDir('column-cache');
 });
 afterEach(() => vi.unstubAllEnvs());
 

@@ -19,10 +19,11 @@ import { RECORDING_VERSION } from '../../src/record/recording-format.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import { csvRecords } from '../support/csv-records.js';
 import { writeSlice } from '../support/recording-slice.js';
-import { bot, FROM, SAMPLE, sliceFlags, TO, tempDir } from './fixtures.js';
+import { bot, FROM, SAMPLE, sliceFlags, TO } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const project = tempProject();
-const out = tempDir();
+const out = tempDir('backtest-test');
 afterAll(() => {
   project.remove();
   rmSync(out, { recursive: true, force: true });

@@ -10,13 +10,14 @@ import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import { csvRecords } from '../support/csv-records.js';
 import { capture } from '../support/command-output.js';
-import { bot, sliceFlags, tempDir } from './fixtures.js';
+import { bot, sliceFlags } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;
 
 beforeAll(() => {
-  dir = tempDir('fill-model-');
+  dir = tempDir('fill-model');
 });
 
 const summaryOf = (out: string) => JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;

@@ -2,8 +2,7 @@
  * Shared inputs of the backtest tests: a grid strategy file in a temp dir, a two-day slice of the sample, and
  * the backtest command run in process with what it printed (test/support/command-output.ts).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run as cli } from '../../src/cli/backtest.js';
 import type { TempProject } from '../config/temp-project.js';
@@ -12,10 +11,6 @@ import { capture } from '../support/command-output.js';
 export const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 export const FROM = '2023-03-09T00:00:00Z';
 export const TO = '2023-03-11T00:00:00Z';
-
-export function tempDir(prefix = 'backtest-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
 
 /** A grid tight enough to trade a lot over the slice (the banking-scare fall of March 9-10). */
 export function gridConfig(dir: string, overrides: Record<string, unknown> = {}): string {

@@ -11,9 +11,10 @@ import { ROOT, waitFor } from '../e2e/daemon-process.js';
 import { trackChild } from '../support/child-processes.js';
 import { startRedis, startWorker } from '../support/redis.js';
 import { capture } from '../support/command-output.js';
-import { SAMPLE, tempDir } from './fixtures.js';
+import { SAMPLE } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('hyperopt-processes-');
+const dir = tempDir('hyperopt-processes');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const OUTPUTS = ['hyperopt.json', 'hyperopt.csv', 'hyperopt.html', 'best.json', 'trials.jsonl'];

@@ -16,9 +16,10 @@ import type { Metrics } from '../../src/backtest/summary.js';
 import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { TEST_STRATEGIES } from '../e2e/daemon-process.js';
 import { capture } from '../support/command-output.js';
-import { gridConfig, SAMPLE, tempDir } from './fixtures.js';
+import { gridConfig, SAMPLE } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('hyperopt-test-');
+const dir = tempDir('hyperopt-test');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the space', () => {

@@ -10,9 +10,10 @@ import { afterAll, expect, it } from 'vitest';
 import type { RecordingRef } from '../../src/backtest/queue/queue-jobs.js';
 import { parseQueueUrl, queueUrlFrom } from '../../src/backtest/queue/queue-url.js';
 import { recordingByContent, serveRecordings } from '../../src/backtest/queue/recording-store.js';
-import { SAMPLE, tempDir } from './fixtures.js';
+import { SAMPLE } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('queue-data-');
+const dir = tempDir('queue-data');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const bytes = readFileSync(SAMPLE);

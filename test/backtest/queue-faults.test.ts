@@ -15,9 +15,10 @@ import { ROOT, waitFor } from '../e2e/daemon-process.js';
 import { trackChild } from '../support/child-processes.js';
 import { startRedis, startWorker } from '../support/redis.js';
 import { tempProject } from '../config/temp-project.js';
-import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, userStrategy, WRECK_STRATEGY } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, sliceFlags, userStrategy, WRECK_STRATEGY } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('queue-faults-');
+const dir = tempDir('queue-faults');
 const project = tempProject();
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -106,7 +107,7 @@ it('resumes a coordinator SIGKILLed mid-sweep without running any combination tw
 }, 120_000);
 
 it('waits out a Redis SIGKILLed and restarted mid-sweep; the outputs are unchanged', async () => {
-  const data = tempDir('queue-redis-');
+  const data = tempDir('queue-redis');
   let redis = await startRedis({ dir: data });
   const worker = await startWorker(redis.url, join(dir, 'cache'));
   try {

@@ -12,9 +12,10 @@ import { afterAll, expect, it } from 'vitest';
 import { QUEUE_NAME } from '../../src/backtest/queue/queue-jobs.js';
 import { parseQueueUrl } from '../../src/backtest/queue/queue-url.js';
 import { startRedis, startWorker, type WorkerProcess } from '../support/redis.js';
-import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from './fixtures.js';
+import { bot, gridConfig, SAMPLE, sliceFlags } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('queue-test-');
+const dir = tempDir('queue-test');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const PASSWORD = `pw-${Math.random().toString(36).slice(2)}-secret`;

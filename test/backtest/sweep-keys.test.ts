@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { configInput, instanceOf, readConfigs } from '../../src/backtest/strategy-configs.js';
 import { tempProject } from '../config/temp-project.js';
-import { bot, tempDir, userStrategy } from './fixtures.js';
+import { bot, userStrategy } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir('sweep-keys-');
+const dir = tempDir('sweep-keys');
 const project = tempProject();
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -22,9 +22,10 @@ import {
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { D } from '../../src/market/decimal.js';
 import { tempProject } from '../config/temp-project.js';
-import { bot, FROM, gridConfig, SAMPLE, tempDir, TO, userStrategy, WRECK_STRATEGY } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, TO, userStrategy, WRECK_STRATEGY } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = tempDir();
+const dir = tempDir('backtest-test');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('runs a 2 x 2 grid on two workers, identical to each combination run alone, ranked', async () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadTicks, releaseColumns, type TickData } from '../../src/backtest/tick-data.js';
-import { SAMPLE, tempDir } from './fixtures.js';
+import { SAMPLE } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { columnArrays, columnStorage } from '../support/tick-columns.js';
 import { columnValues, type NumberColumn } from '../../src/backtest/number-column.js';
 
@@ -18,7 +19,7 @@ const asRead = (data: TickData) =>
 
 describe('loading several recordings', () => {
   it('merges one pair’s files in time order without a copy, dropping what the next file repeats', async () => {
-    const dir = tempDir('tick-data-');
+    const dir = tempDir('tick-data');
     const [header, ...tickers] = gunzipSync(readFileSync(SAMPLE)).toString('utf8').trim().split('\n');
     const part = (name: string, lines: string[]) => {
       const file = join(dir, `BTCUSDT-${name}.jsonl.gz`);
@@ -70,7 +71,7 @@ describe('releasing the columns', () => {
 });
 
 describe('narrow columns', () => {
-  const dir = tempDir('tick-data-narrow-');
+  const dir = tempDir('tick-data-narrow');
   const [header] = gunzipSync(readFileSync(SAMPLE)).toString('utf8').split('\n');
   const T0 = Date.UTC(2023, 2, 1);
   /** A recording of these tickers (each t seconds after T0 unless it gives its own time in ms). */

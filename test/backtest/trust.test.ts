@@ -21,7 +21,8 @@ import { riskRatios } from '../../src/backtest/performance-metrics.js';
 import { csvRecords } from '../support/csv-records.js';
 import { D } from '../../src/market/decimal.js';
 import { capture } from '../support/command-output.js';
-import { bot, tempDir } from './fixtures.js';
+import { bot } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;
@@ -45,7 +46,7 @@ async function importBtcusd(csv: string, out: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
+  dir = tempDir('backtest-test');
   data = join(dir, 'rec');
   await importBtcusd(CANDLES, data);
   downTick = join(dir, 'down-tick.json');

@@ -11,12 +11,13 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, sliceTicks } from '../../src/backtest/tick-data.js';
 import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/validation-runs.js';
 import { holdoutSplit, parseDuration, stitch, walkForwardWindows } from '../../src/backtest/validation.js';
-import { bot, FROM, gridConfig, SAMPLE, sliceFlags, tempDir, TO, userStrategy } from './fixtures.js';
+import { bot, FROM, gridConfig, SAMPLE, sliceFlags, TO, userStrategy } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { type TempProject, tempProject } from '../config/temp-project.js';
 import { D } from '../../src/market/decimal.js';
 import { valueAt } from '../../src/backtest/number-column.js';
 
-const dir = tempDir();
+const dir = tempDir('backtest-test');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const DAY = 86_400_000;
 

@@ -6,8 +6,7 @@
  * Then the audit: no untracked or duplicate order, no lost or doubled fill, balances exact, no secret leaked.
  * CHAOS_KILLS sets the count (default 25; `npm run test:chaos -- --kills 1000` for a release).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CRASH_POINTS } from '../../src/ops/crash-points.js';
@@ -18,13 +17,14 @@ import { FaultProxy } from './fault-proxy.js';
 import { API_TOKEN, chaosEnv, churnFile, sleep } from './run-files.js';
 import { findSecrets, runFiles } from './secrets.js';
 import { freshCredentials, SimProcess } from './sim-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const KILLS = Number(process.env.CHAOS_KILLS ?? 25);
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
 const BALANCES = { USDT: '100000', BTC: '5' };
 const PAUSE_MS = 2_000;
 
-const dir = mkdtempSync(join(tmpdir(), 'chaos-crash-'));
+const dir = tempDir('chaos-crash');
 const credentials = freshCredentials();
 let sim: SimProcess;
 let proxy: FaultProxy;

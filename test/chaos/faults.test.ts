@@ -6,8 +6,7 @@
  * ending, and writes a handful of warning lines per incident, not one per retry. At the end the journal and
  * fills are audited against the exchange's own history, trades and balances, and no output holds a secret.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, fillKeys, journal, waitFor, writeSwingRecording } from '../e2e/daemon-process.js';
@@ -16,12 +15,13 @@ import { FAULTS, FaultProxy } from './fault-proxy.js';
 import { API_TOKEN, chaosEnv, churnFile, levelOf, sleep } from './run-files.js';
 import { findSecrets, runFiles } from './secrets.js';
 import { freshCredentials, SimProcess } from './sim-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const PAUSE_MS = 2_000;
 const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 2_500);
 const BALANCES = { USDT: '10000', BTC: '0.5' };
 
-const dir = mkdtempSync(join(tmpdir(), 'chaos-faults-'));
+const dir = tempDir('chaos-faults');
 const credentials = freshCredentials();
 let sim: SimProcess;
 let proxy: FaultProxy;

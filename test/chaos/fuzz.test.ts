@@ -4,10 +4,9 @@
  * case must end in a clear error (a BotError with a code, naming what was wrong) or a correct result: never
  * a crash, an error of another kind, or a database that fails its integrity check. FUZZ_RUNS scales the counts.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -24,10 +23,11 @@ import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/
 import { openStore } from '../../src/store/store.js';
 import { ROOT } from '../e2e/daemon-process.js';
 import { CHAOS_STRATEGIES } from './run-files.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const SCALE = Number(process.env.FUZZ_RUNS ?? 1);
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
-const dir = mkdtempSync(join(tmpdir(), 'chaos-fuzz-'));
+const dir = tempDir('chaos-fuzz');
 const cases = new Map<string, number>();
 const counted = (what: string) => cases.set(what, (cases.get(what) ?? 0) + 1);
 

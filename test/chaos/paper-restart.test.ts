@@ -8,10 +8,9 @@
  * PAPER_CHAOS_KILLS (default 12) sets how many kills; PAPER_CHAOS_SEED replays a run's random moments (the
  * seed is in the test's name and in every failure).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/sim/prng.js';
 import {
   DaemonProcess,
@@ -24,12 +23,12 @@ import {
   writeSwingRecording,
 } from '../e2e/daemon-process.js';
 import { auditPaperDb, paperAuditSettled } from './paper-audit.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const KILLS = Number(process.env.PAPER_CHAOS_KILLS ?? 12);
 const SEED = Number(process.env.PAPER_CHAOS_SEED ?? Date.now() % 2 ** 31);
 
-const dir = mkdtempSync(join(tmpdir(), 'chaos-paper-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('chaos-paper');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,12 +10,11 @@
  * memory (16.4 MB for 3,400 filled orders on the matching engine alone, about 4.9 kB each). So the bound is
  * per order placed after the warm-up, and it leaves the bot itself a fraction of that.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { tickerFromWire, type WireTicker } from '../../src/wire/schemas.js';
 import { silentLogger } from '../../src/ops/logger.js';
@@ -26,6 +25,7 @@ import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { openStore } from '../../src/store/store.js';
 import { shippedInstances } from '../../bench/shipped-instances.js';
 import { ROOT } from '../e2e/daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TICKS = Number(process.env.SOAK_TICKS ?? 60_000);
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
@@ -37,8 +37,7 @@ const HEAP_PER_ORDER = 6 * 1024;
 const HEAP_SLACK = 4 * 1024 * 1024;
 /** Open handles (timers, files, sockets) allowed beyond those at the end of the warm-up. */
 const HANDLE_BOUND = 4;
-const dir = mkdtempSync(join(tmpdir(), 'chaos-soak-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('chaos-soak');
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

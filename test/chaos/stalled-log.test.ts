@@ -4,17 +4,16 @@
  * it at once.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { daemonEnv, readDb, ROOT, waitFor } from '../e2e/daemon-process.js';
 import { spawn } from 'node:child_process';
 import { CHAOS_STRATEGIES, sleep } from './run-files.js';
 import { trackChild } from '../support/child-processes.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'chaos-stalled-log-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('chaos-stalled-log');
 
 /** Starts the paper daemon with its stdout on a FIFO whose reader never reads; resolves once its pipe is full. */
 async function stalledDaemon(name: string) {

@@ -5,20 +5,19 @@
  * nothing written then.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableFromIPC } from 'apache-arrow';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { tickerFromWire } from '../../src/wire/schemas.js';
 import type { Ticker } from '../../src/ports/venue-records.js';
 import { readRecording } from '../../src/record/recording-reader.js';
 import { ROOT } from '../e2e/daemon-process.js';
 import { writeSlice } from '../support/recording-slice.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'data-export-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('data-export');
 
 const SAMPLES = join(ROOT, 'data/samples');
 const FROM = Date.parse('2023-03-08T00:00:00Z');

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ok, orderRecord, type SigningServer, startSigningServer } from '../exchange/signing-server.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const KEY = 'cli-key';
@@ -15,7 +15,7 @@ let cwd: string;
 
 beforeAll(async () => {
   server = await startSigningServer({ apiKey: KEY, apiSecret: SECRET });
-  cwd = mkdtempSync(join(tmpdir(), 'bot-cli-'));
+  cwd = tempDir('bot-cli');
   writeFileSync(join(cwd, '.env'), `EXCHANGE_API_SECRET=${SECRET}\n`);
 });
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { run as importCandles, symbolInName } from '../../src/cli/import-candles.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';
 import { capture } from '../support/command-output.js';
-import { tempDir } from '../backtest/fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { readAll } from '../record/fixtures.js';
 
 const HEADER = 'open_time,open,high,low,close,volume';
@@ -45,7 +45,7 @@ describe('import-candles of several pairs', () => {
   });
 
   it('writes one recording per symbol, each with its rules from one --pair-config answer, cut to --from/--to', async () => {
-    const dir = tempDir('import-pairs-');
+    const dir = tempDir('import-pairs');
     const xrp = candles(dir, 'binance-XRPUSDT-1m.csv', '0.5');
     const ada = candles(dir, 'binance-ADAUSDT-1m.csv', '0.4');
     const eth = candles(dir, 'binance-ETHUSDT-1m.csv', '1800');
@@ -91,7 +91,7 @@ describe('import-candles of several pairs', () => {
   });
 
   it('names what it cannot do: a file without a symbol in its name, one set of rule flags for several pairs, a pair missing from the config', async () => {
-    const dir = tempDir('import-pairs-');
+    const dir = tempDir('import-pairs');
     const plain = candles(dir, 'candles.csv', '1');
     const sol = candles(dir, 'SOLUSDT.csv', '20');
     const xrp = candles(dir, 'XRPUSDT.csv', '0.5');

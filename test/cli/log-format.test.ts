@@ -1,12 +1,11 @@
 /** LOG_FORMAT overrides the terminal guess: the daemon's output is a pipe here, JSON lines unless told pretty. */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DaemonProcess, daemonEnv } from '../e2e/daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'log-format-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('log-format');
 const emptyConfig = join(dir, 'config');
 mkdirSync(emptyConfig);
 

@@ -1,12 +1,12 @@
 /** The daemon's environment variables: defaults, one line per bad value naming the variable, MODE=live's needs. */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
 import { dotenvExposure } from '../../src/config/env.js';
 import { ConfigError } from '../../src/errors.js';
 import { planVenue } from '../../src/app/venue-plan.js';
+import { tempDir } from '../support/temp-dir.js';
 
 function problems(source: Record<string, string>): readonly string[] {
   try {
@@ -128,7 +128,7 @@ describe('daemon environment', () => {
 
 describe('notification environment', () => {
   it('reads the channel secrets from NAME_FILE like the other secrets', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'notify-env-'));
+    const dir = tempDir('notify-env');
     try {
       writeFileSync(join(dir, 'token'), 'file-token\n');
       writeFileSync(join(dir, 'hook'), 'file-hook-secret\n');
@@ -199,7 +199,7 @@ describe('notification environment', () => {
 
 describe('.env permissions', () => {
   it('warns when .env is readable by other users, and not when it is private or absent', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'dotenv-'));
+    const dir = tempDir('dotenv');
     const file = join(dir, '.env');
     try {
       expect(dotenvExposure(file)).toBeUndefined();

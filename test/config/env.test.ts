@@ -1,12 +1,12 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { envShape, loadEnv, parseEnv } from '../../src/app/env.js';
 import { SECRET_VARIABLES } from '../../src/config/env.js';
 import { clientOptionsFromEnv } from '../../src/exchange/client-options.js';
 import { ConfigError } from '../../src/errors.js';
 import { ROOT } from '../e2e/daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
 function problems(source: Record<string, string>): string[] {
   try {
@@ -73,7 +73,7 @@ describe('environment', () => {
   });
 
   it('loads a .env file without overriding variables already set', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'env-'));
+    const dir = tempDir('env');
     writeFileSync(join(dir, '.env'), 'EXCHANGE_TIMEOUT_MS=4321\nEXCHANGE_RETRY_ATTEMPTS=9\n');
     const saved = { ...process.env };
     try {
@@ -88,8 +88,7 @@ describe('environment', () => {
   });
 });
 
-const secretsDir = mkdtempSync(join(tmpdir(), 'secret-files-'));
-afterAll(() => rmSync(secretsDir, { recursive: true, force: true }));
+const secretsDir = tempDir('secret-files');
 
 const SECRET = 'hunter2-very-secret-value';
 

@@ -3,10 +3,10 @@
  * written by the test. Its node_modules links to the repository's, so a temp strategy's `import 'zod'`
  * resolves to the very zod the loader checks schemas against.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../support/temp-dir.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 
@@ -22,7 +22,7 @@ export interface TempProject {
 }
 
 export function tempProject(): TempProject {
-  const root = mkdtempSync(join(tmpdir(), 'spot-bot-config-'));
+  const root = tempDir('spot-bot-config');
   symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir');
   const strategiesDir = join(root, 'strategies');
   const configDir = join(root, 'config');

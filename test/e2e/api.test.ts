@@ -4,8 +4,7 @@
  * simulated exchange's own order list, the kill switch file, a reload with a broken file, and metrics that
  * match the database. /readyz against a venue that goes away is in readiness.test.ts.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -14,9 +13,10 @@ import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import { familyOf, parseExposition, sampleSum } from '../support/prometheus-text.js';
 import { DaemonProcess, everyOrderFile, http, readDb, fillCount, waitFor, lockstepPaperEnv } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TOKEN = 'e2e-token-5f1c2a9b7d3e';
-const dir = mkdtempSync(join(tmpdir(), 'e2e-api-'));
+const dir = tempDir('e2e-api');
 const db = join(dir, 'bot.db');
 const config = join(dir, 'config');
 const killFile = join(dir, 'KILL');

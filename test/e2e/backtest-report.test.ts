@@ -22,10 +22,11 @@ import {
 import { writeSlice } from '../support/recording-slice.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
-import { bot, gridConfig, SAMPLE, sliceFlags, tempDir } from '../backtest/fixtures.js';
+import { bot, gridConfig, SAMPLE, sliceFlags } from '../backtest/fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { ROOT } from './daemon-process.js';
 
-const dir = tempDir('backtest-report-');
+const dir = tempDir('backtest-report');
 let browser: Browser;
 
 /** Two days of the sample with two hours left out (a recorder that was down), for the EMA trend's report. */

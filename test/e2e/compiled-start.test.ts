@@ -19,16 +19,15 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { cleanClone } from '../support/clean-clone.js';
 import { daemonEnv, lockstepPaperEnv, npmStart, ROOT, waitFor } from './daemon-process.js';
 import { whenExited } from '../support/until.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const work = mkdtempSync(join(tmpdir(), 'e2e-compiled-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = tempDir('e2e-compiled');
 
 const clone = join(work, 'spot-bot');
 const mine = join(work, 'my-strategies');

@@ -2,10 +2,9 @@
  * The composition root in process: which adapters each environment gets, and how start-up fails. Paper on
  * live data is checked against an upstream that records every endpoint called: only public ones, ever.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +18,9 @@ import { buildStatusView, statusJson, statusTable } from '../../src/status/statu
 import { openStore } from '../../src/store/store.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { everyOrderFile, TEST_STRATEGIES, waitFor, writeSwingRecording } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-compose-'));
+const dir = tempDir('e2e-compose');
 const config = join(dir, 'config');
 const recording = join(dir, 'swing.jsonl.gz');
 let n = 0;
@@ -30,7 +30,6 @@ beforeAll(async () => {
   writeFileSync(join(config, 'one.json'), everyOrderFile('one'));
   await writeSwingRecording(recording, { period: 7 });
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A logger whose lines the test can read. */
 function captureLogger() {

@@ -4,10 +4,8 @@
  * exit 0, and `bot status` reads the result from the database alone.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DaemonProcess,
   daemonEnv,
@@ -18,9 +16,9 @@ import {
   waitFor,
   lockstepPaperEnv,
 } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-daemon-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-daemon');
 
 describe('the daemon in paper mode (embedded simulated exchange)', () => {
   const db = join(dir, 'bot.db');

@@ -7,8 +7,7 @@
  * candles, the bracket's far legs are named at the chart's edges until "Show all orders" stretches the scale over
  * them; no figure is cut at an edge; a phone shows the same with nothing overflowing out of sight.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,12 +23,13 @@ import {
 } from './chromium.js';
 import { DaemonProcess, daemonEnv, fillCount, http, ROOT, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const HOUR = 3_600_000;
 const FROM = Date.UTC(2023, 2, 8);
 const HOLE = { from: Date.UTC(2023, 2, 8, 14), to: Date.UTC(2023, 2, 8, 16) };
 const REPLAY_FROM = Date.UTC(2023, 2, 9);
-const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-chart-'));
+const dir = tempDir('e2e-dashboard-chart');
 const db = join(dir, 'bot.db');
 const CHART = '.symbol-chart[data-symbol="BTCUSDT"]';
 let daemon: DaemonProcess;

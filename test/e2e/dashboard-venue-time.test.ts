@@ -4,17 +4,17 @@
  * times inside the recording's range (an hour of data twelve hours of the day away from the wall's, so a wall
  * time on either axis cannot pass for one of the recording's).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, launchChromium, recordCanvasText, timeAxis } from './chromium.js';
 import { DaemonProcess, everyOrderFile, fillCount, http, lockstepPaperEnv, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const HOUR = 3_600_000;
-const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-venue-time-'));
+const dir = tempDir('e2e-dashboard-venue-time');
 const db = join(dir, 'bot.db');
 /** An hour of recording, on a day years back, starting twelve hours of the day from the wall's hour now. */
 const start = Date.UTC(2023, 5, 15) + ((new Date().getUTCHours() + 12) % 24) * HOUR;

@@ -11,8 +11,7 @@
  * of sight on it; after a restart the chart still shows the fills made before it (docs/dashboard*.png are
  * `npm start`'s, made by `npm run bench:dashboard -- --screenshots`).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,9 +36,10 @@ import {
   waitFor,
 } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TOKEN = 'dashboard-token-8c41e07f';
-const dir = mkdtempSync(join(tmpdir(), 'e2e-dashboard-'));
+const dir = tempDir('e2e-dashboard');
 const db = join(dir, 'bot.db');
 let daemon: DaemonProcess;
 let env: NodeJS.ProcessEnv;

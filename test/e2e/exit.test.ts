@@ -6,8 +6,7 @@
  * the sell is journaled, after it is sent) and a restart on the same database: the exit finishes by itself,
  * and the paper exchange holds exactly one exit SELL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -15,6 +14,7 @@ import { D, type Dec } from '../../src/market/decimal.js';
 import { BotApi } from '../notify/stand-ins.js';
 import { DaemonProcess, http, journal, lockstepPaperEnv, paperOrders, readDb, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TOKEN = 'e2e-exit-token-0c4d1e';
 const BOT_TOKEN = '4343:e2e-exit-telegram-token';
@@ -35,7 +35,7 @@ const strategyFile = (dips: boolean) =>
   JSON.stringify({ name: 'x', strategy: 'exit-target', symbol: 'BTCUSDT', schedule: '* * * * * *', params: { dips } });
 
 async function paperDaemon(dips: boolean, extra: Record<string, string> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'e2e-exit-'));
+  const dir = tempDir('e2e-exit');
   dirs.push(dir);
   const port = await freePort();
   const env = await lockstepPaperEnv(

@@ -9,10 +9,9 @@
  * client, SQLite, on a virtual clock the test moves: test/e2e/paper-on-virtual-clock.ts) place the same orders
  * and get the same fills, order for order, with the same exit tags, and trip the same protections.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runJob } from '../../src/backtest/job.js';
 import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { storeTrace } from '../../src/backtest/runner.js';
@@ -24,13 +23,13 @@ import { openStore } from '../../src/store/store.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { reenterFile, ROOT, TEST_STRATEGIES } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 const FROM = Date.parse('2023-03-09T12:00:00Z');
 const TO = Date.parse('2023-03-10T12:00:00Z');
 const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
-const dir = mkdtempSync(join(tmpdir(), 'exits-parity-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('exits-parity');
 
 /** The two instances' strategy files (the `reenter` test strategy), each on a schedule of its own. */
 const INSTANCES: Record<string, { schedule: string; exits: object; protections: object }> = {

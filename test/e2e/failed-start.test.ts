@@ -6,9 +6,8 @@
  * autoincrement counters included) are then what they were before it, and a start that fails on a path with no
  * database leaves none there.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -21,8 +20,9 @@ import {
   restingFile,
   waitFor,
 } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-failed-start-'));
+const dir = tempDir('e2e-failed-start');
 const processes: DaemonProcess[] = [];
 let holder: Server | undefined;
 afterAll(async () => {

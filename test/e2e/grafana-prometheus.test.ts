@@ -4,13 +4,13 @@
  * PromQL expression of the dashboard (its variables set as Grafana sets them for "All") goes through
  * Prometheus's HTTP API: each parses and returns data, and each variable's label_values query finds values.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPrometheus, PROMETHEUS, type PrometheusProcess, startPrometheus } from '../support/prometheus.js';
 import { DaemonProcess, everyOrderFile, fillCount, http, lockstepPaperEnv, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 interface Dashboard {
   panels: { title: string; targets?: { expr: string }[] }[];
@@ -35,7 +35,7 @@ const dashboard = JSON.parse(readFileSync('docs/grafana-dashboard.json', 'utf8')
 /** An expression as Grafana sends it with every variable on "All" (`$job` all jobs, `$bot_instance` `.*`). */
 const expand = (expr: string) => expr.replaceAll('$job', JOB).replaceAll('$bot_instance', '.*');
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-grafana-'));
+const dir = tempDir('e2e-grafana');
 let daemon: DaemonProcess;
 let prometheus: PrometheusProcess;
 

@@ -4,14 +4,13 @@
  * (20.19+ here; the container test does the same on Node 22). compiled-start.test.ts tests the build itself.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { daemonEnv, everyOrderFile, ROOT, TEST_STRATEGIES } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-install-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-install');
 
 const config = join(dir, 'config');
 mkdirSync(config);

@@ -8,15 +8,15 @@
  * process is gone from this host), and a lease left by a holder on another machine is taken over once it has
  * expired, not before.
  */
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DaemonProcess, everyOrderFile, journal, lockstepPaperEnv, readDb, waitFor } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-journal-lock-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-journal-lock');
 
 const starts = (db: string) =>
   readDb(db, (d) => d.prepare("SELECT count(*) FROM events WHERE kind = 'daemon-started'").pluck().get() as number);

@@ -4,15 +4,15 @@
  * and a notification. Started again on the same path (an empty journal, the account's orders still open), it
  * refuses to trade until the operator says how: with --adopt-open-orders it journals them and runs.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { Receiver } from '../notify/stand-ins.js';
 import { DaemonProcess, daemonEnv, http, journal, liveEnv, restingFile, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-journal-lost-'));
+const dir = tempDir('e2e-journal-lost');
 const processes: DaemonProcess[] = [];
 let receiver: Receiver | undefined;
 afterAll(async () => {

@@ -4,8 +4,7 @@
  * journal of a newer schema is refused in one line naming the backup to restore; a backup that cannot be made
  * leaves the journal as it was.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
@@ -13,8 +12,9 @@ import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { writeOldJournal } from '../support/old-journal.js';
 import { freePort } from '../support/free-port.js';
 import { DaemonProcess, daemonEnv, http, readDb, ROOT, waitFor } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-upgrade-'));
+const dir = tempDir('e2e-upgrade');
 const processes: DaemonProcess[] = [];
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGKILL');

@@ -4,16 +4,14 @@
  * the same id (body and Idempotency-Key), and every fill of both runs reaches the receiver, which keeps each
  * once by dropping the ids it has seen.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_HEADER } from '../../src/notify/webhook.js';
 import { Receiver } from '../notify/stand-ins.js';
 import { DaemonProcess, everyOrderFile, lockstepPaperEnv, readDb, waitFor } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-crash-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-notify-crash');
 
 type Body = { id: string; notifications: { id: string; kind: string }[] };
 

@@ -6,17 +6,16 @@
  * operator actions (journaled with the chat as source) and is answered, another chat's is ignored; no secret appears in any message or log line.
  */
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER } from '../../src/notify/webhook.js';
 import { BotApi, Receiver } from '../notify/stand-ins.js';
 import { DaemonProcess, everyOrderFile, fillKeys, http, readDb, waitFor, lockstepPaperEnv } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-notify-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-notify');
 
 const TOKEN = '4242:e2e-telegram-token';
 const WEBHOOK_SECRET = 'e2e-webhook-secret';

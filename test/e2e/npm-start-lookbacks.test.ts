@@ -11,8 +11,7 @@
  * recording's time beside the wall's.
  */
 import { type ChildProcess, execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,9 +20,9 @@ import { type CandleNeeds, TIMEFRAME_MS, type Timeframe } from '../../src/market
 import { candleNeeds } from '../../src/strategy/candle-needs.js';
 import { daemonEnv, npmStart, readDb, ROOT, waitFor } from './daemon-process.js';
 import { whenExited } from '../support/until.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-lookbacks-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-npm-start-lookbacks');
 
 /** The issue's bound: every lookback full within the first three wall minutes. */
 const BOUND_MS = 180_000;

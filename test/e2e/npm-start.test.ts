@@ -6,10 +6,9 @@
  * gone), and on SIGHUP to the bot itself.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   daemonEnv,
   npmStart,
@@ -20,9 +19,9 @@ import {
   writeSwingRecording,
 } from './daemon-process.js';
 import { whenExited } from '../support/until.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-npm-start-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-npm-start');
 
 interface Proc {
   pid: number;

@@ -7,15 +7,14 @@
  * `spot-bot/strategy` and zod to its own. The container test does the same inside the image.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cleanClone } from '../support/clean-clone.js';
 import { daemonEnv, ROOT } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const work = mkdtempSync(join(tmpdir(), 'e2e-outside-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = tempDir('e2e-outside');
 
 const clone = join(work, 'spot-bot');
 const mine = join(work, 'my-strategies');

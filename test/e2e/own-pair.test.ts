@@ -6,19 +6,18 @@
  * pair's tick of 5, where the built-in pairs' tick is 0.01).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { trackChild } from '../support/child-processes.js';
 import { cleanClone } from '../support/clean-clone.js';
 import { csvRecords } from '../support/csv-records.js';
 import { DaemonProcess, daemonEnv, journal, readDb, ROOT, waitFor } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const work = mkdtempSync(join(tmpdir(), 'e2e-own-pair-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = tempDir('e2e-own-pair');
 const clone = join(work, 'spot-bot');
 const csv = join(work, 'BTCUSD-1m.csv');
 const config = join(work, 'config', 'grid-btcusd.json');

@@ -4,11 +4,10 @@
  * line naming the file and where it breaks, with no stack trace, unless PAPER_ALLOW_PARTIAL=true (then one
  * warning says where, and the complete lines are replayed). The daemon as a real process.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   DaemonProcess,
   daemonEnv,
@@ -20,9 +19,9 @@ import {
   waitFor,
   writeSwingRecording,
 } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-paper-data-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-paper-data');
 const START = Date.UTC(2024, 0, 1);
 const TICKERS = 20_000;
 let good: string;

@@ -8,11 +8,10 @@
  * new replay starts once the data have filled the instances' warm-up (warmUpMs after the recording's first
  * ticker), again order for order with a backtest --from that time.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runJob, warmUpMs } from '../../src/backtest/job.js';
 import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { loadStrategyFiles } from '../../src/config/loader.js';
@@ -25,6 +24,7 @@ import { openStore } from '../../src/store/store.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 const HOUR = 3_600_000;
@@ -36,8 +36,7 @@ const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
 /** 15-minute candles, a slow EMA of 8 (2 hours) and 32 candles kept (8 hours): all of it before START. */
 const PARAMS = { timeframe: '15m', fast: 3, slow: 8, rsiPeriod: 6, rsiMax: 80, atrPeriod: 6 };
 
-const dir = mkdtempSync(join(tmpdir(), 'paper-warm-up-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('paper-warm-up');
 
 function strategyFiles(under = '.'): { configDir: string; strategiesDir: string; file: string } {
   const configDir = join(dir, under, 'config');

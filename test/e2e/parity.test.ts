@@ -12,11 +12,10 @@
  * moves at PAPER_SPEED): every recorded ticker and every job fires at its recorded time, each awaited before
  * the next, so the comparison is exact rather than subject to timing.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runJob, warmUpMs } from '../../src/backtest/job.js';
 import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { loadStrategyFiles } from '../../src/config/loader.js';
@@ -34,13 +33,13 @@ import { openStore } from '../../src/store/store.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 /** Where `npm start` replays the sample from (test/e2e/npm-start-lookbacks.test.ts checks its start line). */
 const NPM_START_FROM = Date.parse('2023-03-06T09:00:00Z');
 const HOURS = 36;
-const dir = mkdtempSync(join(tmpdir(), 'parity-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('parity');
 
 /** The daemon's jobs other than the market jobs, the same on both sides. */
 const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };

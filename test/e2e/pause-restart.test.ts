@@ -4,16 +4,14 @@
  * journal. The paused one stays paused with its reason and source (the start lists it, status says so) and
  * places nothing while the other trades on; resumed, it trades again, and the next restart runs it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DaemonProcess, everyOrderFile, http, journal, lockstepPaperEnv, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const TOKEN = 'e2e-pause-restart-token-51c2';
-const dir = mkdtempSync(join(tmpdir(), 'e2e-pause-restart-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('e2e-pause-restart');
 
 const placed = (db: string, instance: string) => journal(db).filter((r) => r.instance === instance).length;
 

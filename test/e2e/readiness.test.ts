@@ -5,16 +5,16 @@
  * start-up: the listeners (the control API's and the metrics listener) answer at once, alive but not ready,
  * naming why; the control API waits; `bot healthcheck` passes and `bot healthcheck --ready` does not.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
 import { DaemonProcess, daemonEnv, everyOrderFile, http, journal, TEST_STRATEGIES, waitFor } from './daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-ready-'));
+const dir = tempDir('e2e-ready');
 const processes: DaemonProcess[] = [];
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGTERM');

@@ -5,16 +5,16 @@
  * another restart must leave exactly one order on the exchange per journal row and exactly one fill row per
  * exchange trade: no duplicate orders, no doubled fills, no lost fills.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, type SimServer, startSimServer } from '../../src/sim/sim-server.js';
 import { DaemonProcess, everyOrderFile, fillKeys, journal, liveEnv, waitFor } from './daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'e2e-restart-'));
+const dir = tempDir('e2e-restart');
 const db = join(dir, 'bot.db');
 const key = DEMO_CREDENTIALS.apiKey;
 let sim: SimServer;

@@ -3,12 +3,10 @@
  * instance trades (the operator's /balance and the metrics list what the engine read): a daemon trading
  * BTCUSDT alone reads that pair's config only, so USDC and ETH had no name and were left out.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(() => h.close());
-
 describe('the balances the engine reads', () => {
   it('list every asset with a balance, not only those of the traded pair', async () => {
     h = new Harness({ balances: { USDT: '1000', BTC: '0.5', USDC: '250', ETH: '1.25' } });

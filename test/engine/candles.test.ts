@@ -2,7 +2,7 @@
  * Candles and indicators through the real engine: built from the ticks it observes, read by onTick, fed to the
  * indicators once per closed candle, and (persistCandles) saved in the store so a restart has them at once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Candle } from '../../src/market/candles.js';
 import { defineStrategy, sma, type StrategyContext, z } from '../../src/strategy/api.js';
 import { Harness, instance } from './harness.js';
@@ -32,11 +32,6 @@ function probe(seen: Seen[]) {
 }
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 describe('candles in the engine', () => {
   it('hands onTick the closed candles of the ticks it observed, at most the declared count, and feeds the indicators', async () => {
     h = new Harness();

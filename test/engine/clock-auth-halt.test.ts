@@ -2,15 +2,11 @@
  * Issue 28: an authentication halt the venue's adapter put down to the clock (a timestamp outside the
  * exchange's window) clears itself once a signed read succeeds; one for the keys waits for the operator.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { VenueError } from '../../src/ports/venue-errors.js';
 import { buyEveryTick, Harness, instance } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 for (const [cause, clockSkewMs, clears] of [
   ['the clock', 120_000, true],
   ['the keys', undefined, false],

@@ -5,15 +5,11 @@
  * whose create answer was lost after the step is still found, never declared not placed and sent again.
  * History was read from `sentAt - skew` on the stepped clock: 120 s after the order was created there.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { Clock } from '../../src/ports/clock.js';
 import { Harness, instance, strategy, T0, venueError } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 /** The engine's clock: the venue's, `aheadMs` ahead. */
 function steppedClock(): Clock & { aheadMs: number } {
   const venue = h.clock;

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { FillView, OrderView, StrategyContext } from '../../src/strategy/api.js';
 import { readStatus } from '../../src/status/status-report.js';
 import { FillStore } from '../../src/store/fills.js';
@@ -8,10 +8,6 @@ import { orderRow } from '../store/fixtures.js';
 import { firstTick, Harness, instance, matching, strategy, venueError } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 /** Keeps one BUY limit open at `price` while it has none (tag "entry"). */
 function oneBuy(price: string, quantity = '0.01', fills: FillView[] = []) {
   return strategy({

@@ -4,17 +4,13 @@
  * noise in fees and executedPrice). The order then "owes" 4e-17 forever and, after fillGraceMs, a phantom delta
  * fill of 0.00000000000000004 is recorded and delivered to onFill.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { OrderRecord } from '../../src/ports/venue-records.js';
 import type { HistoryQuery } from '../../src/ports/venue.js';
 import type { FillView } from '../../src/strategy/api.js';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 const noisy = (o: OrderRecord): OrderRecord => (o.executedQty === 0.3 ? { ...o, executedQty: 0.1 + 0.2 } : o);
 
 it('float noise in executedQty does not become a phantom fill', async () => {

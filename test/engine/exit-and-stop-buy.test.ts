@@ -7,14 +7,12 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
 import { positionFromFills } from '../../src/market/position.js';
 import { Harness, instance, strategy, venueError } from './harness.js';
 
 let h: Harness;
-afterEach(() => h.close());
-
 /** On its first tick: buys 0.01 at market, rests a BUY below and an OCO SELL bracket above and below. */
 const opener = () => {
   let started = 0;

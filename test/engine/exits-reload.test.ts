@@ -9,17 +9,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadStrategyFiles } from '../../src/config/loader.js';
 import { reenterFile as file, TEST_STRATEGIES } from '../e2e/daemon-process.js';
 import { Harness, operatorActions } from './harness.js';
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 /** A harness running the strategy file `content` from its config folder, and the operator's reload of it. */
 async function running(content: string) {
   h = new Harness({ balances: { USDT: '10000' } });

@@ -3,7 +3,7 @@
  * (a venue without cancel: no stop held on the exchange): each triggers at the first tick that reaches its level, sells the position less dust once (tag `exit:<reason>`),
  * is recorded as an `exit-triggered` event, and is not sent again after a crash between trigger and fill.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
 import { Harness, instance, venueError } from './harness.js';
 
@@ -27,11 +27,6 @@ function buyer(exits: ExitRulesDecl, protections: ProtectionsDecl = {}, rebuy = 
 }
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 /**
  * One instance `b` that bought 0.01 at 20 000. The tick-based exits are tested on a venue without cancel: there
  * the engine cannot hold a stop on the exchange (held-exits.test.ts tests the held ones).

@@ -3,7 +3,7 @@
  * one log line, one notified event and a line in `status`, never one line per order; the journal holds a
  * bounded number of them and closes those the venue no longer lists (issue 27, issue 28).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXTERNAL_REPORT_MS, MAX_EXTERNAL_ROWS } from '../../src/engine/external-orders.js';
 import type { OrderRecord } from '../../src/ports/venue-records.js';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
@@ -11,10 +11,6 @@ import { captureLogger } from '../support/capture-logger.js';
 import { buyEveryTick, Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 const ANOTHER_BOT = /another bot may be trading this account/i;
 
 /** An order placed on the account by someone else (straight on the venue, not through the engine). */

@@ -1,14 +1,10 @@
 /** Finding 1 with the shipped grid strategy: a tick during the poll's balance refresh re-buys a level that just filled. */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import grid from '../../strategies/grid.js';
 import type { StrategyDefinition } from '../../src/strategy/api.js';
 import { Harness, holdNextBalanceRead, instance } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('grid: no second BUY on a level whose fill is recorded but not yet delivered', async () => {
   h = new Harness();
   h.price(100);

@@ -2,17 +2,13 @@
  * The engine with a real strategy (strategies/grid.ts) over the real matching engine, through a price walk
  * with a restart in the middle: the journal and the venue must agree order for order and fill for fill.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import grid from '../../strategies/grid.js';
 import { D } from '../../src/market/decimal.js';
 import type { StrategyDefinition } from '../../src/strategy/api.js';
 import { Harness, instance } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('keeps the journal and the venue in agreement through a price walk and a restart', async () => {
   h = new Harness({ balances: { USDT: '10000', BTC: '0.01' } });
   const delivered: string[] = [];

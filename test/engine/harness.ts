@@ -2,9 +2,8 @@
  * Engine tests' collaborators: the real matching engine behind the real in-process venue, a temp-file store,
  * a virtual clock, and a venue wrapper that delegates everything and injects one fault at a time.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { z } from 'zod';
@@ -23,6 +22,8 @@ import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { type StrategyContext, type StrategyDefinition, defineStrategy } from '../../src/strategy/api.js';
 import type { EventKind } from '../../src/store/events.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { whenDone } from '../support/scoped.js';
+import { tempDir } from '../support/temp-dir.js';
 
 export const T0 = Date.UTC(2024, 0, 2, 10, 0, 0);
 
@@ -236,11 +237,15 @@ export class Harness {
   readonly clock = new VirtualClock();
   readonly sim: MatchingEngine;
   readonly venue: FaultyVenue;
-  readonly dir = mkdtempSync(join(tmpdir(), 'engine-test-'));
+  readonly dir = tempDir('engine-test');
   store: Store;
   engine: Engine | undefined;
 
+  private closed = false;
+
+  /** Closed when the test that made it ends (or its file, for one made outside a test): test/support/scoped.ts. */
   constructor(private readonly options: HarnessOptions = {}) {
+    whenDone(() => this.close());
     this.sim = new MatchingEngine({ clock: this.clock, ...options.sim });
     this.sim.createAccount({ apiKey: 'k', balances: options.balances ?? { USDT: '100000', BTC: '2' } });
     this.venue = new FaultyVenue(new InProcessVenue(this.sim, 'k'), { canCancel: options.canCancel });
@@ -293,6 +298,8 @@ export class Harness {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.engine?.stop();
     this.store.close();
     rmSync(this.dir, { recursive: true, force: true });

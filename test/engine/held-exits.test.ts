@@ -4,7 +4,7 @@
  * strategy's own SELL, the operator's exit), cancelled when the position closes, and never sold twice with the
  * tick-based exits.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import { join } from 'node:path';
@@ -32,11 +32,6 @@ function buyer(exits: ExitRulesDecl, options: { buys?: number; sellAt?: number; 
 }
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 async function started(exits: ExitRulesDecl, options: Parameters<typeof buyer>[1] = {}) {
   h = new Harness({ balances: { USDT: '10000' } });
   h.price(20_000);

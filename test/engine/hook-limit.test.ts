@@ -4,13 +4,11 @@
  * the other instances, the orders poll and the refresh go on; its late result is ignored. A synchronous hook
  * cannot be preempted (JavaScript), so the daemon measures it and pauses the instance once it returns.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readStatus } from '../../src/status/status-report.js';
 import { Harness, instance, matching, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(() => h.close());
-
 /** An instance that asks for one LIMIT BUY far below the market on every tick. */
 const steady = () =>
   instance(

@@ -3,16 +3,12 @@
  * engine writes one line when the failure starts, a count a minute while it goes on, and one line once it has
  * ended (quiet for INCIDENT_QUIET_MS), for each kind of failure: never a line per poll or per intent.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { firstTick, Harness, instance, strategy, venueError } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 /** Lines at info level and above (what an operator reads), by message. */
 function told(log: ReturnType<typeof captureLogger>, re: RegExp): string[] {
   return log.lines

@@ -5,20 +5,18 @@
  * over the instance's view (activeFor) that the risk check used to make, and the unresolved rows it keeps apart
  * must be the view's PENDING and UNKNOWN ones. On a temp-file journal.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { HELD_STOP_TAG, isHeldExit } from '../../src/engine/exits/exit-orders.js';
 import { JournalCache } from '../../src/engine/journal-cache.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
 import { isUnresolved, type OrderRow, remainingBase } from '../../src/store/order-journal.js';
 import { openStore } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'journal-cache-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('journal-cache');
 
 const INSTANCES = ['a', 'b'] as const;
 const STATUSES = ['PENDING', 'OPEN', 'PARTIALLY_FILLED', 'UNKNOWN', 'FILLED', 'CANCELED', 'REJECTED'] as const;

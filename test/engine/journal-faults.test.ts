@@ -6,15 +6,11 @@
  */
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { captureLogger } from '../support/capture-logger.js';
 import { buyEveryTick, diskFull, Harness, instance, matching } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 const dbFile = () => join(h.dir, 'bot.db');
 
 const changes = {

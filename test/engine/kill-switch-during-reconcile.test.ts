@@ -5,15 +5,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { OrderRecord } from '../../src/ports/venue-records.js';
 import { Harness, instance, strategy, venueError } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('no order leaves once the kill switch is on, even if it was switched on during reconciliation', async () => {
   h = new Harness();
   h.price(100);

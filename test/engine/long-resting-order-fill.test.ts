@@ -5,15 +5,11 @@
  * left as it is, and with no other order owing fills trade history is not read either: its fill is never
  * recorded and the strategy believes the order is still open.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { FillView } from '../../src/strategy/api.js';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('records the fill of a long-resting order after 2000+ newer orders on the symbol', async () => {
   h = new Harness({ balances: { USDT: '1000000', BTC: '10' } });
   h.price(100);

@@ -3,15 +3,11 @@
  * to onFill only AFTER onStart ran and its intents were sent. onStart sees the order gone from openOrders with
  * its fill not delivered, and re-issues it.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { FillView } from '../../src/strategy/api.js';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('onStart sees fills made while the bot was down before it decides', async () => {
   h = new Harness();
   h.price(100);

@@ -4,7 +4,7 @@
  * protections run on every tick and the stop held for it on the exchange follows its position. The real engine on
  * the real matching engine.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineStrategy, type ExitRulesDecl, type ProtectionsDecl, z } from '../../src/strategy/api.js';
 import { Harness, instance, operatorActions } from './harness.js';
 
@@ -35,11 +35,6 @@ function buyer(
 }
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 /** One instance `b` that bought 0.01 at 20 000 (0.00999 held at 20020.02… after the fee in base). */
 async function bought(exits: ExitRulesDecl, options: Parameters<typeof buyer>[1] & { canCancel?: boolean } = {}) {
   h = new Harness({ balances: { USDT: '10000' }, canCancel: options.canCancel ?? false });

@@ -4,7 +4,7 @@
  * the pause is over; tripping and lifting are recorded once each (events: status, API, notifications), and the
  * state survives a restart.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineStrategy, type ProtectionsDecl, z } from '../../src/strategy/api.js';
 import { readStatus } from '../../src/status/status-report.js';
 import { Harness, instance } from './harness.js';
@@ -23,11 +23,6 @@ const flipper = defineStrategy({
 });
 
 let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
 async function started(protections: ProtectionsDecl) {
   h = new Harness({ balances: { USDT: '10000' } });
   h.price(20_000);

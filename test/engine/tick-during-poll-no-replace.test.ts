@@ -3,15 +3,11 @@
  * openOrders) and delivering it to onFill, pollLocked awaits the balance refresh; a market tick in that gap
  * sees the order gone with its fill not yet delivered and re-issues it.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { FillView, StrategyContext } from '../../src/strategy/api.js';
 import { Harness, instance, strategy, tickWhilePollDelivers } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 it('a tick while the poll awaits the balance refresh does not re-place a filled order', async () => {
   h = new Harness();
   h.price(100);

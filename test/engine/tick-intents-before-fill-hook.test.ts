@@ -4,15 +4,11 @@
  * (which could not see the queued exit in ctx.openOrders) armed a second exit. Both sold. The engine must not
  * run another hook of an instance while the intents of its previous hook are not journaled yet.
  */
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { StrategyContext, StrategyDefinition } from '../../src/strategy/api.js';
 import { Harness, holdNextBalanceRead, instance, strategy, tickWhilePollDelivers } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 /** An exit over the whole position once there is one, unless an exit is open already (DCA's armExit). */
 function armExit(ctx: StrategyContext): void {
   const held = ctx.position.quantity;

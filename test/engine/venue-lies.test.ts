@@ -5,7 +5,7 @@
  * outside the pair's bounds or a fee above the fill's value: each is refused with one warning naming the order
  * and the field, and counted; the order is resolved from what else is known.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/market/decimal.js';
 import type { OrderRecord, TradeRecord } from '../../src/ports/venue-records.js';
 import type { StrategyDefinition } from '../../src/strategy/api.js';
@@ -14,10 +14,6 @@ import { LyingVenue } from '../support/lying-venue.js';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
-afterEach(async () => {
-  await h?.close();
-});
-
 /** Buys 0.01 once (marketable), then keeps one SELL exit over what it holds: re-armed when none is working. */
 function entryThenExit(): StrategyDefinition {
   let bought = false;

@@ -4,10 +4,7 @@
  * a command sent before the daemon started (30 s or 10 min before) is not acted on and is answered with why;
  * the token appears in no log line.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ChatOperator, ChatCommands } from '../../src/notify/chat-commands.js';
 import { type ActionResult, type OperatorActions, OperatorError } from '../../src/operator/actions.js';
 import { TelegramApi } from '../../src/notify/telegram.js';
@@ -21,9 +18,9 @@ import { LogTail } from '../../src/ops/log-tail.js';
 import { storeQueries } from '../support/store-queries.js';
 import { BotApi, until } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'chat-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('chat');
 const TOKEN = '987:chat-token-secret';
 const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!);
 

@@ -7,10 +7,8 @@
  * next start with the same id (body and Idempotency-Key): at least once, and deduplicable.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
 import { NOTICE_KINDS, type NoticeKind } from '../../src/notify/event-kinds.js';
 import { journalEnd } from '../../src/notify/notifier.js';
@@ -22,9 +20,9 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { BotApi, Receiver, until } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'notify-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('notify');
 
 const TOKEN = '123456:telegram-token-not-for-messages';
 const WEBHOOK_SECRET = 'webhook-secret-not-for-messages';

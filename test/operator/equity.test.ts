@@ -2,8 +2,7 @@
  * Equity per quote asset (the page's equity table, GET /api/v1/equity), against a hand computation: two
  * instances in USDT and one in USDC over a temp-file journal, never summed across quotes.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
@@ -13,6 +12,7 @@ import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { storeQueries } from '../support/store-queries.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const NOW = Date.UTC(2024, 4, 2, 12, 0, 0);
 const [BTCUSDT, BTCUSDC] = DEFAULT_PAIRS.slice(0, 2).map((p) => pairRulesFrom(p));
@@ -57,7 +57,7 @@ function fill(instance: string, symbol: string, key: string, side: 'BUY' | 'SELL
 }
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'equity-'));
+  dir = tempDir('equity');
   store = openStore({ path: join(dir, 'bot.db'), clock: { now: () => NOW } });
   for (const [name, symbol] of [
     ['a', 'BTCUSDT'],

@@ -4,12 +4,10 @@
  * less wall time), never on the wall's. Driven on a virtual clock: nothing moves unless the test moves the
  * venue's time, and everything the exit waits for happens at a venue time the test chose.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { firstTick, Harness, instance, operatorActions, venueError } from '../engine/harness.js';
 
 let h: Harness;
-afterEach(() => h.close());
-
 const WINDOW_MS = 10_000;
 const EXIT_WAIT_MS = WINDOW_MS + 30_000;
 

@@ -2,8 +2,7 @@
  * What the operator layer hands every face (the API, the chat, the page): amounts rounded to the pair's
  * precision where the daemon knows the pair, computed exactly (no float on the way), the journal untouched.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
@@ -15,6 +14,7 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { pnlSeries } from '../../src/operator/pnl-series.js';
 import { paperAccountLines } from '../../src/status/paper-account-view.js';
 import { storeQueries } from '../support/store-queries.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!); // tick 0.01, base precision 6, quote precision 2
 const NOW = Date.now();
@@ -22,7 +22,7 @@ const NOW = Date.now();
 let dir: string;
 let store: Store;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'rounded-figures-'));
+  dir = tempDir('rounded-figures');
   store = openStore({ path: join(dir, 'bot.db'), clock: { now: () => NOW }, synchronous: 'NORMAL' });
   store.orders.insert(
     newOrderRow({

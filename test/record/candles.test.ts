@@ -1,17 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { WireTicker } from '../../src/wire/schemas.js';
 import { CandleFileError, importCandles, walkCandle, type Candle } from '../../src/record/candles.js';
 import { dec } from '../../src/market/decimal.js';
 import { readRecordingHeader } from '../../src/record/recording-reader.js';
-import { SPEC_TICKER_KEYS, readAll, tempDir } from './fixtures.js';
+import { SPEC_TICKER_KEYS, readAll } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { assetsOf } from '../../src/cli/import-candles.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => ({ dir, cleanup } = await tempDir()));
-afterEach(() => cleanup());
+beforeEach(() => {
+  dir = tempDir('spot-bot-record');
+});
 
 const HEADER = 'open_time,open,high,low,close,volume';
 

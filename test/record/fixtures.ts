@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { WireTicker } from '../../src/wire/schemas.js';
 import { RECORDING_FORMAT, RECORDING_VERSION, type RecordingHeader } from '../../src/record/recording-format.js';
 import { readRecording, type ReadOptions } from '../../src/record/recording-reader.js';
@@ -73,11 +70,6 @@ export const SPEC_TICKER_KEYS = [
 
 export function header(symbol = 'BTCUSDT'): RecordingHeader {
   return { format: RECORDING_FORMAT, version: RECORDING_VERSION, symbol, source: 'test' };
-}
-
-export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'spot-bot-record-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export async function readAll(file: string, options: ReadOptions = {}): Promise<WireTicker[]> {

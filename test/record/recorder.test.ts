@@ -17,7 +17,8 @@ import { run as checkConfig } from '../../src/cli/check-config.js';
 import { capture } from '../support/command-output.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
-import { fullTicker, readAll, tempDir } from './fixtures.js';
+import { fullTicker, readAll } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { trackChild } from '../support/child-processes.js';
 
 /** A market watch on 127.0.0.1 serving whatever `tickers` holds; `failNext` answers errors instead. */
@@ -63,7 +64,6 @@ class MarketWatchServer {
 }
 
 let dir: string;
-let cleanup: () => Promise<void>;
 let server: MarketWatchServer;
 let client: ExchangeClient;
 let logs: string[];
@@ -71,7 +71,7 @@ let now: number;
 const clock = { now: () => now };
 
 beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
+  dir = tempDir('spot-bot-record');
   server = new MarketWatchServer();
   await server.start();
   client = new ExchangeClient({ baseUrl: server.url, rateLimit: false, retry: { maxAttempts: 1 } });
@@ -81,7 +81,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await client.close();
   await server.stop();
-  await cleanup();
 });
 
 function recorder(symbols = ['BTCUSDT', 'BTCUSDC']): Recorder {

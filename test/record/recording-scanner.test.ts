@@ -2,18 +2,18 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { RECORDING_FORMAT } from '../../src/record/recording-format.js';
 import { readRecordingBatches } from '../../src/record/recording-reader.js';
 import { scanRecording } from '../../src/record/recording-scanner.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
-import { tempDir } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { columnValues } from '../../src/backtest/number-column.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => ({ dir, cleanup } = await tempDir()));
-afterEach(() => cleanup());
+beforeEach(() => {
+  dir = tempDir('spot-bot-record');
+});
 
 type Row = [string, number, number, number, number, number, number];
 

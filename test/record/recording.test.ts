@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { WireTicker } from '../../src/wire/schemas.js';
 import { RecordingError, type RecordingHeader } from '../../src/record/recording-format.js';
 import {
@@ -12,12 +12,13 @@ import {
   readSymbolRecordings,
 } from '../../src/record/recording-reader.js';
 import { RecordingWriter } from '../../src/record/recording-writer.js';
-import { SPEC_TICKER_KEYS, fullTicker, header, readAll, tempDir } from './fixtures.js';
+import { SPEC_TICKER_KEYS, fullTicker, header, readAll } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => ({ dir, cleanup } = await tempDir()));
-afterEach(() => cleanup());
+beforeEach(() => {
+  dir = tempDir('spot-bot-record');
+});
 
 async function write(file: string, tickers: WireTicker[], batch = 1): Promise<void> {
   const writer = await RecordingWriter.open(file, { header: header() });

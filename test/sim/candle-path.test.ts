@@ -14,7 +14,7 @@ import { importCandles } from '../../src/record/candles.js';
 import { CANDLE_PATHS, candleTickVolume, parseCandlePath, swapsExtremes } from '../../src/sim/candle-path.js';
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
-import { tempDir } from './server-fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { columnValues, valueAt } from '../../src/backtest/number-column.js';
 import { columnArrays } from '../support/tick-columns.js';
 import { assetsOf } from '../../src/cli/import-candles.js';
@@ -103,7 +103,7 @@ class Fed extends MatchingEngine {
 
 describe('one path for backtests and paper', () => {
   it('walks the same prices with the same volumes in a backtest’s columns and in a recorded feed', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const csv = join(dir, 'candles.csv');
     writeFileSync(csv, readFileSync(CANDLES, 'utf8').split('\n').slice(0, 61).join('\n'));
     const { file } = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir, assets: assetsOf('BTCUSDT') });
@@ -151,7 +151,7 @@ describe('one path for backtests and paper', () => {
   });
 
   it('gives each tick its candle’s volume on two pairs interleaved, whichever tick is asked first', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const lines = readFileSync(CANDLES, 'utf8').split('\n').slice(0, 31);
     const files: string[] = [];
     // The same minutes on both pairs (their ticks alternate), ETHUSDT's volumes 3 times BTCUSDT's plus one.

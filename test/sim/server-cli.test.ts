@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { progressLine } from '../../src/cli/sim.js';
 import { ExchangeClient } from '../../src/exchange/client.js';
 import { DEMO_CREDENTIALS } from '../../src/sim/sim-server.js';
-import { tempDir, writeRecording } from './server-fixtures.js';
+import { writeRecording } from './server-fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const T0 = Date.parse('2023-03-01T00:00:00.000Z');
@@ -30,7 +31,7 @@ function spawnSim(args: string[], options: { cwd?: string; env?: Record<string, 
     process.execPath,
     ['--import', resolve(ROOT, 'node_modules/tsx/dist/loader.mjs'), resolve(ROOT, 'src/cli.ts'), 'sim', ...args],
     {
-      cwd: options.cwd ?? tempDir(),
+      cwd: options.cwd ?? tempDir('sim-server'),
       env: { PATH: process.env.PATH, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -70,7 +71,7 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 describe('bot sim', () => {
   it('serves a recording with the demo pair, answers the client, and exits 0 on SIGTERM', async () => {
-    const file = writeRecording(tempDir(), 'BTCUSDT', [
+    const file = writeRecording(tempDir('sim-server'), 'BTCUSDT', [
       { s: 'BTCUSDT', p: 23000.5, t: T0 },
       { s: 'BTCUSDT', p: 23001, t: T0 + 1000 },
     ]);
@@ -147,7 +148,7 @@ describe('bot sim', () => {
 
   it('refuses a recording that breaks off, naming where; --allow-partial replays its complete lines, warned', async () => {
     const file = writeRecording(
-      tempDir(),
+      tempDir('sim-server'),
       'BTCUSDT',
       Array.from({ length: 5000 }, (_, i) => ({ s: 'BTCUSDT', p: 23000 + (i % 50), t: T0 + i * 1000 })),
     );

@@ -5,7 +5,8 @@ import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { lockstepFeed, proxyFeed, randomWalkFeed, replayFeed, type PriceFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
 import { type SimServer, startSimServer } from '../../src/sim/sim-server.js';
-import { type RawTicker, tempDir, writeRecording } from './server-fixtures.js';
+import { type RawTicker, writeRecording } from './server-fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const T0 = Date.parse('2023-03-01T00:00:00.000Z');
 
@@ -28,7 +29,7 @@ const usdc = (dt: number, p: number): RawTicker => ({ s: 'BTCUSDC', p, t: T0 + d
 
 /** Two symbols whose times interleave, with a tie at +3 s (the alphabetically first symbol goes first). */
 function twoSymbols(): string[] {
-  const dir = tempDir();
+  const dir = tempDir('sim-server');
   return [
     writeRecording(dir, 'BTCUSDT', [usdt(1000, 100), usdt(3000, 101), usdt(5000, 102)]),
     writeRecording(dir, 'BTCUSDC', [usdc(2000, 200), usdc(3000, 201), usdc(4000, 202)]),
@@ -113,7 +114,7 @@ describe('lockstep feed', () => {
   });
 
   it('refuses a recording of a pair the exchange does not list, saying how to give its rules, and a missing file', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(dir, 'DOGEUSDT', [{ s: 'DOGEUSDT', p: 0.1, t: T0 }]);
     await expect(startSimServer({ feed: lockstepFeed({ files: [file] }) })).rejects.toMatchObject({
       code: 'E_SIM_CONFIG',
@@ -158,7 +159,7 @@ describe('replay feed', () => {
   });
 
   it('loops with times shifted past the end, so they keep increasing', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
     const feed = replayFeed({ files: [file], speed: 1e9, loop: true });
     const engine = new RecordingEngine();
@@ -172,7 +173,7 @@ describe('replay feed', () => {
   });
 
   it('resumes from a position: a looping replay stopped anywhere goes on with the same tickers and times', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
     // The uninterrupted run, as the reference.
     const reference = await feedUntil(replayFeed({ files: [file], speed: 1e9, loop: true }), 12);
@@ -215,7 +216,7 @@ describe('replay feed', () => {
   });
 
   it('a new replay starts once the data have filled the warm-up, which it hands over; PAPER_FROM overrides it', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(
       dir,
       'BTCUSDT',
@@ -266,7 +267,7 @@ describe('replay feed', () => {
 
   it('a new replay after a resumed account’s records is shifted by whole days past them, its warm-up too; it resumes and loops from there', async () => {
     const DAY = 86_400_000;
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(
       dir,
       'BTCUSDT',
@@ -311,7 +312,7 @@ describe('replay feed', () => {
   });
 
   it('recordings no longer than the warm-up start at their first ticker, warned; PAPER_FROM past them is refused', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, 101), usdt(2000, 102)]);
     const warnings: string[] = [];
     const short = replayFeed({
@@ -339,7 +340,7 @@ describe('replay feed', () => {
   });
 
   it('skips a ticker the engine refuses, with a warning, and goes on', async () => {
-    const dir = tempDir();
+    const dir = tempDir('sim-server');
     const file = writeRecording(dir, 'BTCUSDT', [usdt(0, 100), usdt(1000, -5), usdt(2000, 102)]);
     const warnings: string[] = [];
     const feed = replayFeed({ files: [file], speed: 1e9, warn: (m) => warnings.push(m) });

@@ -1,6 +1,5 @@
 /** Helpers for the simulated exchange's server tests: tiny recordings on disk and raw signed HTTP requests. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
@@ -13,10 +12,6 @@ export interface RawTicker {
   p: number;
   t: number;
   [key: string]: unknown;
-}
-
-export function tempDir(): string {
-  return mkdtempSync(path.join(tmpdir(), 'sim-server-'));
 }
 
 /** A recording file (header line + one ticker per line, gzipped) named SYMBOL-test.jsonl.gz in dir. */

@@ -2,8 +2,7 @@
  * What `status` shows, from a database built with the store API: instance states and reasons, open orders,
  * today's fills, realised and unrealised PnL at the last recorded price, and the engine-wide brakes.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
@@ -13,6 +12,7 @@ import type { ClockReading } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const NOW = Date.UTC(2024, 4, 2, 12, 0, 0);
 const YESTERDAY = NOW - 86_400_000;
@@ -39,7 +39,7 @@ let store: Store;
 let killFile: string;
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'status-view-'));
+  dir = tempDir('status-view');
   killFile = join(dir, 'KILL');
   store = openStore({ path: join(dir, 'bot.db'), clock });
   const order = (localId: string, over: Partial<OrderRow>) =>

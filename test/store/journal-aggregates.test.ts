@@ -5,25 +5,23 @@
  * equal a recount of every row.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { trackChild } from '../support/child-processes.js';
 import { journalWriter, kept, recount } from './journal-writes.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const clock = { now: () => 1_700_000_000_000 };
 
 let dir: string;
 let path: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'journal-aggregates-'));
+  dir = tempDir('journal-aggregates');
   path = join(dir, 'bot.db');
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The aggregates equal the recount: counts exactly, positions and daily PnL to the last digit, notional as doubles. */
 function expectConsistent(store: Store): void {

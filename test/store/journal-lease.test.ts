@@ -5,16 +5,15 @@
  * at its next renewal that it lost it; a lease whose holder's process is gone from this host is taken over at
  * once; a clean release leaves none.
  */
-import { linkSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { linkSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JournalLockedError, type LockHolder } from '../../src/store/journal-lock.js';
 import { JournalLease, leaseVerdict, readLease } from '../../src/store/journal-lease.js';
 import { openStore } from '../../src/store/store.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'journal-lease-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('journal-lease');
 let n = 0;
 
 const holder = (host: string, pid: number, container?: string): LockHolder => ({

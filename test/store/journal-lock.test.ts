@@ -1,11 +1,10 @@
-import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acquireJournalLock, JournalLockedError, lockPathOf, type LockHolder } from '../../src/store/journal-lock.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'journal-lock-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('journal-lock');
 let n = 0;
 const held: { release(): void }[] = [];
 const freshPath = () => join(dir, `bot-${++n}.db`);

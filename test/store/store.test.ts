@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import type { OrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from './fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const clock = { now: () => 1_700_000_000_000 };
 
@@ -38,10 +38,7 @@ function fill(over: Partial<FillRow> = {}): FillRow {
 
 let dir: string;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'store-test-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
+  dir = tempDir('store-test');
 });
 
 describe('openDatabase', () => {

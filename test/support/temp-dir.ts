@@ -7,6 +7,6 @@ import { whenDone } from './scoped.js';
 /** A new empty folder named `prefix-XXXXXX` under the OS temp dir, removed when its test or file ends. */
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
-  whenDone(() => rmSync(dir, { recursive: true, force: true }));
+  whenDone(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
