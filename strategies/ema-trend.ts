@@ -108,6 +108,8 @@ export default defineStrategy({
   orderTypes: ['MARKET'],
   candles: (p) => ({ [p.timeframe]: p.slow * 4 }),
   indicators,
+  // onTick reads its context only (actedOn follows the indicators: a repeat finds the candle acted on).
+  idempotentTick: true,
   onTick(ctx: Ctx) {
     // Every tick of a backtest comes here: the common case (no candle closed, no stop reached) reads numbers
     // only; exact decimals are made when an order is.

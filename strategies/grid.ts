@@ -414,6 +414,8 @@ export default defineStrategy<typeof params, GridState>({
   params,
   orderTypes: ['LIMIT'],
   requiresCancel: false,
+  // onTick reads its context only (no clock), keeps only caches of it (Memo), and changes state only by its keys.
+  idempotentTick: true,
   onTick,
   onFill(ctx, fill) {
     book(ctx, fill);

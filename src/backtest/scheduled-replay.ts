@@ -33,6 +33,8 @@ interface Job {
   slots: number[];
   /** The tickers a market job hands the engine, refilled at each firing (the engine keeps none of the array). */
   watch: Ticker[];
+  /** `moved` when the job last fired: equal to it, no tick moved the market since. */
+  movedAt: number;
 }
 
 /** Steps of one tick at which the loop may stop for a promise and resume. */
@@ -75,6 +77,8 @@ export class ScheduledReplay {
   private readonly inputs: (TickerInput | undefined)[];
   /** Which of h, l, vb, vq (bits 1, 2, 4, 8) each symbol's entry has. */
   private readonly inputKeys: Int8Array;
+  /** Ticks that moved the market so far. */
+  private moved = 0;
 
   constructor(
     private readonly data: TickData,
@@ -102,7 +106,7 @@ export class ScheduledReplay {
       const slots = listed
         .filter((name) => symbols.has(name))
         .map((name) => data.symbols.findIndex((info) => info.symbol === name));
-      return { kind, schedule, cron, slots, watch: [] };
+      return { kind, schedule, cron, slots, watch: [], movedAt: -1 };
     };
     this.jobs = [
       ...p.engine.schedules().map((s) => job(MARKET, s)),
@@ -183,6 +187,7 @@ export class ScheduledReplay {
       const p = valueAt(price, i);
       if (i !== this.first) sim.onTicker(this.marketEntry(i), this.p.volume?.at(i));
       this.latest[sym[i] as number] = i;
+      this.moved++;
       equity.prices[k] = p;
       this.account.settle(t, k, p);
     }
@@ -199,11 +204,44 @@ export class ScheduledReplay {
       const at = due[next] as number;
       if (inclusive ? at > limit : at >= limit) return undefined;
       const job = this.jobs[next] as Job;
+      if (job.kind === MARKET && job.movedAt === this.moved && this.refireUnchanged(next, job, limit, inclusive))
+        continue;
       this.advance(next, job);
       this.p.clock.time = at;
+      job.movedAt = this.moved;
       const pending = this.fire(job);
       if (pending) return pending;
     }
+  }
+
+  /**
+   * Market job j, due again with no tick since it last fired: its firings up to the next of another job (or the
+   * limit) all find the market it last saw. When the engine says none of them would do anything but count a tick
+   * (Engine.refireUnchanged: its strategies would not be called), they are counted at once and passed; true.
+   * Otherwise the job's times are left as they were (false): it fires one by one.
+   */
+  private refireUnchanged(j: number, job: Job, limit: number, inclusive: boolean): boolean {
+    const due = this.due;
+    let other = Infinity;
+    for (let k = 0; k < due.length; k++) if (k !== j && (due[k] as number) < other) other = due[k] as number;
+    const due0 = due[j] as number;
+    const hour0 = this.dueHour[j] as number;
+    const index0 = this.dueIndex[j] as number;
+    let firings = 0;
+    let last = due0;
+    for (let at = due0; at < other && (inclusive ? at <= limit : at < limit); at = due[j] as number) {
+      firings++;
+      last = at;
+      this.advance(j, job);
+    }
+    if (firings > 0 && this.p.engine.refireUnchanged(job.schedule, firings)) {
+      this.p.clock.time = last;
+      return true;
+    }
+    due[j] = due0;
+    this.dueHour[j] = hour0;
+    this.dueIndex[j] = index0;
+    return false;
   }
 
   /** Sets job j's next due time after its current one (which is about to fire). */

@@ -440,6 +440,18 @@ export class Engine implements FillSink {
   }
 
   /**
+   * `firings` firings of the market job of `schedule` on the tickers the engine already holds (a backtest's job
+   * between two ticks), when none of them would do anything but count a tick (TickPath.refire) and no order
+   * placed since the last poll is waiting for one: counted, and true. Otherwise false, and nothing done: the
+   * caller fires them one by one.
+   */
+  refireUnchanged(schedule: string, firings: number): boolean {
+    if (this.state !== 'running' || this.orders.placedSincePoll) return false;
+    const index = this.roster.onSchedule(schedule);
+    return index === undefined || this.ticks.refire(index, firings);
+  }
+
+  /**
    * One market job: fetches the tickers of the instances on `schedule` (one request for all their symbols
    * when there are several, else one for the symbol), observes them, and polls orders at once when orders
    * were placed, so fills of marketable orders are seen promptly.

@@ -183,6 +183,7 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
   }
 
   now(): number {
+    this.runner.clockRead = true;
     return this.runner.deps.clock.now();
   }
 
@@ -247,6 +248,19 @@ export class InstanceRunner {
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   candleLimits: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
+  /** The running hook read ctx.now() (set by the context). */
+  clockRead = false;
+  /**
+   * What the last onTick that changed nothing saw (idempotentTick): while the market, its orders, the balances,
+   * the rules and `inputs` are as they were, another call would change nothing either, and is not made.
+   */
+  private quietTicker: Ticker | undefined = undefined;
+  private quietOrders = -1;
+  private quietBalances = -1;
+  private quietRules = -1;
+  private quietInputs = -1;
+  /** Bumped by whatever else changes what onTick sees: a fill, another hook, new params, a resume. */
+  private inputs = 0;
 
   constructor(
     spec: InstanceSpec,
@@ -329,6 +343,11 @@ export class InstanceRunner {
     return { localId: `${this.name}-${this.seq}`, seq: this.seq };
   }
 
+  /** Firings of its schedule that found nothing changed (TickPath.refire): ticks its strategy was not called on. */
+  countTicks(firings: number): void {
+    this.count.ticks += firings;
+  }
+
   /** An intent of the instance is processed (a strategy's, or an exit made for it). */
   countIntent(): void {
     this.count.intents++;
@@ -341,6 +360,7 @@ export class InstanceRunner {
 
   /** A fill of the instance was recorded (committed): the position takes it, and onFill is to be told. */
   fillRecorded(fill: FillRow): void {
+    this.inputs++;
     this.tracker.apply(positionFill(fill));
     this.count.fills++;
     this.undelivered = true;
@@ -419,6 +439,7 @@ export class InstanceRunner {
   resume(): boolean {
     if (this.status !== 'paused' || !this.lifecycle.move('running')) return false;
     this.undelivered = true;
+    this.inputs++;
     this.logger.warn(`instance ${this.name} resumed`);
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'resumed', {});
     return true;
@@ -437,6 +458,7 @@ export class InstanceRunner {
   reconfigure(spec: InstanceSpec): void {
     this.params = spec.params;
     this.ctx.params = spec.params;
+    this.inputs++;
     this.limits = spec.config.risk;
     // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
     if (this.definition.indicators !== undefined) this.makeIndicators(spec);
@@ -468,13 +490,17 @@ export class InstanceRunner {
     return this.guard('onFill', fill);
   }
 
-  /** callHook('onTick') with the hook looked up by name, not by key: it runs on every tick of a backtest. */
+  /**
+   * callHook('onTick') with the hook looked up by name, not by key: it runs on every tick of a backtest. A
+   * strategy that declares idempotentTick is not called on a context that a call which changed nothing saw.
+   */
   callTick(): boolean | Promise<boolean> {
     const definition = this.definition;
     this.count.ticks++;
-    if (definition.onTick === undefined) return true;
+    if (definition.onTick === undefined || this.tickUnchanged) return true;
     this.feedIndicators();
     this.inHook = true;
+    this.clockRead = false;
     if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;
     try {
@@ -482,7 +508,36 @@ export class InstanceRunner {
     } catch (err) {
       return this.threw('onTick', err);
     }
-    return this.settled('onTick', result);
+    const ok = this.settled('onTick', result);
+    if (definition.idempotentTick === true) this.noteQuiet(ok);
+    return ok;
+  }
+
+  /** After an onTick call: what it saw, when it changed nothing (queued no intent, wrote no key, read no clock). */
+  private noteQuiet(ok: boolean | Promise<boolean>): void {
+    const ticker = this.deps.market.tickers.get(this.symbol);
+    if (ok !== true || this.queue.length > 0 || this.dirty || this.clockRead || ticker === undefined) {
+      this.quietTicker = undefined;
+      return;
+    }
+    this.quietTicker = ticker;
+    this.quietOrders = this.deps.journal.version(this.name);
+    this.quietBalances = this.deps.market.balancesVersion;
+    this.quietRules = this.deps.market.rulesVersion;
+    this.quietInputs = this.inputs;
+  }
+
+  /** onTick would not be called now: it saw this context at its last call, which changed nothing. */
+  get tickUnchanged(): boolean {
+    if (this.quietTicker === undefined) return false;
+    const { market, journal } = this.deps;
+    return (
+      market.tickers.get(this.symbol) === this.quietTicker &&
+      journal.version(this.name) === this.quietOrders &&
+      market.balancesVersion === this.quietBalances &&
+      market.rulesVersion === this.quietRules &&
+      this.inputs === this.quietInputs
+    );
   }
 
   /** The one safe wrapper (no closure per call: onTick runs up to a million times a second in a backtest). */
@@ -492,6 +547,7 @@ export class InstanceRunner {
   ): boolean | Promise<boolean> {
     const definition = this.definition;
     if (definition[hook] === undefined) return true;
+    this.inputs++;
     this.feedIndicators();
     this.inHook = true;
     if (this.deps.measureSync === true) this.hookStarted = performance.now();

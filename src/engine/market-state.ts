@@ -22,6 +22,8 @@ export class MarketState {
   private readonly rulesFrom = new Map<string, PairConfig>();
   /** Bumped whenever `rules` changes, so a context can keep its pair's rules between refreshes. */
   rulesVersion = 0;
+  /** Bumped whenever `balances` changes (a refresh, a reservation): what a strategy saw is known unchanged. */
+  balancesVersion = 0;
   /** Currency ids the venue reported that no pair or ticker names. */
   unknownAssetIds: string[] = [];
 
@@ -52,10 +54,15 @@ export class MarketState {
     if (changed) this.rulesVersion++;
   }
 
+  /**
+   * The symbol's latest ticker. One that repeats the ticker held (the same time and figures: the market has not
+   * changed since the last poll) leaves it held, so that the object a strategy saw is the market unchanged (an
+   * instance's onTick is not called again on it: InstanceRunner.callTick). A backtest hands the same object to
+   * every market job until its symbol's next tick.
+   */
   setTicker(t: Ticker): void {
     const previous = this.tickers.get(t.symbol);
-    // A backtest hands the same ticker to every market job until its symbol's next tick.
-    if (previous === t) return;
+    if (previous === t || (previous !== undefined && sameTicker(previous, t))) return;
     this.tickers.set(t.symbol, t);
     // Asset ids from the first ticker of a symbol only: this runs on every tick.
     if (previous === undefined) {
@@ -64,10 +71,15 @@ export class MarketState {
     }
   }
 
-  /** Replaces the balances: `value` is the total, `locked_value` the locked part of it (spot-api.md). */
+  /**
+   * Replaces the balances: `value` is the total, `locked_value` the locked part of it (spot-api.md). An asset
+   * whose figures did not change keeps its entry (the object a strategy saw), and balancesVersion moves only
+   * when some figure or asset did.
+   */
   setBalances(b: Balances): void {
-    this.balances.clear();
     const unknown: string[] = [];
+    const next = new Map<string, Balance>();
+    let changed = false;
     for (const [id, entry] of Object.entries(b)) {
       const asset = this.assetCodes.get(id);
       if (asset === undefined) {
@@ -76,7 +88,18 @@ export class MarketState {
       }
       const total = fromWire(entry.value);
       const locked = fromWire(entry.locked_value);
-      this.balances.set(asset, { asset, free: total.minus(locked), locked });
+      const free = total.minus(locked);
+      const held = this.balances.get(asset);
+      if (held !== undefined && held.free.eq(free) && held.locked.eq(locked)) next.set(asset, held);
+      else {
+        next.set(asset, { asset, free, locked });
+        changed = true;
+      }
+    }
+    if (changed || next.size !== this.balances.size) {
+      this.balances.clear();
+      for (const [asset, balance] of next) this.balances.set(asset, balance);
+      this.balancesVersion++;
     }
     this.unknownAssetIds = unknown;
   }
@@ -106,6 +129,24 @@ export class MarketState {
   /** Moves `amount` from free to locked until the next refresh. */
   reserve(asset: string, amount: Dec): void {
     const b = this.balances.get(asset);
-    if (b) this.balances.set(asset, { asset, free: b.free.minus(amount), locked: b.locked.plus(amount) });
+    if (b === undefined) return;
+    this.balances.set(asset, { asset, free: b.free.minus(amount), locked: b.locked.plus(amount) });
+    this.balancesVersion++;
   }
+}
+
+/** Two tickers of a symbol that say the same (the venue's time and every figure). */
+function sameTicker(a: Ticker, b: Ticker): boolean {
+  return (
+    a.time === b.time &&
+    a.last === b.last &&
+    a.high === b.high &&
+    a.low === b.low &&
+    a.baseVolume === b.baseVolume &&
+    a.quoteVolume === b.quoteVolume &&
+    a.baseAsset === b.baseAsset &&
+    a.quoteAsset === b.quoteAsset &&
+    a.baseAssetId === b.baseAssetId &&
+    a.quoteAssetId === b.quoteAssetId
+  );
 }

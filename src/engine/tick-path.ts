@@ -43,6 +43,31 @@ export class TickPath {
     return this.tickFrom(tickers, index, 0, 0);
   }
 
+  /**
+   * `firings` firings of a market job on the tickers the market already holds, when each would do nothing but
+   * count a tick: every instance of `index` is stopped, or idle (not busy, its exits and protections idle, its
+   * state saved) and, when running, one whose onTick would not be called (InstanceRunner.tickUnchanged). Then
+   * counts them as ticks of its running instances and returns true; otherwise does nothing and returns false.
+   */
+  refire(index: BySymbol, firings: number): boolean {
+    for (const list of index.values()) {
+      for (let j = 0; j < list.length; j++) {
+        const r = list[j] as InstanceRunner;
+        const status = r.status;
+        if (!protects(status)) continue;
+        if (r.busy || r.isDirty || !this.exits.idle(r)) return false;
+        if (status === 'running' && !r.tickUnchanged) return false;
+      }
+    }
+    for (const list of index.values()) {
+      for (let j = 0; j < list.length; j++) {
+        const r = list[j] as InstanceRunner;
+        if (r.status === 'running') r.countTicks(firings);
+      }
+    }
+    return true;
+  }
+
   /** The instance's queued intents (from onStart, onFill or onStop), then its state. The caller holds the lock. */
   async processQueued(r: InstanceRunner): Promise<void> {
     if (!r.hasIntents) return;

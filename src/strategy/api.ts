@@ -178,6 +178,16 @@ export interface StrategyDefinition<
   orderTypes?: ReadonlyArray<'LIMIT' | 'MARKET' | 'STOP_LIMIT' | 'OCO'>;
   /** Set when the strategy cannot work without cancel; the engine refuses to start it on a venue without. */
   requiresCancel?: boolean;
+  /**
+   * Set when onTick decides from its context alone: called again on the same context (the same ticker, open
+   * orders, balances, position, pair rules, params, candles, indicators and state, and the same ctx.now() when
+   * it read it), after a call that queued no intent and assigned no key of ctx.state, it would queue nothing
+   * and change nothing. It keeps nothing between calls outside ctx.state but caches derived from its context,
+   * and reads no clock but ctx.now(). The engine then does not call onTick on a firing of the schedule that
+   * finds the market as the last such call saw it (a schedule firing every 2 s over 15-second tickers: 6 calls
+   * of 7 saved), live, on paper and in a backtest alike. docs/strategies.md, "Firings on an unchanged market".
+   */
+  idempotentTick?: boolean;
   onStart?(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
   onTick(ctx: StrategyContext<z.infer<Schema>, S, I>): void | Promise<void>;
   onFill?(ctx: StrategyContext<z.infer<Schema>, S, I>, fill: FillView): void | Promise<void>;

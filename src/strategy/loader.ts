@@ -118,8 +118,10 @@ export function strategyShapeProblems(value: unknown): string[] {
   if (def.description !== undefined && typeof def.description !== 'string') {
     problems.push('default export: description: expected a string when present');
   }
-  if (def.requiresCancel !== undefined && typeof def.requiresCancel !== 'boolean') {
-    problems.push('default export: requiresCancel: expected a boolean when present');
+  for (const flag of ['requiresCancel', 'idempotentTick'] as const) {
+    if (def[flag] !== undefined && typeof def[flag] !== 'boolean') {
+      problems.push(`default export: ${flag}: expected a boolean when present`);
+    }
   }
   if (
     def.candles !== undefined &&

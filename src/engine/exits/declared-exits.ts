@@ -109,6 +109,12 @@ export class DeclaredExits implements EntryGate {
    * less dust is sold under the lock (the promise; the caller skips the strategy's onTick then). Undefined when
    * nothing needs to wait (the usual tick).
    */
+  /** A tick would find nothing to do for `r`'s exits and protections (none declared, none tripped, no position). */
+  idle(r: InstanceRunner): boolean {
+    const w = this.watches.get(r);
+    return w === undefined || (!w.protections.hasTrips && !w.rules.active);
+  }
+
   tick(r: InstanceRunner): Promise<void> | undefined {
     const w = this.watches.get(r);
     if (w === undefined) return undefined;

@@ -1,0 +1,54 @@
+/**
+ * A backtest applies a schedule's firings on an unchanged market as the daemon does (test/engine/
+ * unchanged-market.test.ts): a strategy that declares idempotentTick is called once per new ticker, not once per
+ * firing, and every firing still counts as a tick of its instance; one that does not declare it is called on
+ * every firing. The replay passes a run of such firings between two ticks at once: the counts say it passed
+ * each of them.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runBacktest } from '../../src/backtest/runner.js';
+import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import { instance, strategy } from '../engine/harness.js';
+import { SAMPLE } from './fixtures.js';
+
+const FROM = Date.parse('2023-03-09T00:00:00Z');
+const HOUR = 3_600_000;
+
+let data: TickData;
+beforeAll(async () => {
+  data = await loadTicks([SAMPLE], { from: FROM, to: FROM + 2 * HOUR });
+});
+
+/** onTick calls counted, with the times of the tickers they saw. */
+function counted(idempotentTick: boolean) {
+  const seen: number[] = [];
+  const definition = strategy({
+    idempotentTick,
+    onTick(ctx) {
+      seen.push(ctx.ticker!.time);
+    },
+  });
+  return { definition, seen };
+}
+
+describe('a backtest on a schedule that fires between the ticks', () => {
+  it('calls an idempotent onTick once per ticker, and counts every firing', async () => {
+    const quiet = counted(true);
+    const every = counted(false);
+    const schedule = '* * * * * *'; // every second, over tickers some seconds apart
+    const run = await runBacktest(
+      [instance('quiet', quiet.definition, { schedule }), instance('every', every.definition, { schedule })],
+      data,
+      { balances: { USDT: '1000' } },
+    );
+    const ticks = (name: string) => run.instances.find((i) => i.name === name)!.counters.ticks;
+    // One firing a second from the first ticker's time to the last's.
+    const firings = ticks('every');
+    expect(firings).toBe(every.seen.length);
+    expect(Math.abs(firings - (run.lastTime - run.firstTime) / 1000)).toBeLessThanOrEqual(1);
+    expect(ticks('quiet')).toBe(firings);
+    // One call per distinct ticker: the times it saw, each once, are every ticker time the other one saw.
+    expect(quiet.seen).toEqual([...new Set(every.seen)]);
+    expect(quiet.seen.length).toBeLessThan(firings / 5);
+  });
+});
