@@ -1,6 +1,6 @@
 /**
- * Finding (depends on the exchange): executedQty is read exactly (fromWire), fees at 15 digits. An exchange that
- * sums fills in binary floats reports executedQty 0.30000000000000004 for fills of 0.1 + 0.2 (the notes show such
+ * An order's executed quantity is read exactly (fromWire), fees at 15 digits, so float noise never becomes a fill.
+ * An exchange that sums fills in binary floats reports executedQty 0.30000000000000004 for fills of 0.1 + 0.2 (the notes show such
  * noise in fees and executedPrice). The order then "owes" 4e-17 forever and, after fillGraceMs, a phantom delta
  * fill of 0.00000000000000004 is recorded and delivered to onFill.
  */

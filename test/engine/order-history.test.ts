@@ -1,5 +1,5 @@
 /**
- * Regression test for a review finding (fixed): order history is read newest first, at most 20 pages of 100, from the oldest lookup's sentAt. An
+ * The fill of an order that rested however long is recorded. Was: order history is read newest first, at most 20 pages of 100, from the oldest lookup's sentAt. An
  * order that rested while more than 2000 newer orders were created on the symbol (a grid over weeks, or another
  * instance cycling orders) cannot be found once it leaves open orders; being "gone" with history incomplete it is
  * left as it is, and with no other order owing fills trade history is not read either: its fill is never

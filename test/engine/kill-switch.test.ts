@@ -1,5 +1,5 @@
 /**
- * Regression test for a review finding (fixed): OrderManager.submit checks the kill switch / auth halt / breaker (guard.orderBlock) BEFORE it awaits
+ * No order leaves once the kill switch is on, whenever it was switched on. Was: OrderManager.submit checks the kill switch / auth halt / breaker (guard.orderBlock) BEFORE it awaits
  * the reconciliation of unresolved rows, and never again before createOrder. A kill switch turned on (or an
  * auth failure seen) during that reconciliation does not stop the order.
  */
