@@ -41,7 +41,7 @@ import { readConfigs } from '../src/backtest/strategy-configs.js';
 import * as sweepSources from '../src/backtest/sweep.js';
 import { sweepGrid } from '../src/backtest/sweep.js';
 import { loadTicks, type TickData } from '../src/backtest/tick-data.js';
-import { StrategyFileSchema } from '../src/config/strategy-file.js';
+import { onePairInstance } from '../src/config/strategy-file.js';
 import { defineStrategy, type StrategyDefinition } from '../src/strategy/api.js';
 import { againstBacktrader } from './against-backtrader.js';
 import { peakRssRuns } from './peak-rss.js';
@@ -152,7 +152,7 @@ async function splitRecording(file: string, n: number): Promise<string[]> {
 
 const idle = defineStrategy({ name: 'idle', params: z.object({}), onTick: () => undefined }) as StrategyDefinition;
 const idleInstance = {
-  config: StrategyFileSchema.parse({ name: 'idle', strategy: 'idle', symbol: 'BTCUSDT', schedule: '* * * * * *' }),
+  config: onePairInstance({ name: 'idle', strategy: 'idle', symbol: 'BTCUSDT', schedule: '* * * * * *' }),
   definition: idle,
   params: {},
 };

@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { VirtualClock } from '../src/clocks/virtual-clock.js';
-import { StrategyFileSchema } from '../src/config/strategy-file.js';
+import { onePairInstance } from '../src/config/strategy-file.js';
 import { Engine } from '../src/engine/engine.js';
 import { silentLogger } from '../src/ops/logger.js';
 import type { Clock } from '../src/ports/clock.js';
@@ -90,7 +90,7 @@ const engine = new Engine({
   logger: silentLogger,
   instances: [
     {
-      config: StrategyFileSchema.parse({ name: 'a', strategy: 'ladder', symbol: SYMBOL }),
+      config: onePairInstance({ name: 'a', strategy: 'ladder', symbol: SYMBOL }),
       definition: ladder,
       params: {},
     },

@@ -36,7 +36,7 @@ import { MatchingEngine } from '../src/sim/matching-engine.js';
 import { DEMO_CREDENTIALS, startSimServer } from '../src/sim/sim-server.js';
 import { defineStrategy } from '../src/strategy/api.js';
 import { openStore } from '../src/store/store.js';
-import { StrategyFileSchema } from '../src/config/strategy-file.js';
+import { onePairInstance } from '../src/config/strategy-file.js';
 import { shippedInstances } from './shipped-instances.js';
 
 const SAMPLE = new URL('../data/samples/BTCUSDT-2023-03-01_21.jsonl.gz', import.meta.url).pathname;
@@ -74,7 +74,7 @@ async function tickToWire(dbPath: string, samples: number): Promise<void> {
     rateLimit: false,
   });
   const store = openStore({ path: dbPath, clock: wallClock });
-  const config = StrategyFileSchema.parse({ name: 'fire', strategy: 'fire-on-mark', symbol: 'BTCUSDT' });
+  const config = onePairInstance({ name: 'fire', strategy: 'fire-on-mark', symbol: 'BTCUSDT' });
   const engine = new Engine({
     venue: client,
     clock: wallClock,
@@ -176,7 +176,7 @@ async function fillCycle(dbPath: string, cycles: number): Promise<void> {
   sim.createAccount({ apiKey: 'bench', balances: { USDT: '100000000', BTC: '10' } });
   const venue = new InProcessVenue(sim, 'bench');
   const store = openStore({ path: dbPath, clock });
-  const config = StrategyFileSchema.parse({ name: 'fill', strategy: 'rest-then-fill', symbol: 'BTCUSDT' });
+  const config = onePairInstance({ name: 'fill', strategy: 'rest-then-fill', symbol: 'BTCUSDT' });
   const engine = new Engine({
     venue,
     clock,

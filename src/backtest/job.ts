@@ -4,7 +4,7 @@
  */
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from './runner.js';
-import { type ConfigSource, configInput, instanceOf } from './strategy-configs.js';
+import { type ConfigSource, configInput, instancesOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { JobSettings } from './job-settings.js';
 import type { TickData } from './tick-data.js';
@@ -34,8 +34,9 @@ export async function runJob(
   overrides: Readonly<Record<string, unknown>> = {},
   options: RunOptions = {},
 ): Promise<JobResult> {
-  const instances: InstanceSpec[] = [];
-  for (const source of sources) instances.push(await instanceOf(source, overrides));
+  const bySource: InstanceSpec[][] = [];
+  for (const source of sources) bySource.push(await instancesOf(source, overrides));
+  const instances = bySource.flat();
   const balances = settings.balances ?? defaultBalances(instances, data);
   // Data before --from (loaded for the candles' warm-up, see warmUpMs) builds candles and is not traded.
   const start = settings.from === undefined ? undefined : Date.parse(settings.from);
@@ -48,7 +49,7 @@ export async function runJob(
   const summary = summarize(run, {
     ...settings,
     balances,
-    configs: sources.map((s, i) => configInput(s, instances[i] as InstanceSpec, overrides)),
+    configs: sources.map((s, i) => configInput(s, bySource[i] as InstanceSpec[], overrides)),
     data: data.files,
     overrides: { ...overrides },
   });

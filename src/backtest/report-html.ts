@@ -212,6 +212,35 @@ ${table(
 )}</div>`;
 }
 
+/** Each pair's trades, PnL and exposure and their total, when the run traded more than one instance. */
+function pairsSection(summary: BacktestSummary): string {
+  const { pairs, metrics } = summary;
+  if (pairs.length < 2) return '';
+  const money = summary.period.quotePrecision;
+  const rows = pairs.map((p) => [
+    p.instance,
+    p.symbol,
+    String(p.trades),
+    readable(p.winRatePct, 2),
+    readable(p.pnl, money),
+    readable(p.feesQuote, money),
+    readable(p.exposurePct, 2),
+  ]);
+  const total = pairs.reduce((sum, p) => sum + p.trades, 0);
+  rows.push([
+    'total',
+    `${pairs.length} pairs`,
+    String(total),
+    readable(metrics.winRatePct, 2),
+    readable(pairs.reduce((sum, p) => sum.plus(p.pnl), new D(0)).toFixed(), money),
+    readable(metrics.feesQuote, money),
+    readable(metrics.exposurePct, 2),
+  ]);
+  return `<h2>Pairs (${pairs.length})</h2>
+${table(['instance', 'symbol', 'closed trades', 'win rate %', 'PnL of closed trades', 'fees', 'exposure %'], rows, [2, 3, 4, 5, 6])}
+<p class="note">PnL of closed trades, net of fees; what a pair still held at the end is in the run's final equity. The total's exposure is the share of the time any pair held a position.</p>`;
+}
+
 function tradesSection(summary: BacktestSummary): string {
   const { trades, tradesByTag } = summary;
   if (trades.length === 0) return '<h2>Trades</h2><p>No closed trades.</p>';
@@ -290,7 +319,7 @@ function inputsList(summary: BacktestSummary): string {
   const { inputs, period } = summary;
   return htmlList([
     ...inputs.configs.flatMap((c) => [
-      `config ${c.file} (${c.strategy} on ${c.symbol}, sha256 ${c.sha256.slice(0, 12)}…)`,
+      `config ${c.file} (${c.strategy} on ${c.symbols.join(', ')}, sha256 ${c.sha256.slice(0, 12)}…)`,
       moduleLine(c.module),
     ]),
     ...dataLines(inputs.data),
@@ -381,6 +410,7 @@ ${inputsList(summary)}
 ${htmlList(summary.fillModel.statements)}
 ${gapsSection(summary, 'summary.json')}
 ${metricsTable(summary)}
+${pairsSection(summary)}
 <div id="chart-legend" class="legend"></div>
 <div id="chart"></div>
 <p class="note">Candles of ${escapeHtml(run.symbols.join(', '))} (one per bucket of their timeframe: the time axis is linear in time, a hole in the data is an empty stretch) with the strategies' declared indicators (over the price, or an oscillator in a pane of its own, each value where the strategy first read it: after the candle it was computed on closed); entries and exits in their candle at their price (B buy, S sell; those that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} at the end of each candle beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.

@@ -2,6 +2,7 @@
 import type { RefusalGroup } from './run-log.js';
 import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
 import type { BacktestSummary, Metrics, ScalarMetric } from './summary.js';
+import { D } from '../market/decimal.js';
 import { roundedText } from '../market/display.js';
 import { overrideText } from './strategy-configs.js';
 import { OBJECTIVE_METRIC, objective, type Ranking, type SweepResult } from './sweep.js';
@@ -54,6 +55,23 @@ export function metricsTable(runs: readonly { name: string; summary: BacktestSum
     ...ROWS.map(([key, label]) => [label, ...runs.map((r) => cell(r.summary, key))]),
   ]);
   return [table, ...runNotes(runs)].join('\n');
+}
+
+/** A run's pairs, one row each (closed trades, their PnL, exposure), when it traded more than one instance. */
+export function pairsTable(name: string, summary: BacktestSummary): string | undefined {
+  if (summary.pairs.length < 2) return undefined;
+  const money = (v: string) => roundedText(v, summary.period.quotePrecision);
+  return textTable([
+    [name, 'closed trades', 'win rate %', 'PnL closed', 'exposure %'],
+    ...summary.pairs.map((p) => [p.instance, String(p.trades), text(p.winRatePct), money(p.pnl), p.exposurePct]),
+    [
+      'total',
+      String(summary.metrics.roundTrips),
+      text(summary.metrics.winRatePct),
+      money(summary.pairs.reduce((sum, p) => sum.plus(p.pnl), new D(0)).toFixed()),
+      summary.metrics.exposurePct,
+    ],
+  ]);
 }
 
 /** How to read a run's ratios: Sharpe's and Sortino's conventions, and a CAGR of less than a year's data. */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadStrategyFiles, strictParams } from '../config/loader.js';
 import { issueLines, valueAt } from '../config/problems.js';
-import { definitionExitProblems, StrategyFileSchema } from '../config/strategy-file.js';
+import { definitionExitProblems, fileInstances, StrategyFileSchema } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import type { ExitRulesDecl } from '../strategy/api.js';
@@ -21,7 +21,8 @@ export interface ConfigInput {
   module: { file: string; sha256: string };
   name: string;
   strategy: string;
-  symbol: string;
+  /** The pairs it traded (one instance each). */
+  symbols: string[];
   /** The strategy file as run (sweep overrides applied). */
   config: unknown;
 }
@@ -49,6 +50,7 @@ export async function readConfigs(
   const sources: ConfigSource[] = [];
   const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
   for (const instance of instances) {
+    if (sources.some((s) => s.file === instance.file)) continue; // a file of several pairs: read once
     const bytes = await readFile(instance.file);
     const module = await strategySourceFile(instance.config.strategy, strategiesDir);
     sources.push({
@@ -145,11 +147,11 @@ function applied(
   return out;
 }
 
-/** The instance of a strategy file with overrides applied, checked by the loader's own schemas. */
-export async function instanceOf(
+/** The instances of a strategy file (one per pair) with overrides applied, checked by the loader's own schemas. */
+export async function instancesOf(
   source: ConfigSource,
   overrides: Readonly<Record<string, unknown>> = {},
-): Promise<InstanceSpec> {
+): Promise<InstanceSpec[]> {
   // The file as read passed the loader (readConfigs), and no override names its strategy.
   const definition = await loadStrategy(String(source.raw.strategy), source.strategiesDir);
   const raw = applied(source.raw, overrides, definition.exits?.roi);
@@ -164,23 +166,24 @@ export async function instanceOf(
   const schema = strictParams(definition.params);
   const params = schema.safeParse(raw.params ?? {});
   if (!params.success) throw new ConfigError(issueLines(where, params.error.issues, raw.params, schema, ['params']));
-  return { config: parsed.data, definition, params: params.data };
+  return fileInstances(parsed.data).map((config) => ({ config, definition, params: params.data }));
 }
 
+/** A strategy file as a run used it: `instances` are the file's own (instancesOf). */
 export function configInput(
   source: ConfigSource,
-  instance: InstanceSpec,
+  instances: readonly InstanceSpec[],
   overrides: Readonly<Record<string, unknown>>,
 ): ConfigInput {
-  const config = applied(source.raw, overrides, instance.definition.exits?.roi);
+  const first = instances[0] as InstanceSpec;
   return {
     file: source.file,
     sha256: source.sha256,
     module: source.module,
-    name: instance.config.name,
-    strategy: instance.config.strategy,
-    symbol: instance.config.symbol,
-    config,
+    name: first.config.group ?? first.config.name,
+    strategy: first.config.strategy,
+    symbols: instances.map((i) => i.config.symbol),
+    config: applied(source.raw, overrides, first.definition.exits?.roi),
   };
 }
 
@@ -197,7 +200,7 @@ export async function checkCombinations(
   for (const combo of combos) {
     for (const source of sources) {
       try {
-        await instanceOf(source, combo);
+        await instancesOf(source, combo);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         for (const problem of err.problems) problems.add(problem);

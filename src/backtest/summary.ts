@@ -97,6 +97,22 @@ export interface TradeGroup {
   expectancy: string | null;
 }
 
+/**
+ * One instance's share of the run (a multi-pair file has one per pair): its closed trades, their PnL net of fees
+ * and win rate, the fees of its fills in quote, and the share of the run's time it held a position. The run's
+ * metrics are the total.
+ */
+export interface PairRow {
+  instance: string;
+  symbol: string;
+  fills: number;
+  trades: number;
+  winRatePct: string | null;
+  pnl: string;
+  feesQuote: string;
+  exposurePct: string;
+}
+
 /** A hook error (the instance paused): when in the data's time, what, and where in the strategy module. */
 export interface HookErrorRow {
   instance: string;
@@ -146,6 +162,8 @@ export interface BacktestSummary {
   refusals: RefusalGroup[];
   /** Hook errors, each of which paused its instance. */
   errors: HookErrorRow[];
+  /** Each instance's trades, PnL and exposure (PairRow), in the order of the strategy files. */
+  pairs: PairRow[];
   trades: TradeRow[];
   /** How the closed trades pair entries with exits, in words (market/round-trips.ts). */
   pairing: string;
@@ -314,6 +332,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
     endedEarly: endedEarly(run.instances, errors),
     refusals: run.log.refusals(),
     errors,
+    pairs: pairRows(run, trades, closed),
     trades: closed.map(tradeRow),
     pairing: pairingText(trades),
     tradesByTag: {
@@ -321,6 +340,26 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
       exit: statsBy(closed, (t) => t.exitTag).map(({ key, stats }) => tradeGroup(key, stats)),
     },
   };
+}
+
+function pairRows(run: BacktestRun, fills: readonly TradeFill[], closed: readonly ClosedTrade[]): PairRow[] {
+  return run.instances.map(({ name, symbol }) => {
+    const book = `${name}/${symbol}`;
+    const own = fills.filter((f) => f.book === book);
+    const stats = tradeStats(closed.filter((t) => t.book === book));
+    let fees = ZERO;
+    for (const f of own) fees = fees.plus(f.feeIn === 'quote' ? f.fee : f.fee.mul(f.price));
+    return {
+      instance: name,
+      symbol,
+      fills: own.length,
+      trades: stats.trades,
+      winRatePct: pct(stats.winRate),
+      pnl: money(stats.pnl),
+      feesQuote: fees.toFixed(),
+      exposurePct: (exposure(own, run.firstTime, run.lastTime) * 100).toFixed(4),
+    };
+  });
 }
 
 function returnsOf(run: BacktestRun, period: ReturnPeriod): { period: string; returnPct: string | null }[] {

@@ -8,7 +8,7 @@ import { equityCurve } from './equity-tracker.js';
 import { sampleReturns } from './performance-metrics.js';
 import { runJob } from './job.js';
 import type { JobSettings } from './job-settings.js';
-import { type ConfigSource, instanceOf } from './strategy-configs.js';
+import { type ConfigSource, instancesOf } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
 import { sliceTicks, type TickData } from './tick-data.js';
 
@@ -24,7 +24,7 @@ if (!port) throw new Error('sweep-worker.ts runs as a worker thread only');
 process.setSourceMapsEnabled(true);
 
 // The modules load now; a problem with them is the first combination's to report.
-const loaded = Promise.all(sources.map((s) => instanceOf(s))).catch(() => undefined);
+const loaded = Promise.all(sources.map((s) => instancesOf(s))).catch(() => undefined);
 let data: TickData | undefined = given.data;
 
 port.on('message', (request: WorkerRequest) => {

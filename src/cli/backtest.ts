@@ -11,7 +11,14 @@ import { runJob, warmUpMs } from '../backtest/job.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings } from '../backtest/job-settings.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
-import { holdoutTable, metricsTable, refusalLines, sweepTable, walkForwardTable } from '../backtest/results-table.js';
+import {
+  holdoutTable,
+  metricsTable,
+  pairsTable,
+  refusalLines,
+  sweepTable,
+  walkForwardTable,
+} from '../backtest/results-table.js';
 import { claimOutputFolder, inputsHash, type OutputKind } from '../backtest/output-folder.js';
 import {
   checkCombinations,
@@ -439,7 +446,7 @@ async function backtest(argv: string[]): Promise<number> {
     pool = new SweepPool(size, units[0]!.sources, settings);
   }
   try {
-    const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
+    const symbols = [...new Set(instances.map((i) => i.config.symbol))];
     // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
     const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
@@ -539,6 +546,10 @@ async function backtest(argv: string[]): Promise<number> {
       console.error(`backtest: ${unit.name}: ${summary.period.ticks} ticks, report in ${dir}`);
     }
     console.log(metricsTable(results));
+    for (const { name, summary } of results) {
+      const pairs = pairsTable(name, summary);
+      if (pairs !== undefined) console.log(`\n${pairs}`);
+    }
     if (refused.length > 0) console.log(`\n${refused.join('\n')}`);
     if (failed.length === 0) return 0;
     // Loud, last, and a failure: results of a run whose strategy broke are not results.

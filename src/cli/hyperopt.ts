@@ -30,7 +30,7 @@ import { holdoutTable, walkForwardTable } from '../backtest/results-table.js';
 import {
   checkCombinations,
   configInput,
-  instanceOf,
+  instancesOf,
   overrideAssignments,
   readConfigs,
 } from '../backtest/strategy-configs.js';
@@ -285,7 +285,7 @@ async function hyperopt(argv: string[]): Promise<number> {
     pool = new SweepPool(size, sources, settings);
   }
   try {
-    const symbols = [...new Set(sources.map((s) => String(s.raw.symbol)))];
+    const symbols = [...new Set(instances.map((i) => i.config.symbol))];
     const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
       from: loadFrom,
@@ -449,7 +449,7 @@ async function report(dir: string, name: string, o: Outcome): Promise<number> {
   const source = o.sources[0]!;
   const bestFile =
     overrides && !refused && o.sources.length === 1
-      ? configInput(source, await instanceOf(source, overrides), overrides).config
+      ? configInput(source, await instancesOf(source, overrides), overrides).config
       : null;
   await writeHyperoptReport(dir, {
     name,

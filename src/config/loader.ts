@@ -1,5 +1,5 @@
 /**
- * Loads the strategy files (one bot instance each) and checks everything that can be checked without the
+ * Loads the strategy files (one bot instance per pair each) and checks everything that can be checked without the
  * network: the file's own schema, the cron schedule, the strategy module and its params, unique names.
  * Every problem of every file is collected, so one run of check-config shows all there is to fix.
  */
@@ -13,12 +13,12 @@ import { candleNeedsProblems } from '../strategy/candle-needs.js';
 import { loadStrategy, StrategyLoadError } from '../strategy/loader.js';
 import { findJsonSyntaxError } from './json-syntax.js';
 import { describeValue, issueLines } from './problems.js';
-import { definitionExitProblems, type StrategyFile, StrategyFileSchema } from './strategy-file.js';
+import { definitionExitProblems, fileInstances, type InstanceConfig, StrategyFileSchema } from './strategy-file.js';
 
-/** One validated bot instance: its file, the parsed file, the strategy module and the parsed params. */
+/** One validated bot instance: its file, its settings (the file's, on one pair), the strategy module and the parsed params. */
 export interface StrategyInstance {
   file: string;
-  config: StrategyFile;
+  config: InstanceConfig;
   definition: StrategyDefinition;
   params: unknown;
 }
@@ -95,7 +95,7 @@ async function checkFile(
   file: string,
   strategy: (name: string) => Promise<Loaded>,
   problems: string[],
-): Promise<{ name?: string; instance?: StrategyInstance }> {
+): Promise<{ name?: string; instances?: StrategyInstance[] }> {
   const before = problems.length;
   let text: string;
   try {
@@ -136,7 +136,7 @@ async function checkFile(
   }
   const name = typeof fields.name === 'string' ? fields.name : undefined;
   if (problems.length > before || !parsed.success || definition === undefined) return { name };
-  return { name, instance: { file, config: parsed.data, definition, params } };
+  return { name, instances: fileInstances(parsed.data).map((config) => ({ file, config, definition, params })) };
 }
 
 /**
@@ -169,7 +169,7 @@ export async function loadStrategyFiles(
   const instances: StrategyInstance[] = [];
   const owners = new Map<string, string>();
   for (const file of files) {
-    const { name, instance } = await checkFile(file, strategy, problems);
+    const { name, instances: made } = await checkFile(file, strategy, problems);
     if (name === undefined) continue;
     const owner = owners.get(name);
     if (owner !== undefined) {
@@ -179,7 +179,7 @@ export async function loadStrategyFiles(
       continue;
     }
     owners.set(name, file);
-    if (instance) instances.push(instance);
+    if (made) instances.push(...made);
   }
   if (problems.length > 0) throw new ConfigError(problems, { context: { files } });
   return instances;

@@ -1,6 +1,7 @@
 /**
- * A strategy file in config/ is one bot instance: which strategy, on which symbol, how often, with which
- * parameters and risk limits. Unknown keys are errors (a typo must never fall back to a default silently).
+ * A strategy file in config/ is one bot instance per pair: which strategy, on which symbol (or symbols), how
+ * often, with which parameters and risk limits. Unknown keys are errors (a typo must never fall back to a default
+ * silently).
  */
 import { z } from 'zod';
 import {
@@ -25,28 +26,75 @@ export const RiskLimitsSchema = z.strictObject({
 });
 export type RiskLimits = z.infer<typeof RiskLimitsSchema>;
 
-export const StrategyFileSchema = z.strictObject({
-  /** Instance name: unique across config/, used in logs, the journal and status. */
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64)'),
-  /** Module name in strategies/ (file name without extension). */
-  strategy: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a module name in strategies/, e.g. "grid"'),
-  symbol: z.string().regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"'),
-  /** cron expression (seconds allowed, UTC) for how often this instance observes the market live/paper. */
-  schedule: z.string().min(1).default('*/5 * * * * *'),
-  enabled: z.boolean().default(true),
-  params: z.record(z.string(), z.unknown()).default({}),
-  risk: RiskLimitsSchema.default({}),
-  /**
-   * How long one call of a hook (onStart, onTick, onFill, onStop) may take before it is abandoned and the
-   * instance paused (default 5000 ms when absent).
-   */
-  hookTimeoutMs: z.number().int().min(1).max(600_000).optional(),
-  /** Exits the engine enforces (strategy/api.ts ExitRulesDecl); each key set here wins over the strategy's. */
-  exits: ExitRulesSchema.optional(),
-  /** Protections the engine enforces (ProtectionsDecl); each key set here wins over the strategy's. */
-  protections: ProtectionsSchema.optional(),
-});
+const SymbolSchema = z.string().regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"');
+
+export const StrategyFileSchema = z
+  .strictObject({
+    /**
+     * Instance name: unique across config/, used in logs, the journal and status. A file of `symbols` names each
+     * pair's instance `<name>/<SYMBOL>`.
+     */
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, _ . - (at most 64)'),
+    /** Module name in strategies/ (file name without extension). */
+    strategy: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, 'a module name in strategies/, e.g. "grid"'),
+    /** The one pair this file trades; or `symbols`, several (one instance each, on one account). */
+    symbol: SymbolSchema.optional(),
+    symbols: z
+      .array(SymbolSchema)
+      .min(1)
+      .max(1000)
+      .refine((list) => new Set(list).size === list.length, 'each symbol once')
+      .optional(),
+    /** cron expression (seconds allowed, UTC) for how often this instance observes the market live/paper. */
+    schedule: z.string().min(1).default('*/5 * * * * *'),
+    enabled: z.boolean().default(true),
+    params: z.record(z.string(), z.unknown()).default({}),
+    risk: RiskLimitsSchema.default({}),
+    /**
+     * How long one call of a hook (onStart, onTick, onFill, onStop) may take before it is abandoned and the
+     * instance paused (default 5000 ms when absent).
+     */
+    hookTimeoutMs: z.number().int().min(1).max(600_000).optional(),
+    /** Exits the engine enforces (strategy/api.ts ExitRulesDecl); each key set here wins over the strategy's. */
+    exits: ExitRulesSchema.optional(),
+    /** Protections the engine enforces (ProtectionsDecl); each key set here wins over the strategy's. */
+    protections: ProtectionsSchema.optional(),
+  })
+  .superRefine((file, ctx) => {
+    const given = (['symbol', 'symbols'] as const).filter((k) => file[k] !== undefined);
+    if (given.length !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: [given.length === 0 ? 'symbol' : 'symbols'],
+        message:
+          given.length === 0
+            ? 'expected symbol (one pair) or symbols (several), found neither'
+            : 'expected symbol (one pair) or symbols (several), found both',
+      });
+  });
 export type StrategyFile = z.infer<typeof StrategyFileSchema>;
+
+/**
+ * One instance of a strategy file: the file's settings on one pair. A file of `symbols` makes one per pair, named
+ * `<name>/<SYMBOL>`, each with the file's name as its `group`.
+ */
+export type InstanceConfig = Omit<StrategyFile, 'symbol' | 'symbols'> & {
+  symbol: string;
+  /** The strategy file's name when it trades several pairs (its instances are shown together under it). */
+  group?: string;
+};
+
+/** The name of a file's instance on `symbol` when the file trades several pairs. */
+export function pairInstanceName(group: string, symbol: string): string {
+  return `${group}/${symbol}`;
+}
+
+/** The instances a strategy file makes: one on its `symbol`, or one per pair of its `symbols`. */
+export function fileInstances(file: StrategyFile): InstanceConfig[] {
+  const { symbol, symbols, ...rest } = file;
+  if (symbols === undefined) return [{ ...rest, symbol: symbol as string }];
+  return symbols.map((s) => ({ ...rest, name: pairInstanceName(file.name, s), symbol: s, group: file.name }));
+}
 
 /** The exits and protections an instance runs with: the strategy's own, each key the strategy file sets over it. */
 export function declaredExits(
@@ -71,4 +119,11 @@ export function definitionExitProblems(where: string, definition: StrategyDefini
     if (!parsed.success) problems.push(...issueLines(where, parsed.error.issues, value, schema, [field]));
   }
   return problems;
+}
+
+/** The one instance of a strategy file of one pair (tests and benches make instances this way). */
+export function onePairInstance(raw: unknown): InstanceConfig {
+  const [config, ...more] = fileInstances(StrategyFileSchema.parse(raw));
+  if (config === undefined || more.length > 0) throw new Error('expected a strategy file of one pair');
+  return config;
 }

@@ -9,7 +9,7 @@
  * preempt synchronous code: a hook that blocks the thread (a busy loop) holds everything until it returns;
  * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
-import type { RiskLimits, StrategyFile } from '../config/strategy-file.js';
+import type { InstanceConfig, RiskLimits } from '../config/strategy-file.js';
 import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
@@ -42,7 +42,7 @@ import { isHeldExit } from './exits/exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
 export interface InstanceSpec {
-  config: StrategyFile;
+  config: InstanceConfig;
   definition: StrategyDefinition;
   params: unknown;
 }

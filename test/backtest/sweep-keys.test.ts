@@ -5,7 +5,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { configInput, instanceOf, readConfigs } from '../../src/backtest/strategy-configs.js';
+import { configInput, instancesOf, readConfigs } from '../../src/backtest/strategy-configs.js';
 import { tempProject } from '../config/temp-project.js';
 import { bot, userStrategy } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -40,18 +40,18 @@ it('sets exits, each ROI row over the strategy’s own table, and protections', 
     'protections.losingTrades.windowMinutes': 60,
     'protections.losingTrades.pauseMinutes': 120,
   };
-  const instance = await instanceOf(sources[0]!, overrides);
-  expect(instance.config.exits).toEqual({ stopLossPct: 2, roi: { '0': 4, '60': 2.5, '120': 1 } });
-  expect(instance.config.protections).toEqual({
+  const [instance] = await instancesOf(sources[0]!, overrides);
+  expect(instance!.config.exits).toEqual({ stopLossPct: 2, roi: { '0': 4, '60': 2.5, '120': 1 } });
+  expect(instance!.config.protections).toEqual({
     cooldownMinutes: 30,
     losingTrades: { count: 3, windowMinutes: 60, pauseMinutes: 120 },
   });
   // The file as run, in a run's summary, says the same.
-  expect(configInput(sources[0]!, instance, overrides).config).toMatchObject({
+  expect(configInput(sources[0]!, [instance!], overrides).config).toMatchObject({
     exits: { stopLossPct: 2, roi: { '0': 4, '60': 2.5, '120': 1 } },
   });
-  await expect(instanceOf(sources[0]!, { 'exits.stopLoss': 2 })).rejects.toThrow(/exits\.stopLoss: unknown key/);
-  await expect(instanceOf(sources[0]!, { 'exits.stopLossPct': 120 })).rejects.toThrow(
+  await expect(instancesOf(sources[0]!, { 'exits.stopLoss': 2 })).rejects.toThrow(/exits\.stopLoss: unknown key/);
+  await expect(instancesOf(sources[0]!, { 'exits.stopLossPct': 120 })).rejects.toThrow(
     /exits\.stopLossPct: expected a number < 100/,
   );
 });

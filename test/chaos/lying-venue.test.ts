@@ -27,7 +27,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { dec, type Dec } from '../../src/market/decimal.js';
 import { silentLogger } from '../../src/ops/logger.js';
 import { VirtualClock } from '../../src/clocks/virtual-clock.js';
-import { StrategyFileSchema } from '../../src/config/strategy-file.js';
+import { onePairInstance } from '../../src/config/strategy-file.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { isActive, isUnresolved } from '../../src/store/order-journal.js';
@@ -128,7 +128,7 @@ class Run {
     this.venue = new LyingVenue(new InProcessVenue(this.sim, 'k'));
     this.liar = new Liar(this.venue);
     this.store = openStore({ path: ':memory:', clock: this.clock });
-    const config = StrategyFileSchema.parse({ name: 'a', strategy: 'cycle', symbol: SYMBOL });
+    const config = onePairInstance({ name: 'a', strategy: 'cycle', symbol: SYMBOL });
     this.engine = new Engine({
       venue: this.venue,
       clock: this.clock,

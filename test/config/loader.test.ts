@@ -59,6 +59,38 @@ describe('loadStrategyFiles', () => {
     expect(instance!.params).toEqual({ levels: 4, spacingPct: 1 });
   });
 
+  it('makes one instance per pair of a file of symbols, each named <name>/<SYMBOL> under the file as its group', async () => {
+    const { symbol: _one, ...rest } = valid;
+    const file = project.config('pairs.json', { ...rest, name: 'trend', symbols: ['ETHUSDT', 'BTCUSDT'] });
+    const instances = await loadStrategyFiles(file, { strategiesDir: project.strategiesDir });
+    expect(instances.map((i) => [i.file, i.config.name, i.config.symbol, i.config.group])).toEqual([
+      [file, 'trend/ETHUSDT', 'ETHUSDT', 'trend'],
+      [file, 'trend/BTCUSDT', 'BTCUSDT', 'trend'],
+    ]);
+    // Every pair runs the file's settings.
+    for (const i of instances) {
+      expect(i.config).toMatchObject({ strategy: 'good', schedule: '*/5 * * * * *', enabled: true });
+      expect(i.params).toEqual({ levels: 4, spacingPct: 1 });
+    }
+    expect(instances[0]!.config).not.toHaveProperty('symbols');
+  });
+
+  it('wants symbol or symbols, once each pair, and says which it found', async () => {
+    const { symbol: _one, ...rest } = valid;
+    const neither = project.config('neither.json', { ...rest, name: 'n1' });
+    const both = project.config('both.json', { ...valid, name: 'n2', symbols: ['ETHUSDT'] });
+    const twice = project.config('twice.json', { ...rest, name: 'n3', symbols: ['ETHUSDT', 'ETHUSDT'] });
+    const none = project.config('empty.json', { ...rest, name: 'n4', symbols: [] });
+    const lower = project.config('lower.json', { ...rest, name: 'n5', symbols: ['BTCUSDT', 'ethusdt'] });
+    expect(await problemsOf([neither, both, twice, none, lower])).toEqual([
+      `${neither}: symbol: expected symbol (one pair) or symbols (several), found neither`,
+      `${both}: symbols: expected symbol (one pair) or symbols (several), found both`,
+      `${twice}: symbols: expected each symbol once, found an array of 2`,
+      `${none}: symbols: expected a list of length >= 1, found an array of 0`,
+      `${lower}: symbols[1]: expected an exchange symbol such as "BTCUSDT", found "ethusdt"`,
+    ]);
+  });
+
   it('loads every *.json of a directory in name order and ignores other files', async () => {
     const dir = join(project.root, 'many');
     const { mkdirSync, writeFileSync } = await import('node:fs');

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { z } from 'zod';
-import { StrategyFileSchema } from '../../src/config/strategy-file.js';
+import { onePairInstance } from '../../src/config/strategy-file.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createOperatorActions, type OperatorDeps } from '../../src/operator/actions.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
@@ -127,7 +127,7 @@ export function instance(
   definition: StrategyDefinition,
   file: Record<string, unknown> = {},
 ): InstanceSpec {
-  const config = StrategyFileSchema.parse({ name, strategy: 'inline', symbol: 'BTCUSDT', ...file });
+  const config = onePairInstance({ name, strategy: 'inline', symbol: 'BTCUSDT', ...file });
   return { config, definition, params: definition.params.parse(config.params) };
 }
 

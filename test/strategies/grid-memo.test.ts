@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import grid from '../../strategies/grid.js';
 import { runBacktest } from '../../src/backtest/runner.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
-import { StrategyFileSchema } from '../../src/config/strategy-file.js';
+import { onePairInstance } from '../../src/config/strategy-file.js';
 import { defineStrategy, type StrategyContext, type StrategyLogger } from '../../src/strategy/api.js';
 import { FROM, SAMPLE, TO } from '../backtest/fixtures.js';
 
@@ -63,7 +63,7 @@ describe('grid tick memo', () => {
   it.each(Object.entries(configs))(
     'changes nothing (%s): same orders, fills, logs and state with and without it',
     async (_, p) => {
-      const config = StrategyFileSchema.parse({ name: 'grid-memo', strategy: 'grid', symbol: 'BTCUSDT', params: p });
+      const config = onePairInstance({ name: 'grid-memo', strategy: 'grid', symbol: 'BTCUSDT', params: p });
       const params: unknown = grid.params.parse(config.params);
       const data = await loadTicks([SAMPLE], { from: Date.parse(FROM), to: Date.parse(TO) });
       const settings = { balances: { USDT: '1000', BTC: '0.002' } };

@@ -16,7 +16,7 @@ import { appendFile, readFile, rename, writeFile } from 'node:fs/promises';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { BotError, ConfigError } from '../../errors.js';
 import type { JobSettings } from '../job-settings.js';
-import { type ConfigSource, instanceOf } from '../strategy-configs.js';
+import { type ConfigSource, instancesOf } from '../strategy-configs.js';
 import type { DataGaps, Metrics } from '../summary.js';
 import type { SweepExecutor, SweepProgress } from '../sweep.js';
 import type { TickData } from '../tick-data.js';
@@ -246,7 +246,7 @@ export async function runSearch(
 async function refusal(sources: readonly ConfigSource[], overrides: Record<string, unknown>): Promise<string | null> {
   for (const source of sources) {
     try {
-      await instanceOf(source, overrides);
+      await instancesOf(source, overrides);
     } catch (err) {
       if (err instanceof ConfigError) return err.problems.join('; ');
       throw err;
