@@ -3,14 +3,7 @@
  * its SPEC (flags.ts CommandSpec: its --help and its part of docs/cli.md). A module is loaded only when its
  * command is asked for, so a quick command does not pay for the daemon's start-up.
  */
-import type { CommandSpec } from './flags.js';
-
-export interface CommandModule {
-  run(argv: string[]): Promise<number>;
-  /** Its usage (one command); a module with subcommands exports SPECS instead. */
-  SPEC?: CommandSpec;
-  SPECS?: readonly CommandSpec[];
-}
+import type { CommandModule } from './flags.js';
 
 export interface Command {
   summary: string;

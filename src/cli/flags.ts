@@ -70,6 +70,14 @@ export interface Flag {
 
 export type Flags = Record<string, Flag>;
 
+/** A command's module (src/cli/<command>.ts): its run, and its usage. */
+export interface CommandModule {
+  run(argv: string[]): Promise<number>;
+  /** Its usage (one command); a module with subcommands exports SPECS instead. */
+  SPEC?: CommandSpec;
+  SPECS?: readonly CommandSpec[];
+}
+
 /**
  * A command's usage: the one source of its `--help` and of its part of docs/cli.md (src/cli/reference.ts), so
  * that neither can list a flag the parser does not take, nor miss one it does.

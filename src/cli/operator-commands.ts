@@ -11,8 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { BotError } from '../errors.js';
 import { commandEnv } from './command-env.js';
-import type { CommandModule } from './commands.js';
-import { commandSpec, type CommandSpec, type Flags, helpText, parseCommandFlags } from './flags.js';
+import { type CommandModule, commandSpec, type CommandSpec, type Flags, helpText, parseCommandFlags } from './flags.js';
 import { listenerUrl } from './healthcheck.js';
 
 const CONNECTION: Flags = {
