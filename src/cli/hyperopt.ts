@@ -7,7 +7,8 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { columnCacheDir } from '../backtest/column-cache.js';
 import { hyperoptTable } from '../backtest/hyperopt/hyperopt-table.js';
-import { type RankedTrial, writeHyperoptReport } from '../backtest/hyperopt/hyperopt-files.js';
+import { writeHyperoptReport } from '../backtest/hyperopt/hyperopt-files.js';
+import type { RankedTrial } from '../backtest/hyperopt/hyperopt-record.js';
 import { LOSS_OBJECTIVE, LOSSES, type LossName, lossFunction } from '../backtest/hyperopt/loss.js';
 import { SAMPLERS, type SamplerName } from '../backtest/hyperopt/sampler.js';
 import {

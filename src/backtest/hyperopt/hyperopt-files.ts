@@ -5,37 +5,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobSettings } from '../job-settings.js';
-import type { LuckRecord } from '../luck/luck.js';
 import { csv } from '../report-files.js';
 import { dataLines, moduleLine, settingsLine } from '../report-html.js';
-import { type ConfigSource, overrideAssignments, overrideText } from '../strategy-configs.js';
+import { overrideAssignments, overrideText } from '../strategy-configs.js';
 import type { Metrics } from '../summary.js';
-import type { RecordingFile } from '../tick-data.js';
-import type { HoldoutRecord, WalkForwardRecord } from '../validation-runs.js';
 import { hyperoptHtml } from './hyperopt-html.js';
-import type { HyperoptSettings, Trial } from './search.js';
+import { type HyperoptRecord, type RankedTrial, rankingLine } from './hyperopt-record.js';
 import { dimensionText } from './space.js';
-
-export type RankedTrial = Trial & { rank: number | null };
-
-export interface HyperoptRecord {
-  name: string;
-  sources: readonly ConfigSource[];
-  data: readonly RecordingFile[];
-  settings: JobSettings;
-  fixed: Readonly<Record<string, unknown>>;
-  hyperopt: HyperoptSettings;
-  /** Ranked (rankTrials), best first. */
-  trials: readonly RankedTrial[];
-  luck: LuckRecord | null;
-  /** The best's --set flags; null when --min-dsr refused them (or nothing was ranked). */
-  sets: string[] | null;
-  /** The strategy file with the best values set (null as sets). */
-  bestFile: unknown;
-  holdout?: HoldoutRecord;
-  walkForward?: WalkForwardRecord;
-}
 
 const METRICS: (keyof Metrics)[] = [
   'totalReturnPct',
@@ -50,11 +26,6 @@ const METRICS: (keyof Metrics)[] = [
   'feesQuote',
   'finalEquity',
 ];
-
-export function rankingLine(h: HyperoptSettings): string {
-  const min = h.minTrades > 0 ? `; fewer than ${h.minTrades} closed trades: not ranked` : '';
-  return `by ${h.loss} loss (lower is better), then trial order; failed trials (an instance ended early) and trials the strategy file refused are not ranked${min}`;
-}
 
 export function hyperoptCsv(trials: readonly RankedTrial[], keys: readonly string[]): string {
   const byTrial = [...trials].sort((a, b) => a.trial - b.trial);

@@ -10,8 +10,7 @@ import { attribution, chartScripts, escapeHtml, htmlList } from '../report-html.
 import { holdoutTable, textTable, walkForwardTable } from '../results-table.js';
 import { overrideAssignments, overrideText } from '../strategy-configs.js';
 import { COLORS, CURVES, SCRIPT, STYLE } from '../sweep-html.js';
-import type { HyperoptRecord, RankedTrial } from './hyperopt-files.js';
-import { rankingLine } from './hyperopt-files.js';
+import { type HyperoptRecord, type RankedTrial, rankingLine } from './hyperopt-record.js';
 import { LOSS_OBJECTIVE } from './loss.js';
 import type { Dimension } from './space.js';
 

@@ -1,7 +1,7 @@
 /** A hyperopt's printed table: the best trials by loss, then how many were not ranked and why. */
 import { textTable } from '../results-table.js';
 import { overrideText } from '../strategy-configs.js';
-import type { RankedTrial } from './hyperopt-files.js';
+import type { RankedTrial } from './hyperopt-record.js';
 
 /** How many of the best trials the table lists. */
 export const TABLE_ROWS = 10;
