@@ -11,8 +11,8 @@
  * once the journal is open, renewed on a heartbeat and deleted at a clean stop. Each write is checkpointed into
  * the file itself (WAL frames live in a `-wal` file named by path, which a hard link's name does not see). A
  * renewal that finds the row is no longer its own means another daemon took the journal over (this one was
- * frozen past its lease): the caller stops. Created where it is missing, outside the migrations: it holds no
- * trading state, and a journal of an older version simply has none.
+ * frozen past its lease): the caller stops. The table is migration 9's: a journal of an older schema has none
+ * (nobody holds it) until the daemon that takes it has migrated it.
  */
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -39,8 +39,6 @@ interface DbLease {
   ttl_ms: number;
 }
 
-const CREATE =
-  'CREATE TABLE IF NOT EXISTS journal_lease (id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, container TEXT, since TEXT NOT NULL, heartbeat INTEGER NOT NULL, ttl_ms INTEGER NOT NULL)';
 const SELECT = 'SELECT token, pid, host, container, since, heartbeat, ttl_ms FROM journal_lease WHERE id = 1';
 
 function fromDb(row: DbLease | undefined): LeaseRow | undefined {
@@ -131,7 +129,6 @@ export class JournalLease {
    * starts at once through different paths): then a JournalLockedError, and nothing written.
    */
   static take(db: Db, dbPath: string, me: LockHolder, ttlMs: number, now: () => number): JournalLease {
-    db.exec(CREATE);
     const token = `${me.host}/${me.pid}/${me.since}/${Math.random().toString(36).slice(2)}`;
     db.transaction(() => {
       leaseVerdict(dbPath, fromDb(db.prepare(SELECT).get() as DbLease | undefined), me, now());

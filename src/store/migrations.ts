@@ -350,6 +350,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE orders ADD COLUMN venue_created_at INTEGER;
     `,
   },
+  {
+    version: 9,
+    name: 'the journal lease',
+    sql: `
+      -- Who uses the journal, and their heartbeat (store/journal-lease.ts): one row, read by any daemon that
+      -- opens the file, whatever path, link or mount it came through. IF NOT EXISTS: journals of the days
+      -- before this migration had it made outside the migrations.
+      CREATE TABLE IF NOT EXISTS journal_lease (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        token TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        container TEXT,
+        since TEXT NOT NULL,
+        heartbeat INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

@@ -7,10 +7,12 @@
  */
 import { linkSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { JournalLockedError, type LockHolder } from '../../src/store/journal-lock.js';
 import { JournalLease, leaseVerdict, readLease } from '../../src/store/journal-lease.js';
 import { openStore } from '../../src/store/store.js';
+import { writeOldJournal } from '../support/old-journal.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const dir = tempDir('journal-lease');
@@ -89,6 +91,32 @@ describe('the journal lease', () => {
     expect(() => leaseVerdict(path, readLease(path), holder('vm', process.pid), now + 3_000)).toThrow(
       JournalLockedError,
     );
+    store.close();
+  });
+
+  it('is migration 9: none before it; a journal whose lease was made outside the migrations keeps it', () => {
+    const before = join(dir, 'schema-8.db');
+    writeOldJournal(before, { fills: 1, schema: 8, venue: 'live' });
+    expect(readLease(before)).toBeUndefined();
+    // The daemons of 79e10e2 made the table themselves, on a journal of schema 8, and left a row there.
+    const made = join(dir, 'made-outside.db');
+    writeOldJournal(made, { fills: 1, schema: 8, venue: 'live' });
+    const old = new Database(made);
+    old.exec(
+      'CREATE TABLE journal_lease (id INTEGER PRIMARY KEY CHECK (id = 1), token TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, container TEXT, since TEXT NOT NULL, heartbeat INTEGER NOT NULL, ttl_ms INTEGER NOT NULL)',
+    );
+    old
+      .prepare("INSERT INTO journal_lease VALUES (1, 't', 5, 'vm', NULL, '2026-01-01T00:00:00.000Z', 1000, 30000)")
+      .run();
+    old.close();
+    for (const path of [before, made]) {
+      const store = openStore({ path, clock: { now: () => 0 } });
+      expect(store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 9 });
+      store.close();
+    }
+    expect(readLease(made)).toMatchObject({ host: 'vm', pid: 5, heartbeat: 1000 });
+    const store = openStore({ path: before, clock: { now: () => 0 } });
+    JournalLease.take(store.db, before, holder('vm', 1), 30_000, () => 5_000).release();
     store.close();
   });
 });
