@@ -4,8 +4,8 @@
  * the card and on the chart, whose price scale fits the candles and names the legs resting far outside the swing
  * at its edge, or takes them all in when asked, and shows nothing but its own figures (none covered by a line's
  * label); its buttons
- * (after a confirmation) pause an instance, cancel one order, turn stop-buy on and off, and exit a position
- * through the control API, as the journal records, saying what was sent or why not; it follows the live stream
+ * (after a confirmation) pause an instance, cancel one order, turn stop-buy on and off, exit a position
+ * and force an entry through the control API, as the journal records, saying what was sent or why not; it follows the live stream
  * (no polling) and polls when the stream cannot be had; its closed trades and profit tables and equity per
  * quote asset are the API's; no time label is cut at a chart's edge; nothing is wider than a phone, nor cut out
  * of sight on it; after a restart the chart still shows the fills made before it (docs/dashboard*.png are
@@ -346,6 +346,27 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     await card(page, 'exiter').locator('li[data-order-type="OCO"]').waitFor({ state: 'detached' });
     await exitButton.waitFor({ state: 'detached' });
     expect(lastAction()).toMatchObject({ action: 'exit', instance: 'exiter', type: 'MARKET' });
+    expect(main.problems).toEqual([]);
+  }, 60_000);
+
+  it('forces an entry from its button: a LIMIT BUY spending the amount typed, tagged force-entry', async () => {
+    const { page } = main;
+    await card(page, 'brackets').locator('button[data-action="entry"]').click();
+    await page.locator('#entry-dialog[open]').waitFor();
+    await page.locator('#entry-price').fill('1000');
+    await page.locator('#entry-amount').fill('25');
+    expect(await page.locator('#entry-form input[value="limit"]').isChecked()).toBe(true);
+    await page.locator('#entry-ok').click();
+    const answer = page.locator('[data-flash="ok"]', { hasText: 'force-entry' });
+    await answer.waitFor({ timeout: 30_000 });
+    expect(await answer.textContent()).toMatch(
+      /force-entry: sent LIMIT BUY 0\.025 at 1000(\.0+)? BTCUSDT as brackets-\d+/,
+    );
+    const rows = journal(db).filter((r) => r.tag === 'force-entry');
+    expect(rows.map((r) => [r.instance, r.side, r.type, Number(r.price)])).toEqual([
+      ['brackets', 'BUY', 'LIMIT', 1000],
+    ]);
+    expect(lastAction()).toMatchObject({ action: 'force-entry', instance: 'brackets', type: 'LIMIT' });
     expect(main.problems).toEqual([]);
   }, 60_000);
 
