@@ -9,15 +9,7 @@ import { silentLogger } from '../../src/ops/logger.js';
 import type { JobStats, Scheduler } from '../../src/ports/scheduler.js';
 import { Harness, instance, matching, strategy } from '../engine/harness.js';
 import { captureLogger } from '../support/capture-logger.js';
-
-/** Waits until `check` holds (polling), failing after `ms`: waits on events, asserts no timing. */
-async function until(check: () => boolean, ms = 8_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { until } from '../support/until.js';
 
 describe('ClockScheduler on the wall clock', () => {
   it('rejects invalid expressions and duplicate names', async () => {
@@ -44,12 +36,15 @@ describe('ClockScheduler on the wall clock', () => {
       return Promise.reject(new Error('boom'));
     });
     const stat = (name: string) => s.stats().find((j) => j.name === name) as JobStats;
-    await until(() => stat('slow').overlapsSkipped + stat('slow').missed >= 1 && stat('failing').failures >= 2);
+    await until(
+      'the jobs to run',
+      () => stat('slow').overlapsSkipped + stat('slow').missed >= 1 && stat('failing').failures >= 2,
+    );
     expect(slowRuns).toBe(1);
     expect(stat('slow').running).toBe(true);
     expect(stat('failing').failures).toBe(fastRuns);
     release();
-    await until(() => slowRuns === 2);
+    await until('the jobs to run', () => slowRuns === 2);
     release();
     expect(await s.stop(2000)).toBe(true);
   });
@@ -115,17 +110,17 @@ describe('ClockScheduler when the system clock steps', () => {
       dues.push(clock.now());
       return Promise.resolve();
     });
-    await until(() => dues.length >= 2);
+    await until('the jobs to run', () => dues.length >= 2);
     offset = -3_600_000;
     const before = dues.length;
     // node-cron waited for the wall clock to reach the next second it had planned: an hour here.
-    await until(() => dues.length >= before + 2);
+    await until('the jobs to run', () => dues.length >= before + 2);
     expect(clock.steps).toBe(1);
     expect(clock.lastStepMs).toBeLessThan(-3_599_000);
     expect(dues[dues.length - 1]! - dues[0]!).toBeLessThan(-3_500_000);
     offset = 0;
     const back = dues.length;
-    await until(() => dues.length >= back + 2);
+    await until('the jobs to run', () => dues.length >= back + 2);
     expect(clock.steps).toBe(2);
     const missed = s.stats()[0]!.missed;
     expect(await s.stop(1000)).toBe(true);

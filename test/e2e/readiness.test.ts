@@ -37,15 +37,6 @@ async function readyz(url: string) {
   return { status: res.status, body: Readiness.parse(res.body) };
 }
 
-async function until(what: string, check: () => Promise<boolean>, daemon: DaemonProcess, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (daemon.exit) throw new Error(`the daemon exited (${JSON.stringify(daemon.exit)}) waiting for ${what}`);
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${daemon.lines.slice(-10).join('\n')}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 describe('readiness', () => {
   it('turns 503 naming the stale polls while the exchange is unreachable, and 200 once it answers again', async () => {
     const simPort = await freePort();
@@ -75,10 +66,10 @@ describe('readiness', () => {
     );
     processes.push(daemon);
     await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
-    await until('ready', async () => (await readyz(url)).status === 200, daemon);
+    await waitFor('ready', async () => (await readyz(url)).status === 200, { daemon });
 
     expect(await sim.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-    await until('not ready', async () => (await readyz(url)).status === 503, daemon);
+    await waitFor('not ready', async () => (await readyz(url)).status === 503, { daemon });
     const down = await readyz(url);
     expect(down.body.ready).toBe(false);
     const failing = down.body.checks.filter((c) => !c.ok).map((c) => c.name);
@@ -91,7 +82,7 @@ describe('readiness', () => {
     await waitFor('the simulated exchange again', () => sim.messages(/http:\/\/127\.0\.0\.1:\d+/).length > 0, {
       daemon: sim,
     });
-    await until('ready again', async () => (await readyz(url)).status === 200, daemon);
+    await waitFor('ready again', async () => (await readyz(url)).status === 200, { daemon });
     expect((await readyz(url)).body.checks.every((c) => c.ok)).toBe(true);
     expect(await daemon.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
@@ -148,7 +139,7 @@ describe('readiness', () => {
     await waitFor('the simulated exchange', () => sim.messages(/http:\/\/127\.0\.0\.1:\d+/).length > 0, {
       daemon: sim,
     });
-    await until('ready', async () => (await readyz(metrics)).status === 200, daemon);
+    await waitFor('ready', async () => (await readyz(metrics)).status === 200, { daemon });
     expect((await readyz(api)).status).toBe(200);
     expect(await check(['--ready'])).toEqual({ code: 0, signal: null });
     const live = await http(`${metrics}/healthz`);

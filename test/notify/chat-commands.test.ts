@@ -16,7 +16,8 @@ import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { LogTail } from '../../src/ops/log-tail.js';
 import { storeQueries } from '../support/store-queries.js';
-import { BotApi, until } from './stand-ins.js';
+import { until } from '../support/until.js';
+import { BotApi } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 

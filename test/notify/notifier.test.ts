@@ -18,7 +18,8 @@ import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER } from '../../src/notify/webhook.j
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
-import { BotApi, Receiver, until } from './stand-ins.js';
+import { until } from '../support/until.js';
+import { BotApi, Receiver } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 

@@ -185,15 +185,6 @@ export class VirtualTimers implements Timers {
   }
 }
 
-/** Polls `check` every 10 ms until it holds, failing after `ms` with `what`. */
-export async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Time that moves only when the test says: `advance` wakes every sleep that falls due. */
 export class ManualTimers implements Timers {
   private sleepers: { until: number; resolve: () => void }[] = [];
