@@ -1,22 +1,25 @@
 /**
  * A backtest's ticks with the candle path it runs with (sim/candle-path.ts): the loaded columns stay as recorded
  * (the column cache's and a sweep's shared memory), and each run gets prices, 24-hour highs and lows with the
- * model's order inside every candle, and the base volume each tick carries for the participation cap.
+ * model's order inside every candle, the extremes at the close's time (a candle happens at its close), the base
+ * volume each tick carries for the participation cap, and the candle's range told with its close.
  *
  * A run whose caller holds the columns alone (`bot backtest`'s runs, one after another on one thread) walks them
  * in place instead of copying three of them (14.5 MB on 1.2M ticks), and puts them back as recorded after it
  * (restore()): what it keeps for that is the two ticks and one 24-hour range of each candle it swapped.
  */
+import type { CandleRange } from '../ports/venue-records.js';
 import { type CandlePath, CandleFinder, candleTickVolume, swapsExtremes } from '../sim/candle-path.js';
 import { type NumberColumn, setValue, valueAt, withValues } from './number-column.js';
 import type { TickData } from './tick-data.js';
 
 /**
- * The base volume each candle tick carries (candleTickVolume: a quarter of its candle's), worked out when the
- * replay reaches the candle from the 24-hour volumes at its open and close: a byte per tick says which of its
- * candle's four it is (0: none), where a column of the volumes took 8 (9.7 MB on 1.2M ticks).
+ * What a candle's ticks carry beyond their price: the base volume of each (candleTickVolume: a quarter of its
+ * candle's), worked out when the replay reaches the candle from the 24-hour volumes at its open and close, and the
+ * candle's range at its close. A byte per tick says which of its candle's four it is (0: none), where a column of
+ * the volumes took 8 (9.7 MB on 1.2M ticks).
  */
-export class CandleVolumes {
+export class CandleInfo {
   /** Per symbol: the ticks of the candle last worked out (first, last; none at first) and its volume (NaN: none). */
   private readonly open: Int32Array;
   private readonly close: Int32Array;
@@ -30,6 +33,22 @@ export class CandleVolumes {
     this.open = new Int32Array(data.symbols.length).fill(1);
     this.close = new Int32Array(data.symbols.length);
     this.volume = new Float64Array(data.symbols.length);
+  }
+
+  /** Whether tick i is one of a candle's extremes: the path inside it, which no strategy observes. */
+  inPath(i: number): boolean {
+    const r = this.role[i] as number;
+    return r === 2 || r === 3;
+  }
+
+  /** The range of the candle tick i closes (a close tick: role 4), told with its close (Ticker.candle). */
+  rangeAt(i: number): CandleRange | undefined {
+    if (this.role[i] !== 4) return undefined;
+    const { sym, price } = this.data.columns;
+    const s = sym[i] as number;
+    const a = valueAt(price, nth(sym, i, s, -2));
+    const b = valueAt(price, nth(sym, i, s, -1));
+    return { open: valueAt(price, nth(sym, i, s, -3)), high: Math.max(a, b), low: Math.min(a, b) };
   }
 
   /** The base volume traded on tick i, when known. */
@@ -60,7 +79,7 @@ function nth(sym: Uint16Array, i: number, s: number, n: number): number {
 export interface CandleTicks {
   data: TickData;
   /** Base volume traded on each tick; undefined when the data hold no candles. */
-  volume: CandleVolumes | undefined;
+  volume: CandleInfo | undefined;
   /** Candles found, and how many of them the model walks otherwise than recorded. */
   candles: number;
   swapped: number;
@@ -70,18 +89,22 @@ export interface CandleTicks {
 
 const nothing = () => undefined;
 
+/** The extremes' offsets before their close as recorded (+15 s and +30 s of a candle closing at +45 s). */
+const EXTREME_BEFORE_CLOSE = [0, 30_000, 15_000] as const;
+
 /**
- * The ticks walked by `path`: on copies of the price, high and low columns, or with `inPlace` on the columns
+ * The ticks walked by `path`: on copies of the price, high, low and time columns, or with `inPlace` on the columns
  * themselves (no other reader may see them until restore()).
  */
 export function candleTicks(data: TickData, path: CandlePath, inPlace = false): CandleTicks {
   const none = { data, volume: undefined, candles: 0, swapped: 0, restore: nothing };
   if (!data.files.some((f) => f.source === 'candles')) return none;
-  const { sym, time } = data.columns;
+  const { sym } = data.columns;
   const own = (column: NumberColumn) => (inPlace ? column : withValues(column, column.values.slice()));
   const price = own(data.columns.price);
   const high = own(data.columns.high);
   const low = own(data.columns.low);
+  const time = own(data.columns.time);
   // Price, high and low share one unit (number-column.ts): a price goes into a high or a low as it is, and a
   // column's stored values swap and come back as they are.
   const set = (column: NumberColumn, i: number, v: number) => {
@@ -106,6 +129,10 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
     role[b] = 2;
     role[c] = 3;
     role[d] = 4;
+    // The candle happens at its close: both extremes at the close's time (sim/candle-path.ts).
+    const close = valueAt(time, d);
+    set(time, b, close);
+    set(time, c, close);
     const p2 = valueAt(price, c);
     if (!swapsExtremes(path, valueAt(price, a), valueAt(price, b), p2, valueAt(price, d))) return;
     if (inPlace) {
@@ -120,6 +147,7 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
     set(high, b, Math.max(valueAt(high, a), p2));
     set(low, b, Math.min(valueAt(low, a), p2));
   };
+  // The finders read the times as recorded: a candle's extremes are moved once it is found, behind the finder.
   const at = (i: number) => valueAt(time, i);
   const priceAt = (i: number) => valueAt(price, i);
   const finders = data.symbols.map(() => new CandleFinder(at, priceAt, candle, nothing));
@@ -133,8 +161,12 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
       low.values[b] = ranges[2 * k + 1] as number;
     }
     swapped = 0;
+    for (let i = 0; i < role.length; i++) {
+      const r = role[i] as number;
+      if (r === 2 || r === 3) set(time, i, valueAt(time, i) - EXTREME_BEFORE_CLOSE[r - 1]!);
+    }
   };
-  const walked = inPlace ? data : { ...data, columns: { ...data.columns, price, high, low } };
-  const volume = new CandleVolumes(walked, role);
+  const walked = inPlace ? data : { ...data, columns: { ...data.columns, price, high, low, time } };
+  const volume = new CandleInfo(walked, role);
   return { data: walked, volume, candles, swapped, restore: inPlace ? restore : nothing };
 }

@@ -49,8 +49,11 @@ export function fillModelOf(
   if (run.candlePath !== null)
     statements.push(
       `The data come from one-minute candles (${run.candles} found): moves inside a candle are modelled, not ` +
-        `seen. Each candle walks the '${run.candlePath}' path (--candle-path): ${CANDLE_PATH_WORDS[run.candlePath]}, ` +
-        'at +0/15/30/45 s of its minute.',
+        'seen. A candle happens at its close: a strategy sees its open from the minute’s start, then its close ' +
+        'with its high and low (at +45 s, the import’s closing tick), never a price or a fill of the path between; ' +
+        `at that instant the market walks the '${run.candlePath}' path (--candle-path): ` +
+        `${CANDLE_PATH_WORDS[run.candlePath]}, and resting orders, and orders decided inside the candle, meet it ` +
+        'from its first extreme. Nothing decided on what is seen then meets the path it came from.',
     );
   const partial = data.filter((d) => d.partial);
   for (const d of partial)

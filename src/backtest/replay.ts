@@ -13,7 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import type { Dec } from '../market/decimal.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
-import type { CandleVolumes } from './candle-ticks.js';
+import type { CandleInfo } from './candle-ticks.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
 import type { GapSamples } from './data-gaps.js';
@@ -68,8 +68,8 @@ export class ReplayParts {
     readonly symbols: readonly SymbolInfo[],
     /** Sample times inside a hole in the data (data-gaps.ts): no sample is taken there. */
     readonly gaps: GapSamples,
-    /** Base volume traded on each tick, for the participation cap; undefined: none known. */
-    readonly volume: CandleVolumes | undefined,
+    /** Base volume traded on each tick (the participation cap) and candles' ranges; undefined: no candles. */
+    readonly volume: CandleInfo | undefined,
   ) {}
 }
 
@@ -79,7 +79,12 @@ const PROGRESS_MASK = (1 << 16) - 1;
  * A fresh ticker of tick `i`, as the daemon parses one per poll (a strategy may keep the previous one); `infos`
  * per symbol of the data, the assets its tickers name.
  */
-export function tickerAt(data: TickData, infos: readonly SymbolInfo[], i: number): Ticker {
+export function tickerAt(
+  data: TickData,
+  infos: readonly SymbolInfo[],
+  i: number,
+  candles: CandleInfo | undefined,
+): Ticker {
   const { sym, time, price, high, low, vb, vq } = data.columns;
   const info = infos[sym[i] as number] as SymbolInfo;
   const h = valueAt(high, i);
@@ -98,6 +103,7 @@ export function tickerAt(data: TickData, infos: readonly SymbolInfo[], i: number
     quoteAsset: info.q,
     baseAssetId: info.bi,
     quoteAssetId: info.qi,
+    candle: candles?.rangeAt(i),
   };
 }
 
@@ -210,7 +216,12 @@ export class Replay {
       if (this.step === MARKET) {
         if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t, this.p.volume?.at(i));
         prices[k] = p;
-        this.batch[0] = tickerAt(this.data, infos, i);
+        // A candle's extremes are the modelled path: the market walks it, no strategy observes it (invariant 15).
+        if (this.p.volume?.inPath(i) === true) {
+          this.account.settle(t, k, p);
+          continue;
+        }
+        this.batch[0] = tickerAt(this.data, infos, i, this.p.volume);
         const observed = engine.observe(this.batch);
         if (observed) return this.resumeAt(POLL, observed);
         this.step = POLL;

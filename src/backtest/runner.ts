@@ -255,9 +255,12 @@ export async function runBacktest(
 ): Promise<BacktestRun> {
   if (instances.length === 0) throw new BotError('E_USAGE', 'a backtest needs at least one strategy file');
   const candlePath = settings.candlePath ?? DEFAULT_CANDLE_PATH;
+  // The data's step from the times as recorded: the walk moves a candle's extremes to its close.
+  const s = recorded.symbols.findIndex((info) => info.symbol === instances[0]!.config.symbol);
+  const dataStepMs = s < 0 ? 0 : stepOf(symbolTimes(recorded, s));
   const walked = candleTicks(recorded, candlePath, options.inPlace === true);
   try {
-    return await runWalked(instances, walked, candlePath, settings, options);
+    return await runWalked(instances, walked, candlePath, dataStepMs, settings, options);
   } finally {
     walked.restore();
   }
@@ -268,6 +271,8 @@ async function runWalked(
   instances: readonly InstanceSpec[],
   { data, volume, candles }: CandleTicks,
   candlePath: CandlePath,
+  /** The usual time between two recorded ticks of the unit's first symbol (sim/data-step.ts). */
+  dataStepMs: number,
   settings: BacktestSettings,
   options: RunOptions,
 ): Promise<BacktestRun> {
@@ -290,7 +295,6 @@ async function runWalked(
   );
 
   const clock = new VirtualClock(valueAt(time, first));
-  const dataStepMs = stepOf(symbolTimes(data, symIndex[0] as number));
   const latencyMs = settings.latencyMs ?? dataStepMs;
   const maxGapMs = settings.maxGapMs ?? defaultMaxGapMs(dataStepMs);
   const gaps = findGaps(data, slot, first, maxGapMs);

@@ -271,7 +271,7 @@ export class ScheduledReplay {
       if (i === -1) continue;
       let ticker = this.tickers[s];
       if (this.tickerOf[s] !== i) {
-        ticker = tickerAt(this.data, this.p.symbols, i);
+        ticker = tickerAt(this.data, this.p.symbols, i, this.p.volume);
         this.tickers[s] = ticker;
         this.tickerOf[s] = i;
       }

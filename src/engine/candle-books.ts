@@ -39,9 +39,23 @@ export class CandleBooks {
     return this.books.get(symbol);
   }
 
-  /** A ticker observed: its symbol's candles take it (cheap when no instance declared any: the tick path). */
+  /**
+   * A ticker observed: its symbol's candles take it (cheap when no instance declared any: the tick path); one that
+   * closes a candle (Ticker.candle, candle data) brings the candle's open, high and low first, so the candles are
+   * the data's even though the path inside it is never observed.
+   */
   observe(t: Ticker): void {
-    if (this.books.size > 0) this.books.get(t.symbol)?.tick(t.time, t.last, t.baseVolume ?? NaN);
+    if (this.books.size === 0) return;
+    const book = this.books.get(t.symbol);
+    if (book === undefined) return;
+    const volume = t.baseVolume ?? NaN;
+    const c = t.candle;
+    if (c !== undefined) {
+      book.tick(t.time, c.open, volume);
+      book.tick(t.time, c.high, volume);
+      book.tick(t.time, c.low, volume);
+    }
+    book.tick(t.time, t.last, volume);
   }
 
   /** Market data from before the start (a warm-up). `volume24h` is the rolling 24-hour base volume (NaN: none). */

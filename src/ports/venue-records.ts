@@ -139,4 +139,17 @@ export interface Ticker {
   /** The venue's currency ids of the two assets (balances are keyed by them). */
   baseAssetId: number | undefined;
   quoteAssetId: number | undefined;
+  /**
+   * On a market replayed from one-minute candles (the simulated exchange's extension), the candle this price
+   * closes: its open, high and low (its close is `last`). A strategy sees a candle's range when it closes, never
+   * the modelled path inside it (sim/candle-path.ts). Undefined elsewhere (live, market-watch recordings).
+   */
+  candle?: CandleRange;
+}
+
+/** A one-minute candle's open, high and low, told with its close (Ticker.candle). */
+export interface CandleRange {
+  open: number;
+  high: number;
+  low: number;
 }

@@ -7,7 +7,19 @@
  * every model, and the column cache keeps the tickers as recorded. A replay finds a candle's four tickers (one
  * symbol's consecutive tickers at those offsets whose middle two are the candle's extremes) and, when the model
  * orders the extremes otherwise, swaps the two middle prices (and the 24-hour high and low the first of them
- * shows). The models:
+ * shows).
+ *
+ * A candle happens at its close (design.md, invariant 15). The data say that the open was traded first and the
+ * close last, and what the high and low were, not when: so a replay moves both extremes to the close's time,
+ * just before it. The open is seen at the minute's start; then, at one instant, the market walks the model's
+ * path (the first extreme, the second, the close) and resting orders match against it in that order; an order
+ * that reached the book inside the candle meets the path at its first extreme. Nothing of the path can be seen
+ * before that instant (no ticker, no fill), and whatever a strategy decides on what it sees then (the close, the
+ * candle's high and low, its fills) reaches the book after the whole path: a strategy learns nothing from the
+ * modelled inside of a candle that it could have traded on. What it sees of a candle it could have known when
+ * the candle closed: the close ticker carries the candle's open, high and low (`c`, the market watch's
+ * extension on candle data; Ticker.candle), so the strategies' candles are the imported ones. The models of the
+ * path:
  *
  * - `shortest` (the default): open, the extreme against the candle's direction, the other, close (an up candle
  *   dips first, a down candle rises first; a flat one keeps the import's order). Of the two orders it is the one
@@ -166,6 +178,9 @@ export function parseParticipation(value: string, flag: string): string | null {
   return ratio.isZero() ? null : ratio.toFixed();
 }
 
+/** The key of a close ticker's candle on candle data (the market watch's extension): [open, high, low]. */
+export const CANDLE_KEY = 'c';
+
 /** Where a recorded feed's ticker carries the base volume traded on it (a symbol key: never served nor stored). */
 export const TICK_VOLUME: unique symbol = Symbol('tickVolume');
 export type WalkedTicker = WireTicker & { [TICK_VOLUME]?: number };
@@ -179,8 +194,9 @@ function swappedAt(open: WireTicker, at: WireTicker, price: number): WireTicker 
 }
 
 /**
- * One symbol's recorded tickers (in batches, time order) with `path` inside each candle and each candle
- * ticker's volume under TICK_VOLUME: the replay feeds' side of what candle-ticks.ts does for a backtest.
+ * One symbol's recorded tickers (in batches, time order) with `path` inside each candle, its extremes at the
+ * close's time, the candle's range on the close ticker (CANDLE_KEY), and each candle ticker's volume under
+ * TICK_VOLUME: the replay feeds' side of what candle-ticks.ts does for a backtest.
  */
 export async function* walkCandles(
   batches: AsyncIterable<WireTicker[]>,
@@ -191,9 +207,16 @@ export async function* walkCandles(
     (x) => x.t,
     (x) => x.p,
     (a, b, c, d) => {
-      const group: WalkedTicker[] = swapsExtremes(path, a.p, b.p, c.p, d.p)
-        ? [a, swappedAt(a, b, c.p), { ...c, p: b.p }, d]
-        : [a, b, c, d];
+      const swap = swapsExtremes(path, a.p, b.p, c.p, d.p);
+      // The extremes at the close's time: the candle's path runs at one instant (see the module doc).
+      const first: WireTicker = swap ? swappedAt(a, b, c.p) : { ...b };
+      first.t = d.t;
+      const group: WalkedTicker[] = [
+        a,
+        first,
+        { ...c, p: swap ? b.p : c.p, t: d.t },
+        { ...d, [CANDLE_KEY]: [a.p, Math.max(b.p, c.p), Math.min(b.p, c.p)] },
+      ];
       const v = typeof a.vb === 'number' && typeof d.vb === 'number' ? candleTickVolume(a.vb, d.vb) : undefined;
       for (const x of group) out.push(v === undefined ? x : { ...x, [TICK_VOLUME]: v });
     },

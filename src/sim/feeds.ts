@@ -359,8 +359,10 @@ export function replayFeed(options: {
         timer = clock.setTimer(() => (pumping = guarded(engine, r)), wait);
         return;
       }
-      feed(engine, r.take());
-      if (++sinceYield >= YIELD_EVERY) {
+      const ticker = r.take();
+      feed(engine, ticker);
+      // Never between tickers of one instant (a candle's path runs at its close: nothing may observe it halfway).
+      if (++sinceYield >= YIELD_EVERY && (!(await r.ready()) || r.peekTime() !== ticker.t)) {
         sinceYield = 0;
         paused?.();
         await yieldToEventLoop();

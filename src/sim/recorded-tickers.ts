@@ -93,7 +93,13 @@ export async function* mergedTickers(
       for (let j = 1; j < heads.length; j++)
         if (heads[j]!.batch[heads[j]!.i]!.t < heads[k]!.batch[heads[k]!.i]!.t) k = j;
       const head = heads[k]!;
-      out.push(head.batch[head.i++]!);
+      const ticker = head.batch[head.i++]!;
+      // A batch ends between instants, never inside one (a candle's path runs at its close, at one instant).
+      if (out.length >= MERGED_BATCH && ticker.t !== out[out.length - 1]!.t) {
+        yield out;
+        out = [];
+      }
+      out.push(ticker);
       if (head.i === head.batch.length) {
         const next = await head.it.next();
         if (next.done) heads.splice(k, 1);
@@ -101,10 +107,6 @@ export async function* mergedTickers(
           head.batch = next.value;
           head.i = 0;
         }
-      }
-      if (out.length >= MERGED_BATCH) {
-        yield out;
-        out = [];
       }
     }
     if (out.length > 0) yield out;

@@ -123,6 +123,8 @@ export const TickerSchema = z.looseObject({
   q: z.string().nullish(),
   bi: optNumber,
   qi: optNumber,
+  /** The simulated exchange's extension on candle data: the candle this price closes, [open, high, low]. */
+  c: z.tuple([wireNumber, wireNumber, wireNumber]).optional(),
 });
 export type WireTicker = z.infer<typeof TickerSchema>;
 
@@ -140,6 +142,7 @@ export function tickerFromWire(w: WireTicker): Ticker {
     quoteAsset: w.q ?? undefined,
     baseAssetId: w.bi,
     quoteAssetId: w.qi,
+    candle: w.c === undefined ? undefined : { open: w.c[0], high: w.c[1], low: w.c[2] },
   };
 }
 

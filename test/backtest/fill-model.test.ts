@@ -5,13 +5,15 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import { csvRecords } from '../support/csv-records.js';
 import { capture } from '../support/command-output.js';
-import { bot, sliceFlags } from './fixtures.js';
+import { bot, sliceFlags, userStrategy } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
+import { type TempProject, tempProject } from '../config/temp-project.js';
+import { CANDLE_PATHS } from '../../src/sim/candle-path.js';
 
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;
@@ -70,6 +72,123 @@ describe('--candle-path', () => {
       "backtest: --candle-path must be one of shortest, nearer-first, longest, high-first, low-first, got 'random'",
     ]);
   });
+});
+
+describe('a candle happens at its close (invariant 15)', () => {
+  /**
+   * Logs every ticker it is handed (price, time, the candle a close carries) and, at +20 s of every fifth minute,
+   * buys 0.001 at MARKET, selling it at +20 s of the next minute: orders decided inside a candle.
+   */
+  const WATCHER = `
+import { z } from 'zod';
+export default {
+  name: 'watcher',
+  params: z.object({}),
+  onTick(ctx) {
+    const t = ctx.ticker;
+    ctx.log.info('seen', { p: t.last, t: t.time, c: t.candle ?? null });
+    const s = ctx.state;
+    const now = ctx.now();
+    const minute = Math.floor(now / 60000);
+    if (now % 60000 < 20000 || s.done === minute || ctx.openOrders.length > 0) return;
+    s.done = minute;
+    if (ctx.position.quantity.gt(0)) ctx.market('SELL', { quantity: ctx.position.quantity.toFixed() });
+    else if (minute % 5 === 0) ctx.market('BUY', { quantity: '0.001' });
+  },
+};
+`;
+  /** The fixture's candles by open time: open, high, low, close. */
+  const candles = new Map(
+    readFileSync(CANDLES, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((row) => {
+        const [time, o, h, l, c] = row.split(',');
+        return [Date.parse(time!.replace(' ', 'T')), [o, h, l, c].map(Number) as [number, number, number, number]];
+      }),
+  );
+  let project: TempProject;
+  let data: string;
+  beforeAll(async () => {
+    project = tempProject();
+    data = join(project.root, 'rec');
+    const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
+    expect(r.code, r.err.join('\n')).toBe(0);
+  });
+  afterAll(() => project.remove());
+
+  it.each(CANDLE_PATHS)(
+    '%s: a strategy sees opens and closes (a close with its candle), and what it decides inside one meets the path at the close',
+    async (path) => {
+      const config = userStrategy(project, 'watcher', WATCHER, {});
+      const out = join(project.root, `watch-${path}`);
+      const flags = ['--config', config, '--strategies', project.strategiesDir, '--data', data, '--fee', '0'];
+      const r = await bot([...flags, '--candle-path', path, '--out', out]);
+      expect(r.code, r.err.join('\n')).toBe(0);
+      const seen = readFileSync(join(out, 'log.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map(
+          (l) => JSON.parse(l) as { msg: string; p: number; t: number; c: { open: number; high: number; low: number } },
+        )
+        .filter((l) => l.msg === 'seen');
+      expect(seen.length).toBeGreaterThan(4000);
+      let closes = 0;
+      for (const { p, t, c } of seen) {
+        const minute = t - (t % 60_000);
+        const [o, h, l, cl] = candles.get(minute)!;
+        // Only what was real at the time: the minute's open from its start, its close (with its range) after.
+        if (t % 60_000 === 0) expect([p, c], `${t}`).toEqual([o, null]);
+        else {
+          expect([t % 60_000, p, c], `${t}`).toEqual([45_000, cl, { open: o, high: h, low: l }]);
+          closes++;
+        }
+      }
+      expect(closes).toBeGreaterThan(1000);
+      // Every order was decided at +20 s and reached the book at its candle's close instant (+45 s), at the
+      // path's first extreme; the price between, never seen, is one of the candle's extremes.
+      const orders = csvRecords(join(out, 'orders.csv'));
+      const filled = fills(out);
+      expect(filled.length).toBeGreaterThan(100);
+      expect(orders.every((o) => Date.parse(o.time!) % 60_000 === 20_000)).toBe(true);
+      for (const f of filled) {
+        const t = Date.parse(f.time!);
+        const [, h, l] = candles.get(t - (t % 60_000))!;
+        expect([t % 60_000, [h, l]], f.time).toEqual([45_000, expect.arrayContaining([Number(f.price)])]);
+      }
+    },
+    60_000,
+  );
+
+  it('the inside-candle strategy of issue 38 decides the same on every path and does not buy the lows', async () => {
+    // bench/strategies/inside-candle.ts, on every ticker: once a minute, from +15 s, buys at MARKET when the price
+    // seen has risen (on the imported path a price above the open at +15 s was the high, so the low came next),
+    // sells at the next minute. Before invariant 15 (on 88244c6) its decisions followed the path, and its buys
+    // filled at their candle's low 165 times of 179 (high-first), 110 of 175 (longest), 94 of 169 (nearer-first),
+    // 84 of 162 (shortest); 30 of 170 with low-first, where it learnt the high came next.
+    const runs = [];
+    for (const path of CANDLE_PATHS) {
+      const out = join(project.root, `inside-${path}`);
+      const flags = ['--every-tick', '--config', 'bench/configs/inside-candle-btcusdt.json'];
+      flags.push('--strategies', 'bench/strategies');
+      const r = await bot([...flags, '--data', data, '--fee', '0', '--candle-path', path, '--out', out]);
+      expect(r.code, r.err.join('\n')).toBe(0);
+      const buys = fills(out).filter((f) => f.side === 'BUY');
+      const atLow = buys.filter((f) => {
+        const t = Date.parse(f.time!);
+        return Number(f.price) === candles.get(t - (t % 60_000))![2];
+      });
+      const orders = csvRecords(join(out, 'orders.csv')).map((o) => `${o.time} ${o.side} ${o.quantity}`);
+      runs.push({ path, orders, buys: buys.length, atLow: atLow.length });
+    }
+    // Its decisions are the same whatever the path: it saw nothing of it (an open, then a close with its candle).
+    for (const r of runs) expect(r.orders, r.path).toEqual(runs[0]!.orders);
+    expect(runs[0]!.buys).toBeGreaterThan(20);
+    // A buy decided on a close reaches the book at the next open, a real price, a candle's low no more often
+    // than opens are (10 of 84 here, on every path).
+    for (const r of runs) expect(r.atLow, r.path).toBeLessThan(r.buys / 4);
+  }, 60_000);
 });
 
 describe('--participation', () => {

@@ -11,7 +11,13 @@ import type { ConfigError } from '../../src/errors.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { fromWire } from '../../src/market/decimal.js';
 import { importCandles } from '../../src/record/candles.js';
-import { CANDLE_PATHS, candleTickVolume, parseCandlePath, swapsExtremes } from '../../src/sim/candle-path.js';
+import {
+  CANDLE_KEY,
+  CANDLE_PATHS,
+  candleTickVolume,
+  parseCandlePath,
+  swapsExtremes,
+} from '../../src/sim/candle-path.js';
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -95,7 +101,10 @@ describe('candle path models', () => {
 /** The real engine, remembering each ticker it was fed and the volume with it. */
 class Fed extends MatchingEngine {
   readonly fed: [number, number, number | undefined][] = [];
+  /** The candle each close ticker carried ([open, high, low]), by the ticker's place in the feed. */
+  readonly ranges = new Map<number, unknown>();
   override onTicker(ticker: TickerInput, volume?: number): void {
+    if (ticker[CANDLE_KEY] !== undefined) this.ranges.set(this.fed.length, ticker[CANDLE_KEY]);
     this.fed.push([ticker.t, ticker.p, volume]);
     super.onTicker(ticker, volume);
   }
@@ -123,6 +132,16 @@ describe('one path for backtests and paper', () => {
       for (let i = 0; i < 240; i++) await feed.beforeMarketWatch!();
       await feed.stop();
       expect(engine.fed, path).toEqual(columns);
+      // Each candle's extremes at its close's time, and its range told with the close, the same in both.
+      const ranges = new Map<number, unknown>();
+      for (let i = 0; i < ticks.length; i++) {
+        const r = volume!.rangeAt(i);
+        if (r !== undefined) ranges.set(i, [r.open, r.high, r.low]);
+      }
+      expect(ranges.size).toBe(60);
+      expect(engine.ranges).toEqual(ranges);
+      for (let i = 0; i < 240; i += 4)
+        expect(columns.slice(i + 1, i + 4).map(([t]) => t)).toEqual([0, 0, 0].map(() => columns[i + 3]![0]));
       expect(columns.every(([, , v]) => v! >= 0)).toBe(true);
       walked.set(path, JSON.stringify(columns));
     }
