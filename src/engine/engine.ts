@@ -16,7 +16,7 @@ import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { EngineParts } from './engine-parts.js';
-import { type InstanceSpec, InstanceRunner, RunnerDeps } from './instance-runner.js';
+import { type InstanceSpec, InstanceRunner, isPromise, RunnerDeps } from './instance-runner.js';
 import { Instances, type InstanceSummary } from './instances.js';
 import type { IndicatorSpecs } from '../strategy/indicators.js';
 import type { CandleBuilder } from '../market/candles.js';
@@ -92,10 +92,6 @@ export interface EngineOptions {
 }
 
 export type { InstanceSummary } from './instances.js';
-
-function isPromise(x: unknown): x is Promise<unknown> {
-  return x instanceof Promise;
-}
 
 /** Resolves true when `work` settles within `ms`, false otherwise (work goes on; its errors are the caller's to log). */
 async function within(work: Promise<unknown>, ms: number): Promise<boolean> {

@@ -12,14 +12,10 @@ import type { OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import type { DeclaredExits } from './exits/declared-exits.js';
 import type { FillSink } from './fill-recorder.js';
-import { type InstanceRunner, orderView } from './instance-runner.js';
+import { type InstanceRunner, isPromise, orderView } from './instance-runner.js';
 import type { Instances } from './instances.js';
 import type { TickPath } from './tick-path.js';
 import type { VenueReads } from './venue-reads.js';
-
-function isPromise(x: unknown): x is Promise<unknown> {
-  return x instanceof Promise;
-}
 
 export class FillDelivery implements FillSink {
   constructor(

@@ -73,7 +73,8 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 5_000;
 /** Refusal events for the same reason are recorded at most once per this many ms (each one is counted). */
 const REFUSAL_EVENT_INTERVAL_MS = 60_000;
 
-function isPromise(x: unknown): x is Promise<unknown> {
+/** Whether a hook's answer (callHook, callFill) is still to come: `let ok = r.callHook(h); if (isPromise(ok)) ok = await ok;`. */
+export function isPromise(x: unknown): x is Promise<unknown> {
   return x instanceof Promise;
 }
 

@@ -151,6 +151,13 @@ export class JournalCache {
     return out;
   }
 
+  /** The instance's orders still live on the venue (its view less the final rows whose fills await delivery). */
+  liveFor(instance: string): OrderRow[] {
+    const out: OrderRow[] = [];
+    for (const row of this.live.values()) if (row.instance === instance && isActive(row.status)) out.push(row);
+    return out;
+  }
+
   /** The create of `localId` (journaled PENDING) leaves for the venue: its row waits for the answer, not a reconcile. */
   createSent(localId: string): void {
     this.sending.add(localId);

@@ -16,7 +16,7 @@ import type { PairRules } from '../../market/pair-rules.js';
 import { positionFill, positionFromFills } from '../../market/position.js';
 import type { ExitRulesDecl, Intent, Position, ProtectionsDecl } from '../../strategy/api.js';
 import type { FillRow } from '../../store/fills.js';
-import { isActive, type OrderRow } from '../../store/order-journal.js';
+import type { OrderRow } from '../../store/order-journal.js';
 import type { EngineParts } from '../engine-parts.js';
 import { protects } from '../instance-lifecycle.js';
 import type { InstanceRunner, InstanceSpec } from '../instance-runner.js';
@@ -405,8 +405,8 @@ export class DeclaredExits implements EntryGate {
    */
   private exitWorking(r: InstanceRunner, reason: ExitReason, last: number): boolean {
     let held = false;
-    for (const row of this.p.journal.activeFor(r.name)) {
-      if (!isActive(row.status) || !isExitOrder(row)) continue;
+    for (const row of this.p.journal.liveFor(r.name)) {
+      if (!isExitOrder(row)) continue;
       if (!isHeldExit(row)) return true;
       const leg =
         reason === 'stop-loss'

@@ -21,7 +21,7 @@ import { D, type Dec, plain, ZERO } from '../../market/decimal.js';
 import { rounder } from '../../market/display.js';
 import { type PairRules, roundPrice, tradableQuantity } from '../../market/pair-rules.js';
 import type { ExitRulesDecl, OrderIntent } from '../../strategy/api.js';
-import { isActive, isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
+import { isUnresolved, type OrderRow, remainingBase } from '../../store/order-journal.js';
 import type { EngineParts } from '../engine-parts.js';
 import { HELD_BRACKET_TAG, HELD_STOP_TAG, isExitOrder, isHeldExit } from './exit-orders.js';
 import { protects } from '../instance-lifecycle.js';
@@ -41,9 +41,6 @@ interface HeldPlan {
   takeProfit: Dec | undefined;
   quantity: Dec;
 }
-
-/** The instance's rows still live on the venue. */
-const live = (p: EngineParts, r: InstanceRunner) => p.journal.activeFor(r.name).filter((row) => isActive(row.status));
 
 /** The price a held order's stop leg rests at once triggered (below it, it does not fill). */
 export function heldStopLimit(row: OrderRow): Dec | undefined {
@@ -129,7 +126,7 @@ export class HeldExits {
    * (the next sync holds whatever the position still calls for). The caller holds the engine's lock.
    */
   async release(r: InstanceRunner): Promise<void> {
-    const held = live(this.p, r).filter(isHeldExit);
+    const held = this.p.journal.liveFor(r.name).filter(isHeldExit);
     if (held.length > 0 && !held.some(isUnresolved)) await this.cancel(r, held, 'the strategy sells');
   }
 
@@ -165,13 +162,13 @@ export class HeldExits {
     if (!this.holds(r)) {
       // A reload took the declared stop away: the order held for it goes (once its outcome is known).
       if (this.exitsOf(r)?.stopLossPct !== undefined) return;
-      const held = live(this.p, r).filter(isHeldExit);
+      const held = this.p.journal.liveFor(r.name).filter(isHeldExit);
       if (held.length > 0 && !held.some(isUnresolved)) await this.cancel(r, held, 'the declared stop was removed');
       return;
     }
     const { market, clock, store } = this.p;
     const rules = market.rules.get(r.symbol) as PairRules;
-    let rows = live(this.p, r);
+    let rows = this.p.journal.liveFor(r.name);
     const held = rows.filter(isHeldExit);
     // Its outcome is being reconciled, or an exit at market is working: nothing to decide yet.
     if (held.some(isUnresolved) || rows.some((row) => isExitOrder(row) && !isHeldExit(row))) return;
@@ -189,7 +186,7 @@ export class HeldExits {
     if (plan.takeProfit !== undefined && last.gte(plan.takeProfit)) return;
     if (!(await this.cancel(r, held, 'the position changed'))) return;
     if (held.length > 0) {
-      rows = live(this.p, r);
+      rows = this.p.journal.liveFor(r.name);
       plan = this.plan(r, rules, rows);
       if (plan === undefined) return;
     }

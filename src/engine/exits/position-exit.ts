@@ -45,9 +45,6 @@ export interface ExitResult {
   position: Dec;
 }
 
-/** The instance's rows still live on the venue (the cache also keeps final rows whose fills await delivery). */
-const live = (p: EngineParts, r: InstanceRunner) => p.journal.activeFor(r.name).filter((row) => isActive(row.status));
-
 /** A protective order the exit cancelled, as the intent that places it again (its remaining quantity). */
 function intentAgain(row: OrderRow, last: Dec | undefined): OrderIntent | undefined {
   const quantity = remainingBase(row, last);
@@ -76,7 +73,7 @@ async function putProtectionBack(
   restoreHeld: () => Promise<void>,
   result: ExitResult,
 ): Promise<void> {
-  const before = new Set(live(p, r).map((row) => row.localId));
+  const before = new Set(p.journal.liveFor(r.name).map((row) => row.localId));
   const last = p.market.lastPrice(r.symbol);
   for (const row of cancelled) {
     if (row.side !== 'SELL' || isHeldExit(row)) continue;
@@ -84,7 +81,8 @@ async function putProtectionBack(
     if (intent !== undefined) await orders.submitExit(r, intent);
   }
   if (cancelled.some(isHeldExit)) await restoreHeld();
-  result.restored = live(p, r)
+  result.restored = p.journal
+    .liveFor(r.name)
     .filter((row) => !before.has(row.localId))
     .map((row) => row.localId);
   if (result.restored.length > 0)
@@ -118,7 +116,7 @@ export async function exitPosition(
     position: ZERO,
   };
   const done = () => {
-    result.protectedBy = live(p, r).filter((row) => row.side === 'SELL');
+    result.protectedBy = p.journal.liveFor(r.name).filter((row) => row.side === 'SELL');
     result.position = r.position.quantity;
     return result;
   };
@@ -135,7 +133,7 @@ export async function exitPosition(
   if (declared === undefined) r.pauseByOperator(reason);
   const tag = declared?.tag ?? EXIT_TAG;
   // An order of the strategy's whose outcome is unknown: the sale would wait for it, so nothing is cancelled yet.
-  const unknown = () => live(p, r).filter((row) => isUnresolved(row) && !isExitOrder(row));
+  const unknown = () => p.journal.liveFor(r.name).filter((row) => isUnresolved(row) && !isExitOrder(row));
   if (unknown().length > 0) {
     try {
       await sync.poll(r.symbol, false);
@@ -152,7 +150,7 @@ export async function exitPosition(
   const cancelledRows: OrderRow[] = [];
   // A stop the exchange holds for the engine (held-exits.ts) is cancelled like the strategy's orders: this exit
   // sells now what it would have sold later (a cancel it refuses, e.g. already filled, stops the exit here).
-  for (const row of live(p, r)) {
+  for (const row of p.journal.liveFor(r.name)) {
     if (isExitOrder(row) && !isHeldExit(row)) continue;
     const cancel = await orders.cancelOnVenue(row, r.logger);
     if (cancel.ok) {
@@ -187,7 +185,7 @@ export async function exitPosition(
     }
   }
   const last = p.market.lastPrice(r.symbol);
-  result.working = live(p, r).filter((row) => isExitOrder(row) && !isHeldExit(row));
+  result.working = p.journal.liveFor(r.name).filter((row) => isExitOrder(row) && !isHeldExit(row));
   // An exit whose own order's outcome is not known yet (journaled, then a crash) may never have reached the
   // venue: wait for the reconciler's answer rather than count it as selling (it may turn out NOT_PLACED).
   result.waiting = result.working.some(isUnresolved);

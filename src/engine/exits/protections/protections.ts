@@ -40,10 +40,10 @@ function made<K extends keyof ProtectionsDecl>(
   return value === undefined ? undefined : KINDS[key].make(value, state);
 }
 
-/** A recorded fill as a trade book takes it (the instance's own book; `step` makes fee dust flat). */
 /** A fill's order as trades pair it: its tag, and the entry it closes (round-trips.ts). */
 type PairedBy = Pick<OrderRow, 'tag' | 'closes'> | undefined;
 
+/** A recorded fill as a trade book takes it (the instance's own book; `step` makes fee dust flat). */
 function tradeFill(f: FillRow, order: PairedBy, step: Dec | undefined) {
   return {
     book: f.symbol,
