@@ -3,7 +3,9 @@
  * plugins/protections/: each in a file of its own behind this interface, listed once in protections.ts. A
  * protection trips on the trades the instance closed or on a declared exit, and while it holds, the instance's
  * new entries (BUY orders) are refused; its state is kept with the instance's watch (`<instance>/exits`), so it
- * holds across restarts. Adding one: its file here, its line in protections.ts, its key in ProtectionsDecl.
+ * holds across restarts. Adding one: its file here (one that trips on closed trades extends TradesProtection and
+ * says only why they trip it), its name in TripName, its line in protections.ts, and its key in ProtectionsDecl and
+ * ProtectionsSchema (strategy/api.ts).
  */
 import type { ClosedTrade } from '../../../market/round-trips.js';
 import type { ExitReason } from '../exit-rules.js';
@@ -53,19 +55,13 @@ export interface ProtectionKind<Declared> {
 export const minutesText = (m: number) => `${m} min`;
 
 /** Whether `name` tripped on closed trades and its pause is not over at `now`. */
-export function tripRunning(state: ProtectionState, name: TripName, now: number): boolean {
+function tripRunning(state: ProtectionState, name: TripName, now: number): boolean {
   const trip = state.trips?.[name];
   return trip !== undefined && trip.until > now;
 }
 
 /** `name` trips on closed trades at `now` for `pauseMinutes`: kept in the state until told lifted. */
-export function tripOn(
-  state: ProtectionState,
-  name: TripName,
-  now: number,
-  pauseMinutes: number,
-  reason: string,
-): Trip {
+function tripOn(state: ProtectionState, name: TripName, now: number, pauseMinutes: number, reason: string): Trip {
   const until = now + pauseMinutes * 60_000;
   (state.trips ??= {})[name] = { at: now, until, reason };
   (state.trippedAt ??= {})[name] = now;
@@ -73,7 +69,7 @@ export function tripOn(
 }
 
 /** Why entries wait while `name`'s trip on closed trades runs at `now`. */
-export function tripBlock(state: ProtectionState, name: TripName, now: number): string | undefined {
+function tripBlock(state: ProtectionState, name: TripName, now: number): string | undefined {
   const trip = state.trips?.[name];
   return trip !== undefined && now < trip.until
     ? `${trip.reason}: no new entries until ${new Date(trip.until).toISOString()}`
@@ -90,7 +86,7 @@ export function endTrip(state: ProtectionState, name: TripName): boolean {
 }
 
 /** The trades closed within the window before `now` and after `name` last tripped, oldest first. */
-export function tradesSince(
+function tradesSince(
   trades: readonly ClosedTrade[],
   state: ProtectionState,
   name: TripName,
@@ -102,4 +98,54 @@ export function tradesSince(
     state.trippedAt?.[name] ?? -Infinity,
   );
   return trades.filter((t) => t.exitTime > from).sort((a, b) => a.exitTime - b.exitTime);
+}
+
+/** What a protection on closed trades is declared with, beside its own figures. */
+interface TradesDeclared {
+  windowMinutes?: number;
+  pauseMinutes: number;
+}
+
+/**
+ * A protection that trips on the trades the instance closed (losing-trades.ts, max-drawdown.ts): it reads those
+ * closed within its window since it last tripped, and its trip refuses entries for `pauseMinutes`, kept in the
+ * state until told lifted. A member says only why such trades trip it.
+ */
+export abstract class TradesProtection<Declared extends TradesDeclared> implements Protection {
+  readonly countsTrades = true;
+
+  constructor(
+    private readonly name: TripName,
+    protected readonly declared: Declared,
+    private readonly state: ProtectionState,
+  ) {}
+
+  /** Why these trades (closed within the window since the last trip, oldest first) trip it; undefined: they do not. */
+  protected abstract tripReason(trades: readonly ClosedTrade[]): string | undefined;
+
+  tradesClosed(trades: readonly ClosedTrade[], now: number): Trip | undefined {
+    const { name, state, declared } = this;
+    if (tripRunning(state, name, now)) return undefined;
+    const reason = this.tripReason(tradesSince(trades, state, name, now, declared.windowMinutes));
+    return reason === undefined ? undefined : tripOn(state, name, now, declared.pauseMinutes, reason);
+  }
+
+  exitTriggered(): undefined {
+    return undefined;
+  }
+
+  entryBlock(now: number): string | undefined {
+    return tripBlock(this.state, this.name, now);
+  }
+}
+
+/** A protection on closed trades as protections.ts lists it: made under its name, and its trip ended when dropped. */
+export function tradesKind<Declared extends TradesDeclared>(
+  name: TripName,
+  Made: new (name: TripName, declared: Declared, state: ProtectionState) => Protection,
+): ProtectionKind<Declared> {
+  return {
+    make: (declared, state) => new Made(name, declared, state),
+    drop: (state) => (endTrip(state, name) ? name : undefined),
+  };
 }
