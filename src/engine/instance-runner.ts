@@ -128,8 +128,6 @@ function errorText(err: unknown): string {
 class InstanceContext extends IntentQueue implements StrategyContext<unknown, State> {
   readonly instance: string;
   readonly symbol: string;
-  /** Replaced when the operator reloads the strategy files. */
-  params: unknown;
   readonly canCancel: boolean;
   readonly log: StrategyLogger;
   private readonly marketState: MarketState;
@@ -141,10 +139,14 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
     super(runner.queue);
     this.instance = runner.name;
     this.symbol = runner.symbol;
-    this.params = runner.params;
     this.canCancel = runner.deps.canCancel;
     this.log = new StrategyLog(runner.logger);
     this.marketState = runner.deps.market;
+  }
+
+  /** The instance's params (replaced when the operator reloads the strategy files). */
+  get params(): unknown {
+    return this.runner.params;
   }
 
   get rules(): PairRules {
@@ -214,8 +216,8 @@ export class InstanceRunner {
   readonly symbol: string;
   readonly schedule: string;
   /** Limits and params are replaced when the operator reloads the strategy files (reconfigure). */
-  limits: RiskLimits;
-  params: unknown;
+  private riskLimits: RiskLimits;
+  private currentParams: unknown;
   readonly definition: StrategyDefinition;
   readonly logger: Logger;
   readonly queue: Intent[] = [];
@@ -247,7 +249,7 @@ export class InstanceRunner {
   private views: readonly OrderView[] = [];
   private lastRefusal: { reason: string; time: number; suppressed: number } | undefined;
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
-  candleLimits: CandleNeeds = {};
+  private kept: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
   /** The running hook read ctx.now() (set by the context). */
   clockRead = false;
@@ -270,8 +272,8 @@ export class InstanceRunner {
     this.name = spec.config.name;
     this.symbol = spec.config.symbol;
     this.schedule = spec.config.schedule;
-    this.limits = spec.config.risk;
-    this.params = spec.params;
+    this.riskLimits = spec.config.risk;
+    this.currentParams = spec.params;
     this.definition = spec.definition;
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
@@ -282,12 +284,27 @@ export class InstanceRunner {
 
   /** A fresh set of the definition's indicators for these params (fed from the kept candles at the next hook). */
   private makeIndicators(spec: InstanceSpec): void {
-    this.candleLimits = candleNeeds(spec.definition, spec.params);
+    this.kept = candleNeeds(spec.definition, spec.params);
     this.indicatorSet = new IndicatorSet(this.definition.indicators?.(spec.params) ?? {});
   }
 
   get indicators(): IndicatorViews<IndicatorSpecs> {
     return this.indicatorSet.views;
+  }
+
+  /** The risk limits of its strategy file. */
+  get limits(): RiskLimits {
+    return this.riskLimits;
+  }
+
+  /** The strategy's params, as validated against its schema. */
+  get params(): unknown {
+    return this.currentParams;
+  }
+
+  /** Closed candles this instance may read per timeframe. */
+  get candleLimits(): Readonly<CandleNeeds> {
+    return this.kept;
   }
 
   /** Feeds the indicators the candles closed since the last hook (before every hook). */
@@ -457,10 +474,9 @@ export class InstanceRunner {
 
   /** New params and risk limits from a reloaded strategy file (already validated against the strategy's schema). */
   reconfigure(spec: InstanceSpec): void {
-    this.params = spec.params;
-    this.ctx.params = spec.params;
+    this.currentParams = spec.params;
     this.inputs++;
-    this.limits = spec.config.risk;
+    this.riskLimits = spec.config.risk;
     // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
     if (this.definition.indicators !== undefined) this.makeIndicators(spec);
   }
