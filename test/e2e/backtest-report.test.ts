@@ -2,9 +2,7 @@
  * report.html and sweep.html in real headless Chromium (Debian's package, driven by playwright-core), opened
  * from disk as a user opens them: no console error, the charts drawn, every closed trade in the table, the
  * walk-forward scatter with one point per window, no time label cut at a chart's edge, and nothing wider than
- * a phone's screen. With SCREENSHOT=1 it writes docs/backtest-report.png, docs/sweep-report.png and
- * docs/walk-forward.png (of REPORT_DIR, SWEEP_DIR and WALK_DIR when given: runs over the whole sample, see
- * docs/strategies.md).
+ * a phone's screen. The pictures of these pages in docs/ are bench/report-pictures.ts's.
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,7 +22,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { bot, gridConfig, SAMPLE, sliceFlags } from '../backtest/fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
-import { ROOT } from './daemon-process.js';
 
 const dir = tempDir('backtest-report');
 let browser: Browser;
@@ -149,36 +146,5 @@ describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
       expect(problems).toEqual([]);
       await close();
     }
-  });
-
-  it.runIf(process.env.SCREENSHOT === '1')('writes the pictures for docs/', async () => {
-    const report = join(process.env.REPORT_DIR ?? join(dir, 'run'), 'report.html');
-    const sweep = join(process.env.SWEEP_DIR ?? join(dir, 'sweep'), 'sweep.html');
-    const walk = join(process.env.WALK_DIR ?? join(dir, 'sweep'), 'sweep.html');
-    const a = await open(report, 1280);
-    await a.page.waitForTimeout(500);
-    await a.page.screenshot({
-      path: join(ROOT, 'docs/backtest-report.png'),
-      fullPage: true,
-      clip: { x: 0, y: 0, width: 1280, height: 1500 },
-    });
-    await a.close();
-    const s = await open(sweep, 1280);
-    await s.page.waitForTimeout(500);
-    await s.page.screenshot({
-      path: join(ROOT, 'docs/sweep-report.png'),
-      fullPage: true,
-      clip: { x: 0, y: 0, width: 1280, height: 910 },
-    });
-    await s.close();
-    const b = await open(walk, 1280);
-    const top = (await b.page.locator('h2:has-text("Walk-forward")').boundingBox())?.y ?? 0;
-    await b.page.waitForTimeout(500);
-    await b.page.screenshot({
-      path: join(ROOT, 'docs/walk-forward.png'),
-      fullPage: true,
-      clip: { x: 0, y: top - 10, width: 1280, height: 1000 },
-    });
-    await b.close();
   });
 });
