@@ -5,7 +5,6 @@
  * addresses, so per-address limits alone would not bound it) writes a bounded number of log lines.
  */
 import { request } from 'node:http';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_STREAMS } from '../../src/api/live-stream.js';
@@ -72,7 +71,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
   store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const TOKEN = 'listener-guards-token-8c1f';

@@ -10,7 +10,7 @@
  * held), once per entry; a cooldown follows each stop-out; maxDrawdown stops the entries at the first trade that
  * takes the compounded closed trades pct under their best.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempProject } from '../config/temp-project.js';
@@ -26,7 +26,6 @@ const project = tempProject();
 const out = tempDir('backtest-test');
 afterAll(() => {
   project.remove();
-  rmSync(out, { recursive: true, force: true });
 });
 
 /** Buys 0.001 at MARKET whenever it holds nothing and has no order open; never sells by itself. */

@@ -5,7 +5,7 @@
  * twice); Redis SIGKILLed and restarted mid-sweep delays the sweep, and the outputs stay byte-identical.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -21,7 +21,6 @@ import { tempDir } from '../support/temp-dir.js';
 const dir = tempDir('queue-faults');
 const project = tempProject();
 afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
   project.remove();
 });
 
@@ -125,7 +124,6 @@ it('waits out a Redis SIGKILLed and restarted mid-sweep; the outputs are unchang
   } finally {
     await worker.stop('SIGKILL');
     await redis.stop();
-    rmSync(data, { recursive: true, force: true });
   }
 }, 120_000);
 

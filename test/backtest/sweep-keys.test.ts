@@ -2,7 +2,7 @@
  * What a sweep (and a hyperopt's space) may vary: `exits.*` (each ROI row too) and `protections.*` beside
  * `params.*` and `risk.*`; a key the strategy file does not know is refused before any data is read.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { configInput, instancesOf, readConfigs } from '../../src/backtest/strategy-configs.js';
@@ -13,7 +13,6 @@ import { tempDir } from '../support/temp-dir.js';
 const dir = tempDir('sweep-keys');
 const project = tempProject();
 afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
   project.remove();
 });
 

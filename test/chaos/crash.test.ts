@@ -6,7 +6,7 @@
  * Then the audit: no untracked or duplicate order, no lost or doubled fill, balances exact, no secret leaked.
  * CHAOS_KILLS sets the count (default 25; `npm run test:chaos -- --kills 1000` for a release).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CRASH_POINTS } from '../../src/ops/crash-points.js';
@@ -40,7 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await proxy?.close();
   await sim?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 type Plan = (typeof CRASH_POINTS)[number] | 'random';

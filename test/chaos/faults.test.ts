@@ -6,7 +6,7 @@
  * ending, and writes a handful of warning lines per incident, not one per retry. At the end the journal and
  * fills are audited against the exchange's own history, trades and balances, and no output holds a secret.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, fillKeys, journal, waitFor, writeSwingRecording } from '../e2e/daemon-process.js';
@@ -41,7 +41,6 @@ afterAll(async () => {
   if (daemon && !daemon.exit) await daemon.stop('SIGKILL');
   await proxy?.close();
   await sim?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('fault injection between the daemon and the simulated exchange (both real processes)', () => {

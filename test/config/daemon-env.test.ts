@@ -1,5 +1,5 @@
 /** The daemon's environment variables: defaults, one line per bad value naming the variable, MODE=live's needs. */
-import { chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
@@ -129,19 +129,15 @@ describe('daemon environment', () => {
 describe('notification environment', () => {
   it('reads the channel secrets from NAME_FILE like the other secrets', () => {
     const dir = tempDir('notify-env');
-    try {
-      writeFileSync(join(dir, 'token'), 'file-token\n');
-      writeFileSync(join(dir, 'hook'), 'file-hook-secret\n');
-      const env = parseEnv({
-        TELEGRAM_BOT_TOKEN_FILE: join(dir, 'token'),
-        TELEGRAM_CHAT_ID: '1',
-        NOTIFY_WEBHOOK_URL: 'http://127.0.0.1:9/hook',
-        NOTIFY_WEBHOOK_SECRET_FILE: join(dir, 'hook'),
-      });
-      expect([env.TELEGRAM_BOT_TOKEN, env.NOTIFY_WEBHOOK_SECRET]).toEqual(['file-token', 'file-hook-secret']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    writeFileSync(join(dir, 'token'), 'file-token\n');
+    writeFileSync(join(dir, 'hook'), 'file-hook-secret\n');
+    const env = parseEnv({
+      TELEGRAM_BOT_TOKEN_FILE: join(dir, 'token'),
+      TELEGRAM_CHAT_ID: '1',
+      NOTIFY_WEBHOOK_URL: 'http://127.0.0.1:9/hook',
+      NOTIFY_WEBHOOK_SECRET_FILE: join(dir, 'hook'),
+    });
+    expect([env.TELEGRAM_BOT_TOKEN, env.NOTIFY_WEBHOOK_SECRET]).toEqual(['file-token', 'file-hook-secret']);
   });
 
   it('has no channel and sensible defaults with nothing set', () => {
@@ -201,17 +197,13 @@ describe('.env permissions', () => {
   it('warns when .env is readable by other users, and not when it is private or absent', () => {
     const dir = tempDir('dotenv');
     const file = join(dir, '.env');
-    try {
-      expect(dotenvExposure(file)).toBeUndefined();
-      writeFileSync(file, 'EXCHANGE_API_SECRET=s\n');
-      chmodSync(file, 0o644);
-      expect(dotenvExposure(file)).toBe(
-        `${file} is readable by other users (mode 644) and may hold the API secret: run chmod 600 ${file}`,
-      );
-      chmodSync(file, 0o600);
-      expect(dotenvExposure(file)).toBeUndefined();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    expect(dotenvExposure(file)).toBeUndefined();
+    writeFileSync(file, 'EXCHANGE_API_SECRET=s\n');
+    chmodSync(file, 0o644);
+    expect(dotenvExposure(file)).toBe(
+      `${file} is readable by other users (mode 644) and may hold the API secret: run chmod 600 ${file}`,
+    );
+    chmodSync(file, 0o600);
+    expect(dotenvExposure(file)).toBeUndefined();
   });
 });

@@ -121,7 +121,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim?.close();
   const exit = await daemon?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
   expect(exit).toEqual({ code: 0, signal: null });
 });
 

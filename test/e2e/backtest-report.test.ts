@@ -4,7 +4,7 @@
  * walk-forward scatter with one point per window, no time label cut at a chart's edge, and nothing wider than
  * a phone's screen. The pictures of these pages in docs/ are bench/report-pictures.ts's.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -55,7 +55,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function open(file: string, width: number): Promise<{ page: Page; problems: string[]; close(): Promise<void> }> {

@@ -7,7 +7,7 @@
  * candles, the bracket's far legs are named at the chart's edges until "Show all orders" stretches the scale over
  * them; no figure is cut at an edge; a phone shows the same with nothing overflowing out of sight.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,7 +96,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await daemon?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function open(width: number): Promise<{ page: Page; problems: string[]; close: () => Promise<void> }> {

@@ -4,7 +4,7 @@
  * times inside the recording's range (an hour of data twelve hours of the day away from the wall's, so a wall
  * time on either axis cannot pass for one of the recording's).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await daemon?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** hh:mm or hh:mm:ss as milliseconds into a day. */

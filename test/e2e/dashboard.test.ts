@@ -11,7 +11,7 @@
  * of sight on it; after a restart the chart still shows the fills made before it (docs/dashboard*.png are
  * `npm start`'s, made by `npm run bench:dashboard -- --screenshots`).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,7 +81,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await daemon?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Opened {

@@ -6,7 +6,7 @@
  * autoincrement counters included) are then what they were before it, and a start that fails on a path with no
  * database leaves none there.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -28,7 +28,6 @@ let holder: Server | undefined;
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGKILL');
   holder?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function track(p: DaemonProcess): DaemonProcess {

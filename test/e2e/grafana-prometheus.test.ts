@@ -4,7 +4,7 @@
  * PromQL expression of the dashboard (its variables set as Grafana sets them for "All") goes through
  * Prometheus's HTTP API: each parses and returns data, and each variable's label_values query finds values.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPrometheus, PROMETHEUS, type PrometheusProcess, startPrometheus } from '../support/prometheus.js';
@@ -72,7 +72,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await prometheus?.stop();
   await daemon?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe.skipIf(!hasPrometheus)(`the Grafana dashboard against a real Prometheus (${PROMETHEUS})`, () => {

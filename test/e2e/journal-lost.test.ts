@@ -18,7 +18,6 @@ let receiver: Receiver | undefined;
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGTERM');
   await receiver?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const TOKEN = 'journal-lost-test-token-0123456789';

@@ -4,7 +4,7 @@
  * journal of a newer schema is refused in one line naming the backup to restore; a backup that cannot be made
  * leaves the journal as it was.
  */
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
@@ -18,7 +18,6 @@ const dir = tempDir('e2e-upgrade');
 const processes: DaemonProcess[] = [];
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const config = join(dir, 'config');

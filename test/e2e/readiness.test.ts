@@ -5,7 +5,7 @@
  * start-up: the listeners (the control API's and the metrics listener) answer at once, alive but not ready,
  * naming why; the control API waits; `bot healthcheck` passes and `bot healthcheck --ready` does not.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -18,7 +18,6 @@ const dir = tempDir('e2e-ready');
 const processes: DaemonProcess[] = [];
 afterAll(async () => {
   for (const p of processes) if (!p.exit) await p.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const Readiness = z.object({

@@ -5,7 +5,7 @@
  * another restart must leave exactly one order on the exchange per journal row and exactly one fill row per
  * exchange trade: no duplicate orders, no doubled fills, no lost fills.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wallClock } from '../../src/clocks/wall-clock.js';
@@ -58,7 +58,6 @@ beforeAll(async () => {
 afterAll(async () => {
   clearInterval(driver);
   await sim.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('restarts against an exchange that outlives the daemon (MODE=live on a local simulated exchange)', () => {

@@ -2,7 +2,6 @@
  * Equity per quote asset (the page's equity table, GET /api/v1/equity), against a hand computation: two
  * instances in USDT and one in USDC over a temp-file journal, never summed across quotes.
  */
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
@@ -78,7 +77,6 @@ beforeEach(() => {
 
 afterEach(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('equity per quote asset', () => {

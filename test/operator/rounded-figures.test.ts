@@ -2,7 +2,6 @@
  * What the operator layer hands every face (the API, the chat, the page): amounts rounded to the pair's
  * precision where the daemon knows the pair, computed exactly (no float on the way), the journal untouched.
  */
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { D } from '../../src/market/decimal.js';
@@ -66,7 +65,6 @@ beforeEach(() => {
 });
 afterEach(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const places = (text: string) => (text.split('.')[1] ?? '').length;

@@ -2,7 +2,7 @@
  * What `status` shows, from a database built with the store API: instance states and reasons, open orders,
  * today's fills, realised and unrealised PnL at the last recorded price, and the engine-wide brakes.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
@@ -97,7 +97,6 @@ beforeEach(() => {
 
 afterEach(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('status view', () => {
