@@ -186,8 +186,7 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
   }
 
   now(): number {
-    this.runner.clockRead = true;
-    return this.runner.deps.clock.now();
+    return this.runner.readClock();
   }
 
   candles(timeframe: Timeframe, count: number, options?: { forming?: boolean }): readonly Candle[] {
@@ -251,8 +250,8 @@ export class InstanceRunner {
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   private kept: CandleNeeds = {};
   private indicatorSet = new IndicatorSet({});
-  /** The running hook read ctx.now() (set by the context). */
-  clockRead = false;
+  /** The running hook read ctx.now(). */
+  private clockRead = false;
   /**
    * What the last onTick that changed nothing saw (idempotentTick): while the market, its orders, the balances,
    * the rules and `inputs` are as they were, another call would change nothing either, and is not made.
@@ -359,6 +358,12 @@ export class InstanceRunner {
   nextLocalId(): { localId: string; seq: number } {
     this.seq++;
     return { localId: `${this.name}-${this.seq}`, seq: this.seq };
+  }
+
+  /** ctx.now(): the engine's clock, noted as read (a call that read it is not taken as unchanged by the next). */
+  readClock(): number {
+    this.clockRead = true;
+    return this.deps.clock.now();
   }
 
   /** Firings of its schedule that found nothing changed (TickPath.refire): ticks its strategy was not called on. */
