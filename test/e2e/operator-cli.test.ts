@@ -7,14 +7,14 @@
  * --url and --token-file. A wrong token, a daemon that is not there and a bad argument are named.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OPERATOR_COMMANDS } from '../../src/cli/operator-commands.js';
 import { operatorModule } from '../../src/cli/operator-commands.js';
 import { capture } from '../support/command-output.js';
 import { freePort } from '../support/free-port.js';
+import { tempDir } from '../support/temp-dir.js';
 import {
   DaemonProcess,
   daemonEnv,
@@ -27,10 +27,6 @@ import {
 } from './daemon-process.js';
 
 const TOKEN = 'e2e-operator-cli-token-7f3a';
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 /** `bot NAME ARGS` as a real process with `env`: its exit code and output. */
 function botProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
@@ -45,8 +41,7 @@ function botProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: num
 
 describe('operator commands from the CLI against a running daemon', () => {
   it('exit, resume, force-entry through the brakes with the declared stop attached, pause, kill switch, reload, cancel', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'e2e-operator-cli-'));
-    dirs.push(dir);
+    const dir = tempDir('e2e-operator-cli');
     const port = await freePort();
     const env = await lockstepPaperEnv(
       dir,

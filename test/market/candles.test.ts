@@ -1,13 +1,13 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { CandleBuilder, TIMEFRAME_MS, TIMEFRAMES, type Candle, type Timeframe } from '../../src/market/candles.js';
 import { CSV_HEADER, importCandles } from '../../src/record/candles.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { writeRecording } from '../sim/server-fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
 import { valueAt } from '../../src/backtest/number-column.js';
 import { assetsOf } from '../../src/cli/import-candles.js';
 
@@ -99,7 +99,7 @@ describe('candles built from ticks', () => {
   let data: TickData;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'spot-bot-candles-'));
+    dir = tempDir('spot-bot-candles');
     rows = makeRows();
     const csv = path.join(dir, 'candles.csv');
     const lines = rows.map(
@@ -110,8 +110,6 @@ describe('candles built from ticks', () => {
     const result = await importCandles({ symbol: 'BTCUSDT', files: [csv], outDir: dir, assets: assetsOf('BTCUSDT') });
     data = await loadTicks([result.file]);
   });
-
-  afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('equal the candles aggregated from the imported CSV, at every timeframe, volumes included', () => {
     const builder = new CandleBuilder(ALL);
@@ -203,48 +201,44 @@ function tickerTape(): { lines: { s: string; p: number; t: number; vb: number }[
 
 describe('candles built from live ticker ticks (not imported candles)', () => {
   it('equal the candles aggregated straight from the raw ticks, at every timeframe, volumes included', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'spot-bot-ticker-candles-'));
-    try {
-      const { lines, trades } = tickerTape();
-      const data = await loadTicks([writeRecording(dir, 'BTCUSDT', lines)]);
-      expect(data.length).toBe(lines.length);
-      const builder = new CandleBuilder(ALL);
-      feed(builder, data);
-      for (const tf of TIMEFRAMES) {
-        // Independently: bucket the raw lines by the timeframe, OHLC from their prices, volume from their trades.
-        const ms = TIMEFRAME_MS[tf];
-        const want: { time: number; open: number; high: number; low: number; close: number; units: number }[] = [];
-        lines.forEach((line, i) => {
-          const time = line.t - (line.t % ms);
-          const last = want.at(-1);
-          const units = trades[i] as number;
-          if (last === undefined || last.time !== time)
-            want.push({ time, open: line.p, high: line.p, low: line.p, close: line.p, units });
-          else {
-            last.high = Math.max(last.high, line.p);
-            last.low = Math.min(last.low, line.p);
-            last.close = line.p;
-            last.units += units;
-          }
-        });
-        const closed = want.slice(0, -1);
-        const got = builder.candles(tf, ALL[tf]);
-        expect(got.length, tf).toBe(Math.min(closed.length, ALL[tf]));
-        const tail = closed.slice(-got.length);
+    const dir = tempDir('spot-bot-ticker-candles');
+    const { lines, trades } = tickerTape();
+    const data = await loadTicks([writeRecording(dir, 'BTCUSDT', lines)]);
+    expect(data.length).toBe(lines.length);
+    const builder = new CandleBuilder(ALL);
+    feed(builder, data);
+    for (const tf of TIMEFRAMES) {
+      // Independently: bucket the raw lines by the timeframe, OHLC from their prices, volume from their trades.
+      const ms = TIMEFRAME_MS[tf];
+      const want: { time: number; open: number; high: number; low: number; close: number; units: number }[] = [];
+      lines.forEach((line, i) => {
+        const time = line.t - (line.t % ms);
+        const last = want.at(-1);
+        const units = trades[i] as number;
+        if (last === undefined || last.time !== time)
+          want.push({ time, open: line.p, high: line.p, low: line.p, close: line.p, units });
+        else {
+          last.high = Math.max(last.high, line.p);
+          last.low = Math.min(last.low, line.p);
+          last.close = line.p;
+          last.units += units;
+        }
+      });
+      const closed = want.slice(0, -1);
+      const got = builder.candles(tf, ALL[tf]);
+      expect(got.length, tf).toBe(Math.min(closed.length, ALL[tf]));
+      const tail = closed.slice(-got.length);
+      expect(
+        got.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })),
+        tf,
+      ).toEqual(tail.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
+      got.forEach((candle, i) => {
+        // The volume is recovered from the rolling 24-hour figure, to the exchange's 8 decimals.
         expect(
-          got.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })),
-          tf,
-        ).toEqual(tail.map(({ time, open, high, low, close }) => ({ time, open, high, low, close })));
-        got.forEach((candle, i) => {
-          // The volume is recovered from the rolling 24-hour figure, to the exchange's 8 decimals.
-          expect(
-            Math.abs(candle.volume - (tail[i] as { units: number }).units / 1e8),
-            `${tf} ${candle.time}`,
-          ).toBeLessThan(2e-8 * (ms / MINUTE));
-        });
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+          Math.abs(candle.volume - (tail[i] as { units: number }).units / 1e8),
+          `${tf} ${candle.time}`,
+        ).toBeLessThan(2e-8 * (ms / MINUTE));
+      });
     }
   });
 });
