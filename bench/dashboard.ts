@@ -1,0 +1,176 @@
+/**
+ * `npm run bench:dashboard`: how long the page takes to load and how much it downloads, on what `npm start`
+ * serves (the daemon on paper with the shipped strategy files, no token on loopback), in headless Chromium
+ * (Debian's, as the page tests use it). Each of ROUNDS rounds (default 5) opens the page in a fresh browser
+ * context (an empty cache, as a first visit) at 1366 px and at 390 px, and times from the navigation's start:
+ * DOMContentLoaded, the first instance card shown, the first chart drawn (its canvas painted with candles) and
+ * the load event; it sums what the page downloaded (the browser's Resource Timing: bytes on the wire and bodies
+ * decoded, by kind; the live stream left out, it never ends). Medians are printed with the machine's load.
+ * `--screenshots` also writes docs/dashboard.png (1366 px) and docs/dashboard-phone.png (390 px at 2x).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../test/e2e/chromium.js';
+import { DaemonProcess, daemonEnv, ROOT, waitFor } from '../test/e2e/daemon-process.js';
+import { freePort } from '../test/support/free-port.js';
+
+const ROUNDS = Number(process.env.ROUNDS ?? '5');
+const SCREENSHOTS = process.argv.includes('--screenshots');
+
+interface Load {
+  domContentLoaded: number;
+  firstCard: number;
+  chartDrawn: number;
+  load: number;
+  requests: number;
+  transferKB: number;
+  decodedKB: number;
+  byKind: Record<string, number>;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+};
+
+/** A resource's kind for the table: the page, its scripts and styles, the API's JSON. */
+function kind(url: string): string {
+  const path = new URL(url).pathname;
+  if (path.startsWith('/api/')) return 'api';
+  if (path.endsWith('.js')) return 'script';
+  if (path.endsWith('.css')) return 'style';
+  return path === '/' || path.endsWith('.html') ? 'document' : 'other';
+}
+
+async function loadOnce(browser: Browser, url: string, width: number): Promise<{ load: Load; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width, height: 900 },
+    deviceScaleFactor: width < 500 ? 2 : 1,
+  });
+  const page = await context.newPage();
+  await page.goto(url, { waitUntil: 'commit' });
+  await page.locator('article.instance').first().waitFor({ timeout: 60_000 });
+  const firstCard = await page.evaluate<number>('performance.now()');
+  // Its canvas painted: the chart library sized it once the candles came.
+  await page.waitForFunction("(document.querySelector('.symbol-chart canvas')?.width ?? 0) > 0", undefined, {
+    timeout: 60_000,
+  });
+  const chartDrawn = await page.evaluate<number>('performance.now()');
+  await page.waitForLoadState('load');
+  const timing = await page.evaluate<{
+    domContentLoaded: number;
+    load: number;
+    entries: { name: string; transfer: number; decoded: number }[];
+  }>(`(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const resources = performance.getEntriesByType('resource').filter((r) => !r.name.endsWith('/api/v1/stream'));
+    return {
+      domContentLoaded: nav.domContentLoadedEventEnd,
+      load: nav.loadEventEnd,
+      entries: [nav, ...resources].map((r) => ({ name: r.name, transfer: r.transferSize, decoded: r.decodedBodySize })),
+    };
+  })()`);
+  const byKind: Record<string, number> = {};
+  for (const e of timing.entries) byKind[kind(e.name)] = (byKind[kind(e.name)] ?? 0) + e.transfer / 1024;
+  const load: Load = {
+    domContentLoaded: timing.domContentLoaded,
+    firstCard,
+    chartDrawn,
+    load: timing.load,
+    requests: timing.entries.length,
+    transferKB: timing.entries.reduce((s, e) => s + e.transfer, 0) / 1024,
+    decodedKB: timing.entries.reduce((s, e) => s + e.decoded, 0) / 1024,
+    byKind,
+  };
+  return { load, page };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-dashboard-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/`;
+  // `npm start`'s daemon: paper, the shipped strategy files, the page on loopback without a token.
+  const daemon = new DaemonProcess(
+    daemonEnv({ DB_PATH: join(dir, 'bot.db'), KILL_SWITCH_FILE: join(dir, 'KILL'), API_PORT: String(port) }),
+  );
+  let browser: Browser | undefined;
+  try {
+    await waitFor('the control API', () => daemon.messages(/control API and dashboard on/).length > 0, { daemon });
+    // Something to draw: the daemon's first fills (paper's replay runs ahead of the wall clock).
+    await waitFor(
+      'a few fills',
+      async () => {
+        const r = await fetch(`${url}api/v1/fills?limit=5`);
+        return ((await r.json()) as { fills: unknown[] }).fills.length >= 5;
+      },
+      { daemon },
+    );
+    browser = await launchChromium();
+    const results: Record<string, Load[]> = { '1366 px': [], '390 px': [] };
+    for (let round = 0; round < ROUNDS; round++)
+      for (const width of [1366, 390]) {
+        const { load, page } = await loadOnce(browser, url, width);
+        results[`${width} px`]!.push(load);
+        await page.context().close();
+        process.stderr.write(`\rround ${round + 1}/${ROUNDS} ${width} px`);
+      }
+    process.stderr.write('\n');
+    const [l1, l5, l15] = loadavg().map((x) => x.toFixed(1));
+    console.log(
+      `The dashboard (npm start's page), ${ROUNDS} cold loads per width, medians; load average ${l1} ${l5} ${l15}`,
+    );
+    console.log('width    DOMContentLoaded  first card  chart drawn  load event  requests  transferred  decoded');
+    for (const [width, loads] of Object.entries(results)) {
+      const m = (f: (l: Load) => number) => median(loads.map(f));
+      console.log(
+        [
+          width.padEnd(8),
+          `${m((l) => l.domContentLoaded).toFixed(0)} ms`.padStart(16),
+          `${m((l) => l.firstCard).toFixed(0)} ms`.padStart(11),
+          `${m((l) => l.chartDrawn).toFixed(0)} ms`.padStart(12),
+          `${m((l) => l.load).toFixed(0)} ms`.padStart(11),
+          String(m((l) => l.requests)).padStart(9),
+          `${m((l) => l.transferKB).toFixed(0)} KB`.padStart(12),
+          `${m((l) => l.decodedKB).toFixed(0)} KB`.padStart(8),
+        ].join(' '),
+      );
+    }
+    const first = results['1366 px']![0]!;
+    console.log(
+      `transferred by kind (first load at 1366 px): ${Object.entries(first.byKind)
+        .map(([k, kb]) => `${k} ${kb.toFixed(0)} KB`)
+        .join(', ')}`,
+    );
+
+    if (SCREENSHOTS) {
+      const wide = await loadOnce(browser, url, 1366);
+      await wide.page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
+      await wide.page.waitForTimeout(1000);
+      await wide.page.screenshot({
+        path: join(ROOT, 'docs/dashboard.png'),
+        clip: { x: 0, y: 0, width: 1366, height: 1400 },
+        fullPage: true,
+      });
+      const phone = await loadOnce(browser, url, 390);
+      await phone.page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
+      await phone.page.waitForTimeout(1000);
+      await phone.page.screenshot({
+        path: join(ROOT, 'docs/dashboard-phone.png'),
+        clip: { x: 0, y: 0, width: 390, height: 1500 },
+        fullPage: true,
+      });
+      console.log('wrote docs/dashboard.png and docs/dashboard-phone.png');
+    }
+  } finally {
+    await browser?.close();
+    await daemon.stop('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
