@@ -15,6 +15,7 @@ import { Engine } from '../src/engine/engine.js';
 import { silentLogger } from '../src/ops/logger.js';
 import type { Clock } from '../src/ports/clock.js';
 import { MatchingEngine } from '../src/sim/matching-engine.js';
+import { mulberry32 } from '../src/sim/prng.js';
 import { openStore } from '../src/store/store.js';
 import { defineStrategy } from '../src/strategy/api.js';
 import { InProcessVenue } from '../src/venues/in-process-venue.js';
@@ -57,17 +58,6 @@ const ladder = defineStrategy({
   },
 });
 
-/** A seeded random source (xorshift): the same path for every run of one seed. */
-function walk(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 0x100000000;
-  };
-}
-
 const venueClock = new VirtualClock(T0);
 let aheadMs = 0;
 const engineClock: Clock = {
@@ -98,7 +88,7 @@ const engine = new Engine({
 });
 await engine.start();
 
-const random = walk(Number(values.seed));
+const random = mulberry32(Number(values.seed));
 const placedAfterStep: number[] = [];
 /** When each exchange order's fills were last recorded, on the exchange's clock (read after every poll). */
 const recorded = new Map<string, number>();

@@ -180,7 +180,7 @@ export class FillRecorder {
     const feeAsset = t.feeMetadata?.feeAsset ?? undefined;
     const feeIn = this.feeIn(row.symbol, feeAsset);
     if (!this.answers.believeTrade(row, t, feeIn)) return;
-    this.record(row, {
+    this.record(row, true, {
       fillKey: t._id,
       orderLocalId: row.localId,
       instance: row.instance,
@@ -241,7 +241,10 @@ export class FillRecorder {
       else this.answers.refuse(row, 'feeMetadata.value', problem);
     }
     const now = this.p.clock.now();
-    this.record(row, {
+    // A final record closes the order only when it says this figure itself (FILLED: all of it); a figure it
+    // failed to give, or gave impossibly, is what was believed before: more may have executed since.
+    const affirmed = ownFigure || record.status === 'FILLED' || isLiveVenueStatus(record.status);
+    this.record(row, affirmed, {
       fillKey: `${row.exchangeId}:${plain(executed)}`,
       orderLocalId: row.localId,
       instance: row.instance,
@@ -259,8 +262,11 @@ export class FillRecorder {
     });
   }
 
-  /** Inserts the fill and updates its order row in one transaction; a fill already recorded changes nothing. */
-  private record(row: OrderRow, fill: FillRow): void {
+  /**
+   * Inserts the fill and updates its order row in one transaction; a fill already recorded changes nothing.
+   * `mayClose`: once its fills cover what it executed, a row the venue closed takes the venue's status.
+   */
+  private record(row: OrderRow, mayClose: boolean, fill: FillRow): void {
     const { store, journal } = this.p;
     crashPoint('before-fill-record');
     const inserted = store.transaction(() => {
@@ -277,7 +283,7 @@ export class FillRecorder {
       let status = current.status;
       if (isActive(status)) {
         const closed = current.venueStatus !== undefined && !isLiveVenueStatus(current.venueStatus);
-        if (closed && filled.gte(executed)) status = current.venueStatus as string;
+        if (closed && mayClose && filled.gte(executed)) status = current.venueStatus as string;
         else if (current.quantity !== undefined && filled.gte(current.quantity)) status = 'FILLED';
         else status = 'PARTIALLY_FILLED';
       }

@@ -154,6 +154,45 @@ describe('impossible figures are refused, told once, counted, and the order reso
     expect(log.messages(/venue answer refused.*executedQty .*never goes back/)).toHaveLength(1);
   });
 
+  it('a cancel answer going back while trade history fails: the order is not closed short of what executed', async () => {
+    // Half of each tick's volume is the bot's: the resting BUY fills 0.003 at a time.
+    h = new Harness({ sim: { participationRate: '0.5' }, engine: { fillGraceMs: 20_000 } });
+    h.price(100);
+    let cancel = false;
+    const buyThenCancel = strategy({
+      onTick(ctx) {
+        const buy = ctx.openOrders.find((o) => o.tag === 'entry');
+        if (buy === undefined && !cancel) ctx.limit('BUY', '99.9', '0.01', { tag: 'entry' });
+        else if (buy !== undefined && cancel) ctx.cancel(buy);
+      },
+    });
+    const venue = new LyingVenue(h.venue);
+    await h.start([instance('a', buyThenCancel)], { venue });
+    await h.tick(100); // the BUY rests at 99.9
+    venue.failing.add('trades');
+    const fill = async (poll: boolean) => {
+      h.clock.advance(5_000);
+      h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), 0.006);
+      if (poll) await h.engine!.pollOrders();
+    };
+    await fill(true); // 0.003, seen as the order's executedQty
+    await fill(false); // 0.003 more, not seen
+    const [buy] = rows('BUY');
+    expect(h.store.orders.get(buy!.localId)?.execQty).toBe('0.003');
+    // The cancel's answer, and every record after it, says less than the venue said before.
+    venue.order = (r) => (r.status === 'CANCELED' ? { ...r, executedQty: 0.0015 } : r);
+    cancel = true;
+    for (let i = 0; i < 5; i++) await h.tick(101); // cancelled; trade history failing: a delta of what was believed
+    expect(executedAtExchange('BUY')).toBe('0.006');
+    expect(h.store.orders.get(buy!.localId)?.status).not.toBe('CANCELED');
+    // The venue tells the truth again: the order closes with what it executed, not with what was believed then.
+    venue.order = undefined;
+    venue.failing.clear();
+    for (let i = 0; i < 8; i++) await h.tick(101);
+    expect(recorded(buy!.localId)).toBe('0.006');
+    expect(h.store.orders.get(buy!.localId)?.status).toBe('CANCELED');
+  });
+
   it.each([
     ['a trade past the order', 'baseQty', (t: TradeRecord) => ({ ...t, baseQty: 5 })],
     ['a price above the pair bounds', 'price', (t: TradeRecord) => ({ ...t, price: 5e7 })],
