@@ -5,7 +5,10 @@
  * rows however long the journal), instance state, position and PnL come from the status read model, jobs from
  * the scheduler's stats, brakes and balances from the engine, and exchange requests are observed on the
  * client's request path (the one thing counted as it happens). Labels stay bounded: instances, symbols, sides,
- * order types, the seven endpoints, error codes; never an order id.
+ * order types, the endpoints (ENDPOINTS), error codes; never an order id.
+ *
+ * Every series a counter will have starts at 0 (each instance's configured symbol, sides and order types, each
+ * endpoint and outcome, the client's error codes), so the first event shows in `increase()` and in alerts.
  *
  * Prometheus attaches `instance` (the scraped address) and `job` (the scrape job) to every series, so the bot's
  * own are `bot_instance` and `bot_job` (a job by name: market, orders poll, refresh; its cron in `schedule`).
@@ -13,7 +16,7 @@
  * so a dashboard computes ages with `time() - …` and a stalled scrape does not freeze them.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RequestObserver } from '../exchange/client.js';
+import { CLIENT_ERROR_CODES, ENDPOINTS, type RequestObserver } from '../exchange/client.js';
 import type { BuildInfo, Operator } from '../operator/operator.js';
 import type { FillTotal, InstanceStatusReport, OrderCount } from '../operator/queries.js';
 import type { JobStats } from '../ports/scheduler.js';
@@ -61,6 +64,20 @@ type OrderLabel = (typeof ORDER_LABELS)[number];
 /** Label values and the value of one sample. */
 type Sample<L extends string> = [Partial<Record<L, string>>, number];
 const FINAL_CANCELLED = new Set(['CANCELED', 'CANCELLED', 'EXPIRED']);
+const SIDES = ['BUY', 'SELL'] as const;
+/** The order types an instance may send (intent kinds, as the journal records them). */
+const ORDER_TYPES = ['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO'] as const;
+
+/** `samples` with a 0 for each of `zeros`' label sets it has no sample of, in the order first seen. */
+function withZeros<L extends string>(zeros: Sample<L>[0][], samples: Sample<L>[]): Sample<L>[] {
+  const all = new Map<string, Sample<L>>();
+  for (const labels of zeros) all.set(JSON.stringify(labels), [labels, 0]);
+  for (const [labels, value] of samples) {
+    const key = JSON.stringify(labels);
+    all.set(key, [labels, (all.get(key)?.[1] ?? 0) + value]);
+  }
+  return [...all.values()];
+}
 
 /** A job by its name, without the cron some names carry to be unique ('market * * * * * *' is 'market'). */
 function jobName(job: JobStats): string {
@@ -81,10 +98,24 @@ export function createMetrics(): DaemonMetrics {
       cached = { at: now, orders: sources.read.orderCounts(), fills: sources.read.fillTotals() };
     return cached;
   };
-  const fromOrders = (pick: (c: OrderCount) => boolean) => () =>
-    db()?.orders.flatMap((c): Sample<OrderLabel>[] =>
-      pick(c) ? [[{ bot_instance: c.instance ?? 'external', symbol: c.symbol, side: c.side, type: c.type }, c.n]] : [],
+  /** Each configured instance's name and symbol (its symbol before its first fill too). */
+  const configured = () =>
+    sources?.read.engineInstances().map((i) => ({ bot_instance: i.name, symbol: i.symbol })) ?? [];
+  const fromOrders = (pick: (c: OrderCount) => boolean) => () => {
+    const counts = db()?.orders;
+    if (counts === undefined) return undefined;
+    const zeros = configured().flatMap((i) =>
+      SIDES.flatMap((side) => ORDER_TYPES.map((type) => ({ ...i, side, type }))),
     );
+    return withZeros<OrderLabel>(
+      zeros,
+      counts.flatMap((c): Sample<OrderLabel>[] =>
+        pick(c)
+          ? [[{ bot_instance: c.instance ?? 'external', symbol: c.symbol, side: c.side, type: c.type }, c.n]]
+          : [],
+      ),
+    );
+  };
   /** The quote asset a symbol's values are in ('' when the daemon does not know the pair). */
   const quote = (symbol: string) => sources?.read.quoteAsset(symbol) ?? '';
 
@@ -155,18 +186,18 @@ export function createMetrics(): DaemonMetrics {
     'orders_unknown_outcome',
     'Orders whose outcome is not known yet (pending or unknown), awaiting reconciliation.',
     ['bot_instance', 'symbol'],
-    // 0 for every instance and symbol with orders (a gauge with no sample would leave its panel empty).
+    // 0 for every configured instance and every instance and symbol with orders (a gauge with no sample would
+    // leave its panel empty).
     () => {
       const counts = db()?.orders;
       if (counts === undefined) return undefined;
-      const awaiting = new Map<string, Sample<'bot_instance' | 'symbol'>>();
-      for (const c of counts) {
-        const labels = { bot_instance: c.instance ?? 'external', symbol: c.symbol };
-        const key = `${labels.bot_instance}\u0000${labels.symbol}`;
-        const n = c.status === 'UNKNOWN' || c.status === 'PENDING' ? c.n : 0;
-        awaiting.set(key, [labels, (awaiting.get(key)?.[1] ?? 0) + n]);
-      }
-      return [...awaiting.values()];
+      return withZeros<'bot_instance' | 'symbol'>(
+        configured(),
+        counts.map((c) => [
+          { bot_instance: c.instance ?? 'external', symbol: c.symbol },
+          c.status === 'UNKNOWN' || c.status === 'PENDING' ? c.n : 0,
+        ]),
+      );
     },
   );
   fromSource(
@@ -189,22 +220,41 @@ export function createMetrics(): DaemonMetrics {
     ['field'],
     () => sources?.read.venueRefusals().map((r): Sample<'field'> => [{ field: r.field }, r.count]),
   );
-  fromSource('counter', 'fills_total', 'Fills recorded.', ['bot_instance', 'symbol', 'side'], () =>
-    db()?.fills.map((f): Sample<'bot_instance' | 'symbol' | 'side'> => [
-      { bot_instance: f.instance ?? 'external', symbol: f.symbol, side: f.side },
-      f.n,
-    ]),
+  const fromFills =
+    <L extends string>(
+      sample: (f: FillTotal) => Sample<L>,
+      zero: (i: { bot_instance: string; symbol: string }, side: string) => Sample<L>[0],
+    ) =>
+    () => {
+      const fills = db()?.fills;
+      if (fills === undefined) return undefined;
+      return withZeros<L>(
+        configured().flatMap((i) => SIDES.map((side) => zero(i, side))),
+        fills.map(sample),
+      );
+    };
+  fromSource(
+    'counter',
+    'fills_total',
+    'Fills recorded.',
+    ['bot_instance', 'symbol', 'side'],
+    fromFills(
+      (f) => [{ bot_instance: f.instance ?? 'external', symbol: f.symbol, side: f.side }, f.n],
+      (i, side) => ({ ...i, side }),
+    ),
   );
   fromSource(
     'counter',
     'traded_notional_total',
     'Value of the fills recorded (price times quantity), in the quote currency (label quote).',
     ['bot_instance', 'symbol', 'side', 'quote'],
-    () =>
-      db()?.fills.map((f): Sample<'bot_instance' | 'symbol' | 'side' | 'quote'> => [
+    fromFills(
+      (f) => [
         { bot_instance: f.instance ?? 'external', symbol: f.symbol, side: f.side, quote: quote(f.symbol) },
         f.notional,
-      ]),
+      ],
+      (i, side) => ({ ...i, side, quote: quote(i.symbol) }),
+    ),
   );
 
   // The exchange client's request path: counted as it happens.
@@ -233,6 +283,12 @@ export function createMetrics(): DaemonMetrics {
     labelNames: ['endpoint'] as const,
     registers,
   });
+  for (const endpoint of ENDPOINTS) {
+    for (const outcome of ['ok', 'error']) requests.inc({ endpoint, outcome }, 0);
+    // Only reads are retried.
+    if (endpoint.startsWith('GET ')) retries.inc({ endpoint }, 0);
+  }
+  for (const code of CLIENT_ERROR_CODES) errors.inc({ code }, 0);
   const exchangeObserver: RequestObserver = {
     requested(endpoint, ok, seconds, code) {
       requests.inc({ endpoint, outcome: ok ? 'ok' : 'error' });
@@ -314,12 +370,15 @@ export function createMetrics(): DaemonMetrics {
           ]),
         ),
   );
+  const symbolOf = (instance: string) => configured().flatMap((i) => (i.bot_instance === instance ? [i.symbol] : []));
   /** One sample per instance; with `inQuote`, labelled with the quote asset its value is in. */
   const perInstance = (value: (i: InstanceStatusReport) => number | undefined, inQuote: boolean) => () =>
     sources?.read.status().view.report.instances.flatMap((i): Sample<'bot_instance' | 'symbol' | 'quote'>[] => {
       const v = value(i);
-      const labels = { bot_instance: i.instance, symbol: i.symbols.join(',') };
-      const quotes = inQuote ? { quote: [...new Set(i.symbols.map(quote))].join(',') } : {};
+      // Before its first order or fill, an instance's symbol is its configured one.
+      const symbols = i.symbols.length > 0 ? i.symbols : symbolOf(i.instance);
+      const labels = { bot_instance: i.instance, symbol: symbols.join(',') };
+      const quotes = inQuote ? { quote: [...new Set(symbols.map(quote))].join(',') } : {};
       return v === undefined ? [] : [[{ ...labels, ...quotes }, v]];
     });
   fromSource(

@@ -102,6 +102,28 @@ export interface ExchangeClientOptions {
   random?: () => number;
 }
 
+/** Every request the client makes, as its observer names them (`METHOD path`): the metrics start each at 0. */
+export const ENDPOINTS = [
+  'GET /api/v3/spot/market_watch',
+  'GET /api/v3/spot/config',
+  'GET /api/v4/user/balance',
+  'GET /api/v4/spot/open',
+  'GET /api/v4/spot/history',
+  'GET /api/v4/spot/trade',
+  'POST /api/v4/spot/order',
+  'DELETE /api/v4/spot/order',
+] as const;
+
+/** The codes of the client's own errors, those an observer is told when the exchange gave no code of its own. */
+export const CLIENT_ERROR_CODES = [
+  'E_NETWORK',
+  'E_TIMEOUT',
+  'E_HTTP',
+  'E_AUTH',
+  'E_RATE_LIMIT',
+  'E_RESPONSE_SHAPE',
+] as const;
+
 /**
  * Told of every request attempt and every retry of a read (the daemon's metrics). Called on the request path:
  * must be cheap and must not throw. `code` is the error's code (its exchange code when the exchange gave one).

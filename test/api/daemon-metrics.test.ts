@@ -1,0 +1,86 @@
+/**
+ * The daemon's metrics from their first scrape: every series a counter will have is there at 0 (so the first
+ * event shows in increase() and alerts), and an instance's symbol label is its configured symbol before it has
+ * an order or a fill.
+ */
+import { expect, it } from 'vitest';
+import { createMetrics, type MetricSources } from '../../src/api/daemon-metrics.js';
+import { ENDPOINTS } from '../../src/exchange/client.js';
+import { D } from '../../src/market/decimal.js';
+import type { FillTotal, OrderCount } from '../../src/operator/queries.js';
+import { parseExposition } from '../support/prometheus-text.js';
+
+/** The sum of the samples of `name` with these labels; undefined when there is no such series. */
+function metric(text: string, name: string, labels: Record<string, string>): number | undefined {
+  const found = parseExposition(text).samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
+  return found.length === 0 ? undefined : found.reduce((sum, s) => sum + s.value, 0);
+}
+
+function daemonMetrics(orders: OrderCount[] = [], fills: FillTotal[] = []) {
+  const metrics = createMetrics();
+  const instance = { instance: 'grid', state: 'running', symbols: [] as string[], position: { quantity: D(0) } };
+  const read = {
+    status: () => ({ view: { report: { instances: [{ ...instance, realisedPnl: D(0), unrealisedPnl: undefined }] } } }),
+    orderCounts: () => orders,
+    fillTotals: () => fills,
+    engineInstances: () => [{ name: 'grid', symbol: 'BTCUSDT', counters: { refused: 0 } }],
+    brakes: () => ({ killSwitch: false, stopBuy: false }),
+    balanceFigures: () => [],
+    jobs: () => [],
+    quoteAsset: () => 'USDT',
+    venueRefusals: () => [],
+  } as unknown as MetricSources['read'];
+  metrics.bind({
+    read,
+    now: () => 0,
+    balances: false,
+    ready: () => true,
+    build: { version: '0.1.0', revision: undefined },
+  });
+  return metrics;
+}
+
+it('has every counter series at 0 before its first event: orders, fills, requests, retries, errors', async () => {
+  const text = (await daemonMetrics().render()).text;
+  for (const name of ['placed', 'rejected', 'filled', 'cancelled'])
+    for (const side of ['BUY', 'SELL'])
+      for (const type of ['LIMIT', 'MARKET', 'STOP_LIMIT', 'OCO'])
+        expect(
+          metric(text, `spot_bot_orders_${name}_total`, { bot_instance: 'grid', symbol: 'BTCUSDT', side, type }),
+        ).toBe(0);
+  for (const side of ['BUY', 'SELL']) {
+    expect(metric(text, 'spot_bot_fills_total', { bot_instance: 'grid', symbol: 'BTCUSDT', side })).toBe(0);
+    expect(metric(text, 'spot_bot_traded_notional_total', { bot_instance: 'grid', side, quote: 'USDT' })).toBe(0);
+  }
+  expect(metric(text, 'spot_bot_orders_unknown_outcome', { bot_instance: 'grid', symbol: 'BTCUSDT' })).toBe(0);
+  for (const endpoint of ENDPOINTS)
+    for (const outcome of ['ok', 'error'])
+      expect(metric(text, 'spot_bot_exchange_requests_total', { endpoint, outcome })).toBe(0);
+  expect(metric(text, 'spot_bot_exchange_retries_total', { endpoint: 'GET /api/v4/spot/open' })).toBe(0);
+  for (const code of ['E_NETWORK', 'E_TIMEOUT', 'E_RATE_LIMIT', 'E_AUTH'])
+    expect(metric(text, 'spot_bot_exchange_errors_total', { code })).toBe(0);
+  // Before its first order or fill, the instance's symbol is the configured one, never ''.
+  expect(text).toMatch(/^spot_bot_position\{bot_instance="grid",symbol="BTCUSDT"\} 0$/m);
+  expect(text).toMatch(/^spot_bot_realised_pnl\{bot_instance="grid",symbol="BTCUSDT",quote="USDT"\} 0$/m);
+  expect(text).not.toMatch(/symbol=""/);
+});
+
+it('counts the journal and the requests over those zeros, and keeps the series of other labels', async () => {
+  const rejected = { instance: 'grid', symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', status: 'REJECTED' };
+  const metrics = daemonMetrics(
+    [{ ...rejected, placed: 0, n: 2 } as OrderCount],
+    [{ instance: null, symbol: 'ETHUSDT', side: 'SELL', n: 3, notional: 30 }],
+  );
+  metrics.exchangeObserver.requested('POST /api/v4/spot/order', false, 0.1, '-1013');
+  const text = (await metrics.render()).text;
+  expect(metric(text, 'spot_bot_orders_rejected_total', { bot_instance: 'grid', side: 'BUY', type: 'LIMIT' })).toBe(2);
+  expect(metric(text, 'spot_bot_orders_rejected_total', { bot_instance: 'grid', side: 'SELL', type: 'LIMIT' })).toBe(0);
+  expect(metric(text, 'spot_bot_fills_total', { bot_instance: 'external', symbol: 'ETHUSDT', side: 'SELL' })).toBe(3);
+  expect(metric(text, 'spot_bot_fills_total', { bot_instance: 'grid', symbol: 'BTCUSDT', side: 'SELL' })).toBe(0);
+  expect(metric(text, 'spot_bot_exchange_errors_total', { code: '-1013' })).toBe(1);
+  expect(
+    metric(text, 'spot_bot_exchange_requests_total', { endpoint: 'POST /api/v4/spot/order', outcome: 'error' }),
+  ).toBe(1);
+});
