@@ -14,7 +14,7 @@ ENV npm_config_nodedir=/usr/local npm_config_build_from_source=true
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY bin/build.js ./bin/
+COPY bin/build.js bin/sbom.js ./bin/
 COPY src ./src
 COPY strategies ./strategies
 # `npm run build` checks the types, then bin/build.js makes the build that `npm start` and `bot` run in a checkout
@@ -23,12 +23,13 @@ COPY strategies ./strategies
 # pointed at the compiled files. A strategy folder mounted anywhere imports 'spot-bot/strategy' and zod, and the
 # loader hands it the image's own. Of better-sqlite3's build only the addon is kept.
 RUN npm run build \
+  && mkdir -p /out/data && node bin/sbom.js /out/sbom.cdx.json \
   && npm prune --omit=dev --no-audit --no-fund \
   && cd node_modules/better-sqlite3 \
   && mv build/Release/better_sqlite3.node /tmp/ \
   && rm -rf build deps src \
   && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
-  && cd /app && chmod +x dist/src/cli.js && mkdir -p /out/data \
+  && cd /app && chmod +x dist/src/cli.js \
   && node -e "const p = require('./package.json'); for (const k of Object.keys(p.exports)) p.exports[k] = p.exports[k].replace(/^\.\/src\/(.*)\.ts$/, './src/\$1.js'); require('fs').writeFileSync('/out/package.json', JSON.stringify(p, null, 2))"
 ARG REVISION=
 RUN if [ -n "$REVISION" ]; then printf '{"revision":"%s"}\n' "$REVISION"; else echo '{}'; fi > /out/build-info.json
@@ -55,6 +56,8 @@ COPY --from=build /app/dist/src ./src
 COPY --from=build /app/dist/strategies ./strategies
 COPY --from=build /out/build-info.json ./
 COPY --from=build /out/package.json ./
+# The software bill of materials of node_modules as shipped (CycloneDX JSON, `npm run sbom`).
+COPY --from=build /out/sbom.cdx.json ./
 COPY config ./config
 # The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
 COPY data/samples ./samples

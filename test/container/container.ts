@@ -7,9 +7,11 @@
  *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes; the probes and the
  *   metrics answer on the metrics port from outside the container, and nothing else does there;
  * - a second container on the same volume is refused at once, naming the holder, while the first trades on;
- * - live against a `bot sim` container, keys from secret files, a TypeScript strategy of one's own mounted on
+ * - live against a `bot sim` container (hardened as compose runs it: read-only root, tmpfs, no capabilities), keys from secret files, a TypeScript strategy of one's own mounted on
  *   /strategies (a bare folder importing spot-bot/strategy and zod, which the image resolves to its own):
  *   orders and fills land in the volume's database and survive `podman stop` + `podman start`;
+ * - a journal of an older schema is backed up beside itself (named for the versions) and migrated, every order
+ *   kept; the counters are on /metrics at 0 before their first event;
  * - every `podman stop` exits 0 within the grace period (node, PID 1, stops on SIGTERM itself).
  * Needs root, podman, debootstrap and runc (.ci/run installs them). Exit 0 when every check passed.
  */
@@ -24,9 +26,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
 import { gitCommit } from '../../src/app/installation.js';
+import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { readDb, ROOT, waitFor } from '../e2e/daemon-process.js';
 import { freePort } from '../support/free-port.js';
+import { writeOldJournal } from '../support/old-journal.js';
 import { deadline } from '../support/until.js';
 import { cacheDir, onPath, Podman } from './podman.js';
 import { BASE_IMAGE, ensureStandInBase } from './stand-in-base.js';
@@ -167,6 +172,18 @@ async function main(): Promise<void> {
       `bot --version: ${shown}`,
     );
     const nodeVersion = podman.run(['run', '--rm', '--entrypoint', 'node', IMAGE, '--version']).stdout.trim();
+    const sbom = podman
+      .run([
+        'run',
+        '--rm',
+        '--entrypoint',
+        'node',
+        IMAGE,
+        '-p',
+        'const b = require("/app/sbom.cdx.json"); [b.bomFormat, b.metadata.component.name, b.components.some((c) => c.name === "better-sqlite3")].join(" ")',
+      ])
+      .stdout.trim();
+    check(sbom === 'CycloneDX spot-bot true', `/app/sbom.cdx.json: the image's bill of materials (${sbom})`);
     const leftovers = podman.run([
       'run',
       '--rm',
@@ -234,6 +251,16 @@ async function main(): Promise<void> {
     check(readyStatus === 200, `${outside}/readyz: 200`);
     const scrape = await (await fetch(`${outside}/metrics`)).text();
     check(/^spot_bot_orders_placed_total\{/m.test(scrape), `${outside}/metrics: the bot's metrics`);
+    // Every series a counter will have is there from the start at 0, so the first event shows in increase().
+    const zeros = [
+      'spot_bot_orders_rejected_total{bot_instance="grid-btcusdt",symbol="BTCUSDT",side="SELL",type="OCO"} 0',
+      'spot_bot_exchange_errors_total{code="E_TIMEOUT"} 0',
+    ];
+    check(
+      zeros.every((line) => scrape.split('\n').includes(line)),
+      `${outside}/metrics: counters at 0 before their first event (${zeros.join(', ')})`,
+      scrape,
+    );
     check(
       (await fetch(`${outside}/api/v1/status`)).status === 404,
       `${outside}/api/v1/status: 404 (no control API on the metrics port)`,
@@ -263,7 +290,7 @@ async function main(): Promise<void> {
     check(
       secondCode === '1' &&
         said.length === 1 &&
-        /^not started: (\/app\/)?data\/bot\.db is in use by another bot: pid 1 on host \S+ since \S+; one daemon per journal/.test(
+        /^not started: (\/app\/)?data\/bot\.db is in use by another bot: pid 1 on host \S+ \(container [0-9a-f]{12}\) since \S+; one daemon per journal/.test(
           said[0]!,
         ),
       `a second container on the volume: refused, exit 1, one line: ${said[0]}`,
@@ -313,6 +340,37 @@ async function main(): Promise<void> {
         .filter((f) => f.endsWith('.db'))
         .join() === 'bot.db',
       'paper: nothing archived on restart',
+    );
+
+    phase('paper, a journal of an older schema');
+    // An older version's journal: backed up beside it first (named for the versions), then migrated.
+    const oldData = hostFolder(work, 'data-old', 1000);
+    writeOldJournal(join(oldData, 'bot.db'), { fills: 200, schema: 4, venue: 'paper' });
+    chownSync(join(oldData, 'bot.db'), 1000, 1000);
+    const upgrade = `${PREFIX}upgrade`;
+    start(upgrade, [
+      '-v',
+      `${oldData}:/app/data`,
+      '-e',
+      `API_PORT=${await freePort()}`,
+      '-e',
+      `METRICS_PORT=${await freePort()}`,
+      IMAGE,
+    ]);
+    await waitForLog(upgrade, 'the migrated daemon to run', (m) => m.includes('daemon running'));
+    const upgradeStop = stop(upgrade);
+    const backup = join(oldData, `bot.schema-4-before-${LATEST_VERSION}.db`);
+    const versionAndOrders = (d: Database) =>
+      [
+        d.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get(),
+        d.prepare('SELECT count(*) FROM orders').pluck().get(),
+      ] as number[];
+    const [backupVersion, backupOrders] = existsSync(backup) ? readDb(backup, versionAndOrders) : [];
+    const [nowVersion, nowOrders] = readDb(join(oldData, 'bot.db'), versionAndOrders) as [number, number];
+    check(
+      backupVersion === 4 && backupOrders === 200 && nowVersion === LATEST_VERSION && nowOrders >= 200,
+      `upgrade: schema 4 -> ${LATEST_VERSION}, every order kept (${nowOrders}), the backup ${backup.slice(oldData.length + 1)} at schema ${backupVersion} with ${backupOrders}`,
+      logs(upgrade),
     );
 
     phase('live against a `bot sim` container');
@@ -370,7 +428,15 @@ async function main(): Promise<void> {
     );
     const liveData = hostFolder(work, 'data-live', 1000);
     const live = `${PREFIX}live`;
+    // Hardened as the compose file runs it: a read-only root, a tmpfs on /tmp, no capability, no new privileges.
     start(live, [
+      '--read-only',
+      '--tmpfs',
+      '/tmp',
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
       '-v',
       `${liveData}:/app/data`,
       '-v',
@@ -439,7 +505,7 @@ async function main(): Promise<void> {
       `image ${IMAGE}: ${sizeMb(IMAGE).toFixed(0)} MB (base ${BASE_IMAGE}, a stand-in: ${sizeMb(BASE_IMAGE).toFixed(0)} MB), Node ${nodeVersion}`,
     );
     console.log(
-      `build: ${buildSeconds.toFixed(1)} s; podman stop: paper ${paperStop.toFixed(1)} s, live ${liveStop1.toFixed(1)} s and ${liveStop2.toFixed(1)} s, sim ${simStop.toFixed(1)} s`,
+      `build: ${buildSeconds.toFixed(1)} s; podman stop: paper ${paperStop.toFixed(1)} s, upgraded ${upgradeStop.toFixed(1)} s, live ${liveStop1.toFixed(1)} s and ${liveStop2.toFixed(1)} s, sim ${simStop.toFixed(1)} s`,
     );
   } finally {
     if (containers.length > 0) podman.run(['rm', '-f', ...containers], { allowFail: true });
