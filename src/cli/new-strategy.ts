@@ -144,7 +144,10 @@ function strategyFile(name: string): string {
 /** The folder's `npm test`: its *.test.ts on node:test, TypeScript through spot-bot/register (tsx). */
 const TEST_SCRIPT = 'node --import spot-bot/register --test *.test.ts';
 
-/** Gives an existing package.json the test script when it has none; true when it did. */
+/** The test script `npm init -y` writes: a placeholder that fails, so it counts as none. */
+const NPM_INIT_TEST = 'echo "Error: no test specified" && exit 1';
+
+/** Gives an existing package.json the test script when it has none (or npm's placeholder); true when it did. */
 async function addTestScript(manifest: string): Promise<boolean> {
   let pkg: unknown;
   try {
@@ -154,7 +157,9 @@ async function addTestScript(manifest: string): Promise<boolean> {
   }
   if (pkg === null || typeof pkg !== 'object' || Array.isArray(pkg)) return false;
   const scripts = (pkg as { scripts?: unknown }).scripts ?? {};
-  if (scripts === null || typeof scripts !== 'object' || 'test' in scripts) return false;
+  if (scripts === null || typeof scripts !== 'object') return false;
+  const test = (scripts as { test?: unknown }).test;
+  if (test !== undefined && test !== NPM_INIT_TEST) return false;
   (pkg as { scripts: object }).scripts = { ...scripts, test: TEST_SCRIPT };
   await writeFile(manifest, `${JSON.stringify(pkg, null, 2)}\n`);
   return true;

@@ -3,13 +3,10 @@
  * package.json with its licence, each component with its version, licence and package URL; no dev dependency.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
-
-const dir = mkdtempSync(join(tmpdir(), 'sbom-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+import { expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dir.js';
 
 interface Component {
   name: string;
@@ -19,7 +16,7 @@ interface Component {
 }
 
 it('writes the CycloneDX SBOM of what the daemon runs, named and licensed as package.json says', () => {
-  const file = join(dir, 'sbom.cdx.json');
+  const file = join(tempDir('sbom-'), 'sbom.cdx.json');
   execFileSync('npm', ['run', '--silent', 'sbom', '--', file], { encoding: 'utf8' });
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
     name: string;
