@@ -144,25 +144,18 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
 
-    if (SCREENSHOTS) {
-      const wide = await loadOnce(browser, url, 1366);
-      await wide.page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
-      await wide.page.waitForTimeout(1000);
-      await wide.page.screenshot({
-        path: join(ROOT, 'docs/dashboard.png'),
-        clip: { x: 0, y: 0, width: 1366, height: 1400 },
-        fullPage: true,
-      });
-      const phone = await loadOnce(browser, url, 390);
-      await phone.page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
-      await phone.page.waitForTimeout(1000);
-      await phone.page.screenshot({
-        path: join(ROOT, 'docs/dashboard-phone.png'),
-        clip: { x: 0, y: 0, width: 390, height: 1500 },
-        fullPage: true,
-      });
-      console.log('wrote docs/dashboard.png and docs/dashboard-phone.png');
-    }
+    if (SCREENSHOTS)
+      for (const [width, height, file] of [
+        [1366, 1400, 'docs/dashboard.png'],
+        [390, 1500, 'docs/dashboard-phone.png'],
+      ] as const) {
+        const { page } = await loadOnce(browser, url, width);
+        await page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
+        await page.waitForTimeout(1000);
+        await page.screenshot({ path: join(ROOT, file), clip: { x: 0, y: 0, width, height }, fullPage: true });
+        await page.context().close();
+        console.log(`wrote ${file}`);
+      }
   } finally {
     await browser?.close();
     await daemon.stop('SIGTERM');

@@ -73,6 +73,15 @@ const spec = (name: string, usageLine: string, about: string, flags: Flags = {})
     positionals: true,
   });
 
+/** A brake's switch: `NAME on|off`, PUT /NAME {on}. */
+function onOffCommand(name: 'stop-buy' | 'kill-switch', about: string): OperatorCommand {
+  return {
+    spec: spec(name, `${name} on|off`, about),
+    args: 1,
+    request: ([arg]) => ({ method: 'PUT', path: `/${name}`, body: { on: onOff(name, arg!) }, subject: name }),
+  };
+}
+
 export const OPERATOR_COMMANDS = {
   pause: {
     spec: spec(
@@ -151,34 +160,14 @@ the instance's declared exits (stop-loss, ROI, trailing stop) take the position 
     args: 1,
     request: ([id]) => ({ method: 'DELETE', path: `/orders/${encodeURIComponent(id!)}`, subject: `cancel ${id!}` }),
   },
-  'stop-buy': {
-    spec: spec(
-      'stop-buy',
-      'stop-buy on|off',
-      'Stop-buy on: no new BUY orders (exits and protective SELLs still go out); off: entries allowed again.',
-    ),
-    args: 1,
-    request: ([arg]) => ({
-      method: 'PUT',
-      path: '/stop-buy',
-      body: { on: onOff('stop-buy', arg!) },
-      subject: 'stop-buy',
-    }),
-  },
-  'kill-switch': {
-    spec: spec(
-      'kill-switch',
-      'kill-switch on|off',
-      'The kill switch (KILL_SWITCH_FILE) on: no new orders at all; off: orders allowed again.',
-    ),
-    args: 1,
-    request: ([arg]) => ({
-      method: 'PUT',
-      path: '/kill-switch',
-      body: { on: onOff('kill-switch', arg!) },
-      subject: 'kill-switch',
-    }),
-  },
+  'stop-buy': onOffCommand(
+    'stop-buy',
+    'Stop-buy on: no new BUY orders (exits and protective SELLs still go out); off: entries allowed again.',
+  ),
+  'kill-switch': onOffCommand(
+    'kill-switch',
+    'The kill switch (KILL_SWITCH_FILE) on: no new orders at all; off: orders allowed again.',
+  ),
   reload: {
     spec: spec(
       'reload',

@@ -417,13 +417,19 @@
     $('exit-price').value = '';
     $('exit-form').querySelector('input[value="market"]').checked = true;
     if (!(await openDialog($('exit-dialog')))) return;
-    const limit = $('exit-form').querySelector('input[value="limit"]').checked;
-    const body = limit ? { type: 'limit', price: $('exit-price').value.trim() } : { type: 'market' };
-    await send(`/api/v1/instances/${encodeURIComponent(i.instance)}/exit`, 'POST', body);
+    await send(`/api/v1/instances/${encodeURIComponent(i.instance)}/exit`, 'POST', orderType('exit'));
   }
-  $('exit-price').addEventListener('focus', () => {
-    $('exit-form').querySelector('input[value="limit"]').checked = true;
-  });
+
+  /** The order a dialog's form asks for: `{type: 'market'}`, or a limit at the price typed. */
+  function orderType(form) {
+    const limit = $(`${form}-form`).querySelector('input[value="limit"]').checked;
+    return limit ? { type: 'limit', price: $(`${form}-price`).value.trim() } : { type: 'market' };
+  }
+  // Typing a price picks the limit.
+  for (const form of ['exit', 'entry'])
+    $(`${form}-price`).addEventListener('focus', () => {
+      $(`${form}-form`).querySelector('input[value="limit"]').checked = true;
+    });
 
   /**
    * A forced entry (Freqtrade's forcebuy): at market or a limit, spending what the operator types (blank: the
@@ -439,17 +445,10 @@
     $('entry-amount').value = '';
     $('entry-form').querySelector('input[value="market"]').checked = true;
     if (!(await openDialog($('entry-dialog')))) return;
-    const limit = $('entry-form').querySelector('input[value="limit"]').checked;
     const amount = $('entry-amount').value.trim();
-    const body = {
-      ...(limit ? { type: 'limit', price: $('entry-price').value.trim() } : { type: 'market' }),
-      ...(amount === '' ? {} : { quoteAmount: amount }),
-    };
+    const body = { ...orderType('entry'), ...(amount === '' ? {} : { quoteAmount: amount }) };
     await send(`/api/v1/instances/${encodeURIComponent(i.instance)}/entry`, 'POST', body);
   }
-  $('entry-price').addEventListener('focus', () => {
-    $('entry-form').querySelector('input[value="limit"]').checked = true;
-  });
 
   function renderActions() {
     const list = $('actions');
