@@ -202,6 +202,7 @@ export async function setUpVenue(
       latencyMs,
       clockIsDataTime: !plan.lockstep,
       participationRate: env.PAPER_PARTICIPATION ?? undefined,
+      marketImpact: env.PAPER_PARTICIPATION !== null && env.PAPER_PARTICIPATION !== undefined,
     });
     paper = openPaper(engine, store, env, 'recording', logger);
     let resume: ReplayPosition | undefined;

@@ -14,6 +14,7 @@ import type { Ticker } from '../ports/venue-records.js';
 import type { Dec } from '../market/decimal.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
 import type { CandleInfo } from './candle-ticks.js';
+import { MarketEntries } from './market-entries.js';
 import type { ChartSeries } from './chart-series.js';
 import type { EquityTracker } from './equity-tracker.js';
 import type { GapSamples } from './data-gaps.js';
@@ -173,6 +174,7 @@ export class Replay {
   private nextRefresh: number;
   private readonly gate: RefreshGate;
   private readonly batch: Ticker[] = [];
+  private readonly entries: MarketEntries;
 
   constructor(
     private readonly data: TickData,
@@ -187,6 +189,7 @@ export class Replay {
     this.nextRefresh = (Math.floor(p.clock.time / refreshMs) + 1) * refreshMs;
     this.account = new TickAccount(p, sampleMs);
     this.gate = new RefreshGate(p);
+    this.entries = new MarketEntries(data);
   }
 
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
@@ -214,7 +217,7 @@ export class Replay {
         this.step = MARKET;
       }
       if (this.step === MARKET) {
-        if (i !== this.first) sim.onPrice((infos[s] as SymbolInfo).symbol, p, t, this.p.volume?.at(i));
+        if (i !== this.first) sim.onTicker(this.entries.at(i), this.p.volume?.at(i));
         prices[k] = p;
         // A candle's extremes are the modelled path: the market walks it, no strategy observes it (invariant 15).
         if (this.p.volume?.inPath(i) === true) {

@@ -29,6 +29,7 @@ import type { TickData } from './tick-data.js';
 import { VirtualClock } from '../clocks/virtual-clock.js';
 import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
 import { ScheduledReplay } from './scheduled-replay.js';
+import { marketTicker } from './market-entries.js';
 import { type CandleTicks, candleTicks } from './candle-ticks.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 import { valueAt } from './number-column.js';
@@ -307,6 +308,7 @@ async function runWalked(
     makerFee: settings.makerFee ?? '0.001',
     takerFee: settings.takerFee ?? '0.001',
     participationRate: participation ?? undefined,
+    marketImpact: participation !== null,
   });
   const unknown = Object.keys(settings.balances).filter((code) => !market.assets.some((a) => a.code === code));
   if (unknown.length > 0)
@@ -349,8 +351,7 @@ async function runWalked(
 
     // The market has its first price before the engine starts, as a paper venue has when the daemon starts.
     const firstSym = sym[first] as number;
-    if (settings.everyTick === true) sim.onPrice(data.symbols[firstSym]!.symbol, valueAt(price, first), clock.time);
-    else sim.onTicker(ScheduledReplay.ticker(data, first));
+    sim.onTicker(marketTicker(data, first));
     equity.prices[slot[firstSym] as number] = valueAt(price, first);
     balances.read();
     equity.sample(clock.time);

@@ -13,10 +13,9 @@
 import { CronSchedule } from '../clocks/cron-schedule.js';
 import type { DaemonSchedule } from '../config/env.js';
 import type { Engine } from '../engine/engine.js';
-import type { TickerInput } from '../sim/matching-engine.js';
 import type { Ticker } from '../ports/venue-records.js';
+import { MarketEntries } from './market-entries.js';
 import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
-import type { SymbolInfo } from './tick-columns.js';
 import type { TickData } from './tick-data.js';
 import { valueAt } from './number-column.js';
 
@@ -70,13 +69,7 @@ export class ScheduledReplay {
    */
   private readonly tickers: (Ticker | undefined)[];
   private readonly tickerOf: Int32Array;
-  /**
-   * Per symbol of the data, the entry that moves the market, rewritten in place at each of its ticks while it
-   * has the same keys (the matching engine keeps only the last one, and copies it when it lists the market).
-   */
-  private readonly inputs: (TickerInput | undefined)[];
-  /** Which of h, l, vb, vq (bits 1, 2, 4, 8) each symbol's entry has. */
-  private readonly inputKeys: Int8Array;
+  private readonly entries: MarketEntries;
   /** Ticks that moved the market so far. */
   private moved = 0;
 
@@ -96,8 +89,7 @@ export class ScheduledReplay {
     this.latest[sym0(data, first)] = first;
     this.tickers = new Array<Ticker | undefined>(slot.length).fill(undefined);
     this.tickerOf = new Int32Array(slot.length).fill(-1);
-    this.inputs = new Array<TickerInput | undefined>(slot.length).fill(undefined);
-    this.inputKeys = new Int8Array(slot.length);
+    this.entries = new MarketEntries(data);
     const listed = p.sim.pairConfigs().map((c) => c.symbol);
     const instances = p.engine.instances();
     const job = (kind: number, schedule: string): Job => {
@@ -122,50 +114,6 @@ export class ScheduledReplay {
     );
   }
 
-  /** The market as a ticker moves it (the daemon's feed gives the simulated exchange the same keys). */
-  static ticker(data: TickData, i: number): TickerInput {
-    const { sym, time, price, high, low, vb, vq } = data.columns;
-    const t: TickerInput = {
-      s: (data.symbols[sym[i] as number] as SymbolInfo).symbol,
-      p: valueAt(price, i),
-      t: valueAt(time, i),
-    };
-    const h = valueAt(high, i);
-    const l = valueAt(low, i);
-    const b = valueAt(vb, i);
-    const q = valueAt(vq, i);
-    if (h === h) t.h = h;
-    if (l === l) t.l = l;
-    if (b === b) t.vb = b;
-    if (q === q) t.vq = q;
-    return t;
-  }
-
-  /** The entry of tick i for the matching engine: its symbol's, rewritten, or a new one when its keys differ. */
-  private marketEntry(i: number): TickerInput {
-    const { sym, time, price, high, low, vb, vq } = this.data.columns;
-    const s = sym[i] as number;
-    const h = valueAt(high, i);
-    const l = valueAt(low, i);
-    const b = valueAt(vb, i);
-    const q = valueAt(vq, i);
-    const keys = (h === h ? 1 : 0) | (l === l ? 2 : 0) | (b === b ? 4 : 0) | (q === q ? 8 : 0);
-    const entry = this.inputs[s];
-    if (entry === undefined || this.inputKeys[s] !== keys) {
-      const fresh = ScheduledReplay.ticker(this.data, i);
-      this.inputs[s] = fresh;
-      this.inputKeys[s] = keys;
-      return fresh;
-    }
-    entry.p = valueAt(price, i);
-    entry.t = valueAt(time, i);
-    if (keys & 1) entry.h = h;
-    if (keys & 2) entry.l = l;
-    if (keys & 4) entry.vb = b;
-    if (keys & 8) entry.vq = q;
-    return entry;
-  }
-
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
   run(): Promise<void> | undefined {
     const { sym, time, price } = this.data.columns;
@@ -185,7 +133,7 @@ export class ScheduledReplay {
       this.account.sampleUpTo(t);
       clock.time = t;
       const p = valueAt(price, i);
-      if (i !== this.first) sim.onTicker(this.marketEntry(i), this.p.volume?.at(i));
+      if (i !== this.first) sim.onTicker(this.entries.at(i), this.p.volume?.at(i));
       this.latest[sym[i] as number] = i;
       this.moved++;
       equity.prices[k] = p;

@@ -131,7 +131,7 @@ virtual clock, no network). Each --config is its own backtest unless --together.
     participation: {
       type: 'string',
       arg: 'P',
-      doc: "on candle data, resting fills take at most this share of the volume traded on each tick (a candle's volume in four equal parts): 10% (default), 0.25, 5%…; 0 or off: no cap. MARKET orders fill in full",
+      doc: "fills take at most this share of the volume traded on each tick on candle data (a candle's volume in four equal parts), takers first, a MARKET order taking the rest on the following ticks; takers pay the square-root impact of their size on the 24-hour range and volume: 10% (default), 0.25, 5%…; 0 or off: neither",
     },
     'no-cancel': { type: 'boolean', doc: 'a venue without cancel (strategies that require it are refused)' },
     'every-tick': {

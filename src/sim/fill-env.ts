@@ -26,6 +26,6 @@ export const paperFillEnv = {
       }
     }),
     '10%',
-    "paper on recordings imported from candles: the share of each tick's traded volume resting fills may take (as a backtest's --participation): 10%, 0.25, or off",
+    "paper on recordings: the share of each tick's traded volume fills may take on candle data, takers paying the square-root impact of their size (as a backtest's --participation): 10%, 0.25, or off (neither)",
   ),
 };

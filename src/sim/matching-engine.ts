@@ -11,8 +11,9 @@
  *   it buys at that price; a BUY whose funds no longer cover it is CANCELED), a marketable LIMIT fills as a
  *   taker, anything else rests. With 0 an order arrives as it is placed, at the last price.
  * - A marketable order on arrival (MARKET; LIMIT BUY with price >= last, SELL with price <= last) fills at
- *   once, in full, at the last price moved against it by `slippageBps` and rounded onto
- *   the tick, never worse than its limit; taker fee.
+ *   the last price moved against it by `slippageBps` and, with `marketImpact`, by what its size costs
+ *   (market-impact.ts: the square-root law on the pair's 24-hour ticker), rounded onto the tick, never worse
+ *   than its limit; taker fee.
  * - A resting limit fills at its own price (maker fee) once the last price trades through it by
  *   `fillThroughTicks` ticks: BUY when last <= price - n*tick, SELL when last >= price + n*tick (0 = touch).
  * - A stop triggers when the last price reaches it (BUY last >= stop, SELL last <= stop) and becomes a limit:
@@ -22,8 +23,11 @@
  *   cancels the other (see records.ts for how it shows).
  * - With `participationRate` set, fills on a tick are capped at rate × the base volume the caller says traded
  *   since the previous tick (no volume given: no cap), shared out best price first, then oldest first; orders
- *   go PARTIALLY_FILLED. Marketable orders on arrival still fill in full: there is no volume to share then.
- *   A stop triggered on a tick without volume left rests as a limit, filling later by the resting rule.
+ *   go PARTIALLY_FILLED. Takers share it too, first: a MARKET order takes what is left of the tick's share and
+ *   the rest on the following ticks (PARTIALLY_FILLED between, each part at its tick's price and impact; a BUY
+ *   whose funds no longer cover the rest at the price there is CANCELED with what it got); a marketable limit
+ *   takes its share and rests for the remainder. An order placed with no latency has no tick to share and fills
+ *   in full. A stop triggered on a tick without volume left rests as a limit, filling later by the resting rule.
  *
  * Money: balances, locks, fills and fees are exact decimals. A BUY locks quote (its highest possible price ×
  * quantity; an OCO BUY the larger leg price), a SELL locks base; each fill spends from the lock and a final
@@ -51,6 +55,7 @@ import { queryHistory } from './history-query.js';
 import { restoredFill, restoredOrder } from './restore.js';
 import type { LedgerAccount, LedgerMarket } from '../ports/ledger-records.js';
 import type { SimLedger, SimState } from './ledger.js';
+import { impactRatio } from './market-impact.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
 import { deepFreeze, orderRecord, type SimOrderRecord, type SimTradeRecord, tradeRecord } from './records.js';
 import { SimAccount, type SimBalance, type SimFill, type SimOrder, type SimPair } from './state.js';
@@ -67,8 +72,10 @@ export interface MatchingEngineOptions {
   fillThroughTicks?: number;
   /** Taker slippage in basis points, default 0. */
   slippageBps?: DecimalLike;
-  /** Partial fills: share of the traded base volume resting orders may take per tick; default off. */
+  /** Partial fills: share of the traded base volume orders may take per tick; default off. */
   participationRate?: DecimalLike;
+  /** Takers pay for their size (market-impact.ts); default off. */
+  marketImpact?: boolean;
   /** Data-time delay before an order reaches the book, ms; default 0 (at once). See the fill model above. */
   latencyMs?: number;
   /** Record times come from this clock when given, else from the last price's time. */
@@ -174,6 +181,7 @@ export class MatchingEngine {
   private readonly takerFee: Dec;
   private readonly slippageBps: Dec;
   private readonly participation: Dec | undefined;
+  private readonly marketImpact: boolean;
   private readonly clock: ClockReading | undefined;
   private readonly latencyMs: number;
   private readonly clockIsDataTime: boolean;
@@ -233,6 +241,7 @@ export class MatchingEngine {
       this.participation = this.ratio('participationRate', options.participationRate);
       if (this.participation.isZero()) throw configError('participationRate must be above 0');
     }
+    this.marketImpact = options.marketImpact ?? false;
     this.clock = options.clock;
     this.latencyMs = options.latencyMs ?? 0;
     this.clockIsDataTime = options.clockIsDataTime ?? true;
@@ -421,8 +430,12 @@ export class MatchingEngine {
     book.lastTime = timeMs;
     this.tickTime = timeMs;
     const exact = fromWire(price);
+    this.pool =
+      this.participation && volume !== undefined
+        ? fromWire(volume).mul(this.participation).div(book.pair.rules.stepSize).floor().mul(book.pair.rules.stepSize)
+        : undefined;
     if (timeMs >= book.nextArrival) this.arrive(book, exact, timeMs);
-    this.match(book, exact, volume);
+    this.match(book, exact);
   }
 
   /** onPrice from a market-watch entry, keeping the whole entry for the market watch. */
@@ -503,6 +516,7 @@ export class MatchingEngine {
           );
         checkQuantity(pair.rules, quantity);
       }
+      takerPrice = this.takerPrice(book, p.side, last, undefined, quantity);
       if (p.side === 'BUY') lockPerUnit = takerPrice;
     } else if (p.side === 'BUY' && p.price) {
       lockPerUnit = p.limitPrice && p.limitPrice.gt(p.price) ? p.limitPrice : p.price;
@@ -566,9 +580,9 @@ export class MatchingEngine {
       this.ledger?.commit();
       return orderRecord(o);
     }
-    if (takerPrice) this.fill(o, quantity, takerPrice, false);
+    if (takerPrice) this.fill(o, quantity, takerPrice, false, last);
     else if (p.type === 'LIMIT' && last && p.price && marketable(p.side, p.price, last))
-      this.fill(o, quantity, this.takerPrice(book, p.side, last, p.price), false);
+      this.fill(o, quantity, this.takerPrice(book, p.side, last, p.price, quantity), false, last);
     if (isOpen(o)) this.rest(book, o);
     this.ledger?.commit();
     return orderRecord(o);
@@ -591,31 +605,56 @@ export class MatchingEngine {
       o.arrivesAt = undefined;
       o.updatedAt = this.now();
       this.changes++;
-      if (o.type === 'MARKET') this.arriveMarket(book, o, price);
-      else if (o.type === 'LIMIT' && marketable(o.side, o.limit as Dec, price))
-        this.fill(o, o.quantity, this.takerPrice(book, o.side, price, o.limit), false);
-      else this.rest(book, o);
+      if (o.type === 'MARKET') {
+        this.takeMarket(book, o, price);
+        // What the tick's volume did not allow waits for the next tick, as if arriving again.
+        if (isOpen(o)) {
+          o.arrivesAt = time;
+          book.arriving.push(o);
+          book.nextArrival = Math.min(book.nextArrival, time);
+        }
+      } else {
+        if (o.type === 'LIMIT' && marketable(o.side, o.limit as Dec, price)) this.takeAsTaker(book, o, price);
+        if (isOpen(o)) this.rest(book, o);
+      }
       this.ledger?.orderChanged(o);
     }
   }
 
-  /** A MARKET order reaching the book fills in full at the price there, or is CANCELED when it cannot. */
-  private arriveMarket(book: Book, o: SimOrder, price: Dec): void {
-    const takerPrice = this.takerPrice(book, o.side, price, undefined);
-    let qty = o.quantity;
-    if (o.quoteOrderQty) qty = quantityForQuote(book.pair.rules, o.quoteOrderQty, takerPrice);
-    if (o.side === 'SELL') qty = D.min(qty, o.locked);
+  /**
+   * A MARKET order at the book on a tick: sized on the first (a quote amount buys what it buys at the price
+   * there), it takes what the tick's share of volume allows at the price there (the rest stays open for the next
+   * tick), or is CANCELED with what it got when it cannot go on (a BUY whose funds no longer cover the rest).
+   */
+  private takeMarket(book: Book, o: SimOrder, price: Dec): void {
+    let rest = o.quantity.minus(o.executedQty);
+    if (o.quoteOrderQty && o.executedQty.isZero())
+      rest = quantityForQuote(book.pair.rules, o.quoteOrderQty, this.takerPrice(book, o.side, price, undefined));
+    if (o.side === 'SELL') rest = D.min(rest, o.locked);
+    if (rest.isZero()) return this.expire(o);
+    const qty = this.pool ? D.min(rest, this.pool) : rest;
+    if (qty.isZero()) return;
+    const takerPrice = this.takerPrice(book, o.side, price, undefined, qty);
     if (o.side === 'BUY') {
+      // The rest locked at this price: what it will spend if the next ticks are no dearer.
       const quote = this.balanceEntry(o.account, book.pair.quote.id);
-      const need = takerPrice.mul(qty);
-      if (qty.isZero() || need.gt(o.locked.plus(quote.free))) return this.expire(o);
+      const need = takerPrice.mul(rest);
+      if (need.gt(o.locked.plus(quote.free))) return this.expire(o);
       quote.free = quote.free.minus(need.minus(o.locked));
       quote.locked = quote.locked.plus(need.minus(o.locked));
       o.locked = need;
       o.lockPerUnit = takerPrice;
-    } else if (qty.isZero()) return this.expire(o);
-    o.quantity = qty;
-    this.fill(o, qty, takerPrice, false);
+    }
+    o.quantity = o.executedQty.plus(rest);
+    if (this.pool) this.pool = this.pool.minus(qty);
+    this.fill(o, qty, takerPrice, false, price);
+  }
+
+  /** An order marketable at `price` takes what the tick's share of volume allows, as a taker, within its limit. */
+  private takeAsTaker(book: Book, o: SimOrder, price: Dec): void {
+    let qty = o.quantity.minus(o.executedQty);
+    if (this.pool) qty = D.min(qty, this.pool);
+    if (!qty.isZero()) this.take(o, this.takerPrice(book, o.side, price, o.limit, qty), false, price);
   }
 
   /** An order that cannot take effect on arrival: CANCELED, its lock released. */
@@ -730,11 +769,17 @@ export class MatchingEngine {
     return b;
   }
 
-  /** The price a taker gets: the last price moved against it by the slippage, on the tick, within its limit. */
-  private takerPrice(book: Book, side: Side, last: Dec, limit: Dec | undefined): Dec {
+  /**
+   * The price a taker of `quantity` gets: the last price moved against it by the slippage and by the impact of
+   * its size (market-impact.ts), on the tick, within its limit.
+   */
+  private takerPrice(book: Book, side: Side, last: Dec, limit: Dec | undefined, quantity?: Dec): Dec {
     let price = last;
-    if (!this.slippageBps.isZero()) {
-      const bps = this.slippageBps;
+    const impact =
+      this.marketImpact && quantity !== undefined ? impactRatio(book.ticker, quantity.toNumber()) * 10_000 : 0;
+    if (!this.slippageBps.isZero() || impact > 0) {
+      // In basis points, the impact to a hundredth of one (a short decimal: the price stays exact).
+      const bps = this.slippageBps.plus(new D(impact.toFixed(2)));
       const tick = book.pair.rules.tickSize;
       const moved = last
         .mul(side === 'BUY' ? BPS.plus(bps) : BPS.minus(bps))
@@ -748,12 +793,8 @@ export class MatchingEngine {
   }
 
   /** The slow path of a tick that crossed a threshold: triggers first, then resting limits. */
-  private match(book: Book, price: Dec, volume: number | undefined): void {
+  private match(book: Book, price: Dec): void {
     const through = book.through;
-    this.pool =
-      this.participation && volume !== undefined
-        ? fromWire(volume).mul(this.participation).div(book.pair.rules.stepSize).floor().mul(book.pair.rules.stepSize)
-        : undefined;
     const triggered: SimOrder[] = [];
     for (const o of book.open) {
       if (!o.stop || !stopCrossed(o.side, o.stop, price)) continue;
@@ -768,7 +809,7 @@ export class MatchingEngine {
       this.changes++;
       this.ledger?.orderChanged(o);
       triggered.push(o);
-      if (marketable(o.side, o.limit, price)) this.take(o, this.takerPrice(book, o.side, price, o.limit), false);
+      if (marketable(o.side, o.limit, price)) this.takeAsTaker(book, o, price);
     }
     const crossed = book.open.filter((o) => {
       if (!isOpen(o) || !o.limit || triggered.includes(o)) return false;
@@ -788,18 +829,18 @@ export class MatchingEngine {
   }
 
   /** Fill as much of the order's remainder as the tick's volume allows; false when nothing was left to take. */
-  private take(o: SimOrder, price: Dec, maker: boolean): boolean {
+  private take(o: SimOrder, price: Dec, maker: boolean, market?: Dec): boolean {
     let qty = o.quantity.minus(o.executedQty);
     if (this.pool) {
       qty = D.min(qty, this.pool);
       if (qty.isZero()) return false;
       this.pool = this.pool.minus(qty);
     }
-    this.fill(o, qty, price, maker);
+    this.fill(o, qty, price, maker, market);
     return true;
   }
 
-  private fill(o: SimOrder, qty: Dec, price: Dec, maker: boolean): void {
+  private fill(o: SimOrder, qty: Dec, price: Dec, maker: boolean, market?: Dec): void {
     const { account, pair } = o;
     const base = this.balanceEntry(account, pair.base.id);
     const quote = this.balanceEntry(account, pair.quote.id);
@@ -841,6 +882,7 @@ export class MatchingEngine {
       maker,
       time: now,
     };
+    if (market !== undefined) f.market = market;
     account.addFill(f);
     this.changes++;
     if (this.ledger) {

@@ -122,4 +122,9 @@ export interface SimFill {
   feeRatio: Dec;
   maker: boolean;
   time: number;
+  /**
+   * A taker's: the market's price where it filled, which its price is moved from by slippage and by the impact
+   * of its size (what the backtest report sums as what takers paid). Not kept by a paper ledger.
+   */
+  market?: Dec;
 }

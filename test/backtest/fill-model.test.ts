@@ -123,8 +123,9 @@ export default {
     async (path) => {
       const config = userStrategy(project, 'watcher', WATCHER, {});
       const out = join(project.root, `watch-${path}`);
+      // What is under test is the path: no cost of size (--participation off), the fill at the price reached.
       const flags = ['--config', config, '--strategies', project.strategiesDir, '--data', data, '--fee', '0'];
-      const r = await bot([...flags, '--candle-path', path, '--out', out]);
+      const r = await bot([...flags, '--participation', 'off', '--candle-path', path, '--out', out]);
       expect(r.code, r.err.join('\n')).toBe(0);
       const seen = readFileSync(join(out, 'log.jsonl'), 'utf8')
         .trim()
@@ -172,7 +173,8 @@ export default {
       const out = join(project.root, `inside-${path}`);
       const flags = ['--every-tick', '--config', 'bench/configs/inside-candle-btcusdt.json'];
       flags.push('--strategies', 'bench/strategies');
-      const r = await bot([...flags, '--data', data, '--fee', '0', '--candle-path', path, '--out', out]);
+      flags.push('--data', data, '--fee', '0', '--participation', 'off');
+      const r = await bot([...flags, '--candle-path', path, '--out', out]);
       expect(r.code, r.err.join('\n')).toBe(0);
       const buys = fills(out).filter((f) => f.side === 'BUY');
       const atLow = buys.filter((f) => {
@@ -188,6 +190,62 @@ export default {
     // A buy decided on a close reaches the book at the next open, a real price, a candle's low no more often
     // than opens are (10 of 84 here, on every path).
     for (const r of runs) expect(r.atLow, r.path).toBeLessThan(r.buys / 4);
+  }, 60_000);
+});
+
+describe('size costs money (issue 38)', () => {
+  /** Buys `quantity` at MARKET once, at its first tick. */
+  const WHALE = `
+import { z } from 'zod';
+export default {
+  name: 'whale',
+  params: z.object({ quantity: z.string() }),
+  orderTypes: ['MARKET'],
+  onTick(ctx) {
+    if (ctx.state.done) return;
+    ctx.state.done = true;
+    ctx.market('BUY', { quantity: ctx.params.quantity });
+  },
+};
+`;
+  let project: TempProject;
+  let data: string;
+  beforeAll(async () => {
+    project = tempProject();
+    data = join(project.root, 'rec');
+    const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
+    expect(r.code, r.err.join('\n')).toBe(0);
+  });
+  afterAll(() => project.remove());
+
+  it('a 100 BTC MARKET BUY takes its share of each tick over the following data and pays for its size', async () => {
+    const config = userStrategy(project, 'whale', WHALE, { quantity: '100' });
+    const flags = ['--config', config, '--strategies', project.strategiesDir, '--data', data, '--fee', '0'];
+    flags.push('--balance', 'USDT=3000000');
+    const capped = join(project.root, 'whale');
+    const whole = join(project.root, 'whale-off');
+    expect((await bot([...flags, '--out', capped])).code).toBe(0);
+    expect((await bot([...flags, '--participation', 'off', '--out', whole])).code).toBe(0);
+    // Off: one fill of 100 BTC at the market's price (before: always so, at a minute's low whose volume was 4.6).
+    expect(fills(whole).map((f) => f.quantity)).toEqual(['100']);
+    expect(summaryOf(whole).fillModel.takerCost).toEqual({ quote: '0', fills: 1, bps: '0' });
+    // By default: parts of at most a tenth of a tick's volume (a median candle trades 0.83 BTC), one per tick
+    // (a candle's three last ticks at its close's time), each dearer than the market's price where it filled.
+    const parts = fills(capped);
+    expect(parts.length).toBeGreaterThan(50);
+    expect(new Set(parts.map((f) => f.order_id)).size).toBe(1);
+    const perTime = new Map<string, number>();
+    for (const f of parts) perTime.set(f.time!, (perTime.get(f.time!) ?? 0) + 1);
+    expect(Math.max(...perTime.values())).toBeLessThanOrEqual(3);
+    expect(Math.max(...parts.map((f) => Number(f.quantity)))).toBeLessThan(2);
+    const cost = summaryOf(capped).fillModel.takerCost;
+    expect(cost.fills).toBe(parts.length);
+    expect(Number(cost.quote)).toBeGreaterThan(0);
+    expect(Number(cost.bps)).toBeGreaterThan(0);
+    const statements = summaryOf(capped).fillModel.statements.join(' ');
+    expect(statements).toMatch(/Takers paid [\d.]+ USDT over the market's price where they filled \(\d+ fills/);
+    expect(statements).toMatch(/σ·√\(Q\/V\)/);
+    expect(readFileSync(join(capped, 'report.html'), 'utf8')).toContain('Takers paid');
   }, 60_000);
 });
 
