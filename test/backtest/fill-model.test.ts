@@ -18,9 +18,18 @@ import { CANDLE_PATHS } from '../../src/sim/candle-path.js';
 const CANDLES = 'test/fixtures/binanceus-BTCUSDT-1m-2023-03-10-0000_0559.csv';
 let dir: string;
 
-beforeAll(() => {
+/** A project of strategies and configs with the fixture imported as BTCUSDT, for the tests of issue 38. */
+let project: TempProject;
+let data: string;
+
+beforeAll(async () => {
   dir = tempDir('fill-model');
+  project = tempProject();
+  data = join(project.root, 'rec');
+  const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
+  expect(r.code, r.err.join('\n')).toBe(0);
 });
+afterAll(() => project.remove());
 
 const summaryOf = (out: string) => JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
 
@@ -108,16 +117,6 @@ export default {
         return [Date.parse(time!.replace(' ', 'T')), [o, h, l, c].map(Number) as [number, number, number, number]];
       }),
   );
-  let project: TempProject;
-  let data: string;
-  beforeAll(async () => {
-    project = tempProject();
-    data = join(project.root, 'rec');
-    const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
-    expect(r.code, r.err.join('\n')).toBe(0);
-  });
-  afterAll(() => project.remove());
-
   it.each(CANDLE_PATHS)(
     '%s: a strategy sees opens and closes (a close with its candle), and what it decides inside one meets the path at the close',
     async (path) => {
@@ -208,16 +207,6 @@ export default {
   },
 };
 `;
-  let project: TempProject;
-  let data: string;
-  beforeAll(async () => {
-    project = tempProject();
-    data = join(project.root, 'rec');
-    const r = await capture(importCandles, ['--symbol', 'BTCUSDT', '--out', data, CANDLES]);
-    expect(r.code, r.err.join('\n')).toBe(0);
-  });
-  afterAll(() => project.remove());
-
   it('a 100 BTC MARKET BUY takes its share of each tick over the following data and pays for its size', async () => {
     const config = userStrategy(project, 'whale', WHALE, { quantity: '100' });
     const flags = ['--config', config, '--strategies', project.strategiesDir, '--data', data, '--fee', '0'];
