@@ -65,10 +65,10 @@ export async function readConfigs(
 }
 
 /** The sections of a strategy file a key may name; a key naming none is under params. */
-const SECTIONS = ['params', 'risk', 'exits', 'protections'];
+const SECTIONS = ['params', 'risk', 'portfolio', 'exits', 'protections'];
 
 /**
- * Where a sweep key lands in a strategy file: `params.*`, `risk.*`, `exits.*` (a ROI row: `exits.roi.60`) and
+ * Where a sweep key lands in a strategy file: `params.*`, `risk.*`, `portfolio.*`, `exits.*` (a ROI row: `exits.roi.60`) and
  * `protections.*` as written, anything else under params.
  */
 export function overridePath(key: string): string[] {

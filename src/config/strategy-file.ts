@@ -12,6 +12,7 @@ import {
   ProtectionsSchema,
   type StrategyDefinition,
 } from '../strategy/api.js';
+import type { Dec } from '../market/decimal.js';
 import { issueLines } from './problems.js';
 
 export const RiskLimitsSchema = z.strictObject({
@@ -25,6 +26,37 @@ export const RiskLimitsSchema = z.strictObject({
   dailyLossLimit: decimalParam.optional(),
 });
 export type RiskLimits = z.infer<typeof RiskLimitsSchema>;
+
+/** `stakePerTrade`: a quote amount ("100"), or a share of the free quote balance ("25%"). */
+export type Stake = { quote: Dec } | { pctOfFree: number };
+
+const StakeSchema = z.union([z.number(), z.string()]).transform((v, ctx): Stake => {
+  const text = typeof v === 'string' ? v.trim() : String(v);
+  const pct = /^(\d+(?:\.\d+)?)\s*%$/.exec(text);
+  if (pct) {
+    const n = Number(pct[1]);
+    if (n > 0 && n <= 100) return { pctOfFree: n };
+  } else {
+    const amount = decimalParam.safeParse(v);
+    if (amount.success) return { quote: amount.data };
+  }
+  ctx.addIssue({
+    code: 'custom',
+    message: `expected a quote amount ("100") or a share of the free balance ("25%", at most 100), found ${JSON.stringify(v)}`,
+  });
+  return z.NEVER;
+});
+
+/** Limits across a strategy file's pairs, beside each pair's own `risk`: an entry that would break one is refused. */
+export const PortfolioSchema = z.strictObject({
+  /** Most pairs holding a trade at once: a position (more than dust) or a working buy. */
+  maxOpenTrades: z.number().int().positive().optional(),
+  /** Most quote one pair's trade may hold: its position at the last price and its working buys, with the new one. */
+  stakePerTrade: StakeSchema.optional(),
+  /** Most quote the file's pairs hold together, counted the same way. */
+  maxExposure: decimalParam.optional(),
+});
+export type PortfolioLimits = z.infer<typeof PortfolioSchema>;
 
 const SymbolSchema = z.string().regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"');
 
@@ -45,6 +77,8 @@ export const StrategyFileSchema = z
       .max(1000)
       .refine((list) => new Set(list).size === list.length, 'each symbol once')
       .optional(),
+    /** Limits across the file's pairs (PortfolioSchema), beside each pair's own `risk`. */
+    portfolio: PortfolioSchema.optional(),
     /** cron expression (seconds allowed, UTC) for how often this instance observes the market live/paper. */
     schedule: z.string().min(1).default('*/5 * * * * *'),
     enabled: z.boolean().default(true),
@@ -61,6 +95,12 @@ export const StrategyFileSchema = z
     protections: ProtectionsSchema.optional(),
   })
   .superRefine((file, ctx) => {
+    if (file.portfolio !== undefined && file.symbols === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['portfolio'],
+        message: 'expected only beside symbols (limits across several pairs), found it beside symbol',
+      });
     const given = (['symbol', 'symbols'] as const).filter((k) => file[k] !== undefined);
     if (given.length !== 1)
       ctx.addIssue({

@@ -25,6 +25,7 @@ import { MarketState } from './market-state.js';
 import { JournalCache } from './journal-cache.js';
 import { intentBuilders } from './intent-builders.js';
 import { type CancelResult, OrderManager, type SubmitOutcome } from './order-manager.js';
+import { Portfolios } from './portfolio.js';
 import type { ExitOrder, ExitResult } from './exits/position-exit.js';
 import { DeclaredExits, type DeclaringInstance } from './exits/declared-exits.js';
 import { Mutex } from './mutex.js';
@@ -160,7 +161,8 @@ export class Engine implements FillSink {
       this,
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
-    this.orders = new OrderManager(this.parts, feeMargin, this.sync);
+    const portfolios = new Portfolios(this.roster.all, journal, market);
+    this.orders = new OrderManager(this.parts, feeMargin, this.sync, portfolios);
     this.exits = new DeclaredExits(
       this.parts,
       this.orders,

@@ -9,7 +9,7 @@
  * preempt synchronous code: a hook that blocks the thread (a busy loop) holds everything until it returns;
  * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
-import type { InstanceConfig, RiskLimits } from '../config/strategy-file.js';
+import type { InstanceConfig, PortfolioLimits, RiskLimits } from '../config/strategy-file.js';
 import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
@@ -217,6 +217,9 @@ export class InstanceRunner {
   /** Limits and params are replaced when the operator reloads the strategy files (reconfigure). */
   private riskLimits: RiskLimits;
   private currentParams: unknown;
+  /** The strategy file of several pairs this instance is one of (its name), and the limits across them. */
+  readonly group: string | undefined;
+  private portfolioLimits: PortfolioLimits | undefined;
   readonly definition: StrategyDefinition;
   readonly logger: Logger;
   readonly queue: Intent[] = [];
@@ -273,6 +276,8 @@ export class InstanceRunner {
     this.schedule = spec.config.schedule;
     this.riskLimits = spec.config.risk;
     this.currentParams = spec.params;
+    this.group = spec.config.group;
+    this.portfolioLimits = spec.config.portfolio;
     this.definition = spec.definition;
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
@@ -294,6 +299,10 @@ export class InstanceRunner {
   /** The risk limits of its strategy file. */
   get limits(): RiskLimits {
     return this.riskLimits;
+  }
+
+  get portfolio(): PortfolioLimits | undefined {
+    return this.portfolioLimits;
   }
 
   /** The strategy's params, as validated against its schema. */
@@ -482,6 +491,7 @@ export class InstanceRunner {
     this.currentParams = spec.params;
     this.inputs++;
     this.riskLimits = spec.config.risk;
+    this.portfolioLimits = spec.config.portfolio;
     // Indicators of the new params, warmed up again from the candles kept (a longer lookback needs a restart).
     if (this.definition.indicators !== undefined) this.makeIndicators(spec);
   }

@@ -18,6 +18,7 @@ import type { InstanceRunner } from './instance-runner.js';
 import type { OrderSync } from './order-sync.js';
 import { checkOrder, type CheckedOrder } from './order-checks.js';
 import { utcDay } from '../market/position.js';
+import type { Portfolios } from './portfolio.js';
 import { riskProblem } from './risk.js';
 
 /** What a cancel sent to the venue came to: the order's journal status after it, or why it failed. */
@@ -71,6 +72,8 @@ export class OrderManager {
     private readonly feeMargin: Dec,
     /** Reconciles the symbol's unresolved rows against the venue before an instance sends again. */
     private readonly sync: OrderSync,
+    /** The limits across a multi-pair file's pairs. */
+    private readonly portfolios: Portfolios,
   ) {
     this.reconcileFailing = new Incident(p.logger, () => p.clock.now(), 'reconciliation before sending');
   }
@@ -180,6 +183,10 @@ export class OrderManager {
     const now = clock.now();
     const riskReason = this.riskReason(r, intent.side, order, now);
     if (riskReason) return refuse(riskReason);
+    if (intent.side === 'BUY') {
+      const portfolio = this.portfolios.entryProblem(r, order.baseQuantity, order.notional, rules.quoteAsset);
+      if (portfolio) return refuse(portfolio);
+    }
     const spend = this.spend(intent.side, order, rules.baseAsset, rules.quoteAsset);
     const free = market.free(spend.asset);
     if (free === undefined) return refuse(`no ${spend.asset} balance known (balances not loaded)`);

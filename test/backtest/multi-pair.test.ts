@@ -13,15 +13,23 @@ import { tempDir } from '../support/temp-dir.js';
 import { bot } from './fixtures.js';
 
 const FILE = 'config/ema-trend-usdt.json';
+const SLICE = ['--config', FILE, '--data', 'data/samples/2023-04', '--from', '2023-04-14', '--to', '2023-04-15'];
+/** Each pair's quantity step (data/samples/2023-04/pair-config.json): a position under it is dust, not a trade. */
+const STEPS: Record<string, string> = {
+  BTCUSDT: '0.00001',
+  ETHUSDT: '0.0001',
+  SOLUSDT: '0.01',
+  XRPUSDT: '1',
+  ADAUSDT: '0.1',
+};
 const PAIRS = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'XRPUSDT', 'ADAUSDT'];
 const NAMES = PAIRS.map((s) => `ema-trend-usdt/${s}`);
 
 describe('a strategy file over several pairs', () => {
   it('runs one instance per pair on one account, and reports each pair and the total', async () => {
-    const out = tempDir('multi-pair-');
+    const out = tempDir('multi-pair');
     // 60 USDT: one entry of 50 leaves too little for another pair's while it is held.
-    const args = ['--config', FILE, '--data', 'data/samples/2023-04', '--from', '2023-04-14', '--to', '2023-04-15'];
-    const { code, out: stdout, err } = await bot([...args, '--balance', 'USDT=60', '--out', out]);
+    const { code, out: stdout, err } = await bot([...SLICE, '--balance', 'USDT=60', '--out', out]);
     expect(code, err.join('\n')).toBe(0);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
 
@@ -54,5 +62,53 @@ describe('a strategy file over several pairs', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toContain('<h2>Pairs (5)</h2>');
     for (const name of NAMES) expect(html).toContain(`<td>${name}</td>`);
+  });
+
+  /** The most pairs holding more than dust at once over a run's fills, and the summary. */
+  async function run(set: string): Promise<{ summary: BacktestSummary; most: number }> {
+    const out = tempDir('portfolio');
+    const { code, err } = await bot([...SLICE, '--set', set, '--out', out]);
+    expect(code, err.join('\n')).toBe(0);
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary;
+    const held = new Map<string, InstanceType<typeof D>>();
+    let most = 0;
+    for (const f of csvRecords(join(out, 'fills.csv'))) {
+      const before = held.get(f.symbol!) ?? new D(0);
+      // A fee in the base asset is not held.
+      const fee = f.fee_asset === f.symbol!.replace(/USDT$/, '') ? f.fee! : '0';
+      held.set(
+        f.symbol!,
+        f.side === 'BUY' ? before.plus(f.quantity!).minus(fee) : before.minus(f.quantity!).minus(fee),
+      );
+      most = Math.max(most, [...held].filter(([s, q]) => q.gte(STEPS[s]!)).length);
+    }
+    return { summary, most };
+  }
+
+  it('refuses an entry past the portfolio limits, naming the limit, and never an exit', async () => {
+    const one = await run('portfolio.maxOpenTrades=1');
+    expect(one.most).toBe(1);
+    expect(one.summary.refusals.length).toBeGreaterThan(0);
+    for (const r of one.summary.refusals) {
+      expect(r.side).toBe('BUY');
+      expect(r.reason).toMatch(/^maxOpenTrades 1 of ema-trend-usdt reached: 1 pair holds a trade \([A-Z]+USDT\)$/);
+    }
+
+    // 50 USDT an entry: at most two pairs' trades under 120 (each valued at its last price).
+    const exposure = await run('portfolio.maxExposure=120');
+    expect(exposure.most).toBe(2);
+    expect(exposure.summary.refusals.length).toBeGreaterThan(0);
+    for (const r of exposure.summary.refusals) {
+      expect(r.side).toBe('BUY');
+      expect(r.reason).toMatch(
+        /^maxExposure 120 USDT of ema-trend-usdt: its pairs would hold 1[2-9]\d(\.\d+)? USDT \(positions and working buys at their last price, with this order\)$/,
+      );
+    }
+
+    const stake = await run('portfolio.stakePerTrade=40');
+    expect(stake.summary.metrics.fills).toBe(0);
+    expect(stake.summary.refusals.map((r) => r.reason)).toContain(
+      'stakePerTrade 40 USDT: the trade would hold 50 USDT (position and working buys at the last price, with this order)',
+    );
   });
 });

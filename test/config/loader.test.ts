@@ -91,6 +91,33 @@ describe('loadStrategyFiles', () => {
     ]);
   });
 
+  it('checks portfolio limits: with symbols only, a stake as an amount or a share of the free balance', async () => {
+    const { symbol: _one, ...rest } = valid;
+    const pairs = { ...rest, symbols: ['ETHUSDT', 'BTCUSDT'] };
+    const good = project.config('portfolio.json', {
+      ...pairs,
+      name: 'p1',
+      portfolio: { maxOpenTrades: 1, stakePerTrade: '25%', maxExposure: '500' },
+    });
+    const [first] = await loadStrategyFiles(good, { strategiesDir: project.strategiesDir });
+    expect(first!.config.portfolio).toMatchObject({ maxOpenTrades: 1, stakePerTrade: { pctOfFree: 25 } });
+    expect(first!.config.portfolio!.maxExposure!.toFixed()).toBe('500');
+    const single = project.config('single.json', { ...valid, name: 'p2', portfolio: { maxOpenTrades: 1 } });
+    const wrong = project.config('wrong.json', {
+      ...pairs,
+      name: 'p3',
+      portfolio: { maxOpenTrades: 0, stakePerTrade: '150%', maxExposur: '1' },
+    });
+    expect([...(await problemsOf([single, wrong]))].sort()).toEqual(
+      [
+        `${single}: portfolio: expected only beside symbols (limits across several pairs), found it beside symbol`,
+        `${wrong}: portfolio.maxOpenTrades: expected a number > 0, found 0`,
+        `${wrong}: portfolio.stakePerTrade: expected a quote amount ("100") or a share of the free balance ("25%", at most 100), found "150%"`,
+        `${wrong}: portfolio.maxExposur: unknown key (did you mean maxExposure?)`,
+      ].sort(),
+    );
+  });
+
   it('loads every *.json of a directory in name order and ignores other files', async () => {
     const dir = join(project.root, 'many');
     const { mkdirSync, writeFileSync } = await import('node:fs');
