@@ -13,7 +13,7 @@ import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/valida
 import { holdoutSplit, parseDuration, stitch, walkForwardWindows } from '../../src/backtest/validation.js';
 import { bot, FROM, gridConfig, SAMPLE, sliceFlags, TO, userStrategy } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
-import { type TempProject, tempProject } from '../config/temp-project.js';
+import { tempProject } from '../config/temp-project.js';
 import { D } from '../../src/market/decimal.js';
 import { valueAt } from '../../src/backtest/number-column.js';
 
@@ -199,11 +199,9 @@ export default {
   },
 };
 `;
-  let project: TempProject;
-  afterAll(() => project?.remove());
-
+  // Each test makes its own project: a folder made inside a test is removed when that test ends.
   it('a pick that throws on its test part is a failure, not a result: the stitch is incomplete, exit 1', async () => {
-    project = tempProject();
+    const project = tempProject();
     const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 20 });
     const out = join(project.root, 'out');
     // Windows of 12h train and 6h test: [0, 12) then [12, 18); [6, 18) then [18, 24). failAfterHours=20 runs
@@ -238,6 +236,7 @@ export default {
   }, 240_000);
 
   it('a combination that throws only on the held-out part fails the holdout: named, exit 1', async () => {
+    const project = tempProject();
     const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 40 });
     const out = join(project.root, 'out-holdout');
     // 25 % held out: from hour 36 of the 48; failAfterHours=40 runs clean in-sample.
