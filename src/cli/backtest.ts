@@ -270,6 +270,22 @@ export function checkSpan(data: TickData, from: number | undefined, to: number |
     );
 }
 
+/** What a run is over (bot backtest's and bot hyperopt's): strategy files, recordings, and the span asked for. */
+export function runInputs(
+  command: 'backtest' | 'hyperopt',
+  values: { config?: string[]; data?: string[]; from?: string; to?: string },
+): { configs: string[]; dataFiles: string[]; from: number | undefined; to: number | undefined } {
+  const configs = values.config ?? [];
+  const dataFiles = (values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
+  if (configs.length === 0) throw usage('--config is required (a strategy file, e.g. config/grid-btcusdt.json)');
+  if (dataFiles.length === 0)
+    throw usage('--data is required (a recording, e.g. data/samples/BTCUSDT-2023-03-01_21.jsonl.gz)');
+  const from = timeFlag(command, 'from', values.from);
+  const to = timeFlag(command, 'to', values.to);
+  if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
+  return { configs, dataFiles, from, to };
+}
+
 /** The job settings the run flags give (bot backtest's and bot hyperopt's), defaults for those not given. */
 export function jobSettings(values: {
   balance?: string;
@@ -388,14 +404,7 @@ async function backtest(argv: string[]): Promise<number> {
     console.log(helpText(SPEC));
     return 0;
   }
-  const configs = values.config ?? [];
-  const dataFiles = (values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
-  if (configs.length === 0) throw usage('--config is required (a strategy file, e.g. config/grid-btcusdt.json)');
-  if (dataFiles.length === 0)
-    throw usage('--data is required (a recording, e.g. data/samples/BTCUSDT-2023-03-01_21.jsonl.gz)');
-  const from = timeFlag('backtest', 'from', values.from);
-  const to = timeFlag('backtest', 'to', values.to);
-  if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
+  const { configs, dataFiles, from, to } = runInputs('backtest', values);
   const settings = jobSettings(values);
   const threads = intFlag('workers', values.workers, 1);
   const queue = queueUrlFrom(values.queue);

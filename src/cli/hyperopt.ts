@@ -48,7 +48,7 @@ import { type HoldoutRecord, runWalkForward, type WalkForwardRecord } from '../b
 import { holdoutSplit, type Span } from '../backtest/validation.js';
 import { BotError, ConfigError } from '../errors.js';
 import { recordingFiles } from '../record/recording-reader.js';
-import { commandSpec, helpText, parseFlags, timeFlag } from './flags.js';
+import { commandSpec, helpText, parseFlags } from './flags.js';
 import {
   SPEC as BACKTEST,
   checkSpan,
@@ -56,6 +56,7 @@ import {
   intFlag,
   jobSettings,
   openQueue,
+  runInputs,
   safeName,
   setFlags,
   spanOf,
@@ -231,15 +232,8 @@ async function hyperopt(argv: string[]): Promise<number> {
     console.log(helpText(SPEC));
     return 0;
   }
-  const configs = values.config ?? [];
-  const dataFiles = (values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
-  if (configs.length === 0) throw usage('--config is required (a strategy file, e.g. config/grid-btcusdt.json)');
-  if (dataFiles.length === 0)
-    throw usage('--data is required (a recording, e.g. data/samples/BTCUSDT-2023-03-01_21.jsonl.gz)');
+  const { configs, dataFiles, from, to } = runInputs('hyperopt', values);
   if ((values.space ?? []).length === 0) throw usage('--space is required (e.g. --space spacingPct=0.2..1.0)');
-  const from = timeFlag('hyperopt', 'from', values.from);
-  const to = timeFlag('hyperopt', 'to', values.to);
-  if (from !== undefined && to !== undefined && from >= to) throw usage(`--from must be before --to`);
   const settings = jobSettings(values);
   const threads = intFlag('workers', values.workers, 1);
   const queue = queueUrlFrom(values.queue);
