@@ -7,10 +7,11 @@
 import { chartLibrary } from '../../charts/chart-library.js';
 import { LUCK_STYLE, luckSection } from '../luck/luck-html.js';
 import { attribution, chartScripts, escapeHtml, htmlList } from '../report-html.js';
-import { holdoutTable, textTable, walkForwardTable } from '../results-table.js';
+import { holdoutTable, walkForwardTable } from '../results-table.js';
 import { overrideAssignments, overrideText } from '../strategy-configs.js';
 import { COLORS, CURVES, SCRIPT, STYLE } from '../sweep-html.js';
 import { type HyperoptRecord, type RankedTrial, rankingLine } from './hyperopt-record.js';
+import { bestTrialsTable } from './hyperopt-table.js';
 import { LOSS_OBJECTIVE } from './loss.js';
 import type { Dimension } from './space.js';
 
@@ -132,23 +133,7 @@ function parameters(dimensions: readonly Dimension[], trials: readonly RankedTri
 
 function bestTable(r: HyperoptRecord): string {
   const keys = r.hyperopt.space.dimensions.map((d) => d.key);
-  const rows = r.trials.filter((t) => t.rank !== null).slice(0, 20);
-  const text = (v: string | null | undefined) => v ?? 'n/a';
-  return `<pre class="table">${escapeHtml(
-    textTable([
-      ['rank', 'trial', ...keys, 'loss', 'return %', 'Sharpe', 'max DD %', 'trades'],
-      ...rows.map((t) => [
-        String(t.rank),
-        String(t.trial + 1),
-        ...keys.map((k) => overrideText(t.values[k])),
-        t.loss === null ? 'n/a' : String(t.loss),
-        text(t.metrics?.totalReturnPct),
-        text(t.metrics?.sharpe),
-        text(t.metrics?.maxDrawdownPct),
-        String(t.metrics?.roundTrips ?? ''),
-      ]),
-    ]),
-  )}</pre>`;
+  return `<pre class="table">${escapeHtml(bestTrialsTable(r.trials, keys, 'loss', 20))}</pre>`;
 }
 
 export async function hyperoptHtml(page: HyperoptPage): Promise<string> {

@@ -6,13 +6,19 @@ import type { RankedTrial } from './hyperopt-record.js';
 /** How many of the best trials the table lists. */
 export const TABLE_ROWS = 10;
 
-export function hyperoptTable(trials: readonly RankedTrial[], keys: readonly string[], loss: string): string {
+/** The best `rows` ranked trials, a line each: their values, loss and headline metrics (the page's table too). */
+export function bestTrialsTable(
+  trials: readonly RankedTrial[],
+  keys: readonly string[],
+  lossHeader: string,
+  rows: number,
+): string {
   const text = (v: string | null | undefined) => v ?? 'n/a';
-  const ranked = trials.filter((t) => t.rank !== null);
-  const table = textTable([
-    ['rank', 'trial', ...keys, `${loss} loss`, 'return %', 'Sharpe', 'max DD %', 'trades'],
-    ...ranked
-      .slice(0, TABLE_ROWS)
+  return textTable([
+    ['rank', 'trial', ...keys, lossHeader, 'return %', 'Sharpe', 'max DD %', 'trades'],
+    ...trials
+      .filter((t) => t.rank !== null)
+      .slice(0, rows)
       .map((t) => [
         String(t.rank),
         String(t.trial + 1),
@@ -24,6 +30,11 @@ export function hyperoptTable(trials: readonly RankedTrial[], keys: readonly str
         String(t.metrics?.roundTrips ?? ''),
       ]),
   ]);
+}
+
+export function hyperoptTable(trials: readonly RankedTrial[], keys: readonly string[], loss: string): string {
+  const ranked = trials.filter((t) => t.rank !== null);
+  const table = bestTrialsTable(trials, keys, `${loss} loss`, TABLE_ROWS);
   const count = (s: RankedTrial['status']) => trials.filter((t) => t.status === s).length;
   const rest = [
     ['failed', count('failed')],
