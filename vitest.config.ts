@@ -4,9 +4,10 @@ import { defineConfig } from 'vitest/config';
  * The test files outside test/e2e and test/chaos that start processes (the daemon, `bot` commands, the simulator,
  * Redis) or run whole backtests, sweeps and searches over the sample (worker threads; a minute or more each on a
  * loaded machine). A new file that does either belongs here: the in-process project is the one a developer runs
- * after every change, and it stays about a minute (docs/testing.md).
+ * after every change, and it stays about a minute (docs/testing.md). test/lint/suite-projects.test.ts fails on a file
+ * that starts a process and is not listed.
  */
-const PROCESS_FILES = [
+export const PROCESS_FILES = [
   'test/backtest/hyperopt-processes.test.ts',
   'test/backtest/queue-faults.test.ts',
   'test/backtest/queue.test.ts',
@@ -22,7 +23,7 @@ const PROCESS_FILES = [
   'test/sim/server-cli.test.ts',
   'test/store/journal-aggregates.test.ts',
 ];
-const WHOLE_RUNS = [
+export const WHOLE_RUNS = [
   'test/backtest/backtest.test.ts',
   'test/backtest/column-cache.test.ts',
   'test/backtest/declared-exits.test.ts',
