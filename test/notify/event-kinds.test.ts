@@ -1,6 +1,7 @@
 /** How the notifier words the happenings a person reads on a phone (event-kinds.ts). */
 import { describe, expect, it } from 'vitest';
-import { type Notice, noticeText } from '../../src/notify/event-kinds.js';
+import { declaredText, type Notice, noticeText } from '../../src/notify/event-kinds.js';
+import type { ExitRulesDecl, ProtectionsDecl } from '../../src/strategy/api.js';
 
 const notice = (kind: string, data: Record<string, unknown>, instance = 'grid'): Notice => ({
   source: 'event',
@@ -33,5 +34,26 @@ describe('notice texts', () => {
     expect(noticeText(notice('exits-changed', { exits: {}, protections: {} }))).toBe(
       'grid exits and protections reloaded: exits: none; protections: none',
     );
+  });
+
+  it('says every exit and protection a strategy may declare (a new one does not compile here without a sample)', () => {
+    const exits: Required<ExitRulesDecl> = {
+      stopLossPct: 2,
+      stopLimitPct: 0.5,
+      trailingStopPct: 1.5,
+      trailingActivationPct: 1,
+      roi: { '0': 2 },
+    };
+    const protections: Required<ProtectionsDecl> = {
+      cooldownMinutes: 30,
+      losingTrades: { count: 3, windowMinutes: 60, pauseMinutes: 120 },
+      maxDrawdown: { pct: 10, windowMinutes: 1440, pauseMinutes: 60 },
+    };
+    const whole = declaredText(exits, protections);
+    const without = (decl: object, key: string) => Object.fromEntries(Object.entries(decl).filter(([k]) => k !== key));
+    for (const key of Object.keys(exits))
+      expect(declaredText(without(exits, key), protections), `exits.${key}`).not.toBe(whole);
+    for (const key of Object.keys(protections))
+      expect(declaredText(exits, without(protections, key)), `protections.${key}`).not.toBe(whole);
   });
 });
