@@ -46,11 +46,7 @@ async function started(
   return { h, spec };
 }
 
-const sells = (h: Harness) =>
-  h.store.fills
-    .forInstance('b')
-    .filter((f) => f.side === 'SELL')
-    .map((f) => ({ price: f.price, qty: f.qty, tag: h.store.orders.get(f.orderLocalId)?.tag }));
+const sells = (h: Harness) => h.sells('b');
 
 describe('declared exits', () => {
   it('stopLossPct sells at the first tick at or under entry x (1 - pct), once', async () => {

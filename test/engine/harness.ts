@@ -308,4 +308,12 @@ export class Harness {
   events(kind?: EventKind) {
     return this.store.events.list(kind === undefined ? {} : { kinds: [kind] });
   }
+
+  /** An instance's SELL fills as the exit tests read them: price, quantity and the order's tag. */
+  sells(instance: string) {
+    return this.store.fills
+      .forInstance(instance)
+      .filter((f) => f.side === 'SELL')
+      .map((f) => ({ price: f.price, qty: f.qty, tag: this.store.orders.get(f.orderLocalId)?.tag }));
+  }
 }

@@ -63,11 +63,7 @@ const rows = (h: Harness, where = "side = 'SELL'") =>
 /** The SELL orders as [type, tag, status]. */
 const sellOrders = (h: Harness) => rows(h).map((r) => [r.type, r.tag, r.status]);
 
-const sells = (h: Harness) =>
-  h.store.fills
-    .forInstance('b')
-    .filter((f) => f.side === 'SELL')
-    .map((f) => ({ price: f.price, qty: f.qty, tag: h.store.orders.get(f.orderLocalId)?.tag }));
+const sells = (h: Harness) => h.sells('b');
 
 describe('a declared stop held on the exchange', () => {
   it('is placed as a STOP_LIMIT once the entry fills, and the exchange fills it: one sell, none on ticks', async () => {

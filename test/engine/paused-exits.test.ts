@@ -46,11 +46,7 @@ async function bought(exits: ExitRulesDecl, options: Parameters<typeof buyer>[1]
   return { h, spec };
 }
 
-const sells = (h: Harness) =>
-  h.store.fills
-    .forInstance('b')
-    .filter((f) => f.side === 'SELL')
-    .map((f) => ({ price: f.price, qty: f.qty, tag: h.store.orders.get(f.orderLocalId)?.tag }));
+const sells = (h: Harness) => h.sells('b');
 
 const status = (h: Harness) => h.engine!.instances()[0]!;
 
