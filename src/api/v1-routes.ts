@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { dec, plain } from '../market/decimal.js';
 import { type ActionResult, OperatorError } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
-import { EVENT_KINDS } from '../operator/queries.js';
+import { API_PRECISIONS, EVENT_KINDS } from '../operator/queries.js';
 import { badRequest, body, fail, query, remoteAddress } from './responses.js';
 
 const name = z.string().min(1).max(200);
@@ -28,7 +28,12 @@ const decimalText = z
   .regex(/^\d{1,20}(\.\d{1,20})?$/, 'expected a positive decimal as a string, like "20150.5"')
   .refine((s) => Number(s) > 0, 'expected a price above zero');
 const OrdersQuery = z.strictObject({ instance: name.optional() });
-const FillsQuery = z.strictObject({ instance: name.optional(), before: cursor.optional(), limit: limit(500, 50) });
+const FillsQuery = z.strictObject({
+  instance: name.optional(),
+  before: cursor.optional(),
+  limit: limit(500, 50),
+  precision: z.enum(API_PRECISIONS).default('pair'),
+});
 const EventsQuery = z.strictObject({
   instance: name.optional(),
   kind: z.enum(EVENT_KINDS, { error: 'expected an event kind (see docs/operations.md)' }).optional(),
@@ -126,7 +131,7 @@ export function v1Routes(operator: Operator): Hono {
     const q = instanceQuery(c, FillsQuery);
     if (!q.data) return q.refused;
     const page = read.fills(q.data);
-    return c.json({ fills: page.items, next: page.next });
+    return c.json({ precision: q.data.precision, fills: page.items, next: page.next });
   });
   v1.get('/events', (c) => {
     const q = instanceQuery(c, EventsQuery);
@@ -137,18 +142,19 @@ export function v1Routes(operator: Operator): Hono {
   v1.get('/pnl', (c) => {
     const q = instanceQuery(c, PnlQuery);
     if (!q.data) return q.refused;
-    return c.json({ instances: read.pnl(q.data.instance) });
+    return c.json({ precision: 'pair', instances: read.pnl(q.data.instance) });
   });
   v1.get('/trades', (c) => {
     const q = instanceQuery(c, TradesQuery);
     if (!q.data) return q.refused;
     const page = read.trades(q.data);
-    return c.json({ trades: page.items, next: page.next });
+    return c.json({ precision: 'pair', trades: page.items, next: page.next });
   });
   v1.get('/profit', (c) => {
     const q = query(c, ProfitQuery);
     if (!q.success) return badRequest(c, 'query', q.error);
     return c.json({
+      precision: 'pair',
       period: q.data.period,
       periods: read.profit(q.data.period, q.data.limit),
       totals: read.profitTotals(),
@@ -161,7 +167,7 @@ export function v1Routes(operator: Operator): Hono {
     if (chart === null) return fail(c, 'E_NOT_FOUND', `no candles kept for ${q.data.symbol}`);
     return c.json(chart);
   });
-  v1.get('/performance', (c) => c.json(read.performance()));
+  v1.get('/performance', (c) => c.json({ precision: 'pair', ...read.performance() }));
   v1.get('/count', (c) => c.json(read.openTrades()));
   v1.get('/equity', (c) => c.json({ quotes: read.equity() }));
   v1.get('/prices', (c) => c.json(read.prices()));

@@ -132,7 +132,17 @@ export interface GapRow {
 /** The run's --max-gap bound and the gaps in the data it replayed (a sweep's combinations share them). */
 export type DataGaps = Pick<BacktestSummary, 'maxGapMs' | 'gaps'>;
 
+/**
+ * What the machine outputs of a run say of their figures (summary.json, sweep.json, hyperopt.json; the CSV files
+ * beside them): amounts as computed from the fills, never rounded to the pair's precision as the printed table and
+ * report.html round them for people; a quotient (an average price, expectancy) to 8 places, percentages and ratios
+ * to 4 or 6.
+ */
+export const MACHINE_PRECISION = 'full';
+
 export interface BacktestSummary {
+  /** MACHINE_PRECISION: the figures below are not rounded for display. */
+  precision: typeof MACHINE_PRECISION;
   inputs: BacktestInputs;
   /** The assumptions the fills were made under (fill-model.ts). */
   fillModel: FillModel;
@@ -274,6 +284,7 @@ export function summarize(run: BacktestRun, inputs: BacktestInputs): BacktestSum
     feesQuote = feesQuote.plus(feeInQuote(f, run.quoteAsset));
   }
   return {
+    precision: MACHINE_PRECISION,
     inputs,
     fillModel: fillModelOf(inputs, run, inputs.data),
     period: {

@@ -5,7 +5,7 @@ import type { JobSettings } from './job-settings.js';
 import { csv } from './report-files.js';
 import { dataLines, moduleLine, settingsLine } from './report-html.js';
 import { type ConfigSource, overrideText } from './strategy-configs.js';
-import type { Metrics } from './summary.js';
+import { MACHINE_PRECISION, type Metrics } from './summary.js';
 import { type Ranking, rankingText, type SweepAxis, type SweepResult } from './sweep.js';
 import { sweepHtml } from './sweep-html.js';
 import type { HoldoutRecord, WalkForwardRecord } from './validation-runs.js';
@@ -69,6 +69,7 @@ export async function writeSweepReport(dir: string, sweep: SweepRecord): Promise
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'sweep.csv'), sweepCsv(results, keys));
   const record = {
+    precision: MACHINE_PRECISION,
     configs: sources.map((s) => ({ file: s.file, sha256: s.sha256, module: s.module })),
     data,
     settings,

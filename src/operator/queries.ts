@@ -10,6 +10,7 @@ import { D, type Dec, dec, plain } from '../market/decimal.js';
 import { assetPlaces, roundedText } from '../market/display.js';
 import type { JobStats } from '../ports/scheduler.js';
 import {
+  type ApiPrecision,
   buildStatusView,
   eventRowJson,
   instanceRounder,
@@ -31,6 +32,7 @@ import { type CandleSource, chartData } from '../strategy/indicator-chart.js';
 
 /** What the control API and the metrics need of the journal's and the read model's shapes, from here alone. */
 export { EVENT_KINDS } from '../store/events.js';
+export { API_PRECISIONS } from '../status/status-view.js';
 export type { FillTotal, OrderCount };
 export type { InstanceStatusReport } from '../status/status-report.js';
 
@@ -369,9 +371,17 @@ export function createQueries(deps: QueryDeps) {
       const rows = instance === undefined ? store.orders.active() : store.orders.activeForInstance(instance);
       return rows.map(orderJson);
     },
-    fills(q: { instance?: string; before?: number; limit: number }): Page<ReturnType<typeof fillJson>> {
+    fills(q: {
+      instance?: string;
+      before?: number;
+      limit: number;
+      precision?: ApiPrecision;
+    }): Page<ReturnType<typeof fillJson>> {
       const page = store.fills.page(q);
-      return { items: page.fills.map((f) => fillJson(f, engine.pairRules(f.symbol))), next: page.next ?? null };
+      return {
+        items: page.fills.map((f) => fillJson(f, engine.pairRules(f.symbol), q.precision)),
+        next: page.next ?? null,
+      };
     },
     events(q: { instance?: string; kind?: EventKind; before?: number; limit: number }) {
       const rows = store.events.list({

@@ -204,18 +204,29 @@ function instanceJson(i: InstanceStatusReport, rules: RulesOf) {
   };
 }
 
-/** A fill as the JSON of status and the control API shows it, rounded to its pair's precision when known. */
-export function fillJson(f: FillRow, rules: PairRules | undefined) {
+/**
+ * How the control API gives figures: rounded to the pair's precision for people ('pair'), or as the journal holds
+ * them ('full', for scripts: accounting, exports).
+ */
+export const API_PRECISIONS = ['pair', 'full'] as const;
+export type ApiPrecision = (typeof API_PRECISIONS)[number];
+
+/**
+ * A fill as the JSON of status and the control API shows it, rounded to its pair's precision when known; 'full'
+ * gives the journal's digits.
+ */
+export function fillJson(f: FillRow, rules: PairRules | undefined, precision: ApiPrecision = 'pair') {
   const r = rounder(rules);
+  const full = precision === 'full';
   return {
     fillKey: f.fillKey,
     orderLocalId: f.orderLocalId,
     instance: f.instance ?? null,
     symbol: f.symbol,
     side: f.side,
-    price: r.price(f.price),
-    quantity: r.baseAsset(f.qty),
-    fee: r.amount(f.fee, f.feeIn),
+    price: full ? f.price : r.price(f.price),
+    quantity: full ? f.qty : r.baseAsset(f.qty),
+    fee: full ? f.fee : r.amount(f.fee, f.feeIn),
     feeAsset: f.feeAsset ?? null,
     time: iso(f.time),
   };

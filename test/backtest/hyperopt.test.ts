@@ -179,11 +179,13 @@ describe('bot hyperopt', () => {
     expect(two.out).toEqual(one.out);
 
     const record = JSON.parse(readFileSync(join(dir, 'one', 'hyperopt.json'), 'utf8')) as {
+      precision: string;
       trials: { trial: number; batch: number; values: Record<string, unknown>; status: string; loss: number | null }[];
       best: { trial: number; sets: string[] };
       luck: { trials: number; dsr: string | null; verdict: string };
     };
     expect(record.trials.map((t) => t.trial)).toEqual([...Array(12).keys()]);
+    expect(record.precision).toBe('full'); // the metrics (and hyperopt.csv's) are not rounded for display
     expect(record.trials.map((t) => t.batch)).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]);
     // The best is the lowest loss, its flags those printed, and best.json the file with them.
     const ranked = record.trials.filter((t) => t.status === 'ranked' && t.loss !== null);

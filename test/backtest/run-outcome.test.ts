@@ -173,6 +173,15 @@ describe('closed trades', () => {
     ]);
     expect(summary.metrics.roundTrips).toBe(1);
     expect(summary.metrics.expectancy).toBe(pnl.toDecimalPlaces(8).toFixed());
+    // Machine outputs keep the digits people are spared, and say so: the printed table rounds the expectancy to
+    // the quote's precision, summary.json and trades.csv keep the PnL's own places (more than the quote's).
+    expect(summary.precision).toBe('full');
+    expect(pnl.decimalPlaces()).toBeGreaterThan(summary.period.quotePrecision);
+    expect(r.out.join('\n')).toMatch(
+      new RegExp(
+        `expectancy \\(quote\\) +${pnl.toDecimalPlaces(summary.period.quotePrecision).toFixed(summary.period.quotePrecision)}\\b`,
+      ),
+    );
     const t = summary.trades[0]!;
     expect(read(out, 'trades.csv')).toBe(
       'instance,symbol,direction,entry_time,exit_time,duration_ms,entry_price,exit_price,quantity,pnl,pnl_pct,entry_tag,exit_tag\n' +

@@ -191,10 +191,12 @@ it('takes strategies from --strategies DIR on every worker and says which combin
     expect(luck!.at(-1)).toMatch(/^luck: the best of 2 trials: deflated Sharpe .*, PBO .*: /);
     expect(r.out.join('\n')).toMatch(/ended early/);
     const recorded = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
+      precision: string;
       configs: { module: { file: string; sha256: string } }[];
       luck: { trials: number; dsr: string; verdict: string };
     };
     expect(recorded.luck.trials).toBe(2);
+    expect(recorded.precision).toBe('full'); // the metrics (and sweep.csv's) are not rounded for display
     expect(luck!.at(-1)).toBe(`luck: ${recorded.luck.verdict}`);
     expect(recorded.configs[0]!.module).toEqual({
       file: join(project.strategiesDir, 'fuse.js'),

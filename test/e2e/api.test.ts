@@ -196,6 +196,15 @@ describe('the control API of a daemon on paper', () => {
     expect(new Set(keys).size).toBe(keys.length);
     const times = [...first.fills, ...second.fills].map((f) => Date.parse(f.time));
     expect(times).toEqual([...times].sort((a, b) => b - a));
+    // Rounded for people by default, and says so; precision=full gives the journal's own digits (for scripts).
+    expect((await api('/api/v1/fills?instance=churn&limit=2')).body).toMatchObject({ precision: 'pair' });
+    const full = z
+      .object({ precision: z.literal('full'), fills: z.array(Fill) })
+      .parse((await api('/api/v1/fills?instance=churn&limit=2&precision=full')).body);
+    const journal = readDb(db, (d) =>
+      full.fills.map((f) => d.prepare('SELECT price, qty, fee FROM fills WHERE fill_key = ?').get(f.fillKey)),
+    );
+    expect(full.fills.map((f) => ({ price: f.price, qty: f.quantity, fee: f.fee }))).toEqual(journal);
 
     const events = z
       .object({

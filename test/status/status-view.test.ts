@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildStatusView, statusJson, statusTable } from '../../src/status/status-view.js';
+import { buildStatusView, fillJson, statusJson, statusTable } from '../../src/status/status-view.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
 import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
 import type { ClockReading } from '../../src/ports/clock.js';
@@ -210,6 +210,17 @@ describe('status view', () => {
     const stored = buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true });
     expect(statusJson(stored).instances.find((i) => i.instance === 'avg')).toEqual(daemon);
     expect(statusTable(stored)).toBe(statusTable(view));
+  });
+
+  it("gives a fill rounded to its pair for people, and as the journal holds it when asked (precision 'full')", () => {
+    // A fee of 0.1 % on 0.001234 BTC at 22,345.67: 0.02757455678 USDT, more places than USDT's 2.
+    const f = fill({ fillKey: 'f1', side: 'BUY', price: '22345.67', qty: '0.001234', fee: '0.02757455678', time: NOW });
+    expect(fillJson(f, BTCUSDT)).toMatchObject({ price: '22345.67', quantity: '0.001234', fee: '0.03' });
+    expect(fillJson(f, BTCUSDT, 'full')).toMatchObject({
+      price: '22345.67',
+      quantity: '0.001234',
+      fee: '0.02757455678',
+    });
   });
 
   it('keeps each pair’s rules as the daemon last stored them: written when they change, unreadable ones not used', () => {

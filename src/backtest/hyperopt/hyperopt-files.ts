@@ -8,7 +8,7 @@ import path from 'node:path';
 import { csv } from '../report-files.js';
 import { dataLines, moduleLine, settingsLine } from '../report-html.js';
 import { overrideAssignments, overrideText } from '../strategy-configs.js';
-import type { Metrics } from '../summary.js';
+import { MACHINE_PRECISION, type Metrics } from '../summary.js';
 import { hyperoptHtml } from './hyperopt-html.js';
 import { type HyperoptRecord, type RankedTrial, rankingLine } from './hyperopt-record.js';
 import { dimensionText } from './space.js';
@@ -54,6 +54,7 @@ export async function writeHyperoptReport(dir: string, r: HyperoptRecord): Promi
   await mkdir(dir, { recursive: true });
   const best = r.trials.find((t) => t.rank === 1);
   const record = {
+    precision: MACHINE_PRECISION,
     configs: r.sources.map((s) => ({ file: s.file, sha256: s.sha256, module: s.module })),
     data: r.data,
     settings: r.settings,
