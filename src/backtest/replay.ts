@@ -153,11 +153,15 @@ export class RefreshGate {
 
   refresh(): Promise<void> | undefined {
     const { sim, engine } = this.p;
-    const intents = engine.intentsProcessed();
-    if (sim.revision === this.revision && intents === this.intents) return undefined;
+    if (this.idle()) return undefined;
     this.revision = sim.revision;
-    this.intents = intents;
+    this.intents = engine.intentsProcessed();
     return engine.refresh();
+  }
+
+  /** refresh() now would do nothing: neither the venue nor the intents processed moved since the last one. */
+  idle(): boolean {
+    return this.p.sim.revision === this.revision && this.p.engine.intentsProcessed() === this.intents;
   }
 }
 

@@ -58,6 +58,8 @@ export class ScheduledReplay {
   private readonly dueHour: Float64Array;
   private readonly dueIndex: Int32Array;
   private readonly offsets: (Float64Array | undefined)[];
+  /** The three above as they were before refireUnchanged passed a stretch, to put back when it cannot. */
+  private readonly saved: { due: Float64Array; hour: Float64Array; index: Int32Array };
   /** Per symbol of the data, the index of its last tick replayed (-1: none yet). */
   private readonly latest: Int32Array;
   /**
@@ -112,6 +114,11 @@ export class ScheduledReplay {
       this.jobs,
       (_, j) => this.offsets[j]?.indexOf((this.due[j] as number) - (this.dueHour[j] as number)) ?? -1,
     );
+    this.saved = {
+      due: new Float64Array(this.jobs.length),
+      hour: new Float64Array(this.jobs.length),
+      index: new Int32Array(this.jobs.length),
+    };
   }
 
   /** Replays ticks until the end (undefined) or until a promise must settle: call again once it has. */
@@ -152,8 +159,7 @@ export class ScheduledReplay {
       const at = due[next] as number;
       if (inclusive ? at > limit : at >= limit) return undefined;
       const job = this.jobs[next] as Job;
-      if (job.kind === MARKET && job.movedAt === this.moved && this.refireUnchanged(next, job, limit, inclusive))
-        continue;
+      if (job.kind === MARKET && job.movedAt === this.moved && this.refireUnchanged(next, limit, inclusive)) continue;
       this.advance(next, job);
       this.p.clock.time = at;
       job.movedAt = this.moved;
@@ -163,32 +169,45 @@ export class ScheduledReplay {
   }
 
   /**
-   * Market job j, due again with no tick since it last fired: its firings up to the next of another job (or the
-   * limit) all find the market it last saw. When the engine says none of them would do anything but count a tick
-   * (Engine.refireUnchanged: its strategies would not be called), they are counted at once and passed; true.
-   * Otherwise the job's times are left as they were (false): it fires one by one.
+   * Market job j, due again with no tick since it last fired: its firings up to the next tick (or the limit) all
+   * find the market it last saw. The other jobs due meanwhile are passed with them when a firing of theirs would
+   * do nothing (an orders poll with nothing to learn, a refresh with nothing moved: Engine.pollIdle,
+   * RefreshGate.idle; passing them changes nothing, so neither can change in the stretch), so a quiet stretch
+   * between two ticks is one step; another market job, or a poll or refresh with work, ends it. When the engine
+   * says none of j's firings would do anything but count a tick (Engine.refireUnchanged: its strategies would
+   * not be called), they are counted at once and passed; true. Otherwise every job's times are left as they
+   * were (false): the jobs fire one by one.
    */
-  private refireUnchanged(j: number, job: Job, limit: number, inclusive: boolean): boolean {
-    const due = this.due;
-    let other = Infinity;
-    for (let k = 0; k < due.length; k++) if (k !== j && (due[k] as number) < other) other = due[k] as number;
-    const due0 = due[j] as number;
-    const hour0 = this.dueHour[j] as number;
-    const index0 = this.dueIndex[j] as number;
+  private refireUnchanged(j: number, limit: number, inclusive: boolean): boolean {
+    const { due, dueHour, dueIndex, saved } = this;
+    const n = due.length;
+    saved.due.set(due);
+    saved.hour.set(dueHour);
+    saved.index.set(dueIndex);
+    const pollIdle = this.p.engine.pollIdle();
+    const refreshIdle = this.gate.idle();
     let firings = 0;
-    let last = due0;
-    for (let at = due0; at < other && (inclusive ? at <= limit : at < limit); at = due[j] as number) {
-      firings++;
+    let last = due[j] as number;
+    for (;;) {
+      let next = 0;
+      for (let k = 1; k < n; k++) if ((due[k] as number) < (due[next] as number)) next = k;
+      const at = due[next] as number;
+      if (inclusive ? at > limit : at >= limit) break;
+      if (next === j) firings++;
+      else {
+        const kind = (this.jobs[next] as Job).kind;
+        if (kind === MARKET || (kind === POLL ? !pollIdle : !refreshIdle)) break;
+      }
       last = at;
-      this.advance(j, job);
+      this.advance(next, this.jobs[next] as Job);
     }
-    if (firings > 0 && this.p.engine.refireUnchanged(job.schedule, firings)) {
+    if (firings > 0 && this.p.engine.refireUnchanged((this.jobs[j] as Job).schedule, firings)) {
       this.p.clock.time = last;
       return true;
     }
-    due[j] = due0;
-    this.dueHour[j] = hour0;
-    this.dueIndex[j] = index0;
+    due.set(saved.due);
+    dueHour.set(saved.hour);
+    dueIndex.set(saved.index);
     return false;
   }
 

@@ -496,6 +496,11 @@ export class Engine implements FillSink {
     return this.poll.run();
   }
 
+  /** pollOrders() now would do nothing and return undefined (the backtest passes such firings at once). */
+  pollIdle(): boolean {
+    return this.state !== 'running' || this.poll.idle();
+  }
+
   /** Pair rules and balances (less often than the other jobs); also saves strategy state changed in place. */
   refresh(): Promise<void> {
     if (this.state !== 'running') return Promise.resolve();

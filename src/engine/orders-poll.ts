@@ -46,8 +46,13 @@ export class OrdersPoll {
    * learn: undefined at once (this runs on every tick of a backtest).
    */
   run(): Promise<void> | undefined {
+    return this.idle() ? undefined : this.runNow();
+  }
+
+  /** A poll now would learn nothing and do nothing (run() would return undefined at once). */
+  idle(): boolean {
     const revision = this.p.venue.revision;
-    if (
+    return (
       revision !== undefined &&
       revision === this.polledRevision &&
       !this.orders.placedSincePoll &&
@@ -55,9 +60,7 @@ export class OrdersPoll {
       !this.roster.deliveryPending() &&
       // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).
       !this.p.guard.journalWritesFailing
-    )
-      return undefined;
-    return this.runNow();
+    );
   }
 
   /**

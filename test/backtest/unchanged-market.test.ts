@@ -3,10 +3,12 @@
  * unchanged-market.test.ts): a strategy that declares idempotentTick is called once per new ticker, not once per
  * firing, and every firing still counts as a tick of its instance; one that does not declare it is called on
  * every firing. The replay passes a run of such firings between two ticks at once: the counts say it passed
- * each of them.
+ * each of them. The orders polls and refreshes due in that run are passed with it when they have nothing to do,
+ * so the engine observes the market once per ticker.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runBacktest } from '../../src/backtest/runner.js';
+import { Engine } from '../../src/engine/engine.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { instance, strategy } from '../engine/harness.js';
 import { SAMPLE } from './fixtures.js';
@@ -15,6 +17,9 @@ const FROM = Date.parse('2023-03-09T00:00:00Z');
 const HOUR = 3_600_000;
 
 let data: TickData;
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 beforeAll(async () => {
   data = await loadTicks([SAMPLE], { from: FROM, to: FROM + 2 * HOUR });
 });
@@ -50,5 +55,18 @@ describe('a backtest on a schedule that fires between the ticks', () => {
     // One call per distinct ticker: the times it saw, each once, are every ticker time the other one saw.
     expect(quiet.seen).toEqual([...new Set(every.seen)]);
     expect(quiet.seen.length).toBeLessThan(firings / 5);
+  });
+
+  it('observes once per ticker when the polls and refreshes between the ticks have nothing to do', async () => {
+    const observed = vi.spyOn(Engine.prototype, 'observeCycle');
+    const quiet = counted(true);
+    // Every 2 s: a firing at the same second as the orders poll (every 5 s) and the refresh (every minute) is
+    // passed with the others, not observed again.
+    const run = await runBacktest([instance('quiet', quiet.definition, { schedule: '*/2 * * * * *' })], data, {
+      balances: { USDT: '1000' },
+    });
+    const firings = run.instances[0]!.counters.ticks;
+    expect(firings).toBeGreaterThan(5 * quiet.seen.length);
+    expect(observed).toHaveBeenCalledTimes(quiet.seen.length);
   });
 });
