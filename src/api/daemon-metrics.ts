@@ -18,7 +18,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { CLIENT_ERROR_CODES, ENDPOINTS, type RequestObserver } from '../exchange/client.js';
 import type { BuildInfo, Operator } from '../operator/operator.js';
-import type { FillTotal, InstanceStatusReport, OrderCount } from '../operator/queries.js';
+import type { FillTotal, GroupTotal, InstanceStatusReport, OrderCount, StatusView } from '../operator/queries.js';
+import { instanceGroup } from '../market/instance-names.js';
 import type { JobStats } from '../ports/scheduler.js';
 
 const P = 'spot_bot_';
@@ -370,17 +371,25 @@ export function createMetrics(): DaemonMetrics {
           ]),
         ),
   );
-  const symbolOf = (instance: string) => configured().flatMap((i) => (i.bot_instance === instance ? [i.symbol] : []));
+  /** An instance's configured symbol (or, a pair of a multi-pair file, the one its name says). */
+  const symbolOf = (instance: string) => {
+    const symbols = configured().flatMap((i) => (i.bot_instance === instance ? [i.symbol] : []));
+    const pair = instanceGroup(instance)?.symbol;
+    return symbols.length > 0 || pair === undefined ? symbols : [pair];
+  };
   /** One sample per instance; with `inQuote`, labelled with the quote asset its value is in. */
-  const perInstance = (value: (i: InstanceStatusReport) => number | undefined, inQuote: boolean) => () =>
-    sources?.read.status().view.report.instances.flatMap((i): Sample<'bot_instance' | 'symbol' | 'quote'>[] => {
-      const v = value(i);
-      // Before its first order or fill, an instance's symbol is its configured one.
-      const symbols = i.symbols.length > 0 ? i.symbols : symbolOf(i.instance);
-      const labels = { bot_instance: i.instance, symbol: symbols.join(',') };
-      const quotes = inQuote ? { quote: [...new Set(symbols.map(quote))].join(',') } : {};
-      return v === undefined ? [] : [[{ ...labels, ...quotes }, v]];
-    });
+  const perInstance =
+    (value: (i: InstanceStatusReport, view: StatusView) => number | undefined, inQuote: boolean) => () => {
+      const view = sources?.read.status().view;
+      return view?.report.instances.flatMap((i): Sample<'bot_instance' | 'symbol' | 'quote'>[] => {
+        const v = value(i, view);
+        // Before its first order or fill, an instance's symbol is its configured one.
+        const symbols = i.symbols.length > 0 ? i.symbols : symbolOf(i.instance);
+        const labels = { bot_instance: i.instance, symbol: symbols.join(',') };
+        const quotes = inQuote ? { quote: [...new Set(symbols.map(quote))].join(',') } : {};
+        return v === undefined ? [] : [[{ ...labels, ...quotes }, v]];
+      });
+    };
   fromSource(
     'gauge',
     'position',
@@ -401,6 +410,37 @@ export function createMetrics(): DaemonMetrics {
     'Unrealised PnL of the position at the last price, in the quote currency (label quote).',
     ['bot_instance', 'symbol', 'quote'],
     perInstance((i) => i.unrealisedPnl?.toNumber(), true),
+  );
+  fromSource(
+    'gauge',
+    'exposure',
+    'Quote the instance holds: its position above dust and its working buys at the last price (label quote).',
+    ['bot_instance', 'symbol', 'quote'],
+    perInstance((i, view) => view.holdings.get(i.instance)?.exposure?.toNumber(), true),
+  );
+  // A multi-pair strategy file's pairs together (bot_group: the file's name), one series per quote asset.
+  const perGroup = (name: string, help: string, value: (t: GroupTotal) => number | undefined) =>
+    fromSource('gauge', `group_${name}`, help, ['bot_group', 'quote'], () =>
+      sources?.read.status().view.groups.flatMap((g) =>
+        g.totals.flatMap((t): Sample<'bot_group' | 'quote'>[] => {
+          const v = value(t);
+          return v === undefined ? [] : [[{ bot_group: g.name, quote: t.quoteAsset }, v]];
+        }),
+      ),
+    );
+  perGroup('pairs', "The file's pairs (instances).", (t) => t.pairs);
+  perGroup('running_pairs', "The file's pairs running now.", (t) => t.running);
+  perGroup(
+    'open_trades',
+    'Pairs holding a trade: a position above dust or a working buy (maxOpenTrades counts these).',
+    (t) => t.openTrades,
+  );
+  perGroup('exposure', 'Quote the pairs hold together at their last prices (maxExposure bounds this).', (t) =>
+    t.exposure?.toNumber(),
+  );
+  perGroup('realised_pnl', 'Realised PnL of the pairs together.', (t) => t.realisedPnl.toNumber());
+  perGroup('unrealised_pnl', 'Unrealised PnL of the pairs together at their last prices.', (t) =>
+    t.unrealisedPnl.toNumber(),
   );
 
   // The brakes, and the balances when asked for.

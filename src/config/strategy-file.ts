@@ -13,6 +13,7 @@ import {
   type StrategyDefinition,
 } from '../strategy/api.js';
 import type { Dec } from '../market/decimal.js';
+import { pairInstanceName } from '../market/instance-names.js';
 import { issueLines } from './problems.js';
 
 export const RiskLimitsSchema = z.strictObject({
@@ -123,11 +124,6 @@ export type InstanceConfig = Omit<StrategyFile, 'symbol' | 'symbols'> & {
   /** The strategy file's name when it trades several pairs (its instances are shown together under it). */
   group?: string;
 };
-
-/** The name of a file's instance on `symbol` when the file trades several pairs. */
-export function pairInstanceName(group: string, symbol: string): string {
-  return `${group}/${symbol}`;
-}
 
 /** The instances a strategy file makes: one on its `symbol`, or one per pair of its `symbols`. */
 export function fileInstances(file: StrategyFile): InstanceConfig[] {

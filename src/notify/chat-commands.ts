@@ -10,7 +10,9 @@ import { type Dec, dec } from '../market/decimal.js';
 import { type ActionResult, OperatorError } from '../operator/actions.js';
 import type { Operator } from '../operator/operator.js';
 import type { PerformanceRow } from '../operator/queries.js';
-import { guardLines, instanceRounder } from '../status/status-view.js';
+import { instanceGroup } from '../market/instance-names.js';
+import type { InstanceGroup } from '../status/instance-groups.js';
+import { guardLines, instanceRounder, type RulesOf, totalRounder } from '../status/status-view.js';
 import type { Mode } from './message.js';
 import type { ChatMessage, TelegramApi } from './telegram.js';
 import type { Timers } from '../ports/clock.js';
@@ -74,6 +76,16 @@ const signed = (d: Dec, round: (d: Dec) => string): string => {
   const text = round(d);
   return text.startsWith('-') || d.isNeg() ? text : `+${text}`;
 };
+
+/** A multi-pair file's totals, one line per quote asset. */
+function groupLines(group: InstanceGroup, rules: RulesOf): string[] {
+  return group.totals.map((t) => {
+    const q = totalRounder(group, t, rules);
+    const inQuote = (d: Dec) => `${signed(d, q)} ${t.quoteAsset}`;
+    const exposure = t.exposure === undefined ? '?' : q(t.exposure);
+    return `${group.name}: ${t.running}/${t.pairs} running · ${t.openTrades} held · exposure ${exposure} ${t.quoteAsset} · ${t.openOrders} open · today ${inQuote(t.realisedToday)} · open PnL ${inQuote(t.unrealisedPnl)}`;
+  });
+}
 
 export class ChatCommands {
   private offset: number | undefined;
@@ -402,13 +414,18 @@ export class ChatCommands {
   private statusText(): string {
     const { view } = this.deps.operator.read.status();
     const lines = guardLines(view);
+    // A multi-pair file: its total first, then a short line per pair under it.
+    const firstOf = new Map(view.groups.map((g) => [g.instances[0]?.instance, g]));
     for (const i of view.report.instances) {
+      const group = firstOf.get(i.instance);
+      if (group !== undefined) lines.push(...groupLines(group, view.rules));
       const r = instanceRounder(i, view.rules);
       const pos = i.position.quantity.isZero()
         ? 'flat'
         : `pos ${r.baseAsset(i.position.quantity)} @ ${r.price(i.position.averagePrice)}`;
+      const pair = instanceGroup(i.instance);
       lines.push(
-        `${i.instance} ${i.state}${i.reason !== undefined ? ` (${i.reason})` : ''} · ${pos} · ${i.openOrders.length} open · today ${signed(i.realisedToday, r.quote)}`,
+        `${pair === undefined ? i.instance : `  ${pair.symbol}`} ${i.state}${i.reason !== undefined ? ` (${i.reason})` : ''} · ${pos} · ${i.openOrders.length} open · today ${signed(i.realisedToday, r.quote)}`,
       );
     }
     if (view.report.instances.length === 0) lines.push('no instances yet');

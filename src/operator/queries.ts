@@ -35,6 +35,8 @@ export { EVENT_KINDS } from '../store/events.js';
 export { API_PRECISIONS } from '../status/status-view.js';
 export type { FillTotal, OrderCount };
 export type { InstanceStatusReport } from '../status/status-report.js';
+export type { GroupTotal } from '../status/instance-groups.js';
+export type { StatusView } from '../status/status-view.js';
 
 /** How long a status view is reused: the page polls, Prometheus scrapes, the database is read once a second. */
 const STATUS_CACHE_MS = 1_000;

@@ -4,7 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { readStatus, type InstanceStatusReport, type StatusReport } from './status-report.js';
-import { assetPlaces, rounder } from '../market/display.js';
+import { type Dec, dec } from '../market/decimal.js';
+import { instanceGroup } from '../market/instance-names.js';
+import { assetPlaces, roundedText, rounder } from '../market/display.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { EventRow } from '../store/events.js';
 import type { FillRow } from '../store/fills.js';
@@ -12,6 +14,7 @@ import type { LastPrice } from '../store/last-prices.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
 import { roundedEventData } from './event-figures.js';
+import { type GroupTotal, type Holding, holdingOf, type InstanceGroup, instanceGroups } from './instance-groups.js';
 import { paperAccountJson, paperAccountLines, paperAccountView, type PaperAccountView } from './paper-account-view.js';
 
 /** How many of the latest operator actions the view carries. */
@@ -64,6 +67,10 @@ export interface StatusView {
    * daemon last stored them.
    */
   rules: RulesOf;
+  /** What each instance holds (an open trade, its exposure at the last price), by name. */
+  holdings: ReadonlyMap<string, Holding>;
+  /** The multi-pair files' instances together, each with its totals. */
+  groups: InstanceGroup[];
 }
 
 /** A pair's rules, or undefined where they are not known (then figures are shown to 8 places). */
@@ -131,6 +138,14 @@ export function buildStatusView(
   // Each asset's places in the pairs traded (an instance's, or one with a price), for the paper balances.
   const traded = new Set([...prices.map((p) => p.symbol), ...report.instances.flatMap((i) => i.symbols)]);
   const places = assetPlaces([...traded].map(rules));
+  const lastPrice = new Map(prices.map((p) => [p.symbol, dec(p.price)]));
+  const holdings = new Map(
+    report.instances.map((i) => {
+      const symbol = i.symbols.length === 1 ? (i.symbols[0] as string) : undefined;
+      const priced = symbol === undefined ? undefined : lastPrice.get(symbol);
+      return [i.instance, holdingOf(i, symbol === undefined ? undefined : rules(symbol), priced)] as const;
+    }),
+  );
   return {
     report,
     clock,
@@ -142,6 +157,8 @@ export function buildStatusView(
     stopBuy: stopBuyState(store),
     recentActions: store.events.list({ kinds: ['operator'], limit: RECENT_ACTIONS }),
     rules,
+    holdings,
+    groups: instanceGroups(report.instances, holdings, rules),
   };
 }
 
@@ -186,17 +203,21 @@ export function orderJson(o: OrderRow) {
   };
 }
 
-function instanceJson(i: InstanceStatusReport, rules: RulesOf) {
-  const r = instanceRounder(i, rules);
+function instanceJson(i: InstanceStatusReport, view: Pick<StatusView, 'rules' | 'holdings'>) {
+  const r = instanceRounder(i, view.rules);
+  const held = view.holdings.get(i.instance);
   return {
     instance: i.instance,
+    group: instanceGroup(i.instance)?.group ?? null,
     state: i.state,
     reason: i.reason ?? null,
     since: iso(i.since),
     symbols: i.symbols,
     openOrders: i.openOrders.map(orderJson),
-    todaysFills: i.todaysFills.map((f) => fillJson(f, rules(f.symbol))),
+    todaysFills: i.todaysFills.map((f) => fillJson(f, view.rules(f.symbol))),
     position: { quantity: r.baseAsset(i.position.quantity), averagePrice: r.price(i.position.averagePrice) },
+    openTrade: held?.open ?? false,
+    exposure: held?.exposure === undefined ? null : r.quote(held.exposure),
     realisedPnl: r.quote(i.realisedPnl),
     realisedToday: r.quote(i.realisedToday),
     unrealisedPnl: i.unrealisedPnl === undefined ? null : r.quote(i.unrealisedPnl),
@@ -232,6 +253,35 @@ export function fillJson(f: FillRow, rules: PairRules | undefined, precision: Ap
   };
 }
 
+/** A group's total in `t`'s quote asset, to the places of that asset in the group's pairs. */
+export function totalRounder(g: InstanceGroup, t: GroupTotal, rules: RulesOf): (d: Dec) => string {
+  const places = assetPlaces(g.instances.flatMap((i) => i.symbols).map(rules)).get(t.quoteAsset);
+  return (d) => roundedText(d, places);
+}
+
+/** A group as JSON: its instances by name and its totals. */
+function groupJson(g: InstanceGroup, rules: RulesOf) {
+  return {
+    name: g.name,
+    instances: g.instances.map((i) => i.instance),
+    totals: g.totals.map((t) => {
+      const q = totalRounder(g, t, rules);
+      return {
+        quoteAsset: t.quoteAsset,
+        pairs: t.pairs,
+        running: t.running,
+        openTrades: t.openTrades,
+        openOrders: t.openOrders,
+        fillsToday: t.fillsToday,
+        exposure: t.exposure === undefined ? null : q(t.exposure),
+        realisedPnl: q(t.realisedPnl),
+        realisedToday: q(t.realisedToday),
+        unrealisedPnl: q(t.unrealisedPnl),
+      };
+    }),
+  };
+}
+
 function eventJson(e: EventRow | undefined) {
   return e === undefined ? null : { time: iso(e.time), ...e.data };
 }
@@ -252,7 +302,8 @@ export function statusJson(view: StatusView) {
     time: iso(report.time),
     clock: { wall: iso(view.clock.wall), venue: iso(view.clock.venue), venueClock: view.clock.venueClock },
     daemon: { ...daemon, since: iso(daemon.since) },
-    instances: report.instances.map((i) => instanceJson(i, view.rules)),
+    instances: report.instances.map((i) => instanceJson(i, view)),
+    groups: view.groups.map((g) => groupJson(g, view.rules)),
     externalOrders: report.externalOrders.map(orderJson),
     foreignOrders: foreignOrdersJson(report.foreignOrders),
     lastPrices: view.prices.map((p) => ({ symbol: p.symbol, price: p.price, time: iso(p.time) })),
@@ -348,6 +399,49 @@ export function guardLines(view: StatusView): string[] {
   ];
 }
 
+/**
+ * The status table's rows: one per instance, and after a multi-pair file's last pair its total (one per quote
+ * asset): how many pairs run, how many hold a trade, and the figures added up.
+ */
+function instanceRows(view: StatusView): string[][] {
+  const lastOf = new Map(view.groups.map((g) => [g.instances[g.instances.length - 1]?.instance, g]));
+  return view.report.instances.flatMap((i) => {
+    const r = instanceRounder(i, view.rules);
+    const exposure = view.holdings.get(i.instance)?.exposure;
+    const row = [
+      i.instance,
+      i.state,
+      String(i.openOrders.length),
+      String(i.todaysFills.length),
+      r.baseAsset(i.position.quantity),
+      r.price(i.position.averagePrice),
+      exposure === undefined ? '-' : r.quote(exposure),
+      r.quote(i.realisedPnl),
+      r.quote(i.realisedToday),
+      i.unrealisedPnl === undefined ? '-' : r.quote(i.unrealisedPnl),
+    ];
+    const group = lastOf.get(i.instance);
+    return group === undefined ? [row] : [row, ...group.totals.map((t) => totalRow(group, t, view.rules))];
+  });
+}
+
+function totalRow(group: InstanceGroup, t: GroupTotal, rules: RulesOf): string[] {
+  const rounded = totalRounder(group, t, rules);
+  const q = (d: Dec) => `${rounded(d)} ${t.quoteAsset}`;
+  return [
+    `${group.name} total`,
+    `${t.running}/${t.pairs} running`,
+    String(t.openOrders),
+    String(t.fillsToday),
+    `${t.openTrades} held`,
+    '-',
+    t.exposure === undefined ? '-' : q(t.exposure),
+    q(t.realisedPnl),
+    q(t.realisedToday),
+    q(t.unrealisedPnl),
+  ];
+}
+
 function orderText(o: OrderRow): string {
   const price =
     o.type === 'OCO'
@@ -396,21 +490,19 @@ export function statusTable(view: StatusView): string {
   else {
     out.push(
       ...table(
-        ['INSTANCE', 'STATE', 'OPEN', 'FILLS TODAY', 'POSITION', 'AVG PRICE', 'REALISED', 'TODAY', 'UNREALISED'],
-        report.instances.map((i) => {
-          const r = instanceRounder(i, view.rules);
-          return [
-            i.instance,
-            i.state,
-            String(i.openOrders.length),
-            String(i.todaysFills.length),
-            r.baseAsset(i.position.quantity),
-            r.price(i.position.averagePrice),
-            r.quote(i.realisedPnl),
-            r.quote(i.realisedToday),
-            i.unrealisedPnl === undefined ? '-' : r.quote(i.unrealisedPnl),
-          ];
-        }),
+        [
+          'INSTANCE',
+          'STATE',
+          'OPEN',
+          'FILLS TODAY',
+          'POSITION',
+          'AVG PRICE',
+          'EXPOSURE',
+          'REALISED',
+          'TODAY',
+          'UNREALISED',
+        ],
+        instanceRows(view),
       ),
     );
     for (const i of report.instances) {

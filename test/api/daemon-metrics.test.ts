@@ -8,7 +8,13 @@ import { createMetrics, type MetricSources } from '../../src/api/daemon-metrics.
 import { ENDPOINTS } from '../../src/exchange/client.js';
 import { D } from '../../src/market/decimal.js';
 import type { FillTotal, OrderCount } from '../../src/operator/queries.js';
+import { pairRulesFrom } from '../../src/market/pair-rules.js';
+import { DEFAULT_PAIRS, simPairConfig } from '../../src/sim/default-market.js';
+import { openStore } from '../../src/store/store.js';
+import { orderRow } from '../store/fixtures.js';
 import { parseExposition } from '../support/prometheus-text.js';
+import { storeQueries } from '../support/store-queries.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** The sum of the samples of `name` with these labels; undefined when there is no such series. */
 function metric(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -18,11 +24,12 @@ function metric(text: string, name: string, labels: Record<string, string>): num
   return found.length === 0 ? undefined : found.reduce((sum, s) => sum + s.value, 0);
 }
 
-function daemonMetrics(orders: OrderCount[] = [], fills: FillTotal[] = []) {
+function daemonMetrics(orders: OrderCount[] = [], fills: FillTotal[] = [], status?: MetricSources['read']['status']) {
   const metrics = createMetrics();
   const instance = { instance: 'grid', state: 'running', symbols: [] as string[], position: { quantity: D(0) } };
+  const report = { instances: [{ ...instance, realisedPnl: D(0), unrealisedPnl: undefined }] };
   const read = {
-    status: () => ({ view: { report: { instances: [{ ...instance, realisedPnl: D(0), unrealisedPnl: undefined }] } } }),
+    status: status ?? (() => ({ view: { report, holdings: new Map(), groups: [] } })),
     orderCounts: () => orders,
     fillTotals: () => fills,
     engineInstances: () => [{ name: 'grid', symbol: 'BTCUSDT', counters: { refused: 0 } }],
@@ -83,4 +90,36 @@ it('counts the journal and the requests over those zeros, and keeps the series o
   expect(
     metric(text, 'spot_bot_exchange_requests_total', { endpoint: 'POST /api/v4/spot/order', outcome: 'error' }),
   ).toBe(1);
+});
+
+it('shows a multi-pair file: each pair’s exposure, and the file’s pairs, open trades, exposure and PnL together', async () => {
+  const store = openStore({ path: ':memory:', clock: { now: () => Date.now() } });
+  try {
+    const now = Date.now();
+    store.events.record(now, undefined, 'daemon-started', { mode: 'paper', venue: 'x', pid: process.pid });
+    for (const symbol of ['BTCUSDT', 'ETHUSDT']) store.events.record(now, `trend/${symbol}`, 'started', { symbol });
+    store.orders.insert(
+      orderRow({ localId: 't-1', instance: 'trend/BTCUSDT', status: 'OPEN', price: '20000', quantity: '0.001' }),
+    );
+    store.prices.put({ symbol: 'BTCUSDT', price: '20150', time: now }, now);
+    const rules = {
+      BTCUSDT: pairRulesFrom(DEFAULT_PAIRS[0]!),
+      ETHUSDT: pairRulesFrom(simPairConfig({ id: 4, code: 'ETH' }, { id: 2, code: 'USDT' })),
+    };
+    const read = storeQueries(store, tempDir('metrics-groups'), { rules });
+    const text = (await daemonMetrics([], [], read.status).render()).text;
+    const pair = { bot_instance: 'trend/BTCUSDT', symbol: 'BTCUSDT', quote: 'USDT' };
+    expect(metric(text, 'spot_bot_exposure', pair)).toBe(20.15);
+    expect(metric(text, 'spot_bot_exposure', { ...pair, bot_instance: 'trend/ETHUSDT', symbol: 'ETHUSDT' })).toBe(0);
+    const group = { bot_group: 'trend', quote: 'USDT' };
+    expect(
+      ['pairs', 'running_pairs', 'open_trades', 'exposure', 'realised_pnl', 'unrealised_pnl'].map((m) =>
+        metric(text, `spot_bot_group_${m}`, group),
+      ),
+    ).toEqual([2, 2, 1, 20.15, 0, 0]);
+    // A file of one pair is no group.
+    expect(text).not.toMatch(/bot_group="grid"/);
+  } finally {
+    store.close();
+  }
 });

@@ -11,7 +11,7 @@ import { TelegramApi } from '../../src/notify/telegram.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { D } from '../../src/market/decimal.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
-import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
+import { DEFAULT_PAIRS, simPairConfig } from '../../src/sim/default-market.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from '../store/fixtures.js';
 import { LogTail } from '../../src/ops/log-tail.js';
@@ -24,6 +24,7 @@ import { tempDir } from '../support/temp-dir.js';
 const dir = tempDir('chat');
 const TOKEN = '987:chat-token-secret';
 const BTCUSDT = pairRulesFrom(DEFAULT_PAIRS[0]!);
+const ETHUSDT = pairRulesFrom(simPairConfig({ id: 4, code: 'ETH' }, { id: 2, code: 'USDT' }));
 
 let bot: BotApi;
 let store: Store;
@@ -130,7 +131,7 @@ function operator(logs?: LogTail) {
   };
   const read = storeQueries(store, dir, {
     balances: [{ asset: 'USDT', free: new D('900'), locked: new D('100') }],
-    rules: { BTCUSDT },
+    rules: { BTCUSDT, ETHUSDT },
     logs,
   });
   const op: ChatOperator = {
@@ -291,6 +292,35 @@ describe('telegram chat commands', () => {
       'PAPER · last 3 warnings and errors (wall clock, UTC)\n2024-01-03 10:05:06 ERROR grid: problem 6\n' +
         '2024-01-03 10:05:07 WARN grid: problem 7\n2024-01-03 10:05:10 ERROR operator: failed (boom)',
       'PAPER · /logs [N]\nN: expected a whole number from 1 to 50',
+    ]);
+  });
+
+  it('groups a multi-pair file’s pairs under its total in /status', async () => {
+    const now = Date.now();
+    const pair = (symbol: string) => `trend/${symbol}`;
+    for (const symbol of ['BTCUSDT', 'ETHUSDT']) store.events.record(now, pair(symbol), 'started', { symbol });
+    store.events.record(now, pair('ETHUSDT'), 'paused', { reason: 'by the operator' });
+    store.orders.insert(
+      orderRow({
+        localId: 't-1',
+        instance: pair('BTCUSDT'),
+        seq: 50,
+        status: 'OPEN',
+        price: '20000',
+        quantity: '0.001',
+      }),
+    );
+    store.prices.put({ symbol: 'BTCUSDT', price: '20150', time: now }, now);
+    const { commands } = chatCommands(TOKEN, operator().op, 'paper');
+    bot.say(111, '/status');
+    await until('the answer', () => bot.sent.length === 1);
+    await commands.stop();
+    const lines = bot.sent[0]!.text.split('\n');
+    // The total before its pairs; the pairs by symbol under it; a file of one pair as before.
+    expect(lines.slice(lines.indexOf('grid running · flat · 1 open · today +0') + 1)).toEqual([
+      'trend: 1/2 running · 1 held · exposure 20.15 USDT · 1 open · today +0 USDT · open PnL +0 USDT',
+      '  BTCUSDT running · flat · 1 open · today +0',
+      '  ETHUSDT paused (by the operator) · flat · 0 open · today +0',
     ]);
   });
 

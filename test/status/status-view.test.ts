@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildStatusView, fillJson, statusJson, statusTable } from '../../src/status/status-view.js';
 import { pairRulesFrom } from '../../src/market/pair-rules.js';
-import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
+import { DEFAULT_PAIRS, simPairConfig } from '../../src/sim/default-market.js';
 import type { ClockReading } from '../../src/ports/clock.js';
 import type { FillRow } from '../../src/store/fills.js';
 import { newOrderRow, type OrderRow } from '../../src/store/order-journal.js';
@@ -202,7 +202,7 @@ describe('status view', () => {
       statusTable(view)
         .split('\n')
         .find((l) => l.startsWith('avg ')),
-    ).toMatch(/\s2\s+100\.67\s+-0\.67\s+-0\.67\s+19\.67$/);
+    ).toMatch(/\s2\s+100\.67\s+221\s+-0\.67\s+-0\.67\s+19\.67$/);
 
     // `bot status` (another process, no venue): the pair's rules as the daemon's engine last stored them, so
     // the same figures as the daemon's.
@@ -253,8 +253,8 @@ describe('status view', () => {
     expect(text).toContain(
       'authentication: FAILED at 2024-05-02 11:59:59: HTTP 401 (trading halted: fix the keys or clock, then kill -USR2 the daemon, clear it through the control API, or restart)',
     );
-    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
-    expect(text).toMatch(/^dca\s+paused\s+0\s+0\s+0\s+0\s+0\s+0\s+-$/m);
+    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+165\.75\s+20\s+20\s+10\.5$/m);
+    expect(text).toMatch(/^dca\s+paused\s+0\s+0\s+0\s+0\s+0\s+0\s+0\s+-$/m);
     expect(text).toContain('  dca: paused: onTick threw: boom');
     expect(text).toContain('  grid: LIMIT BUY 0.5 @ 90  OPEN  filled 0  [grid:-1:buy]');
     expect(text).toContain('  (external): LIMIT SELL 0.1 @ 150  OPEN');
@@ -282,7 +282,7 @@ describe('status view', () => {
       "status at venue 2024-05-02 12:00:00 UTC (the recording's time) · wall 2026-11-26 09:00:00 UTC",
     );
     expect(text).toContain('since 2026-11-26 08:59:00 UTC (wall)');
-    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+20\s+20\s+10\.5$/m);
+    expect(text).toMatch(/^grid\s+running\s+1\s+1\s+1\s+100\s+165\.75\s+20\s+20\s+10\.5$/m);
     // The control API gives the daemon's clock; a day of data later, nothing is today's any more.
     const later = buildStatusView(store, { now: NOW + 86_400_000, wallNow: wall, killSwitchFile: killFile });
     expect(statusJson(later).instances.find((i) => i.instance === 'grid')?.realisedToday).toBe('0');
@@ -297,6 +297,110 @@ describe('status view', () => {
     } finally {
       empty.close();
     }
+  });
+
+  it('groups a multi-pair file’s pairs under it: a row per pair and one total (open trades, exposure, PnL)', () => {
+    const usdt = { id: 2, code: 'USDT' };
+    const rules = new Map(
+      [
+        BTCUSDT,
+        pairRulesFrom(simPairConfig({ id: 4, code: 'ETH' }, usdt)),
+        pairRulesFrom(simPairConfig({ id: 9, code: 'XRP' }, usdt)),
+      ].map((r) => [r.symbol, r]),
+    );
+    const pair = (symbol: string) => `trend/${symbol}`;
+    for (const symbol of ['BTCUSDT', 'ETHUSDT', 'XRPUSDT'])
+      store.events.record(NOW - 50_000, pair(symbol), 'started', { symbol });
+    store.events.record(NOW - 40_000, pair('XRPUSDT'), 'paused', { reason: 'by the operator' });
+    // BTC holds 0.5 bought at 100 (last 110.5); ETH has a working buy of 1 at 10 (last 12); XRP only dust.
+    const order = (localId: string, symbol: string, over: Partial<OrderRow>) =>
+      store.orders.insert(
+        newOrderRow({
+          localId,
+          instance: pair(symbol),
+          symbol,
+          side: 'BUY',
+          type: 'LIMIT',
+          status: 'FILLED',
+          exchangeId: localId,
+          createdAt: NOW - 4000,
+          ...over,
+        }),
+      );
+    order('trend-1', 'BTCUSDT', { price: '100', quantity: '0.5', filledQty: '0.5' });
+    order('trend-2', 'ETHUSDT', { status: 'OPEN', price: '10', quantity: '1' });
+    order('trend-3', 'XRPUSDT', { price: '1', quantity: '0.0000001', filledQty: '0.0000001' });
+    const at = { time: NOW - 3000, side: 'BUY' as const, price: '100', qty: '0.5' };
+    store.fills.insert(fill({ ...at, fillKey: 'tb', instance: pair('BTCUSDT'), orderLocalId: 'trend-1' }));
+    store.fills.insert(
+      fill({
+        ...at,
+        fillKey: 'tx',
+        instance: pair('XRPUSDT'),
+        orderLocalId: 'trend-3',
+        symbol: 'XRPUSDT',
+        price: '1',
+        qty: '0.0000001',
+      }),
+    );
+    store.prices.put({ symbol: 'ETHUSDT', price: '12', time: NOW - 2000 }, NOW);
+    store.prices.put({ symbol: 'XRPUSDT', price: '0.5', time: NOW - 2000 }, NOW);
+    const view = buildStatusView(store, {
+      wallNow: NOW,
+      killSwitchFile: killFile,
+      isAlive: () => true,
+      rules: (symbol) => rules.get(symbol),
+    });
+    const json = statusJson(view);
+    expect(json.groups).toEqual([
+      {
+        name: 'trend',
+        instances: ['trend/BTCUSDT', 'trend/ETHUSDT', 'trend/XRPUSDT'],
+        totals: [
+          {
+            quoteAsset: 'USDT',
+            pairs: 3,
+            running: 2,
+            openTrades: 2,
+            openOrders: 1,
+            fillsToday: 2,
+            // 0.5 x 110.5 + 1 x 12; the dust is not held.
+            exposure: '67.25',
+            realisedPnl: '0',
+            realisedToday: '0',
+            unrealisedPnl: '5.25',
+          },
+        ],
+      },
+    ]);
+    const byName = new Map(json.instances.map((i) => [i.instance, i]));
+    expect(['trend/BTCUSDT', 'trend/ETHUSDT', 'trend/XRPUSDT', 'grid'].map((n) => byName.get(n)?.group)).toEqual([
+      'trend',
+      'trend',
+      'trend',
+      null,
+    ]);
+    expect(['trend/BTCUSDT', 'trend/ETHUSDT', 'trend/XRPUSDT'].map((n) => byName.get(n)?.exposure)).toEqual([
+      '55.25',
+      '12',
+      '0',
+    ]);
+    expect(byName.get('trend/XRPUSDT')?.openTrade).toBe(false);
+    // The terminal: the pairs' rows, then the file's total right under its last pair.
+    const lines = statusTable(view).split('\n');
+    const last = lines.findIndex((l) => l.startsWith('trend/XRPUSDT '));
+    expect(lines[last - 2]).toMatch(/^trend\/BTCUSDT\s+running\s+0\s+1\s+0\.5\s+100\s+55\.25\s+0\s+0\s+5\.25$/);
+    expect(lines[last + 1]).toMatch(
+      /^trend total\s+2\/3 running\s+1\s+2\s+2 held\s+-\s+67\.25 USDT\s+0 USDT\s+0 USDT\s+5\.25 USDT$/,
+    );
+    // One read model: the same from another process, the rules as the daemon stored them.
+    store.pairRules.put(
+      [DEFAULT_PAIRS[0]!, simPairConfig({ id: 4, code: 'ETH' }, usdt), simPairConfig({ id: 9, code: 'XRP' }, usdt)],
+      NOW,
+    );
+    expect(
+      statusJson(buildStatusView(store, { wallNow: NOW, killSwitchFile: killFile, isAlive: () => true })).groups,
+    ).toEqual(json.groups);
   });
 
   it('tells a clean stop from a daemon that died, and then shows no instance as running', () => {
