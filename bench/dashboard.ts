@@ -6,7 +6,10 @@
  * DOMContentLoaded, the first instance card shown, the first chart drawn (its canvas painted with candles) and
  * the load event; it sums what the page downloaded (the browser's Resource Timing: bytes on the wire and bodies
  * decoded, by kind; the live stream left out, it never ends). Medians are printed with the machine's load.
- * `--screenshots` also writes docs/dashboard.png (1366 px) and docs/dashboard-phone.png (390 px at 2x).
+ * `--screenshots` also writes docs/dashboard.png (1366 px) and docs/dashboard-phone.png (390 px at 2x: the page's
+ * top, its price chart, equity and PnL, closed trades and profit, side by side), once a trade has closed: about ten
+ * minutes at npm start's pace on the sample, a few with PAPER_SPEED=600 (the same page, sooner). PICTURES_DIR
+ * writes them elsewhere than docs/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -15,7 +18,7 @@ import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../test/e2e/chromium.js';
 import { DaemonProcess, daemonEnv, ROOT, waitFor } from '../test/e2e/daemon-process.js';
 import { freePort } from '../test/support/free-port.js';
-import { deadline } from '../test/support/until.js';
+import { deadline, until } from '../test/support/until.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? '5');
 const SCREENSHOTS = process.argv.includes('--screenshots');
@@ -45,6 +48,18 @@ function kind(url: string): string {
   return path === '/' || path.endsWith('.html') ? 'document' : 'other';
 }
 
+/**
+ * Waits until the canvas at `selector` is painted (the chart library sized it). Polled with evaluate: the page's
+ * Content-Security-Policy refuses the eval waitForFunction polls a string with.
+ */
+async function painted(page: Page, selector: string): Promise<void> {
+  await until(
+    `${selector} painted`,
+    () => page.evaluate<boolean>(`(document.querySelector(${JSON.stringify(selector)})?.width ?? 0) > 0`),
+    { every: 50, giveUp: deadline(60_000) },
+  );
+}
+
 async function loadOnce(browser: Browser, url: string, width: number): Promise<{ load: Load; page: Page }> {
   const context = await browser.newContext({
     viewport: { width, height: 900 },
@@ -55,9 +70,7 @@ async function loadOnce(browser: Browser, url: string, width: number): Promise<{
   await page.locator('article.instance').first().waitFor({ timeout: 60_000 });
   const firstCard = await page.evaluate<number>('performance.now()');
   // Its canvas painted: the chart library sized it once the candles came.
-  await page.waitForFunction("(document.querySelector('.symbol-chart canvas')?.width ?? 0) > 0", undefined, {
-    timeout: 60_000,
-  });
+  await painted(page, '.symbol-chart canvas');
   const chartDrawn = await page.evaluate<number>('performance.now()');
   await page.waitForLoadState('load');
   const timing = await page.evaluate<{
@@ -88,13 +101,76 @@ async function loadOnce(browser: Browser, url: string, width: number): Promise<{
   return { load, page };
 }
 
+/** Waits for the daemon's first closed trade, then pictures the page at 1366 px and at 390 px. */
+async function screenshots(browser: Browser, url: string, daemon: DaemonProcess): Promise<void> {
+  const into = process.env.PICTURES_DIR ?? join(ROOT, 'docs');
+  await waitFor(
+    'a first closed trade',
+    async () => {
+      const r = await fetch(`${url}api/v1/trades?limit=1`);
+      return ((await r.json()) as { trades: unknown[] }).trades.length >= 1;
+    },
+    { daemon, giveUp: deadline(15 * 60_000) },
+  );
+  /** The page loaded at `width` with its first closed trade and its charts drawn. */
+  const drawn = async (width: number) => {
+    const { page } = await loadOnce(browser, url, width);
+    await page.locator('#trades tbody tr td.num').first().waitFor({ timeout: 60_000 });
+    await painted(page, '#equity canvas');
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+    return page;
+  };
+  const wide = await drawn(1366);
+  await wide.screenshot({
+    path: join(into, 'dashboard.png'),
+    clip: { x: 0, y: 0, width: 1366, height: 1400 },
+    fullPage: true,
+  });
+  await wide.context().close();
+  console.log(`wrote ${join(into, 'dashboard.png')}`);
+
+  // The phone: four screens of one page (its top; the price chart; equity and PnL; the closed trades and profit)
+  // side by side, each a clip of the page as a phone shows it.
+  const phone = await drawn(390);
+  const top = async (selector: string) => (await phone.locator(selector).boundingBox())?.y ?? 0;
+  const screens: string[] = [];
+  const at = [0, await top('section.prices'), await top('section.equity'), await top('section.trades')];
+  for (const y of at) {
+    const png = await phone.screenshot({
+      clip: { x: 0, y: Math.max(0, y - 8), width: 390, height: 844 },
+      fullPage: true,
+    });
+    screens.push(`data:image/png;base64,${png.toString('base64')}`);
+  }
+  await phone.context().close();
+  const sheet = await browser.newContext({
+    viewport: { width: at.length * 390 + (at.length + 1) * 16, height: 844 + 32 },
+    deviceScaleFactor: 2,
+  });
+  const page = await sheet.newPage();
+  await page.setContent(
+    `<body style="margin:0;padding:16px;display:flex;gap:16px;background:#d5d9e0">${screens
+      .map((src) => `<img src="${src}" style="width:390px;height:844px;border-radius:12px">`)
+      .join('')}</body>`,
+  );
+  await page.screenshot({ path: join(into, 'dashboard-phone.png') });
+  await sheet.close();
+  console.log(`wrote ${join(into, 'dashboard-phone.png')}`);
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-dashboard-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
   // `npm start`'s daemon: paper, the shipped strategy files, the page on loopback without a token.
   const daemon = new DaemonProcess(
-    daemonEnv({ DB_PATH: join(dir, 'bot.db'), KILL_SWITCH_FILE: join(dir, 'KILL'), API_PORT: String(port) }),
+    daemonEnv({
+      DB_PATH: join(dir, 'bot.db'),
+      KILL_SWITCH_FILE: join(dir, 'KILL'),
+      API_PORT: String(port),
+      // npm start's pace unless asked (the pictures wait for a closed trade: ten minutes at 60).
+      ...(process.env.PAPER_SPEED === undefined ? {} : { PAPER_SPEED: process.env.PAPER_SPEED }),
+    }),
   );
   let browser: Browser | undefined;
   try {
@@ -150,18 +226,7 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
 
-    if (SCREENSHOTS)
-      for (const [width, height, file] of [
-        [1366, 1400, 'docs/dashboard.png'],
-        [390, 1500, 'docs/dashboard-phone.png'],
-      ] as const) {
-        const { page } = await loadOnce(browser, url, width);
-        await page.locator('#trades tbody tr').first().waitFor({ timeout: 60_000 });
-        await page.waitForTimeout(1000);
-        await page.screenshot({ path: join(ROOT, file), clip: { x: 0, y: 0, width, height }, fullPage: true });
-        await page.context().close();
-        console.log(`wrote ${file}`);
-      }
+    if (SCREENSHOTS) await screenshots(browser, url, daemon);
   } finally {
     await browser?.close();
     await daemon.stop('SIGTERM');
