@@ -14,6 +14,7 @@ import {
   priceScale,
   recordCanvasText,
   scaleProblems,
+  sidewaysOverflow,
   timeAxisLabelsCut,
   timeAxisTimes,
 } from './chromium.js';
@@ -71,10 +72,6 @@ async function open(file: string, width: number): Promise<{ page: Page; problems
   return { page, problems, close: () => context.close() };
 }
 
-/** How far the document is wider than the window (0: nothing to scroll sideways). */
-const overflow = (page: Page) =>
-  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-
 describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
   it('report.html: charts, every closed trade, and usable at phone width', async () => {
     const file = join(dir, 'run', 'report.html');
@@ -85,7 +82,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
       expect(await page.locator('h2:has-text("Trades (") + .scroll tbody tr').count()).toBe(summary.trades.length);
       expect(await page.locator('table.metrics th', { hasText: 'Longest drawdown' }).count()).toBe(1);
       expect(await timeAxisLabelsCut(page, '#chart')).toEqual([]);
-      expect(await overflow(page)).toBe(0);
+      expect(await sidewaysOverflow(page)).toBe(0);
       expect(problems).toEqual([]);
       await close();
     }
@@ -127,7 +124,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
       for (let pane = 0; pane < 5; pane++)
         expect(scaleProblems(await priceScale(page, '#chart', pane), [], 2), `pane ${pane}`).toEqual([]);
       expect(await timeAxisLabelsCut(page, '#chart')).toEqual([]);
-      expect(await overflow(page)).toBe(0);
+      expect(await sidewaysOverflow(page)).toBe(0);
       expect(problems).toEqual([]);
       await close();
     }
@@ -141,7 +138,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the backtest pages in Chromium', () => {
       expect(await page.locator('#oos canvas').count()).toBeGreaterThan(0);
       await expect.poll(() => page.locator('pre.table').textContent()).toMatch(/walk-forward efficiency/);
       for (const chart of ['#chart', '#oos']) expect(await timeAxisLabelsCut(page, chart)).toEqual([]);
-      expect(await overflow(page)).toBe(0);
+      expect(await sidewaysOverflow(page)).toBe(0);
       expect(problems).toEqual([]);
       await close();
     }

@@ -67,6 +67,10 @@ export async function recordCanvasText(context: BrowserContext): Promise<void> {
   })()`);
 }
 
+/** How far the document is wider than the window (0: nothing to scroll sideways). */
+export const sidewaysOverflow = (page: Page) =>
+  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+
 /** A text drawn on a time axis, its left and right edges in CSS pixels. */
 interface AxisText {
   text: string;

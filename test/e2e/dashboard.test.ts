@@ -23,6 +23,7 @@ import {
   priceScale,
   recordCanvasText,
   scaleProblems,
+  sidewaysOverflow,
   timeAxisLabelsCut,
 } from './chromium.js';
 import {
@@ -145,9 +146,6 @@ const lastAction = () =>
 const attributes = async (locator: Locator, name: string) =>
   Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
 
-const overflow = (page: Page) =>
-  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-
 describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
   let main: Opened;
 
@@ -258,7 +256,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard', () => {
     const phone = await open(390, { scale: 2 });
     await phone.page.locator('#trades tbody tr').first().waitFor();
     await phone.page.locator('.symbol-chart canvas').first().waitFor();
-    expect(await overflow(phone.page)).toBe(0);
+    expect(await sidewaysOverflow(phone.page)).toBe(0);
     // Each card's buttons stay together on one line (a narrow card puts them under its name, not one of them).
     for (const instance of ['brackets', 'exiter', 'swing-trader']) {
       const buttons = await card(phone.page, instance).locator('header button').all();

@@ -16,6 +16,8 @@
     equity: null,
     period: 'day',
     waitingForToken: false,
+    /** The pairs of multi-pair files whose rows are open (their card and chart shown), by instance name. */
+    openPairs: new Set(),
     /** 'live' (the stream is open), 'polling' (it is not: why in streamProblem), or 'starting'. */
     updates: 'starting',
     streamProblem: '',
@@ -329,73 +331,174 @@
       return;
     }
     const config = new Map(((state.daemon && state.daemon.instances) || []).map((i) => [i.name, i]));
+    const byName = new Map(s.instances.map((i) => [i.instance, i]));
+    const groups = new Map((s.groups || []).map((g) => [g.name, g]));
+    const shown = new Set();
     for (const i of s.instances) {
-      const c = config.get(i.instance);
-      const path = (what) => `/api/v1/instances/${encodeURIComponent(i.instance)}/${what}`;
-      const buttons = [];
-      if (i.state === 'running')
-        buttons.push(
-          instanceButton('Pause', 'pause', i, {
-            onclick: () =>
-              act(
-                `Pause ${i.instance}?`,
-                'It places nothing while paused; its open orders stay on the exchange.',
-                'Pause',
-                path('pause'),
-                'POST',
-              ),
-          }),
-        );
-      if (i.state === 'paused')
-        buttons.push(
-          instanceButton('Resume', 'resume', i, {
-            primary: true,
-            onclick: () =>
-              act(
-                `Resume ${i.instance}?`,
-                'Its strategy runs again from its saved state.',
-                'Resume',
-                path('resume'),
-                'POST',
-              ),
-          }),
-        );
-      if (i.state === 'running')
-        buttons.push(instanceButton('Enter', 'entry', i, { onclick: () => entryDialog(i, c) }));
-      if ((i.state === 'running' || i.state === 'paused') && Number(i.position.quantity) > 0)
-        buttons.push(instanceButton('Exit', 'exit', i, { danger: true, onclick: () => exitDialog(i) }));
-      const orders = el('ul', { class: 'orders' });
-      for (const o of i.openOrders) orders.append(orderLine(o));
-      box.append(
+      const g = i.group === null ? undefined : groups.get(i.group);
+      if (g === undefined) box.append(instanceCard(i, config.get(i.instance)));
+      else if (!shown.has(g.name)) {
+        shown.add(g.name);
+        box.append(groupCard(g, byName, config));
+      }
+    }
+  }
+
+  /** One instance: its state, its buttons (each after a confirmation), its figures and its open orders. */
+  function instanceCard(i, c) {
+    const path = (what) => `/api/v1/instances/${encodeURIComponent(i.instance)}/${what}`;
+    const buttons = [];
+    if (i.state === 'running')
+      buttons.push(
+        instanceButton('Pause', 'pause', i, {
+          onclick: () =>
+            act(
+              `Pause ${i.instance}?`,
+              'It places nothing while paused; its open orders stay on the exchange.',
+              'Pause',
+              path('pause'),
+              'POST',
+            ),
+        }),
+      );
+    if (i.state === 'paused')
+      buttons.push(
+        instanceButton('Resume', 'resume', i, {
+          primary: true,
+          onclick: () =>
+            act(
+              `Resume ${i.instance}?`,
+              'Its strategy runs again from its saved state.',
+              'Resume',
+              path('resume'),
+              'POST',
+            ),
+        }),
+      );
+    if (i.state === 'running') buttons.push(instanceButton('Enter', 'entry', i, { onclick: () => entryDialog(i, c) }));
+    if ((i.state === 'running' || i.state === 'paused') && Number(i.position.quantity) > 0)
+      buttons.push(instanceButton('Exit', 'exit', i, { danger: true, onclick: () => exitDialog(i) }));
+    const orders = el('ul', { class: 'orders' });
+    for (const o of i.openOrders) orders.append(orderLine(o));
+    return el(
+      'article',
+      { class: 'instance', 'data-instance': i.instance },
+      el(
+        'header',
+        {},
+        el('span', { class: 'name' }, i.instance),
+        el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state),
+        // The buttons keep together at the right, on the name's line or (a narrow card) under it.
+        el('span', { class: 'actions' }, ...buttons),
+      ),
+      el(
+        'div',
+        { class: 'meta muted small' },
+        [c ? c.symbol : i.symbols.join(', '), c ? `schedule ${c.schedule}` : ''].filter(Boolean).join(' · '),
+      ),
+      i.reason ? el('div', { class: 'reason' }, i.reason) : null,
+      el(
+        'div',
+        { class: 'figures' },
+        figure('position', num(i.position.quantity), 'position'),
+        figure('realised', signed(i.realisedPnl)),
+        figure('unrealised', signed(i.unrealisedPnl)),
+        figure('open orders', String(i.openOrders.length)),
+      ),
+      i.openOrders.length > 0 ? orders : null,
+    );
+  }
+
+  /**
+   * A multi-pair strategy file: its figures together, then a row per pair (its state, what it holds, its PnL) and
+   * the file's total per quote asset. A pair's row opens its own card (buttons, orders) and its price chart.
+   */
+  function groupCard(g, byName, config) {
+    const rows = [];
+    for (const name of g.instances) {
+      const i = byName.get(name);
+      const open = state.openPairs.has(name);
+      const toggle = el(
+        'button',
+        {
+          type: 'button',
+          class: 'pair-toggle',
+          'aria-expanded': String(open),
+          title: open ? 'Hide this pair’s card and chart' : 'Show this pair’s card (its buttons and orders) and chart',
+          onclick: () => {
+            if (open) state.openPairs.delete(name);
+            else state.openPairs.add(name);
+            renderInstances();
+            void refreshCharts().catch(() => {});
+          },
+        },
+        name.slice(g.name.length + 1),
+      );
+      rows.push(
         el(
-          'article',
-          { class: 'instance', 'data-instance': i.instance },
-          el(
-            'header',
-            {},
-            el('span', { class: 'name' }, i.instance),
-            el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state),
-            // The buttons keep together at the right, on the name's line or (a narrow card) under it.
-            el('span', { class: 'actions' }, ...buttons),
-          ),
-          el(
-            'div',
-            { class: 'meta muted small' },
-            [c ? c.symbol : i.symbols.join(', '), c ? `schedule ${c.schedule}` : ''].filter(Boolean).join(' · '),
-          ),
-          i.reason ? el('div', { class: 'reason' }, i.reason) : null,
-          el(
-            'div',
-            { class: 'figures' },
-            figure('position', num(i.position.quantity), 'position'),
-            figure('realised', signed(i.realisedPnl)),
-            figure('unrealised', signed(i.unrealisedPnl)),
-            figure('open orders', String(i.openOrders.length)),
-          ),
-          i.openOrders.length > 0 ? orders : null,
+          'tr',
+          { class: 'pair', 'data-instance': name, 'data-open-trade': String(i.openTrade) },
+          el('td', {}, toggle),
+          el('td', {}, el('span', { class: `badge ${i.state}`, 'data-state': i.state }, i.state)),
+          el('td', { class: 'num', 'data-figure': 'exposure' }, num(i.exposure, 2)),
+          el('td', { class: 'num wide-only' }, signed(i.realisedPnl, 2)),
+          el('td', { class: 'num' }, signed(i.unrealisedPnl, 2)),
         ),
       );
+      if (open)
+        rows.push(el('tr', { class: 'pair-card' }, el('td', { colspan: '5' }, instanceCard(i, config.get(name)))));
     }
+    const totals = g.totals.map((t) =>
+      el(
+        'tr',
+        { class: 'total', 'data-quote': t.quoteAsset },
+        el('th', { scope: 'row' }, `Total ${t.quoteAsset}`),
+        el('td', { 'data-figure': 'running' }, `${t.running}/${t.pairs} run`),
+        el('td', { class: 'num', 'data-figure': 'exposure' }, num(t.exposure, 2)),
+        el('td', { class: 'num wide-only', 'data-figure': 'realised' }, signed(t.realisedPnl, 2)),
+        el('td', { class: 'num', 'data-figure': 'unrealised' }, signed(t.unrealisedPnl, 2)),
+      ),
+    );
+    const sum = (key) => String(g.totals.reduce((n, t) => n + t[key], 0));
+    return el(
+      'article',
+      { class: 'instance group', 'data-group': g.name },
+      el(
+        'header',
+        {},
+        el('span', { class: 'name' }, g.name),
+        el('span', { class: 'muted small' }, `${g.instances.length} pairs, one account`),
+      ),
+      el(
+        'div',
+        { class: 'figures' },
+        figure('open trades', sum('openTrades'), 'open-trades'),
+        figure('running', `${sum('running')} of ${sum('pairs')}`, 'running'),
+        figure('open orders', sum('openOrders'), 'open-orders'),
+        figure('fills today', sum('fillsToday'), 'fills-today'),
+        // The realised PnL here too: a phone's table leaves its column out.
+        ...g.totals.map((t) => figure(`realised ${t.quoteAsset}`, signed(t.realisedPnl, 2))),
+      ),
+      el(
+        'table',
+        { class: 'pairs' },
+        el(
+          'thead',
+          {},
+          el(
+            'tr',
+            {},
+            el('th', {}, 'Pair'),
+            el('th', {}, 'State'),
+            el('th', { class: 'num' }, 'Exposure'),
+            el('th', { class: 'num wide-only' }, 'Realised'),
+            el('th', { class: 'num' }, 'Open PnL'),
+          ),
+        ),
+        el('tbody', {}, ...rows),
+        el('tfoot', {}, ...totals),
+      ),
+    );
   }
 
   function figure(label, value, key) {
@@ -708,17 +811,31 @@
 
   const LEG_STYLE = { limit: L.LineStyle.Solid, stop: L.LineStyle.Dashed, 'stop-limit': L.LineStyle.Dotted };
 
-  /** The symbols to chart: those the instances trade. */
+  /**
+   * The symbols to chart: those the instances trade; of a multi-pair file's pairs, those holding a trade or an
+   * order and those whose row is open (twenty charts would bury the page).
+   */
   function chartSymbols() {
     const s = state.status;
     const symbols = new Set();
-    for (const i of (s && s.instances) || []) for (const symbol of i.symbols) symbols.add(symbol);
+    for (const i of (s && s.instances) || []) {
+      if (i.group === null) for (const symbol of i.symbols) symbols.add(symbol);
+      else if (i.openTrade || i.openOrders.length > 0 || state.openPairs.has(i.instance))
+        symbols.add(i.instance.slice(i.group.length + 1));
+    }
     return [...symbols].sort();
   }
 
   /** Reads each symbol's chart (the timeframe that reaches back to its oldest fill shown) and draws it. */
   async function refreshCharts() {
-    for (const symbol of chartSymbols()) {
+    const symbols = chartSymbols();
+    for (const [symbol, chart] of state.charts)
+      if (!symbols.includes(symbol)) {
+        chart.chart.remove();
+        chart.wrap.remove();
+        state.charts.delete(symbol);
+      }
+    for (const symbol of symbols) {
       const fills = state.fills.filter((f) => f.symbol === symbol);
       const oldest = Math.min(...fills.map((f) => Date.parse(f.time)));
       const since = Number.isFinite(oldest) ? `&since=${Math.floor(oldest)}` : '';
