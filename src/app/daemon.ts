@@ -9,6 +9,7 @@ import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { withPairListPairs } from './pair-universe.js';
 import { chartCandleNeeds, warmUpMs } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
@@ -175,6 +176,24 @@ export class Daemon {
       instances = await loadInstances(env);
       listeners = await DaemonListeners.start(env, probes, metrics, logger);
     } catch (err) {
+      lock.release();
+      throw err;
+    }
+    try {
+      // A pair list's file trades the market's pairs of its quote asset: the recordings', or the exchange's.
+      const loaded = instances;
+      instances = await retryWithBackoff(
+        'read the pairs the pair lists choose from',
+        () => withPairListPairs(loaded, plan, env, logger),
+        {
+          logger,
+          isFatal: isFatalStartError,
+          signal: options.signal,
+          onRetry: (line: string) => probes.starting(line),
+        },
+      );
+    } catch (err) {
+      await listeners.close();
       lock.release();
       throw err;
     }

@@ -35,7 +35,8 @@ export async function runJob(
   options: RunOptions = {},
 ): Promise<JobResult> {
   const bySource: InstanceSpec[][] = [];
-  for (const source of sources) bySource.push(await instancesOf(source, overrides));
+  const universe = data.symbols.map((s) => s.symbol);
+  for (const source of sources) bySource.push(await instancesOf(source, overrides, universe));
   const instances = bySource.flat();
   const balances = settings.balances ?? defaultBalances(instances, data);
   // Data before --from (loaded for the candles' warm-up, see warmUpMs) builds candles and is not traded.

@@ -201,7 +201,7 @@ export class ScheduledReplay {
       last = at;
       this.advance(next, this.jobs[next] as Job);
     }
-    if (firings > 0 && this.p.engine.refireUnchanged((this.jobs[j] as Job).schedule, firings)) {
+    if (firings > 0 && this.p.engine.refireUnchanged((this.jobs[j] as Job).schedule, firings, last)) {
       this.p.clock.time = last;
       return true;
     }

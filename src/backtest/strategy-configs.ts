@@ -7,7 +7,14 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadStrategyFiles, strictParams } from '../config/loader.js';
 import { issueLines, valueAt } from '../config/problems.js';
-import { definitionExitProblems, fileInstances, StrategyFileSchema } from '../config/strategy-file.js';
+import {
+  definitionExitProblems,
+  expandPairLists,
+  fileInstances,
+  hasPairListTemplate,
+  StrategyFileSchema,
+} from '../config/strategy-file.js';
+import { recordedSymbols } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import type { ExitRulesDecl } from '../strategy/api.js';
@@ -147,10 +154,14 @@ function applied(
   return out;
 }
 
-/** The instances of a strategy file (one per pair) with overrides applied, checked by the loader's own schemas. */
+/**
+ * The instances of a strategy file (one per pair) with overrides applied, checked by the loader's own schemas. A
+ * pair list's file has one on each pair of `universe` (the data's symbols) it may choose; without one, its template.
+ */
 export async function instancesOf(
   source: ConfigSource,
   overrides: Readonly<Record<string, unknown>> = {},
+  universe?: readonly string[],
 ): Promise<InstanceSpec[]> {
   // The file as read passed the loader (readConfigs), and no override names its strategy.
   const definition = await loadStrategy(String(source.raw.strategy), source.strategiesDir);
@@ -166,7 +177,30 @@ export async function instancesOf(
   const schema = strictParams(definition.params);
   const params = schema.safeParse(raw.params ?? {});
   if (!params.success) throw new ConfigError(issueLines(where, params.error.issues, raw.params, schema, ['params']));
-  return fileInstances(parsed.data).map((config) => ({ config, definition, params: params.data }));
+  return fileInstances(parsed.data, universe).map((config) => ({ config, definition, params: params.data }));
+}
+
+/**
+ * The instances of a run over `--data` entries, each pair list's on every pair of the data it may choose (the list
+ * is worked out on the data's own market watch as the run goes), and the symbols whose recordings it reads.
+ */
+export async function runInstances(
+  instances: readonly InstanceSpec[],
+  dataEntries: readonly string[],
+): Promise<{ instances: InstanceSpec[]; symbols: string[] }> {
+  let out = [...instances];
+  if (hasPairListTemplate(out)) {
+    out = expandPairLists(out, await recordedSymbols(dataEntries));
+    const empty = instances.filter(
+      (i) => i.config.pairlist !== undefined && !out.some((o) => o.config.group === i.config.group),
+    );
+    if (empty.length > 0)
+      throw new BotError(
+        'E_BACKTEST_DATA',
+        `${empty.map((i) => i.config.group).join(', ')}: no recording in ${dataEntries.join(', ')} of a pair its pairlist may choose (quote ${empty.map((i) => i.config.pairlist?.quote).join(', ')})`,
+      );
+  }
+  return { instances: out, symbols: [...new Set(out.map((i) => i.config.symbol))] };
 }
 
 /** A strategy file as a run used it: `instances` are the file's own (instancesOf). */

@@ -26,6 +26,7 @@ import {
   overrideKey,
   overrideAssignments,
   readConfigs,
+  runInstances,
 } from '../backtest/strategy-configs.js';
 import { writeSweepReport } from '../backtest/sweep-files.js';
 import {
@@ -423,7 +424,9 @@ async function backtest(argv: string[]): Promise<number> {
   const minDsr = minDsrFlag(values['min-dsr']);
   if (minDsr !== undefined && sweeps.length === 0) throw usage('--min-dsr goes with --sweep');
 
-  const { sources, instances } = await readConfigs(configs, values.strategies);
+  const read = await readConfigs(configs, values.strategies);
+  const { sources } = read;
+  const { instances, symbols } = await runInstances(read.instances, dataFiles);
   const units: Unit[] =
     values.together === true
       ? [{ name: sources.map((s) => String(s.raw.name)).join('+'), sources }]
@@ -455,7 +458,6 @@ async function backtest(argv: string[]): Promise<number> {
     pool = new SweepPool(size, units[0]!.sources, settings);
   }
   try {
-    const symbols = [...new Set(instances.map((i) => i.config.symbol))];
     // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
     const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {

@@ -34,6 +34,7 @@ import {
   instancesOf,
   overrideAssignments,
   readConfigs,
+  runInstances,
 } from '../backtest/strategy-configs.js';
 import {
   defaultWorkers,
@@ -244,7 +245,9 @@ async function hyperopt(argv: string[]): Promise<number> {
   const loss = choiceFlag<LossName>('loss', values.loss, LOSSES, 'sharpe');
   const sampler = choiceFlag<SamplerName>('sampler', values.sampler, SAMPLERS, 'tpe');
 
-  const { sources, instances } = await readConfigs(configs, values.strategies);
+  const read = await readConfigs(configs, values.strategies);
+  const { sources } = read;
+  const { instances, symbols } = await runInstances(read.instances, dataFiles);
   if (sources.length > 1 && values.together !== true)
     throw usage('hyperopt takes one --config (or several with --together): each trial is one run');
   const fixed = Object.fromEntries(setFlags(values.set ?? [], sources));
@@ -280,7 +283,6 @@ async function hyperopt(argv: string[]): Promise<number> {
     pool = new SweepPool(size, sources, settings);
   }
   try {
-    const symbols = [...new Set(instances.map((i) => i.config.symbol))];
     const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
       from: loadFrom,

@@ -78,12 +78,12 @@ function parseJson(file: string, text: string, problems: string[]): unknown {
   }
 }
 
-function scheduleProblems(file: string, schedule: unknown): string[] {
+function scheduleProblems(file: string, schedule: unknown, field = 'schedule'): string[] {
   if (typeof schedule !== 'string' || schedule.trim() === '') return []; // the file schema reports it
   const why = cronProblem(schedule);
   if (why === undefined) return [];
   return [
-    `${file}: schedule: expected a cron expression ([second] minute hour day month weekday), found ${describeValue(schedule)} (${why})`,
+    `${file}: ${field}: expected a cron expression ([second] minute hour day month weekday), found ${describeValue(schedule)} (${why})`,
   ];
 }
 
@@ -111,6 +111,9 @@ async function checkFile(
   if (!parsed.success) problems.push(...issueLines(file, parsed.error.issues, raw, StrategyFileSchema));
   const fields = (raw !== null && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
   problems.push(...scheduleProblems(file, fields.schedule));
+  const pairlist = fields.pairlist as Record<string, unknown> | undefined;
+  if (pairlist !== null && typeof pairlist === 'object')
+    problems.push(...scheduleProblems(file, pairlist.refresh, 'pairlist.refresh'));
 
   // The module and its params are checked even when other fields are wrong: all problems at once.
   let definition: StrategyDefinition | undefined;

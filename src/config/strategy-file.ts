@@ -15,6 +15,7 @@ import {
 import type { Dec } from '../market/decimal.js';
 import { pairInstanceName } from '../market/instance-names.js';
 import { issueLines } from './problems.js';
+import { isPairListCandidate, PairListSchema } from './pair-list.js';
 
 export const RiskLimitsSchema = z.strictObject({
   /** Largest value of one order in the quote asset (price × quantity). */
@@ -78,6 +79,11 @@ export const StrategyFileSchema = z
       .max(1000)
       .refine((list) => new Set(list).size === list.length, 'each symbol once')
       .optional(),
+    /**
+     * Or a pair list (config/pair-list.ts): the pairs chosen from the market watch at each refresh. A pair that
+     * leaves the list takes no new entries; what it holds is still managed and exited as declared.
+     */
+    pairlist: PairListSchema.optional(),
     /** Limits across the file's pairs (PortfolioSchema), beside each pair's own `risk`. */
     portfolio: PortfolioSchema.optional(),
     /** cron expression (seconds allowed, UTC) for how often this instance observes the market live/paper. */
@@ -96,21 +102,18 @@ export const StrategyFileSchema = z
     protections: ProtectionsSchema.optional(),
   })
   .superRefine((file, ctx) => {
-    if (file.portfolio !== undefined && file.symbols === undefined)
+    if (file.portfolio !== undefined && file.symbol !== undefined)
       ctx.addIssue({
         code: 'custom',
         path: ['portfolio'],
-        message: 'expected only beside symbols (limits across several pairs), found it beside symbol',
+        message: 'expected only beside symbols or pairlist (limits across several pairs), found it beside symbol',
       });
-    const given = (['symbol', 'symbols'] as const).filter((k) => file[k] !== undefined);
+    const given = (['symbol', 'symbols', 'pairlist'] as const).filter((k) => file[k] !== undefined);
     if (given.length !== 1)
       ctx.addIssue({
         code: 'custom',
-        path: [given.length === 0 ? 'symbol' : 'symbols'],
-        message:
-          given.length === 0
-            ? 'expected symbol (one pair) or symbols (several), found neither'
-            : 'expected symbol (one pair) or symbols (several), found both',
+        path: [given[1] ?? 'symbol'],
+        message: `expected one of symbol (one pair), symbols (several) or pairlist (chosen from the market watch), found ${given.length === 0 ? 'none' : given.join(' and ')}`,
       });
   });
 export type StrategyFile = z.infer<typeof StrategyFileSchema>;
@@ -120,16 +123,53 @@ export type StrategyFile = z.infer<typeof StrategyFileSchema>;
  * `<name>/<SYMBOL>`, each with the file's name as its `group`.
  */
 export type InstanceConfig = Omit<StrategyFile, 'symbol' | 'symbols'> & {
+  /** The pair; PAIR_LIST_TEMPLATE on a pair list's file before its pairs are known (expandPairLists). */
   symbol: string;
   /** The strategy file's name when it trades several pairs (its instances are shown together under it). */
   group?: string;
 };
 
-/** The instances a strategy file makes: one on its `symbol`, or one per pair of its `symbols`. */
-export function fileInstances(file: StrategyFile): InstanceConfig[] {
+/** The symbol of a pair list's file until the pairs it may choose from are known. */
+export const PAIR_LIST_TEMPLATE = '*';
+
+/**
+ * The instances a strategy file makes: one on its `symbol`, one per pair of its `symbols`, and for a `pairlist`
+ * one per pair of `universe` it may ever choose (its quote asset, not excluded); without a universe, one template
+ * (symbol PAIR_LIST_TEMPLATE) that expandPairLists makes into them once the market's pairs are known.
+ */
+export function fileInstances(file: StrategyFile, universe?: readonly string[]): InstanceConfig[] {
   const { symbol, symbols, ...rest } = file;
+  const pairs = (list: readonly string[]) =>
+    list.map((s) => ({ ...rest, name: pairInstanceName(file.name, s), symbol: s, group: file.name }));
+  if (rest.pairlist !== undefined) {
+    const list = rest.pairlist;
+    if (universe === undefined) return [{ ...rest, symbol: PAIR_LIST_TEMPLATE, group: file.name }];
+    return pairs([...new Set(universe)].filter((s) => isPairListCandidate(list, s)).sort());
+  }
   if (symbols === undefined) return [{ ...rest, symbol: symbol as string }];
-  return symbols.map((s) => ({ ...rest, name: pairInstanceName(file.name, s), symbol: s, group: file.name }));
+  return pairs(symbols);
+}
+
+/**
+ * Instances with each pair list's template made into one instance per pair of `universe` (the market's pairs:
+ * the venue's, or the recordings') the list may choose; the others as they are.
+ */
+export function expandPairLists<T extends { config: InstanceConfig }>(
+  instances: readonly T[],
+  universe: readonly string[],
+): T[] {
+  return instances.flatMap((i) =>
+    i.config.symbol !== PAIR_LIST_TEMPLATE || i.config.pairlist === undefined
+      ? [i]
+      : fileInstances({ ...i.config, name: i.config.group ?? i.config.name, symbol: undefined }, universe).map(
+          (config) => ({ ...i, config }),
+        ),
+  );
+}
+
+/** Whether some instance is a pair list's template (its pairs not known yet). */
+export function hasPairListTemplate(instances: readonly { config: InstanceConfig }[]): boolean {
+  return instances.some((i) => i.config.symbol === PAIR_LIST_TEMPLATE);
 }
 
 /** The exits and protections an instance runs with: the strategy's own, each key the strategy file sets over it. */

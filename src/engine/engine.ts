@@ -26,6 +26,7 @@ import { JournalCache } from './journal-cache.js';
 import { intentBuilders } from './intent-builders.js';
 import { type CancelResult, OrderManager, type SubmitOutcome } from './order-manager.js';
 import { Portfolios } from './portfolio.js';
+import { PairLists } from './pair-lists.js';
 import type { ExitOrder, ExitResult } from './exits/position-exit.js';
 import { DeclaredExits, type DeclaringInstance } from './exits/declared-exits.js';
 import { Mutex } from './mutex.js';
@@ -124,6 +125,7 @@ export class Engine implements FillSink {
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly startPaused: ReadonlyMap<string, PauseCause>;
   private readonly candles: CandleBooks;
+  private readonly pairLists: PairLists;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -161,7 +163,8 @@ export class Engine implements FillSink {
       this,
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
-    const portfolios = new Portfolios(this.roster.all, journal, market);
+    this.pairLists = new PairLists(this.roster.all, market, logger);
+    const portfolios = new Portfolios(this.roster.all, journal, market, this.pairLists);
     this.orders = new OrderManager(this.parts, feeMargin, this.sync, portfolios);
     this.exits = new DeclaredExits(
       this.parts,
@@ -171,7 +174,7 @@ export class Engine implements FillSink {
       () => this.reads.balances(),
       options.instances.map((spec, i) => [this.roster.all[i] as InstanceRunner, spec] as const),
     );
-    this.ticks = new TickPath(market, this.candles, this.exits, this.orders, this.lock);
+    this.ticks = new TickPath(market, this.candles, this.exits, this.orders, this.lock, this.pairLists, portfolios);
     this.delivery = new FillDelivery(this.parts, this.roster, this.exits, this.reads, this.ticks);
     this.poll = new OrdersPoll(
       this.parts,
@@ -388,21 +391,30 @@ export class Engine implements FillSink {
         const reason = startProblem(this.parts, r);
         if (reason) r.refuseStart(reason);
       }
-      const symbols = new Set([...this.roster.symbols, ...journal.symbols()]);
-      for (const symbol of symbols) {
+      const unreconciled = (symbol: string | undefined, err: unknown) =>
+        new BotError(
+          'E_RECONCILE',
+          `cannot reconcile the journal with the venue${symbol === undefined ? '' : ` for ${symbol}`}: nothing was sent`,
+          { cause: err, context: { symbol } },
+        );
+      const live = journal.symbols();
+      for (const symbol of live) {
         try {
           await this.sync.poll(symbol, this.roster.symbols.has(symbol));
         } catch (err) {
-          throw new BotError(
-            'E_RECONCILE',
-            `cannot reconcile the journal with the venue for ${symbol}: nothing was sent`,
-            {
-              cause: err,
-              context: { symbol },
-            },
-          );
+          throw unreconciled(symbol, err);
         }
       }
+      let failure: BotError | undefined;
+      try {
+        await this.sync.pollIdle(
+          [...this.roster.symbols].filter((s) => !live.has(s)),
+          (symbol, err) => (failure ??= unreconciled(symbol, err)),
+        );
+      } catch (err) {
+        throw unreconciled(undefined, err);
+      }
+      if (failure) throw failure;
       this.sync.reportExternal(true);
       this.state = 'running';
       for (const r of this.roster.all) {
@@ -432,6 +444,7 @@ export class Engine implements FillSink {
   observe(tickers: readonly Ticker[], schedule?: string): Promise<void> | undefined {
     this.ticks.cache(tickers);
     if (this.state !== 'running') return undefined;
+    this.pairLists.observed(this.parts.clock.now(), schedule);
     const index = schedule === undefined ? this.roster.bySymbol : this.roster.onSchedule(schedule);
     if (index === undefined) return undefined;
     return this.ticks.run(tickers, index);
@@ -440,11 +453,12 @@ export class Engine implements FillSink {
   /**
    * `firings` firings of the market job of `schedule` on the tickers the engine already holds (a backtest's job
    * between two ticks), when none of them would do anything but count a tick (TickPath.refire) and no order
-   * placed since the last poll is waiting for one: counted, and true. Otherwise false, and nothing done: the
+   * placed since the last poll is waiting for one (nor a pair list due by `last`, the last firing's time): counted,
+   * and true. Otherwise false, and nothing done: the
    * caller fires them one by one.
    */
-  refireUnchanged(schedule: string, firings: number): boolean {
-    if (this.state !== 'running' || this.orders.placedSincePoll) return false;
+  refireUnchanged(schedule: string, firings: number, last: number): boolean {
+    if (this.state !== 'running' || this.orders.placedSincePoll || this.pairLists.dueBy(last)) return false;
     const index = this.roster.onSchedule(schedule);
     return index === undefined || this.ticks.refire(index, firings);
   }

@@ -10,6 +10,7 @@
  * with `measureSync` (the daemon) such an overrun is then measured and pauses the instance, so it happens once.
  */
 import type { InstanceConfig, PortfolioLimits, RiskLimits } from '../config/strategy-file.js';
+import type { PairList } from '../config/pair-list.js';
 import { StrategyError } from '../errors.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { D, type Dec } from '../market/decimal.js';
@@ -220,6 +221,8 @@ export class InstanceRunner {
   /** The strategy file of several pairs this instance is one of (its name), and the limits across them. */
   readonly group: string | undefined;
   private portfolioLimits: PortfolioLimits | undefined;
+  /** The pair list of its file, when the file chooses its pairs from the market watch (engine/pair-lists.ts). */
+  readonly pairList: PairList | undefined;
   readonly definition: StrategyDefinition;
   readonly logger: Logger;
   readonly queue: Intent[] = [];
@@ -278,6 +281,7 @@ export class InstanceRunner {
     this.currentParams = spec.params;
     this.group = spec.config.group;
     this.portfolioLimits = spec.config.portfolio;
+    this.pairList = spec.config.pairlist;
     this.definition = spec.definition;
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
@@ -484,6 +488,11 @@ export class InstanceRunner {
     const data = this.status === 'paused' ? { pausedReason: this.reason } : {};
     this.deps.store.events.record(this.deps.clock.now(), this.name, 'stopped', data);
     this.lifecycle.move('stopped');
+  }
+
+  /** Its pair came onto its file's pair list or left it: what onTick sees changed (entries allowed or not). */
+  listingChanged(): void {
+    this.inputs++;
   }
 
   /** New params and risk limits from a reloaded strategy file (already validated against the strategy's schema). */

@@ -53,6 +53,23 @@ export class OrderSync {
     return this.p.journal.needsAttention();
   }
 
+  /**
+   * Polls symbols that have no live journal rows (only orders of another owner can be open there), with one
+   * request for all the account's open orders when there are several (a pair list's hundreds of pairs must not
+   * cost a request each). Each symbol's failure goes to `failed`; a failure of the one request throws.
+   */
+  async pollIdle(symbols: readonly string[], failed: (symbol: string, err: unknown) => void): Promise<void> {
+    const { venue, guard } = this.p;
+    const read = symbols.length > 1 ? await guard.call('open orders', () => venue.openOrders()) : undefined;
+    for (const symbol of symbols) {
+      try {
+        await this.poll(symbol, true, read);
+      } catch (err) {
+        failed(symbol, err);
+      }
+    }
+  }
+
   /** Tells the open orders of another owner the polls counted (external-orders.ts): at start, and after polls. */
   reportExternal(atStart: boolean): void {
     this.external.report(atStart);
@@ -60,11 +77,12 @@ export class OrderSync {
 
   /**
    * Polls one symbol. `adopt` (a symbol an instance trades): journal open orders nobody knows as external and
-   * count them. Throws when open orders cannot be read.
+   * count them. `read`: the account's open orders read already (one request for many symbols without journal rows).
+   * Throws when open orders cannot be read.
    */
-  async poll(symbol: string, adopt: boolean): Promise<void> {
+  async poll(symbol: string, adopt: boolean, read?: readonly OrderRecord[]): Promise<void> {
     const { venue, guard, journal } = this.p;
-    const open = (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol))).filter(
+    const open = (read ?? (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol)))).filter(
       (o) => o.symbol === symbol,
     );
     const openById = new Map(open.map((o) => [o.displayingId, o]));

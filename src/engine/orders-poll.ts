@@ -65,18 +65,21 @@ export class OrdersPoll {
 
   /**
    * The orders poll reads only symbols with live journal rows: a traded symbol without any is read here (once
-   * a refresh), so orders another owner places there are seen too (external-orders.ts). The caller holds the lock.
+   * a refresh; one request for all of them), so orders another owner places there are seen too
+   * (external-orders.ts). The caller holds the lock.
    */
   async idleSymbols(): Promise<void> {
     const { journal, logger } = this.p;
     const live = journal.symbols();
-    for (const symbol of this.roster.symbols) {
-      if (live.has(symbol)) continue;
-      try {
-        await this.sync.poll(symbol, true);
-      } catch (err) {
-        logger.debug({ err, symbol }, 'open orders of an idle symbol unavailable');
-      }
+    const failed = (symbol: string | undefined, err: unknown) =>
+      logger.debug({ err, symbol }, 'open orders of an idle symbol unavailable');
+    try {
+      await this.sync.pollIdle(
+        [...this.roster.symbols].filter((s) => !live.has(s)),
+        failed,
+      );
+    } catch (err) {
+      failed(undefined, err);
     }
     this.sync.reportExternal(false);
   }

@@ -12,6 +12,7 @@ import { remainingBase } from '../store/order-journal.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { JournalCache } from './journal-cache.js';
 import type { MarketState } from './market-state.js';
+import type { PairLists } from './pair-lists.js';
 import { isEntry } from './risk.js';
 
 /** What one pair of a group holds: whether it has a trade, and its value in quote. */
@@ -28,6 +29,7 @@ export class Portfolios {
     runners: readonly InstanceRunner[],
     private readonly journal: JournalCache,
     private readonly market: MarketState,
+    private readonly lists: PairLists,
   ) {
     for (const r of runners) {
       if (r.group === undefined) continue;
@@ -39,9 +41,11 @@ export class Portfolios {
 
   /** Why `r` may not send an entry worth `notional` (quote, at its worst price) of `quantity` base; undefined: it may. */
   entryProblem(r: InstanceRunner, quantity: Dec, notional: Dec, quoteAsset: string): string | undefined {
+    if (r.group === undefined || !isEntry('BUY', quantity, r.position.quantity)) return undefined;
+    const unlisted = this.lists.entryProblem(r);
+    if (unlisted !== undefined) return unlisted;
     const limits: PortfolioLimits | undefined = r.portfolio;
-    if (limits === undefined || r.group === undefined) return undefined;
-    if (!isEntry('BUY', quantity, r.position.quantity)) return undefined;
+    if (limits === undefined) return undefined;
     const members = this.groups.get(r.group) ?? [r];
     const shown = rounder(this.market.rules.get(r.symbol));
     const own = this.holding(r);
@@ -67,6 +71,11 @@ export class Portfolios {
         return `maxExposure ${limits.maxExposure.toFixed()} ${quoteAsset} of ${r.group}: its pairs would hold ${shown.quote(total)} ${quoteAsset} (positions and working buys at their last price, with this order)`;
     }
     return undefined;
+  }
+
+  /** Whether a pair holds a trade: a position (more than dust) or a working buy. */
+  holds(r: InstanceRunner): boolean {
+    return this.holding(r).open;
   }
 
   /** A pair's position (dust left out) and working buys, at its last price. */

@@ -18,6 +18,8 @@ import type { BySymbol } from './instances.js';
 import type { MarketState } from './market-state.js';
 import type { Mutex } from './mutex.js';
 import type { OrderManager } from './order-manager.js';
+import type { PairLists } from './pair-lists.js';
+import type { Portfolios } from './portfolio.js';
 
 export class TickPath {
   constructor(
@@ -26,7 +28,14 @@ export class TickPath {
     private readonly exits: DeclaredExits,
     private readonly orders: OrderManager,
     private readonly lock: Mutex,
+    private readonly lists: PairLists,
+    private readonly portfolios: Portfolios,
   ) {}
+
+  /** A pair off its file's pair list that holds nothing (no position, no working order): its strategy is not called. */
+  private idleOffList(r: InstanceRunner): boolean {
+    return this.lists.offList(r) && r.openOrderViews().length === 0 && !this.portfolios.holds(r);
+  }
 
   /** New market data, kept whether the engine runs or not: each ticker in the market state and its candles. */
   cache(tickers: readonly Ticker[]): void {
@@ -56,13 +65,13 @@ export class TickPath {
         const status = r.status;
         if (!protects(status)) continue;
         if (r.busy || r.isDirty || !this.exits.idle(r)) return false;
-        if (status === 'running' && !r.tickUnchanged) return false;
+        if (status === 'running' && !r.tickUnchanged && !this.idleOffList(r)) return false;
       }
     }
     for (const list of index.values()) {
       for (let j = 0; j < list.length; j++) {
         const r = list[j] as InstanceRunner;
-        if (r.status === 'running') r.countTicks(firings);
+        if (r.status === 'running' && !this.idleOffList(r)) r.countTicks(firings);
       }
     }
     return true;
@@ -106,7 +115,7 @@ export class TickPath {
     if (!protects(status) || r.busy) return undefined;
     const exiting = this.exits.tick(r);
     if (exiting) return exiting;
-    if (status !== 'running') return undefined;
+    if (status !== 'running' || (r.group !== undefined && this.idleOffList(r))) return undefined;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;

@@ -8,6 +8,7 @@
 import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { expandPairLists } from '../config/strategy-file.js';
 import { BotError, ConfigError } from '../errors.js';
 import type { Engine, PauseCause } from '../engine/engine.js';
 import { isHeldExit } from '../engine/exits/exit-orders.js';
@@ -227,6 +228,7 @@ function restartNeeds(running: readonly StrategyInstance[], loaded: readonly Str
     for (const key of ['strategy', 'symbol', 'schedule'] as const)
       if (old[key] !== config[key])
         problems.push(`${name}: ${key} changed from ${old[key]} to ${config[key]} (restart to apply)`);
+    if (!sameJson(old.pairlist, config.pairlist)) problems.push(`${name}: pairlist changed (restart to apply)`);
   }
   for (const name of before.keys())
     if (!after.has(name)) problems.push(`${name}: removed or disabled (restart to stop it)`);
@@ -524,9 +526,15 @@ export function createOperatorActions(deps: OperatorDeps): OperatorActions {
           throw new OperatorError('E_NOT_RUNNING', 'the daemon is not running (starting or stopping)');
         let loaded: StrategyInstance[];
         try {
-          loaded = (await loadStrategyFiles(deps.configDir, { strategiesDir: deps.strategiesDir })).filter(
-            (i) => i.config.enabled,
-          );
+          // A pair list's file on the pairs it runs on (its instances are made at start, from the market's pairs).
+          loaded = (await loadStrategyFiles(deps.configDir, { strategiesDir: deps.strategiesDir }))
+            .filter((i) => i.config.enabled)
+            .flatMap((i) =>
+              expandPairLists(
+                [i],
+                running.filter((r) => r.config.group === i.config.group).map((r) => r.config.symbol),
+              ),
+            );
         } catch (err) {
           if (err instanceof ConfigError)
             throw new OperatorError('E_RELOAD_INVALID', `strategy files invalid: nothing changed`, {

@@ -326,6 +326,33 @@ export async function listRecordingFiles(dir: string, symbol: string): Promise<s
   return files.sort();
 }
 
+/**
+ * The symbols `--data` entries hold recordings of: a folder's in both layouts (`SYMBOL-*.jsonl.gz`,
+ * `SYMBOL/*.jsonl.gz`), a file's by its header (or its name). What a pair list may choose from in a backtest.
+ */
+export async function recordedSymbols(entries: readonly string[]): Promise<string[]> {
+  const out = new Set<string>();
+  const named = (name: string) => /^([A-Z0-9]{2,20})-/.exec(name)?.[1];
+  for (const entry of entries) {
+    const isDir = await stat(entry).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
+    if (!isDir) {
+      const symbol = (await readRecordingHeader(entry).catch(() => undefined))?.symbol ?? named(path.basename(entry));
+      if (symbol !== undefined) out.add(symbol);
+      continue;
+    }
+    for (const e of await entriesOf(entry)) {
+      const symbol = e.file && e.name.endsWith(RECORDING_EXTENSION) ? named(e.name) : undefined;
+      if (symbol !== undefined) out.add(symbol);
+      else if (e.dir && /^[A-Z0-9]{2,20}$/.test(e.name) && (await recordingsIn(path.join(entry, e.name))).length > 0)
+        out.add(e.name);
+    }
+  }
+  return [...out].sort();
+}
+
 /** A folder's entries, symbolic links followed (a link to a folder or a file counts as one). */
 async function entriesOf(dir: string): Promise<{ name: string; file: boolean; dir: boolean }[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {

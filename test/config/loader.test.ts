@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStrategyFiles } from '../../src/config/loader.js';
+import { expandPairLists, PAIR_LIST_TEMPLATE } from '../../src/config/strategy-file.js';
 import { ConfigError } from '../../src/errors.js';
 import { GOOD_STRATEGY, REPO, tempProject, type TempProject } from './temp-project.js';
 
@@ -83,8 +84,8 @@ describe('loadStrategyFiles', () => {
     const none = project.config('empty.json', { ...rest, name: 'n4', symbols: [] });
     const lower = project.config('lower.json', { ...rest, name: 'n5', symbols: ['BTCUSDT', 'ethusdt'] });
     expect(await problemsOf([neither, both, twice, none, lower])).toEqual([
-      `${neither}: symbol: expected symbol (one pair) or symbols (several), found neither`,
-      `${both}: symbols: expected symbol (one pair) or symbols (several), found both`,
+      `${neither}: symbol: expected one of symbol (one pair), symbols (several) or pairlist (chosen from the market watch), found none`,
+      `${both}: symbols: expected one of symbol (one pair), symbols (several) or pairlist (chosen from the market watch), found symbol and symbols`,
       `${twice}: symbols: expected each symbol once, found an array of 2`,
       `${none}: symbols: expected a list of length >= 1, found an array of 0`,
       `${lower}: symbols[1]: expected an exchange symbol such as "BTCUSDT", found "ethusdt"`,
@@ -110,10 +111,51 @@ describe('loadStrategyFiles', () => {
     });
     expect([...(await problemsOf([single, wrong]))].sort()).toEqual(
       [
-        `${single}: portfolio: expected only beside symbols (limits across several pairs), found it beside symbol`,
+        `${single}: portfolio: expected only beside symbols or pairlist (limits across several pairs), found it beside symbol`,
         `${wrong}: portfolio.maxOpenTrades: expected a number > 0, found 0`,
         `${wrong}: portfolio.stakePerTrade: expected a quote amount ("100") or a share of the free balance ("25%", at most 100), found "150%"`,
         `${wrong}: portfolio.maxExposur: unknown key (did you mean maxExposure?)`,
+      ].sort(),
+    );
+  });
+
+  it('reads a pairlist: its defaults, a template until the pairs are known, and what is wrong with one', async () => {
+    const { symbol: _one, ...rest } = valid;
+    const good = project.config('listed.json', {
+      ...rest,
+      name: 'l1',
+      pairlist: { quote: 'USDT', top: 20, exclude: ['BTCUSDT'] },
+      portfolio: { maxOpenTrades: 3 },
+    });
+    const [template, ...more] = await loadStrategyFiles(good, { strategiesDir: project.strategiesDir });
+    expect(more).toEqual([]);
+    expect(template!.config).toMatchObject({
+      name: 'l1',
+      symbol: PAIR_LIST_TEMPLATE,
+      group: 'l1',
+      pairlist: { quote: 'USDT', top: 20, sortBy: 'quoteVolume', exclude: ['BTCUSDT'], refresh: '0 */30 * * * *' },
+    });
+    expect(
+      expandPairLists([template!], ['ETHUSDT', 'BTCUSDT', 'ETHBTC', 'SOLUSDT']).map((i) => [
+        i.config.name,
+        i.config.symbol,
+      ]),
+    ).toEqual([
+      ['l1/ETHUSDT', 'ETHUSDT'],
+      ['l1/SOLUSDT', 'SOLUSDT'],
+    ]);
+    const wrong = project.config('listed-wrong.json', {
+      ...rest,
+      name: 'l2',
+      pairlist: { quote: 'usdt', top: 0, sortBy: 'price', refresh: 'every hour', minQuoteVolum: 1 },
+    });
+    expect([...(await problemsOf([wrong]))].sort()).toEqual(
+      [
+        `${wrong}: pairlist.quote: expected an asset code such as "USDT", found "usdt"`,
+        `${wrong}: pairlist.top: expected a number > 0, found 0`,
+        `${wrong}: pairlist.sortBy: expected one of "quoteVolume", "change", "volatility", found "price"`,
+        `${wrong}: pairlist.minQuoteVolum: unknown key (did you mean minQuoteVolume?)`,
+        `${wrong}: pairlist.refresh: expected a cron expression ([second] minute hour day month weekday), found "every hour" (expected 5 or 6 fields but got 2)`,
       ].sort(),
     );
   });

@@ -1,0 +1,177 @@
+/**
+ * The pair lists of the strategy files that choose their pairs from the market watch (config/pair-list.ts). Each
+ * such file has an instance on every pair it may ever choose (expandPairLists: the market's pairs of its quote
+ * asset); its list says which of them may enter. At the first market job of the file's schedule at or after each
+ * refresh the list is worked out again on the market the engine holds then (the last ticker of every pair, the
+ * pairs' rules, the 24-hour change of the prices it watched): never on anything later, so a backtest chooses
+ * exactly as the daemon would have. A pair that leaves the list takes no new entries (refused, naming the list);
+ * what it holds is still managed: its strategy is still called while it holds a position or a working order, and
+ * its declared exits stand. A pair off the list that holds nothing is not ticked at all.
+ */
+import { type PairList, type PairListResult, pairListRefresh, resolvePairList } from '../config/pair-list.js';
+import type { Logger } from '../ops/logger.js';
+import type { InstanceRunner } from './instance-runner.js';
+import type { MarketState } from './market-state.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_HOURS = 24;
+
+/** One file's list: its pairs' instances, those listed now, when it is worked out next. */
+interface Group {
+  name: string;
+  list: PairList;
+  schedule: string;
+  next: (time: number) => number;
+  dueAt: number;
+  members: Map<string, InstanceRunner>;
+  listed: ReadonlySet<string>;
+  /** Why each pair was left out at the last refresh. */
+  leftOut: ReadonlyMap<string, string>;
+  last: PairListResult | undefined;
+  /** Per pair, its price at the first market job of each of the last 25 hours and that hour (for the change). */
+  hourly: Map<string, Float64Array>;
+  sampledHour: number;
+}
+
+export class PairLists {
+  private readonly groups = new Map<string, Group>();
+  /** The earliest time some list is due (Infinity: no pair list). */
+  private earliest = Infinity;
+
+  constructor(
+    runners: readonly InstanceRunner[],
+    private readonly market: MarketState,
+    private readonly logger: Logger,
+  ) {
+    for (const r of runners) {
+      const list = r.pairList;
+      if (list === undefined || r.group === undefined) continue;
+      let g = this.groups.get(r.group);
+      if (g === undefined) {
+        g = {
+          name: r.group,
+          list,
+          schedule: r.schedule,
+          next: pairListRefresh(list),
+          dueAt: -Infinity,
+          members: new Map(),
+          listed: new Set(),
+          leftOut: new Map(),
+          last: undefined,
+          hourly: new Map(),
+          sampledHour: NaN,
+        };
+        this.groups.set(r.group, g);
+      }
+      g.members.set(r.symbol, r);
+    }
+    if (this.groups.size > 0) this.earliest = -Infinity;
+  }
+
+  /** Whether some list is due by `time` (a backtest passing firings at once must not pass one). */
+  dueBy(time: number): boolean {
+    return time >= this.earliest;
+  }
+
+  /**
+   * A market job of `schedule` at `now`, its tickers in the market state: samples the hourly prices, and works out
+   * each list of that schedule that is due. Cheap when none is.
+   */
+  observed(now: number, schedule: string | undefined): void {
+    if (now < this.earliest) return;
+    let earliest = Infinity;
+    for (const g of this.groups.values()) {
+      if (schedule === undefined || g.schedule === schedule) {
+        this.sample(g, now);
+        if (now >= g.dueAt) {
+          this.resolve(g, now);
+          g.dueAt = g.next(now);
+        }
+      }
+      earliest = Math.min(earliest, g.list.sortBy === 'change' ? now + 1 : g.dueAt);
+    }
+    this.earliest = earliest;
+  }
+
+  /** Why `r` may not enter: its pair is not on its file's list. Undefined: it may (or it has no list). */
+  entryProblem(r: InstanceRunner): string | undefined {
+    const g = r.group === undefined ? undefined : this.groups.get(r.group);
+    if (g === undefined || g.listed.has(r.symbol)) return undefined;
+    const why = g.leftOut.get(r.symbol) ?? 'the list was not worked out yet';
+    return `pairlist of ${g.name}: ${r.symbol} is not on it (${why}); what it holds is still managed`;
+  }
+
+  /** Whether `r` is a pair off its list: its strategy is called only while it holds something. */
+  offList(r: InstanceRunner): boolean {
+    const group = r.group;
+    if (group === undefined) return false;
+    const g = this.groups.get(group);
+    return g !== undefined && !g.listed.has(r.symbol);
+  }
+
+  /** The pairs each list holds now, best ranked first (the operator's view, `/count`). */
+  listed(group: string): readonly string[] | undefined {
+    const g = this.groups.get(group);
+    return g === undefined ? undefined : [...g.listed];
+  }
+
+  private resolve(g: Group, now: number): void {
+    const figures = [...g.members.keys()].map((symbol) => {
+      const t = this.market.tickers.get(symbol);
+      const rules = this.market.rules.get(symbol);
+      return {
+        symbol,
+        quoteAsset: t?.quoteAsset ?? rules?.quoteAsset,
+        last: t?.last,
+        high: t?.high,
+        low: t?.low,
+        quoteVolume: t?.quoteVolume,
+        tickSize: rules === undefined ? undefined : rules.tickSize.toNumber(),
+        changePct: this.changePct(g, symbol, now),
+      };
+    });
+    const result = resolvePairList(g.list, figures);
+    const listed = new Set(result.listed.map((p) => p.symbol));
+    const added = [...listed].filter((s) => !g.listed.has(s));
+    const removed = [...g.listed].filter((s) => !listed.has(s));
+    g.listed = listed;
+    g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason]));
+    g.last = result;
+    for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
+    if (added.length > 0 || removed.length > 0)
+      this.logger.info(
+        { group: g.name, listed: [...listed], added, removed },
+        `pairlist of ${g.name}: ${listed.size} pairs (${[...listed].join(', ') || 'none'})` +
+          (added.length > 0 ? `; added ${added.join(', ')}` : '') +
+          (removed.length > 0 ? `; left ${removed.join(', ')} (no new entries there)` : ''),
+      );
+  }
+
+  /** The first price of each of the last hours, per pair (only when the list ranks by change). */
+  private sample(g: Group, now: number): void {
+    if (g.list.sortBy !== 'change') return;
+    const hour = Math.floor(now / HOUR_MS);
+    if (hour === g.sampledHour) return;
+    g.sampledHour = hour;
+    for (const symbol of g.members.keys()) {
+      const t = this.market.tickers.get(symbol);
+      if (t === undefined) continue;
+      let ring = g.hourly.get(symbol);
+      if (ring === undefined) g.hourly.set(symbol, (ring = new Float64Array(2 * (DAY_HOURS + 1)).fill(NaN)));
+      const at = 2 * (hour % (DAY_HOURS + 1));
+      ring[at] = t.last;
+      ring[at + 1] = hour;
+    }
+  }
+
+  /** The change in percent from the price sampled 24 hours ago to the last; undefined before a day was watched. */
+  private changePct(g: Group, symbol: string, now: number): number | undefined {
+    const ring = g.hourly.get(symbol);
+    const last = this.market.tickers.get(symbol)?.last;
+    if (ring === undefined || last === undefined) return undefined;
+    const hour = Math.floor(now / HOUR_MS) - DAY_HOURS;
+    const at = 2 * (hour % (DAY_HOURS + 1));
+    const then = ring[at] as number;
+    return ring[at + 1] !== hour || !(then > 0) ? undefined : ((last - then) / then) * 100;
+  }
+}
