@@ -75,6 +75,14 @@ export interface EngineOptions {
    */
   measureHooks?: boolean;
   /**
+   * An orders poll that recorded fills ends without waiting for the balance read that follows them: the read,
+   * then the fills' delivery to onFill, go on beside the next jobs, so a slow read holds up none of them.
+   * Default: on a clock that runs by itself (the daemon's wall and replay clocks); not on a stepped one (a
+   * backtest, a daemon on a virtual clock), whose driver waits for each job so that a run is exact: the read is
+   * part of the poll there, as it is when quick.
+   */
+  readBalancesApart?: boolean;
+  /**
    * Instances that start paused (name to why, and who paused them) and run no onStart: a pause the operator
    * (or an exit) made before the stop holds across it, and an exit asked for before a crash is finished before
    * their strategy may trade again.
@@ -185,6 +193,7 @@ export class Engine implements FillSink {
       this.delivery,
       this.exits,
       this.lock,
+      options.readBalancesApart ?? clock.pace !== undefined,
     );
   }
 
@@ -515,11 +524,14 @@ export class Engine implements FillSink {
     return this.state !== 'running' || this.poll.idle();
   }
 
-  /** Pair rules and balances (less often than the other jobs); also saves strategy state changed in place. */
-  refresh(): Promise<void> {
-    if (this.state !== 'running') return Promise.resolve();
+  /**
+   * Pair rules and balances (less often than the other jobs), read outside the lock; then the traded symbols
+   * without live orders polled and strategy state changed in place saved, under it.
+   */
+  async refresh(): Promise<void> {
+    if (this.state !== 'running') return;
+    await this.reads.pairsAndBalances();
     return this.lock.run(async () => {
-      await this.reads.pairsAndBalances();
       await this.poll.idleSymbols();
       for (const r of this.roster.all) if (r.status === 'running') r.saveState();
       this.exits.saveAll();
@@ -535,8 +547,10 @@ export class Engine implements FillSink {
     }
     this.state = 'stopping';
     const { logger } = this.parts;
-    const work = this.lock
-      .run(async () => {
+    const work = (async () => {
+      // The balance read after fills and their delivery first (its failure is logged where it runs).
+      await this.poll.settling?.catch(() => undefined);
+      await this.lock.run(async () => {
         for (const r of this.roster.all) {
           if (r.status === 'running') {
             let ok = r.callHook('onStop');
@@ -546,8 +560,8 @@ export class Engine implements FillSink {
           r.markStopped();
         }
         this.candles.save();
-      })
-      .catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
+      });
+    })().catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
     const finished = await within(work, this.stopTimeoutMs);
     if (!finished) logger.warn(`engine stop: work in flight did not finish within ${this.stopTimeoutMs} ms`);
     this.state = 'stopped';

@@ -29,7 +29,7 @@ export class FillDelivery implements FillSink {
 
   /** A fill was recorded (its transaction committed): the position, the counters, the exits, onFill's queue. */
   fillRecorded(row: OrderRow, fill: FillRow): void {
-    this.reads.fillRecorded();
+    this.reads.fillRecorded(row, fill);
     this.p.logger.info(
       {
         instance: row.instance,

@@ -2,7 +2,12 @@
  * What the engine knows of the market and the account between polls: the latest ticker per symbol, the pair
  * rules, and balances by asset code (the venue keys them by currency id; pair configs and tickers map ids to
  * codes). Balances are lowered locally when an order is sent, so two intents of one tick cannot both spend
- * the same funds; each refresh replaces them with the venue's figures.
+ * the same funds; each read replaces them with the venue's figures.
+ *
+ * The free figures are never above what the venue holds (docs/architecture.md, "Balances between reads"): a
+ * read runs outside the engine's lock, so orders may be sent while it is in flight and its answer may not count
+ * them. What was lowered locally since a read began is kept and lowered again on top of its answer; a fill's
+ * proceeds are never added locally (the next read brings them).
  */
 import { BotError } from '../errors.js';
 import type { Balances, PairConfig, Ticker } from '../ports/venue-records.js';
@@ -26,6 +31,13 @@ export class MarketState {
   balancesVersion = 0;
   /** Currency ids the venue reported that no pair or ticker names. */
   unknownAssetIds: string[] = [];
+  /** What was lowered locally while a balance read was in flight, numbered: lowered again on its answer. */
+  private readonly lowered: { seq: number; asset: string; amount: Dec; locks: boolean }[] = [];
+  /** The number the next local lowering takes. */
+  private loweredSeq = 0;
+  private readsInFlight = 0;
+  /** Where the newest read applied began (an older one answering later is dropped). */
+  private appliedMark = -1;
 
   /**
    * Derives the rules of the wanted pairs. A venue that hands out the same (frozen) config object while the
@@ -71,12 +83,34 @@ export class MarketState {
     }
   }
 
+  /** A balance read begins: the mark its answer is applied with (setBalances), then balanceReadEnded. */
+  balanceReadStarted(): number {
+    this.readsInFlight++;
+    return this.loweredSeq;
+  }
+
+  /** A balance read answered (after setBalances) or failed. */
+  balanceReadEnded(): void {
+    this.readsInFlight--;
+    if (this.readsInFlight === 0) this.lowered.length = 0;
+  }
+
   /**
-   * Replaces the balances: `value` is the total, `locked_value` the locked part of it (spot-api.md). An asset
-   * whose figures did not change keeps its entry (the object a strategy saw), and balancesVersion moves only
-   * when some figure or asset did.
+   * The venue's balances, as read by a read that began at `mark` (balanceReadStarted): `value` is the total,
+   * `locked_value` the locked part of it (spot-api.md). What was lowered locally since `mark` is lowered again
+   * (the answer may have been written before those orders reached the venue: counted twice at worst until the
+   * next read, never missed). An answer from a read older than one applied already is dropped. An asset whose
+   * figures did not change keeps its entry (the object a strategy saw), and balancesVersion moves only when
+   * some figure or asset did.
    */
-  setBalances(b: Balances): void {
+  setBalances(b: Balances, mark: number): void {
+    if (mark < this.appliedMark) return;
+    this.appliedMark = mark;
+    this.replaceBalances(b);
+    for (const l of this.lowered) if (l.seq >= mark) this.lower(l.asset, l.amount, l.locks);
+  }
+
+  private replaceBalances(b: Balances): void {
     const unknown: string[] = [];
     const next = new Map<string, Balance>();
     let changed = false;
@@ -126,11 +160,26 @@ export class MarketState {
     return this.balances.get(asset)?.free;
   }
 
-  /** Moves `amount` from free to locked until the next refresh. */
+  /** Moves `amount` from free to locked (an order sent) until a read says what the venue holds. */
   reserve(asset: string, amount: Dec): void {
+    this.lowerLocally(asset, amount, true);
+  }
+
+  /** Takes `amount` off the free figure (a cost no reservation covered) until a read says what the venue holds. */
+  spend(asset: string, amount: Dec): void {
+    this.lowerLocally(asset, amount, false);
+  }
+
+  private lowerLocally(asset: string, amount: Dec, locks: boolean): void {
+    const seq = this.loweredSeq++;
+    if (this.readsInFlight > 0) this.lowered.push({ seq, asset, amount, locks });
+    this.lower(asset, amount, locks);
+  }
+
+  private lower(asset: string, amount: Dec, locks: boolean): void {
     const b = this.balances.get(asset);
     if (b === undefined) return;
-    this.balances.set(asset, { asset, free: b.free.minus(amount), locked: b.locked.plus(amount) });
+    this.balances.set(asset, { asset, free: b.free.minus(amount), locked: locks ? b.locked.plus(amount) : b.locked });
     this.balancesVersion++;
   }
 }

@@ -3,7 +3,10 @@
  * through the order sync (open orders, history, unknown outcomes, fills recorded), the balances read again when
  * a fill changed them, the fills delivered to onFill, and the stops held on the exchange brought in line. It
  * also clears an authentication halt the clock caused, and after a write the journal refused it is the one way
- * back (its probe write, then a complete reconciliation). Under the engine's lock.
+ * back (its probe write, then a complete reconciliation). Under the engine's lock, but for the balance read
+ * after fills: it runs outside it, so a slow one holds up no job (the market job, the exits, the next poll), and
+ * the fills it follows are delivered (and the held stops brought in line) once it answered, under the lock
+ * again. With `readApart` (the daemon) the poll does not wait for that: it ends when its own reads are done.
  */
 import { BotError } from '../errors.js';
 import type { EngineParts } from './engine-parts.js';
@@ -23,6 +26,8 @@ export class OrdersPoll {
   /** The venue's revision counter at the last complete poll (a venue without one: undefined). */
   private polledRevision: number | undefined;
   private lastComplete = true;
+  /** The balance read after fills and then their delivery, while it runs (one at a time). */
+  private afterRead: Promise<void> | undefined;
 
   constructor(
     private readonly p: EngineParts,
@@ -33,7 +38,14 @@ export class OrdersPoll {
     private readonly delivery: FillDelivery,
     private readonly exits: DeclaredExits,
     private readonly lock: Mutex,
+    /** The poll ends before the balance read after fills (that read and the delivery go on beside the jobs). */
+    private readonly readApart: boolean,
   ) {}
+
+  /** The read after fills and their delivery, when one is under way (stop waits for it). */
+  get settling(): Promise<void> | undefined {
+    return this.afterRead;
+  }
 
   /** Whether the last poll read every symbol it had to (false: the venue failed for one). */
   get complete(): boolean {
@@ -85,11 +97,41 @@ export class OrdersPoll {
   }
 
   /** Apart from run, which runs on every tick: an arrow function there would cost it an allocation. */
-  private runNow(): Promise<void> {
-    return this.lock.run(() => this.locked());
+  private async runNow(): Promise<void> {
+    const failure = await this.lock.run(() => this.locked());
+    // Fills recorded (by this poll, or one before whose read has not answered): delivered after the read.
+    if (this.reads.stale || this.afterRead !== undefined) {
+      if (this.afterRead === undefined) {
+        this.afterRead = this.readThenDeliver().finally(() => (this.afterRead = undefined));
+        if (this.readApart)
+          this.afterRead.catch((err: unknown) =>
+            this.p.logger.error({ err }, 'fills not delivered after the balance read'),
+          );
+      }
+      if (!this.readApart) await this.afterRead;
+    }
+    if (failure) {
+      const { symbol, err } = failure;
+      throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
+        cause: err,
+        context: { symbol },
+      });
+    }
   }
 
-  private async locked(): Promise<void> {
+  /** The balances read again outside the lock, then the fills delivered and the held stops brought in line. */
+  private async readThenDeliver(): Promise<void> {
+    await this.reads.balancesIfChanged();
+    await this.lock.run(() => this.deliver());
+  }
+
+  private async deliver(): Promise<void> {
+    await this.delivery.deliverAll();
+    if (this.lastComplete) await this.exits.polled(this.roster.all);
+  }
+
+  /** The poll's reads and writes under the lock; the first symbol it could not read. */
+  private async locked(): Promise<{ symbol: string; err: unknown } | undefined> {
     const { venue, guard, journal, logger, store } = this.p;
     const revision = venue.revision;
     this.orders.pollStarted();
@@ -129,15 +171,7 @@ export class OrdersPoll {
     if (complete) this.polledRevision = revision;
     if (recovering && complete) guard.journalRecovered();
     this.lastComplete = complete;
-    await this.reads.balancesIfChanged();
-    await this.delivery.deliverAll();
-    if (complete) await this.exits.polled(this.roster.all);
-    if (failure) {
-      const { symbol, err } = failure;
-      throw new BotError('E_POLL', `orders poll of ${symbol} failed: ${errorText(err)}`, {
-        cause: err,
-        context: { symbol },
-      });
-    }
+    if (!this.reads.stale && this.afterRead === undefined) await this.deliver();
+    return failure;
   }
 }

@@ -1,9 +1,13 @@
 /**
  * What the engine reads of the account and the pairs besides orders: each traded pair's configuration (its
  * rules, kept in the store for the processes that show figures without the venue) and the balances, read at
- * start, at each refresh, and again after an orders poll that recorded a fill (fills change balances). Also the
- * signed read that lifts an authentication halt.
+ * start, at each refresh, and again after an orders poll that recorded a fill (fills change balances). Only the
+ * start's read holds the engine's lock: the others run beside the jobs (market-state.ts keeps what orders sent
+ * meanwhile lowered). Also the signed read that lifts an authentication halt.
  */
+import { D } from '../market/decimal.js';
+import type { FillRow } from '../store/fills.js';
+import type { OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 
 export class VenueReads {
@@ -47,27 +51,47 @@ export class VenueReads {
   async balances(): Promise<void> {
     const { venue, guard, market, logger } = this.p;
     this.balancesStale = false;
+    const mark = market.balanceReadStarted();
     try {
       const balances = await guard.call('balance', () => venue.balance());
-      market.setBalances(balances);
+      market.setBalances(balances, mark);
       // A daemon trading one pair reads that pair's config only: an asset it does not trade (USDC, ETH) has
       // no name yet, and the operator's /balance would not list it. Every pair's config is read once for them.
       if (market.unknownAssetIds.length > 0 && !this.allAssetsNamed) {
         this.allAssetsNamed = true;
         market.setPairs(await guard.call('pair config', () => venue.pairConfig()), this.symbols);
-        market.setBalances(balances);
+        market.setBalances(balances, mark);
       }
     } catch (err) {
       this.balancesStale = true;
       throw err;
+    } finally {
+      market.balanceReadEnded();
     }
     if (market.unknownAssetIds.length > 0)
       logger.debug({ ids: market.unknownAssetIds }, 'balances for currency ids no pair names');
   }
 
-  /** A fill was recorded: the balances it changed are read after the poll (balancesIfChanged). */
-  fillRecorded(): void {
+  /** Whether a fill was recorded since the balances were last read (they are read again after the poll). */
+  get stale(): boolean {
+    return this.balancesStale;
+  }
+
+  /**
+   * A fill was recorded: the balances it changed are read after the poll (balancesIfChanged). Until then what it
+   * brought is not counted, and what it cost beyond what its order reserved when sent is taken off at once: a
+   * fee in an asset it does not bring (the order reserved none of it), and a MARKET BUY of a base quantity (its
+   * reservation was worth the quantity at the last price, the fill's price may be above it).
+   */
+  fillRecorded(row: OrderRow, fill: FillRow): void {
     this.balancesStale = true;
+    const rules = this.p.market.rules.get(row.symbol);
+    if (rules === undefined) return;
+    const brings = fill.side === 'BUY' ? rules.baseAsset : rules.quoteAsset;
+    if (fill.feeAsset !== undefined && fill.feeAsset !== brings && new D(fill.fee).isPos())
+      this.p.market.spend(fill.feeAsset, new D(fill.fee));
+    if (row.side === 'BUY' && row.type === 'MARKET' && row.quoteAmount === undefined)
+      this.p.market.spend(rules.quoteAsset, new D(fill.qty).mul(fill.price));
   }
 
   /** After an orders poll: the balances read again when a fill changed them (else the previous figures stay). */
@@ -76,7 +100,10 @@ export class VenueReads {
     try {
       await this.balances();
     } catch (err) {
-      this.p.logger.debug({ err }, 'balances unavailable after fills: using the previous figures');
+      this.p.logger.debug(
+        { err },
+        'balances unavailable after fills: the figures known stay (lowered by orders, never raised by fills)',
+      );
     }
   }
 

@@ -61,6 +61,8 @@ export class FaultProxy {
   injection: { at: number; route: string } | undefined;
   /** Answers left to give the fault (then healthy again); undefined: until the next `set`. */
   private left: number | undefined;
+  /** The one path the fault applies to (undefined: every request it can apply to). */
+  private only: string | undefined;
   private readonly sockets = new Set<Socket>();
   private server: Server;
   private port = 0;
@@ -86,13 +88,14 @@ export class FaultProxy {
   }
 
   /**
-   * Sets the fault (undefined: healthy), for `answers` answers it applies to or until the next call. An outage
-   * closes the port (connections refused) until it ends.
+   * Sets the fault (undefined: healthy), for `answers` answers it applies to or until the next call, to requests
+   * for `path` only when given. An outage closes the port (connections refused) until it ends.
    */
-  async set(fault: Fault | undefined, answers?: number): Promise<void> {
+  async set(fault: Fault | undefined, answers?: number, path?: string): Promise<void> {
     const wasOutage = this.fault === 'outage';
     this.fault = fault;
     this.left = answers;
+    this.only = path;
     this.injection = undefined;
     if (fault === 'outage' && !wasOutage) {
       const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -140,7 +143,12 @@ export class FaultProxy {
     const create = route === CREATE;
     const slow = fault === 'trickle' || fault === 'huge';
     try {
-      if (fault === undefined || (fault.startsWith('lost-') && !create) || (slow && req.method !== 'GET')) {
+      if (
+        fault === undefined ||
+        (this.only !== undefined && url.pathname !== this.only) ||
+        (fault.startsWith('lost-') && !create) ||
+        (slow && req.method !== 'GET')
+      ) {
         const answer = await this.forward(req, body);
         if (create && answer.status === 200) this.creates.push(Date.now());
         return this.reply(res, answer);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MarketState } from '../../src/engine/market-state.js';
+import { dec } from '../../src/market/decimal.js';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 
 const asset = (code: string) => DEFAULT_ASSETS.find((a) => a.code === code)!;
@@ -22,5 +23,34 @@ describe('MarketState pair rules', () => {
     market.setPairs([simPairConfig(btc, usdt, { tickSize: 0.5 })], wanted);
     expect(market.rules.get('BTCUSDT')?.tickSize.toFixed()).toBe('0.5');
     expect(market.rulesVersion).toBeGreaterThan(version);
+  });
+});
+
+describe('MarketState balances between reads', () => {
+  const wanted = new Set(['BTCUSDT']);
+  const usdtFree = (market: MarketState) => market.balances.get('USDT')?.free.toFixed();
+  const answer = (free: number) => ({ [String(usdt.id)]: { value: free, locked_value: 0 } });
+
+  it("lowers a read's answer again by what was reserved after the read began, and drops an answer older than one applied", () => {
+    const market = new MarketState();
+    market.setPairs([simPairConfig(btc, usdt)], wanted);
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    market.reserve('USDT', dec(100)); // before the next read began: its answer counts it
+    const older = market.balanceReadStarted();
+    market.reserve('USDT', dec(300)); // while it is out: its answer may not
+    const newer = market.balanceReadStarted();
+    market.spend('USDT', dec(5));
+    expect(usdtFree(market)).toBe('595');
+    market.setBalances(answer(900), newer); // written after the 300 were locked
+    market.balanceReadEnded();
+    expect(usdtFree(market)).toBe('895'); // only what came after it began: the 5
+    market.setBalances(answer(1000), older); // an answer older than the one applied: dropped
+    market.balanceReadEnded();
+    expect(usdtFree(market)).toBe('895');
+    const next = market.balanceReadStarted();
+    market.setBalances(answer(600), next);
+    market.balanceReadEnded();
+    expect(usdtFree(market)).toBe('600'); // nothing out any more: the venue's figure as it is
   });
 });

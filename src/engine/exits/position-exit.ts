@@ -159,10 +159,13 @@ export async function exitPosition(
     } else result.cancelFailed.push({ order: row.localId, message: cancel.message });
   }
   crashPoint('exit-after-cancel');
-  // What the cancels left: fills of the cancelled orders, and the base they no longer lock.
+  // What the cancels left: fills of the cancelled orders, and the base the cancelled SELLs no longer lock (the one
+  // balance read made under the lock, up to its deadline: nothing else says what they freed). With no SELL
+  // cancelled the sale goes on the figures known: at most the base known free, the rest at the next exit once
+  // the read after a fill brought it.
   try {
     await sync.poll(r.symbol, false);
-    await refreshBalances();
+    if (cancelledRows.some((row) => row.side === 'SELL')) await refreshBalances();
   } catch (err) {
     r.logger.warn({ err }, 'exit: reading the venue after the cancels failed; using what is known');
   }
