@@ -30,6 +30,11 @@ export interface FillRecorderOptions {
   skewMs: number;
 }
 
+/** Whether the venue's last record of the row's order closed it. */
+function closedOnVenue(row: OrderRow): boolean {
+  return row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
+}
+
 function compareIds(a: string, b: string): number {
   if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   return a < b ? -1 : a > b ? 1 : 0;
@@ -76,7 +81,8 @@ export class FillRecorder {
    */
   async recordFills(symbol: string, seen: ReadonlyMap<string, OrderRecord>, missingExecuted: boolean): Promise<void> {
     const rows = this.p.journal.forSymbol(symbol).filter((row) => row.exchangeId !== undefined);
-    const owing = rows.filter(hasOutstandingFills);
+    // Owing fills: more executed than recorded, or closed on the venue without a figure to believe (its trades tell).
+    const owing = rows.filter((row) => hasOutstandingFills(row) || (isActive(row.status) && closedOnVenue(row)));
     // Fills show as executedQty above what is recorded; without that figure, read trades whenever orders are live.
     if (owing.length === 0 && !(missingExecuted && rows.length > 0)) {
       this.tradeFailures.delete(symbol);
@@ -132,7 +138,7 @@ export class FillRecorder {
     const now = this.p.clock.now();
     for (const row of this.p.journal.forSymbol(symbol)) {
       if (row.exchangeId === undefined) continue;
-      const closed = row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
+      const closed = closedOnVenue(row);
       // Closed long ago and still owing: only a trade read that succeeded and lacked the trade says history will
       // not bring it; a failed read says nothing (repeated failures are deltaMode's).
       const stale = closed && trades !== undefined && now - row.updatedAt > this.options.fillGraceMs;
@@ -147,11 +153,12 @@ export class FillRecorder {
 
   /**
    * A row the venue closed without saying what it executed (no possible executedQty), whose trades were read
-   * for a grace period without bringing more: closed with the fills recorded. Never a FILLED row without fills.
+   * for a grace period without bringing more: closed with the fills recorded. Never without fills a row the
+   * venue called FILLED or PARTIALLY_FILLED: it stays working until its trades (or a possible figure) come.
    */
   private closeUnknown(row: OrderRow, now: number): void {
     const status = row.venueStatus as string;
-    if (status === 'FILLED' && new D(row.filledQty).isZero()) return;
+    if ((status === 'FILLED' || row.status === 'PARTIALLY_FILLED') && new D(row.filledQty).isZero()) return;
     this.p.journal.save({ ...row, status, updatedAt: now });
     this.p.logger.info(
       { localId: row.localId, exchangeId: row.exchangeId, status, filled: row.filledQty },

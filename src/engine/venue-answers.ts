@@ -42,6 +42,14 @@ export function priceOutside(rules: PairRules | undefined, price: Dec): string |
   return undefined;
 }
 
+/**
+ * Whether the venue said the order partly executed: this record, or one before (the row stays PARTIALLY_FILLED
+ * from then on, with its fills recorded or not).
+ */
+function saidPartly(row: OrderRow, record: OrderRecord): boolean {
+  return record.status === 'PARTIALLY_FILLED' || row.status === 'PARTIALLY_FILLED';
+}
+
 export class VenueAnswers {
   /** `<localId> <field>` already told: one warning per order and field, however many polls repeat it. */
   private readonly told = new Set<string>();
@@ -97,8 +105,10 @@ export class VenueAnswers {
     const filled = new D(row.filledQty);
     const final = !live && !isLiveVenueStatus(record.status);
     const covered = known && executed.lte(filled) && (record.status !== 'FILLED' || filled.gt(0));
-    const status =
-      final && covered ? record.status : filled.isZero() && executed.isZero() ? 'OPEN' : 'PARTIALLY_FILLED';
+    // An order the venue called partially filled has fills, whether or not their figure came with it: it stays
+    // PARTIALLY_FILLED (what the venue said), which the next record cannot take back to nothing executed.
+    const nothing = filled.isZero() && executed.isZero() && !saidPartly(row, record);
+    const status = final && covered ? record.status : nothing ? 'OPEN' : 'PARTIALLY_FILLED';
     const venueCreatedAt = this.createdAt(row, record);
     return { status, venueStatus: record.status, execQty: plain(executed), venueCreatedAt };
   }
@@ -128,6 +138,11 @@ export class VenueAnswers {
       const problem = this.executedProblem(row, raw, before);
       if (problem === undefined) reported = dec(raw);
       else this.refuse(row, 'executedQty', problem);
+    }
+    if (reported?.isZero() === true && saidPartly(row, record)) {
+      const when = record.status === 'PARTIALLY_FILLED' ? 'calls' : 'reported before';
+      this.refuse(row, 'executedQty', `is 0 on an order the venue ${when} PARTIALLY_FILLED: its trades tell`);
+      reported = undefined;
     }
     if (record.status === 'FILLED') {
       // FILLED is all of it: a base quantity's order executed its quantity, whatever figure comes with it.

@@ -193,6 +193,56 @@ describe('impossible figures are refused, told once, counted, and the order reso
     expect(h.store.orders.get(buy!.localId)?.status).toBe('CANCELED');
   });
 
+  it('PARTIALLY_FILLED without a figure, then CANCELED with executedQty 0: not closed empty, resolved from its trades', async () => {
+    // Half of each tick's volume is the bot's: the resting BUY fills 0.003.
+    h = new Harness({ sim: { participationRate: '0.5' }, engine: { fillGraceMs: 20_000 } });
+    h.price(100);
+    let cancel = false;
+    const buyThenCancel = strategy({
+      onTick(ctx) {
+        const buy = ctx.openOrders.find((o) => o.tag === 'entry');
+        if (buy === undefined && !cancel) ctx.limit('BUY', '99.9', '0.01', { tag: 'entry' });
+        else if (buy !== undefined && cancel) {
+          cancel = false;
+          ctx.cancel(buy);
+        }
+      },
+    });
+    const log = captureLogger();
+    const venue = new LyingVenue(h.venue);
+    await h.start([instance('a', buyThenCancel)], { venue, logger: log.logger });
+    await h.tick(100); // the BUY rests at 99.9
+    // The venue says partially filled without a figure, then cancelled having executed nothing; its trade history
+    // answers, without the order's trade for now.
+    venue.order = (r) =>
+      r.status === 'PARTIALLY_FILLED'
+        ? { ...r, executedQty: undefined }
+        : r.status === 'CANCELED'
+          ? { ...r, executedQty: 0 }
+          : r;
+    venue.trades = () => [];
+    h.clock.advance(5_000);
+    h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), 0.006);
+    await h.engine!.pollOrders();
+    const [buy] = rows('BUY');
+    expect(h.store.orders.get(buy!.localId)?.status).toBe('PARTIALLY_FILLED');
+    cancel = true;
+    // Cancelled, and polled past the grace period: never closed as an empty cancel.
+    for (let i = 0; i < 6; i++) await h.tick(101);
+    expect(executedAtExchange('BUY')).toBe('0.003');
+    expect(h.store.orders.get(buy!.localId)?.status).toBe('PARTIALLY_FILLED');
+    expect(
+      log.messages(new RegExp(`venue answer refused: order ${buy!.localId} .*executedQty is 0 on an order`)),
+    ).toHaveLength(1);
+    expect(h.engine!.venueRefusals().find((r) => r.field === 'executedQty')?.count).toBeGreaterThan(0);
+    // Its trade comes (the records still say 0): recorded, and the order closes with it.
+    venue.trades = undefined;
+    for (let i = 0; i < 2; i++) await h.tick(101);
+    expect(recorded(buy!.localId)).toBe('0.003');
+    expect(h.store.orders.get(buy!.localId)?.status).toBe('CANCELED');
+    expect(position().toFixed()).toBe('0.002997'); // less the fee, in base
+  });
+
   it.each([
     ['a trade past the order', 'baseQty', (t: TradeRecord) => ({ ...t, baseQty: 5 })],
     ['a price above the pair bounds', 'price', (t: TradeRecord) => ({ ...t, price: 5e7 })],

@@ -2,8 +2,8 @@
  * A script of lies for the lying venue (lying-venue.ts): one set per step of a history, drawn by fast-check, in
  * every way the wire's schema lets through that the engine can tell from the truth. An order record's executed
  * quantity missing, negative, beyond the order, not a number, below the truth where its status or an earlier
- * figure denies it (0 or half the order on a FILLED one, 0 on a PARTIALLY_FILLED one, half of what was said
- * before); its price outside the pair's bounds, its fee beyond the fill;
+ * figure denies it (0 or half the order on a FILLED one, 0 on a PARTIALLY_FILLED one or one said to be
+ * before, half of what was said before); its price outside the pair's bounds, its fee beyond the fill;
  * trades withheld for a few reads (so an order shows FILLED before its trades), repeated, for orders that do
  * not exist, off the tick, outside the bounds, past their order, with fees beyond their value; reads failing
  * as a 503 does, or an answer that trickles past the client's deadline. The truth stays the matching engine's.
@@ -90,6 +90,8 @@ export class Liar {
   private readonly withheld = new Map<string, number>();
   /** The most each order was said to have executed (a possible figure), by its id. */
   private readonly said = new Map<string, number>();
+  /** Orders said PARTIALLY_FILLED (whatever figure came with it), by id: nothing executed is denied from then on. */
+  private readonly partly = new Set<string>();
 
   constructor(
     private readonly venue: LyingVenue,
@@ -107,14 +109,15 @@ export class Liar {
 
   private order(record: OrderRecord): OrderRecord {
     const id = String(record.displayingId);
-    const told = this.lie(record, this.said.get(id));
+    const told = this.lie(record, this.said.get(id), this.partly.has(id));
+    if (told.status === 'PARTIALLY_FILLED') this.partly.add(id);
     const figure = told.executedQty;
     if (figure !== undefined && figure > (this.said.get(id) ?? 0) && figure <= record.quantity)
       this.said.set(id, figure);
     return told;
   }
 
-  private lie(record: OrderRecord, before: number | undefined): OrderRecord {
+  private lie(record: OrderRecord, before: number | undefined, saidPartly: boolean): OrderRecord {
     const lie = this.lies.record;
     const executed = record.executedQty ?? 0;
     if (lie === 'honest' || (executed === 0 && record.status !== 'FILLED')) return record;
@@ -122,9 +125,11 @@ export class Liar {
     if (lie === 'fee-beyond')
       return { ...record, feeMetadata: { ...record.feeMetadata, value: (record.executedQuoteQty ?? 1) * 50 } };
     // Less than the truth is a lie the engine can tell only where the status or an earlier figure denies it:
-    // FILLED is all of it, PARTIALLY_FILLED more than 0, and a figure never goes back.
+    // FILLED is all of it, PARTIALLY_FILLED (now or said before) more than 0, and a figure never goes back.
     const denied =
-      (before ?? 0) > 0 || record.status === 'FILLED' || (lie === 'zero' && record.status === 'PARTIALLY_FILLED');
+      (before ?? 0) > 0 ||
+      record.status === 'FILLED' ||
+      (lie === 'zero' && (record.status === 'PARTIALLY_FILLED' || saidPartly));
     if ((lie === 'zero' || lie === 'backwards') && !denied) return record;
     return { ...record, executedQty: executedSaid(lie, executed, record.quantity, before) };
   }
