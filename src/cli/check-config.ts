@@ -8,20 +8,35 @@ import type { PairConfig } from '../ports/venue-records.js';
 import { readRecordingBatches, readRecordingHeader, recordingFiles } from '../record/recording-reader.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { missingRulesMessage } from '../sim/pair-market.js';
-import { commandSpec, parseCommandFlags } from './flags.js';
+import { commandSpec, parseCommandFlags, timeFlag } from './flags.js';
+import { figuresOnData, figuresOnMarket, pairListLines } from './pair-list-view.js';
+import { type PairFigures, resolvePairList } from '../config/pair-list.js';
+import { PAIR_LIST_TEMPLATE } from '../config/strategy-file.js';
 
 export const SPEC = commandSpec({
   name: 'check-config',
-  usage: 'check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [file|dir …]',
+  usage: 'check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [--at TIME] [--market URL] [file|dir …]',
   about: `Validates strategy files (default: every *.json in config/): the file schema, the schedule, the strategy
-module in strategies/ and its params, unique instance names. Exit 0 when all are valid, 1 otherwise.`,
+module in strategies/ and its params, unique instance names. A file's pairlist is resolved on --data (at --at,
+default the data's end) or on the market watch of --market right now: its pairs, ranked, and why each other pair
+of its quote asset was left out. Exit 0 when all are valid, 1 otherwise.`,
   flags: {
     strategies: { type: 'string', arg: 'DIR', doc: "where strategy modules live (default: the project's strategies/)" },
     data: {
       type: 'string',
       multiple: true,
       arg: 'RECORDING',
-      doc: "also check each file's symbol against these recordings (files or folders, as bot backtest takes them): it must have a recording, and pair rules (recorded, or built in)",
+      doc: "also check each file's symbol against these recordings (files or folders, as bot backtest takes them): it must have a recording, and pair rules (recorded, or built in); a pairlist is resolved on them",
+    },
+    at: {
+      type: 'string',
+      arg: 'TIME',
+      doc: 'with --data: resolve pair lists on the recordings as they stood at this ISO 8601 time (default: their end)',
+    },
+    market: {
+      type: 'string',
+      arg: 'URL',
+      doc: "resolve pair lists on this exchange's market watch now (public requests, no keys)",
     },
   },
   positionals: true,
@@ -79,9 +94,34 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const instances = await loadStrategyFiles(sources, { strategiesDir: flags.values.strategies });
     const data = (flags.values.data ?? []).flatMap((d) => d.split(',')).filter((d) => d !== '');
+    const at = timeFlag('check-config', 'at', flags.values.at);
+    if (at !== undefined && data.length === 0) {
+      console.error('check-config: --at goes with --data');
+      return 2;
+    }
+    let market: PairFigures[] | undefined;
     let failed = false;
     for (const { file, config } of instances) {
       const disabled = config.enabled ? '' : ' [disabled]';
+      const list = config.pairlist;
+      if (config.symbol === PAIR_LIST_TEMPLATE && list !== undefined) {
+        console.log(
+          `ok: ${file} (${config.name} → ${config.strategy} on the pairlist of ${list.quote}, refreshed ${list.refresh})${disabled}`,
+        );
+        if (data.length > 0) {
+          const { figures, at: when } = await figuresOnData(list, data, at);
+          const where = `${data.join(',')} at ${new Date(when).toISOString()}`;
+          for (const line of pairListLines(list, resolvePairList(list, figures), where)) console.log(line);
+        }
+        if (flags.values.market !== undefined) {
+          market ??= await figuresOnMarket(flags.values.market);
+          const where = `${flags.values.market} now`;
+          for (const line of pairListLines(list, resolvePairList(list, market), where)) console.log(line);
+        }
+        if (data.length === 0 && flags.values.market === undefined)
+          console.log('  its pairs are chosen at run time: --data or --market shows them');
+        continue;
+      }
       const check = data.length > 0 ? await dataCheck(config.symbol, data) : {};
       if (check.problem !== undefined) {
         console.error(`${file}: symbol ${config.symbol}: ${check.problem}`);

@@ -54,6 +54,32 @@ describe.concurrent('bot check-config', () => {
     });
   });
 
+  it('shows the pairs a pairlist resolves to on recordings at a time, and why each other pair was left out', async () => {
+    const file = project.config('listed.json', {
+      name: 'rot',
+      strategy: 'good',
+      pairlist: { quote: 'USDT', top: 3, sortBy: 'volatility', exclude: ['BTCUSDT'] },
+    });
+    const data = ['--data', 'data/samples/2023-04'];
+    const at = await checkConfig('--strategies', project.strategiesDir, ...data, '--at', '2023-04-14T07:30:00Z', file);
+    expect(at).toEqual({
+      code: 0,
+      stdout: [
+        `ok: ${file} (rot → good on the pairlist of USDT, refreshed 0 */30 * * * *)`,
+        '  pairlist on data/samples/2023-04 at 2023-04-14T07:30:00.000Z: 3 pairs by 24-hour range % (top 3)',
+        '      1. ADAUSDT  10.1502',
+        '      2. ETHUSDT  10.1176',
+        '      3. XRPUSDT  7.59565',
+        '  left out:',
+        '    BTCUSDT  excluded',
+        '    SOLUSDT  ranked 4 by 24-hour range, outside top 3',
+      ],
+      stderr: [],
+    });
+    const offline = await checkConfig('--strategies', project.strategiesDir, file);
+    expect(offline.stdout.at(-1)).toBe('  its pairs are chosen at run time: --data or --market shows them');
+  });
+
   it('prints every problem on stderr, one per line, and exits 1', async () => {
     const bad = project.config('bad.json', {
       name: 'alpha',
@@ -80,7 +106,7 @@ describe.concurrent('bot check-config', () => {
     const help = await checkConfig('--help');
     expect(help.code).toBe(0);
     expect(help.stdout[0]).toBe(
-      'usage: bot check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [file|dir …]',
+      'usage: bot check-config [--strategies DIR] [--data RECORDING[,RECORDING…]] [--at TIME] [--market URL] [file|dir …]',
     );
   });
 });
