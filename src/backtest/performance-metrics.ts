@@ -18,25 +18,47 @@ import { netOfFees, type TradeFill } from '../market/round-trips.js';
 
 const YEAR_MS = 365 * 86_400_000;
 
-/** Share of [start, end] during which some book's net position (bought - sold) was not zero. */
-export function exposure(fills: readonly TradeFill[], start: number, end: number): number {
-  if (end <= start) return 0;
+/**
+ * Each book's stretches [from, to] of holding a net position (bought - sold by its fills, fee dust below the step
+ * counting as flat), in time order; a position still held at the end runs to `end`.
+ */
+export function heldSpans(fills: readonly TradeFill[], end: number): Map<string, [number, number][]> {
   const net = new Map<string, Dec>();
-  let nonZero = 0;
-  let since = start;
-  let exposed = 0;
+  const since = new Map<string, number>();
+  const spans = new Map<string, [number, number][]>();
   for (const f of fills) {
     const before = net.get(f.book) ?? ZERO;
     const moved = netOfFees(f).base;
     const after = f.side === 'BUY' ? before.plus(moved) : before.minus(moved);
     net.set(f.book, after);
-    const was = nonZero;
     const flat = (q: Dec) => (f.step ? q.abs().lt(f.step) : q.isZero());
-    nonZero += (flat(after) ? 0 : 1) - (flat(before) ? 0 : 1);
-    if (was === 0 && nonZero > 0) since = f.time;
-    else if (was > 0 && nonZero === 0) exposed += f.time - since;
+    if (flat(before) && !flat(after)) since.set(f.book, f.time);
+    else if (!flat(before) && flat(after)) {
+      const list = spans.get(f.book) ?? [];
+      list.push([since.get(f.book) as number, f.time]);
+      spans.set(f.book, list);
+      since.delete(f.book);
+    }
   }
-  if (nonZero > 0) exposed += end - since;
+  for (const [book, from] of since) spans.set(book, [...(spans.get(book) ?? []), [from, end]]);
+  return spans;
+}
+
+/** Share of [start, end] during which some book's net position (bought - sold) was not zero. */
+export function exposure(fills: readonly TradeFill[], start: number, end: number): number {
+  if (end <= start) return 0;
+  // The union of every book's spans: a sweep over their ends, counting the books held.
+  const edges: [number, number][] = [];
+  for (const list of heldSpans(fills, end).values()) for (const [from, to] of list) edges.push([from, 1], [to, -1]);
+  edges.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  let held = 0;
+  let since = start;
+  let exposed = 0;
+  for (const [time, step] of edges) {
+    if (held === 0 && step > 0) since = time;
+    held += step;
+    if (held === 0) exposed += time - since;
+  }
   return exposed / (end - start);
 }
 

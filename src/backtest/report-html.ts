@@ -9,10 +9,13 @@
  */
 import { candleChartScript, chartLibrary } from '../charts/chart-library.js';
 import { D } from '../market/decimal.js';
+import { instanceGroup } from '../market/instance-names.js';
+import { HELD_STYLE, type HeldLane, heldPicture } from './held-picture.js';
+import { heldSpans } from './performance-metrics.js';
 import { readingNotes, refusalLines } from './results-table.js';
 import type { BacktestRun } from './runner.js';
 import type { JobSettings } from './job-settings.js';
-import type { BacktestSummary, DataGaps, ScalarMetric } from './summary.js';
+import { type BacktestSummary, type DataGaps, type ScalarMetric, tradeFills } from './summary.js';
 import type { RecordingFile } from './tick-data.js';
 
 export function escapeHtml(text: string): string {
@@ -213,7 +216,7 @@ ${table(
 }
 
 /** Each pair's trades, PnL and exposure and their total, when the run traded more than one instance. */
-function pairsSection(summary: BacktestSummary): string {
+function pairsSection(run: BacktestRun, summary: BacktestSummary): string {
   const { pairs, metrics } = summary;
   if (pairs.length < 2) return '';
   const money = summary.period.quotePrecision;
@@ -238,7 +241,20 @@ function pairsSection(summary: BacktestSummary): string {
   ]);
   return `<h2>Pairs (${pairs.length})</h2>
 ${table(['instance', 'symbol', 'closed trades', 'win rate %', 'PnL of closed trades', 'fees', 'exposure %'], rows, [2, 3, 4, 5, 6])}
-<p class="note">PnL of closed trades, net of fees; what a pair still held at the end is in the run's final equity. The total's exposure is the share of the time any pair held a position.</p>`;
+<p class="note">PnL of closed trades, net of fees; what a pair still held at the end is in the run's final equity. The total's exposure is the share of the time any pair held a position.</p>
+<h3>Pairs held over time</h3>
+${heldPicture(heldLanes(run, pairs), run.firstTime, run.lastTime)}
+<p class="note">A bar where a pair held a position (more than dust); above, how many pairs held one at once (what portfolio.maxOpenTrades bounds, with working buys counted too).</p>`;
+}
+
+/** Each pair's holds, labelled by its symbol when the pairs are of one file (else by instance). */
+function heldLanes(run: BacktestRun, pairs: BacktestSummary['pairs']): HeldLane[] {
+  const spans = heldSpans(tradeFills(run), run.lastTime);
+  const oneFile = new Set(pairs.map((p) => instanceGroup(p.instance)?.group)).size === 1;
+  return pairs.map((p) => ({
+    label: oneFile && instanceGroup(p.instance) !== undefined ? p.symbol : p.instance,
+    spans: spans.get(`${p.instance}/${p.symbol}`) ?? [],
+  }));
 }
 
 function tradesSection(summary: BacktestSummary): string {
@@ -337,7 +353,8 @@ table.metrics td,table.grid td.n{font-variant-numeric:tabular-nums;text-align:ri
 .alert{border:2px solid #f23645;background:#fff0f1;padding:8px 12px;margin:12px 0}.warn{border:1px solid #ff9800;background:#fff8ec;padding:8px 12px;margin:12px 0}
 #chart{margin-top:4px}.note{color:#6b7385;font-size:12px}
 .legend{display:flex;flex-wrap:wrap;gap:2px 14px;margin-top:16px;font-size:12px;color:#6b7385}.legend strong{color:#1d2330}.legend i{display:inline-block;width:14px;height:3px;margin-right:4px;vertical-align:middle}.legend i.dashed{background:repeating-linear-gradient(90deg,#9e9e9e 0 4px,transparent 4px 7px)!important}
-@media (max-width:640px){body{margin:10px;font-size:13px}table.metrics th,table.metrics td{padding:3px 6px}}`;
+@media (max-width:640px){body{margin:10px;font-size:13px}table.metrics th,table.metrics td{padding:3px 6px}}
+${HELD_STYLE}`;
 
 // The chart: each symbol's candles and indicators (charts/candle-chart.js, as the page draws them) one under the
 // other, then the equity beside buy and hold, then the drawdown, on one time axis; names and colours in the legend
@@ -410,7 +427,7 @@ ${inputsList(summary)}
 ${htmlList(summary.fillModel.statements)}
 ${gapsSection(summary, 'summary.json')}
 ${metricsTable(summary)}
-${pairsSection(summary)}
+${pairsSection(run, summary)}
 <div id="chart-legend" class="legend"></div>
 <div id="chart"></div>
 <p class="note">Candles of ${escapeHtml(run.symbols.join(', '))} (one per bucket of their timeframe: the time axis is linear in time, a hole in the data is an empty stretch) with the strategies' declared indicators (over the price, or an oscillator in a pane of its own, each value where the strategy first read it: after the candle it was computed on closed); entries and exits in their candle at their price (B buy, S sell; those that would overlap at this zoom are one marker with their count, at their mean price: zoom in to separate them); equity in ${escapeHtml(run.quoteAsset)} at the end of each candle beside buy and hold (dashed: the starting equity in the symbols at their first price), and the drawdown below.

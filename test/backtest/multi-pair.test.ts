@@ -62,10 +62,19 @@ describe('a strategy file over several pairs', () => {
     const html = readFileSync(join(out, 'report.html'), 'utf8');
     expect(html).toContain('<h2>Pairs (5)</h2>');
     for (const name of NAMES) expect(html).toContain(`<td>${name}</td>`);
+    // The pairs held over time: a lane per pair, a bar for each pair that held anything.
+    const lanes = [
+      ...html.matchAll(
+        /<div class="held-row" data-pair="(\w+)"><span[^>]*>\w+<\/span><div class="held-lane">(.*?)<\/div><\/div>/g,
+      ),
+    ];
+    expect(lanes.map((m) => m[1])).toEqual(PAIRS);
+    for (const [, symbol, bars] of lanes)
+      expect(bars!.length > 0, symbol).toBe(summary.pairs.find((p) => p.symbol === symbol)!.fills > 0);
   });
 
   /** The most pairs holding more than dust at once over a run's fills, and the summary. */
-  async function run(set: string): Promise<{ summary: BacktestSummary; most: number }> {
+  async function run(set: string): Promise<{ summary: BacktestSummary; most: number; html: string }> {
     const out = tempDir('portfolio');
     const { code, err } = await bot([...SLICE, '--set', set, '--out', out]);
     expect(code, err.join('\n')).toBe(0);
@@ -82,12 +91,14 @@ describe('a strategy file over several pairs', () => {
       );
       most = Math.max(most, [...held].filter(([s, q]) => q.gte(STEPS[s]!)).length);
     }
-    return { summary, most };
+    return { summary, most, html: readFileSync(join(out, 'report.html'), 'utf8') };
   }
 
   it('refuses an entry past the portfolio limits, naming the limit, and never an exit', async () => {
     const one = await run('portfolio.maxOpenTrades=1');
     expect(one.most).toBe(1);
+    // report.html's picture says so.
+    expect(one.html).toContain('<span class="held-name">held: 1 at most</span>');
     expect(one.summary.refusals.length).toBeGreaterThan(0);
     for (const r of one.summary.refusals) {
       expect(r.side).toBe('BUY');
@@ -97,6 +108,7 @@ describe('a strategy file over several pairs', () => {
     // 50 USDT an entry: at most two pairs' trades under 120 (each valued at its last price).
     const exposure = await run('portfolio.maxExposure=120');
     expect(exposure.most).toBe(2);
+    expect(exposure.html).toContain('<span class="held-name">held: 2 at most</span>');
     expect(exposure.summary.refusals.length).toBeGreaterThan(0);
     for (const r of exposure.summary.refusals) {
       expect(r.side).toBe('BUY');
