@@ -75,9 +75,10 @@ function ours(recording: string, config: string, out: string, cache: string): Ru
   );
   if (run.status !== 0) throw new Error(`bot backtest failed (${run.status}): ${run.stderr}`);
   const [user, system] = readFileSync(times, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
-  const summary = readFileSync(join(out, 'summary.json'), 'utf8');
-  const count = (key: string) => Number(new RegExp(`"${key}": (\\d+)`).exec(summary)?.[1] ?? NaN);
-  return { cpu: user! + system!, orders: count('orders'), fills: count('fills') };
+  const { metrics } = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
+    metrics: { orders: number; fills: number };
+  };
+  return { cpu: user! + system!, orders: metrics.orders, fills: metrics.fills };
 }
 
 /** bench/backtrader/grid.py over the candles, its CPU seconds from /usr/bin/time (the interpreter's start included). */
