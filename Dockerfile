@@ -4,6 +4,8 @@
 #   docker build -t spot-bot --build-arg VERSION=$(node -p 'require("./package.json").version') \
 #     --build-arg REVISION=$(git rev-parse HEAD) --build-arg SOURCE=<repository URL> .
 # (the build args only label the image and let `bot --version` name the commit). README.md, "Docker", says more.
+# That is the trading image (the last target); `--target research` builds the workers' image, which adds the research
+# dependencies (docs/containers.md).
 
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
@@ -22,19 +24,28 @@ COPY strategies ./strategies
 # kept. The compiled layout mirrors the sources (src/, strategies/); the package's exports (spot-bot/strategy, …) are
 # pointed at the compiled files. A strategy folder mounted anywhere imports 'spot-bot/strategy' and zod, and the
 # loader hands it the image's own. Of better-sqlite3's build only the addon is kept.
+# Two node_modules: the research target's (every production dependency) and the trading image's, which leaves out
+# the research dependencies the daemon never loads (RESEARCH_PACKAGES in src/ops/research-import.ts: Arrow and the
+# Parquet writer of `bot data export`, BullMQ and ioredis of `bot worker` and a sweep's --queue); each with its own
+# bill of materials. esbuild stays in both: tsx runs on it to load a TypeScript strategy mounted into the image.
 RUN npm run build \
-  && mkdir -p /out/data && node bin/sbom.js /out/sbom.cdx.json \
+  && mkdir -p /out/data /out/research /out/trading && node bin/sbom.js /out/research/sbom.cdx.json \
   && npm prune --omit=dev --no-audit --no-fund \
   && cd node_modules/better-sqlite3 \
   && mv build/Release/better_sqlite3.node /tmp/ \
   && rm -rf build deps src \
   && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/ \
   && cd /app && chmod +x dist/src/cli.js \
-  && node -e "const p = require('./package.json'); for (const k of Object.keys(p.exports)) p.exports[k] = p.exports[k].replace(/^\.\/src\/(.*)\.ts$/, './src/\$1.js'); require('fs').writeFileSync('/out/package.json', JSON.stringify(p, null, 2))"
+  && node -e "const p = require('./package.json'); for (const k of Object.keys(p.exports)) p.exports[k] = p.exports[k].replace(/^\.\/src\/(.*)\.ts$/, './src/\$1.js'); require('fs').writeFileSync('/out/package.json', JSON.stringify(p, null, 2))" \
+  && cp -a node_modules /out/research/node_modules \
+  && npm pkg delete $(node --input-type=module -e "const m = await import('./dist/src/ops/research-import.js'); console.log(m.RESEARCH_PACKAGES.map((p) => 'dependencies.' + p).join(' '))") \
+  && npm prune --omit=dev --no-audit --no-fund \
+  && node bin/sbom.js /out/trading/sbom.cdx.json --of /out/research/sbom.cdx.json
 ARG REVISION=
 RUN if [ -n "$REVISION" ]; then printf '{"revision":"%s"}\n' "$REVISION"; else echo '{}'; fi > /out/build-info.json
 
-FROM node:22-bookworm-slim
+# What both images are: labels, settings, user, ports, health check, entry point. The files come in each target.
+FROM node:22-bookworm-slim AS runtime
 ARG VERSION=unknown
 ARG REVISION=unknown
 ARG SOURCE=unknown
@@ -53,23 +64,9 @@ ENV NODE_ENV=production \
   METRICS_HOST=0.0.0.0 \
   METRICS_PORT=9464
 WORKDIR /app
-# Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./src
-COPY --from=build /app/dist/strategies ./strategies
-COPY --from=build /out/build-info.json ./
-COPY --from=build /out/package.json ./
-# The software bill of materials of node_modules as shipped (CycloneDX JSON, `npm run sbom`).
-COPY --from=build /out/sbom.cdx.json ./
-COPY config ./config
-# The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
-COPY data/samples ./samples
-COPY data/README.md ./samples/README.md
-COPY --from=build --chown=node:node /out/data ./data
 RUN ln -s /app/src/cli.js /usr/local/bin/bot
 # Numeric: runAsNonRoot cannot tell that a user name is not root; 1000:1000 is the base image's node user.
 USER 1000:1000
-VOLUME /app/data
 # 9464: /healthz, /readyz, /metrics (METRICS_HOST:METRICS_PORT). 8080: the control API and dashboard
 # (API_HOST:API_PORT), on 127.0.0.1 inside the container unless told otherwise.
 EXPOSE 9464 8080
@@ -81,3 +78,33 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["nod
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/src/cli.js"]
 CMD ["run"]
+
+# The research image (`docker build --target research`): the trading image's files with every production
+# dependency, for `bot worker`, a sweep's --queue and `bot data export --format arrow|parquet`.
+FROM runtime AS research
+COPY --from=build /out/research/node_modules ./node_modules
+# The software bill of materials of node_modules as shipped (CycloneDX JSON, `npm run sbom`).
+COPY --from=build /out/research/sbom.cdx.json ./
+# Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
+COPY --from=build /app/dist/src ./src
+COPY --from=build /app/dist/strategies ./strategies
+COPY --from=build /out/build-info.json /out/package.json ./
+COPY config ./config
+# The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
+COPY data/samples ./samples
+COPY data/README.md ./samples/README.md
+COPY --from=build --chown=node:node /out/data ./data
+VOLUME /app/data
+
+# The trading image, the default target: what the daemon runs and nothing more.
+FROM runtime AS trading
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /out/trading/sbom.cdx.json ./
+COPY --from=build /app/dist/src ./src
+COPY --from=build /app/dist/strategies ./strategies
+COPY --from=build /out/build-info.json /out/package.json ./
+COPY config ./config
+COPY data/samples ./samples
+COPY data/README.md ./samples/README.md
+COPY --from=build --chown=node:node /out/data ./data
+VOLUME /app/data

@@ -4,7 +4,8 @@
 // network). The production ones are those package-lock.json does not mark `dev` (npm sbom's own `--omit dev`
 // leaves out tsx and esbuild, which vitest pulls in as well). npm names the root component after its folder
 // (`app` in the image); it is named here after package.json, with its version and licence. The image carries
-// the one of its own node_modules in /app/sbom.cdx.json (Dockerfile).
+// the one of its own node_modules in /app/sbom.cdx.json (Dockerfile). `npm run sbom -- FILE --of BOM` keeps of BOM
+// what package-lock.json holds now: the trading image's, once the research dependencies are pruned.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,14 +13,20 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const out = process.argv[2] ?? 'sbom.cdx.json';
-const npm = spawnSync('npm', ['sbom', '--sbom-format', 'cyclonedx', '--sbom-type', 'application'], {
-  cwd: ROOT,
-  encoding: 'utf8',
-  maxBuffer: 64 * 1024 * 1024,
-});
-if (npm.status !== 0) {
-  process.stderr.write(`npm sbom failed (exit ${npm.status}):\n${npm.stderr}`);
-  process.exit(1);
+const of = process.argv[3] === '--of' ? process.argv[4] : undefined;
+/** npm sbom's bill, or the one `--of BOM` names (npm sbom refuses a tree without its dev dependencies). */
+function npmBill() {
+  if (of !== undefined) return readFileSync(of, 'utf8');
+  const npm = spawnSync('npm', ['sbom', '--sbom-format', 'cyclonedx', '--sbom-type', 'application'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (npm.status !== 0) {
+    process.stderr.write(`npm sbom failed (exit ${npm.status}):\n${npm.stderr}`);
+    process.exit(1);
+  }
+  return npm.stdout;
 }
 const read = (file) => JSON.parse(readFileSync(join(ROOT, file), 'utf8'));
 const pkg = read('package.json');
@@ -30,7 +37,7 @@ const production = new Set(
       ([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`,
     ),
 );
-const bom = JSON.parse(npm.stdout);
+const bom = JSON.parse(npmBill());
 const root = bom.metadata.component;
 const ref = `${pkg.name}@${pkg.version}`;
 const kept = (r) => production.has(r);

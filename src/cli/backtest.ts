@@ -65,6 +65,7 @@ import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
 import { commandSpec, helpText, parseFlags, timeFlag } from './flags.js';
 import { belowMinDsr, luckLines, minDsrFlag, minDsrRefusal } from '../backtest/luck/luck.js';
 import { valueAt } from '../backtest/number-column.js';
+import { researchImport } from '../ops/research-import.js';
 
 const SWEEPS = 'Parameter sweeps:';
 const WALK = 'Validation of a sweep (one of the two):';
@@ -591,7 +592,10 @@ function collectGarbage(): void {
  * fifth of a plain backtest's memory before the data.
  */
 export async function openQueue(options: Parameters<typeof OpenQueueExecutor>[0]) {
-  const { openQueueExecutor } = await import('../backtest/queue/coordinator.js');
+  const { openQueueExecutor } = await researchImport(
+    'a sweep on a queue (--queue, SWEEP_QUEUE)',
+    () => import('../backtest/queue/coordinator.js'),
+  );
   return openQueueExecutor(options);
 }
 

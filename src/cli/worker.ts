@@ -3,10 +3,10 @@
  * with the local pool's code (backtest/queue/queue-worker.ts), on any machine that reaches the Redis. Stops on
  * SIGINT/SIGTERM after the combination in hand (exit 0).
  */
-import { startQueueWorker } from '../backtest/queue/queue-worker.js';
 import { QUEUE_ENV, queueUrlFrom } from '../backtest/queue/queue-url.js';
 import { DEFAULT_WORKER_CACHE } from '../backtest/queue/recording-store.js';
 import { BotError } from '../errors.js';
+import { researchImport } from '../ops/research-import.js';
 import { commandSpec, parseCommandFlags } from './flags.js';
 
 export const SPEC = commandSpec({
@@ -44,6 +44,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const url = queueUrlFrom(values.queue);
     if (url === undefined) throw new BotError('E_USAGE', `--queue (or ${QUEUE_ENV}) is required`);
+    const { startQueueWorker } = await researchImport('bot worker', () => import('../backtest/queue/queue-worker.js'));
     const worker = await startQueueWorker({
       url,
       cacheDir: values.cache ?? DEFAULT_WORKER_CACHE,

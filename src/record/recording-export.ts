@@ -16,6 +16,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BotError } from '../errors.js';
+import { researchImport } from '../ops/research-import.js';
 import { csvCell } from '../market/display.js';
 import { tickerFromWire } from '../wire/schemas.js';
 import type { Ticker } from '../ports/venue-records.js';
@@ -104,7 +105,7 @@ function chunked(flush: (rows: Ticker[]) => Promise<void>, finish: () => Promise
 }
 
 async function arrowSink(path: string): Promise<TableSink> {
-  const arrow = await import('apache-arrow');
+  const arrow = await researchImport('bot data export --format arrow', () => import('apache-arrow'));
   const writer = new arrow.RecordBatchFileWriter();
   const file = createWriteStream(path);
   writer.toNodeStream().pipe(file);
@@ -143,7 +144,7 @@ async function arrowSink(path: string): Promise<TableSink> {
 }
 
 async function parquetSink(path: string): Promise<TableSink> {
-  const parquet = await import('hyparquet-writer');
+  const parquet = await researchImport('bot data export --format parquet', () => import('hyparquet-writer'));
   let writer: InstanceType<typeof parquet.ParquetWriter> | undefined;
   const f64 = (rows: Ticker[], name: string, pick: (r: Ticker) => number | undefined) => ({
     name,

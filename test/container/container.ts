@@ -3,6 +3,9 @@
  * registry here; see podman.ts and stand-in-base.ts), checked end to end:
  * - the image: non-root user, volume, health check, stop signal, labels, `bot --version` naming the commit,
  *   no compiler or better-sqlite3 build leftovers; its size and the build time are printed;
+ * - the trading image (the default target) without the research dependencies (none installed or in its SBOM;
+ *   `bot data export --format parquet` and `bot worker` say what they need and where it is); the research target
+ *   with them, exporting an hour of the sample to Parquet;
  * - paper with an empty host folder on /app/data: owned by root it fails with one line saying what to do,
  *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes; the probes and the
  *   metrics answer on the metrics port from outside the container, and nothing else does there;
@@ -29,6 +32,7 @@ import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { gitCommit } from '../../src/app/installation.js';
 import { LATEST_VERSION } from '../../src/store/migrations.js';
+import { RESEARCH_PACKAGES } from '../../src/ops/research-import.js';
 import { readDb, ROOT, waitFor } from '../e2e/daemon-process.js';
 import { freePort } from '../support/free-port.js';
 import { writeOldJournal } from '../support/old-journal.js';
@@ -37,6 +41,7 @@ import { cacheDir, onPath, Podman } from './podman.js';
 import { BASE_IMAGE, ensureStandInBase } from './stand-in-base.js';
 
 const IMAGE = 'localhost/spot-bot:test';
+const RESEARCH_IMAGE = 'localhost/spot-bot-research:test';
 const PREFIX = 'spot-bot-test-';
 /** Docker's and podman's default grace period between SIGTERM and SIGKILL. */
 const GRACE_S = 10;
@@ -197,6 +202,98 @@ async function main(): Promise<void> {
       !/\b(deps|src|obj\.target|sqlite3\.a|devDependencies)\b|\/(g\+\+|make|python3|cc)\b/.test(leftovers),
       'no compiler, no better-sqlite3 sources or objects, no dev dependencies',
       leftovers,
+    );
+
+    phase('the trading image leaves the research dependencies out; the research target has them');
+    const shipped = (image: string) =>
+      podman
+        .run([
+          'run',
+          '--rm',
+          '--entrypoint',
+          'node',
+          image,
+          '-p',
+          `const b = require("/app/sbom.cdx.json"); ${JSON.stringify(RESEARCH_PACKAGES)}.filter((p) => require("fs").existsSync("/app/node_modules/" + p) || b.components.some((c) => c.name === p)).join(" ")`,
+        ])
+        .stdout.trim();
+    check(shipped(IMAGE) === '', `the trading image: none of ${RESEARCH_PACKAGES.join(', ')} installed or in its SBOM`);
+    // One hour of the sample: the export itself takes a moment.
+    const exportArgs = (out: string) => [
+      'data',
+      'export',
+      '--format',
+      'parquet',
+      '--from',
+      '2023-03-08T00:00:00Z',
+      '--to',
+      '2023-03-08T01:00:00Z',
+      '--out',
+      out,
+      '/app/samples/BTCUSDT-2023-03-01_21.jsonl.gz',
+    ];
+    const leftOut = podman.run(['run', '--rm', IMAGE, ...exportArgs('/tmp/hour.parquet')], { allowFail: true });
+    check(
+      leftOut.code === 1 &&
+        leftOut.stderr.includes(
+          'bot data export --format parquet needs hyparquet-writer, which this installation leaves out',
+        ) &&
+        leftOut.stderr.includes('--target research'),
+      'the trading image: bot data export --format parquet says it needs hyparquet-writer and where it is',
+      leftOut.stdout + leftOut.stderr,
+    );
+    const noWorker = podman.run(['run', '--rm', IMAGE, 'worker', '--queue', 'redis://127.0.0.1:1'], {
+      allowFail: true,
+    });
+    check(
+      noWorker.code === 1 && noWorker.stderr.includes('bot worker needs bullmq'),
+      'the trading image: bot worker says it needs bullmq',
+      noWorker.stdout + noWorker.stderr,
+    );
+    const researchStart = Date.now();
+    await podman.stream(
+      [
+        'build',
+        '--pull=never',
+        '--format',
+        'docker',
+        '--network',
+        'host',
+        '--target',
+        'research',
+        '-t',
+        RESEARCH_IMAGE,
+        '--build-arg',
+        `VERSION=${version}`,
+        '--build-arg',
+        `REVISION=${revision}`,
+        '--build-arg',
+        'SOURCE=https://example.invalid/spot-bot',
+        ROOT,
+      ],
+      '  build research| ',
+    );
+    const researchSeconds = (Date.now() - researchStart) / 1000;
+    check(
+      shipped(RESEARCH_IMAGE) === RESEARCH_PACKAGES.join(' '),
+      `the research image: ${RESEARCH_PACKAGES.join(', ')} installed and in its SBOM`,
+    );
+    const exported = podman.run(
+      [
+        'run',
+        '--rm',
+        '--entrypoint',
+        'sh',
+        RESEARCH_IMAGE,
+        '-c',
+        `node /app/src/cli.js ${exportArgs('/tmp/hour.parquet').join(' ')} && wc -c < /tmp/hour.parquet`,
+      ],
+      { allowFail: true },
+    );
+    check(
+      exported.code === 0 && Number(exported.stdout.trim()) > 0,
+      `the research image: bot data export --format parquet writes ${exported.stdout.trim()} bytes`,
+      exported.stdout + exported.stderr,
     );
 
     phase('paper, empty host folder owned by root');
@@ -502,7 +599,7 @@ async function main(): Promise<void> {
 
     phase('summary');
     console.log(
-      `image ${IMAGE}: ${sizeMb(IMAGE).toFixed(0)} MB (base ${BASE_IMAGE}, a stand-in: ${sizeMb(BASE_IMAGE).toFixed(0)} MB), Node ${nodeVersion}`,
+      `image ${IMAGE}: ${sizeMb(IMAGE).toFixed(0)} MB (base ${BASE_IMAGE}, a stand-in: ${sizeMb(BASE_IMAGE).toFixed(0)} MB), Node ${nodeVersion}; ${RESEARCH_IMAGE}: ${sizeMb(RESEARCH_IMAGE).toFixed(0)} MB (built in ${researchSeconds.toFixed(1)} s after the trading image)`,
     );
     console.log(
       `build: ${buildSeconds.toFixed(1)} s; podman stop: paper ${paperStop.toFixed(1)} s, upgraded ${upgradeStop.toFixed(1)} s, live ${liveStop1.toFixed(1)} s and ${liveStop2.toFixed(1)} s, sim ${simStop.toFixed(1)} s`,
