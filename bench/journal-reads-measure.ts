@@ -47,6 +47,7 @@ const read = createQueries({
     journalProblem: () => undefined,
     pairRules: () => undefined,
     venueRefusals: () => [],
+    maxOpenTrades: () => undefined,
   },
   jobs: () => [],
   prices: () => new Map(),

@@ -361,6 +361,11 @@ export class Engine implements FillSink {
     return this.lock.run(async () => (await this.exits.reload(reloaded)).map((r) => r.name));
   }
 
+  /** The most pairs of strategy file `group` that may hold a trade at once (its portfolio's maxOpenTrades). */
+  maxOpenTrades(group: string): number | undefined {
+    return this.roster.all.find((r) => r.group === group)?.portfolio?.maxOpenTrades;
+  }
+
   /** A pair's rules as the venue last gave them (undefined before they are loaded, or for another symbol). */
   pairRules(symbol: string): PairRules | undefined {
     return this.parts.market.rules.get(symbol);

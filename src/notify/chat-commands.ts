@@ -375,18 +375,24 @@ export class ChatCommands {
   }
 
   private countTitle(): string {
-    const { open, max } = this.deps.operator.read.openTrades();
-    return `open trades: ${open.length}${max === null ? ' (no maxOpenTrades limit)' : ` of ${max} (maxOpenTrades)`}`;
+    const { trades, groups } = this.deps.operator.read.openTrades();
+    const limited = groups.some((g) => g.max !== null);
+    return `open trades: ${trades}${limited ? '' : ' (no maxOpenTrades limit)'}`;
   }
 
+  /** Each multi-pair file against its maxOpenTrades (its pairs holding a trade, a working buy counted), then the positions. */
   private countText(): string {
-    return this.deps.operator.read
-      .openTrades()
-      .open.map(
+    const { open, groups } = this.deps.operator.read.openTrades();
+    return [
+      ...groups.map(
+        (g) =>
+          `${g.group}: ${g.open.length}${g.max === null ? ' (no maxOpenTrades limit)' : ` of ${g.max} (maxOpenTrades)`}${g.open.length > 0 ? ` · ${g.open.join(', ')}` : ''}`,
+      ),
+      ...open.map(
         (t) =>
           `${t.instance} ${t.symbol} ${t.quantity} @ ${t.averagePrice}${t.unrealisedPnl === null ? '' : ` · open ${t.unrealisedPnl.startsWith('-') ? '' : '+'}${t.unrealisedPnl}`}`,
-      )
-      .join('\n');
+      ),
+    ].join('\n');
   }
 
   /** The latest warnings and errors, newest last, as many as fit one message. */

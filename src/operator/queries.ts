@@ -61,6 +61,7 @@ export interface QueryDeps {
     | 'pairRules'
     | 'venueRefusals'
     | 'indicatorSpecs'
+    | 'maxOpenTrades'
   >;
   /** The venue's time (the daemon's clock) and the wall's. */
   now: () => number;
@@ -74,11 +75,6 @@ export interface QueryDeps {
   chartCandles?: (symbol: string) => (CandleSource & { needs: CandleNeeds }) | undefined;
   /** The daemon's latest warnings and errors, oldest first (the chat's /logs); none when the log keeps no tail. */
   logs?: (n: number) => LogLine[];
-  /**
-   * The most trades open at once, when configured (issue 41's maxOpenTrades); undefined: no limit. The count of
-   * open trades is the same either way (`openTrades`).
-   */
-  maxOpenTrades?: () => number | undefined;
 }
 
 /** Closed trades' figures of one group (a pair, an exit reason) in one quote asset. */
@@ -247,7 +243,9 @@ export function createQueries(deps: QueryDeps) {
     },
     /**
      * The trades open now: each instance holding a position of at least its pair's step (less is dust, not a
-     * trade), and the most allowed at once when configured (`max`: null without a limit).
+     * trade). `trades`: the instances holding a trade as maxOpenTrades counts them (a position above dust or a
+     * working buy); per multi-pair file (`groups`), its pairs holding one and that limit (null: none); `max` is the
+     * limit when one file sets it.
      */
     openTrades() {
       const { view } = status();
@@ -267,7 +265,17 @@ export function createQueries(deps: QueryDeps) {
           },
         ];
       });
-      return { open, max: deps.maxOpenTrades?.() ?? null };
+      const groups = view.groups.map((g) => ({
+        group: g.name,
+        open: g.instances
+          .filter((i) => view.holdings.get(i.instance)?.open === true)
+          .map((i) => i.symbols[0] ?? i.instance),
+        max: engine.maxOpenTrades(g.name) ?? null,
+      }));
+      const limits = groups.filter((g) => g.max !== null);
+      let trades = 0;
+      for (const held of view.holdings.values()) if (held.open) trades++;
+      return { open, trades, max: limits.length === 1 ? (limits[0]?.max ?? null) : null, groups };
     },
     /**
      * A symbol's price chart (the page's): candles on a linear time axis and the indicators its instances declare

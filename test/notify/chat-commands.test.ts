@@ -324,6 +324,34 @@ describe('telegram chat commands', () => {
     ]);
   });
 
+  it('counts a multi-pair file’s open trades against its maxOpenTrades in /count', async () => {
+    const now = Date.now();
+    const pair = (symbol: string) => `rot/${symbol}`;
+    for (const symbol of ['BTCUSDT', 'ETHUSDT']) store.events.record(now, pair(symbol), 'started', { symbol });
+    // A working buy holds a trade as maxOpenTrades counts it.
+    store.orders.insert(
+      orderRow({
+        localId: 'r-1',
+        instance: pair('ETHUSDT'),
+        symbol: 'ETHUSDT',
+        seq: 60,
+        status: 'OPEN',
+        price: '1500',
+        quantity: '0.01',
+      }),
+    );
+    store.prices.put({ symbol: 'ETHUSDT', price: '1510', time: now }, now);
+    const read = storeQueries(store, dir, { rules: { BTCUSDT, ETHUSDT }, maxOpenTrades: { rot: 2 } });
+    const { commands } = chatCommands(TOKEN, { ...operator().op, read }, 'paper');
+    bot.say(111, '/count');
+    await until('the answer', () => bot.sent.length === 1);
+    await commands.stop();
+    const lines = bot.sent[0]!.text.split('\n');
+    expect(lines[0]).toBe('PAPER · open trades: 2');
+    expect(lines).toContain('rot: 1 of 2 (maxOpenTrades) · ETHUSDT');
+    expect(read.openTrades()).toMatchObject({ max: 2, groups: [{ group: 'rot', open: ['ETHUSDT'], max: 2 }] });
+  });
+
   it('keeps polling through a Bot API that fails, logging it once', async () => {
     const { commands, log } = chatCommands('wrong-token', operator().op, 'paper');
     await until('two failed polls', () => bot.requests.length >= 2);

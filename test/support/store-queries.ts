@@ -12,7 +12,13 @@ import type { Store } from '../../src/store/store.js';
 export function storeQueries(
   store: Store,
   dir: string,
-  options: { balances?: Balance[]; rules?: Record<string, PairRules>; logs?: LogTail } = {},
+  options: {
+    balances?: Balance[];
+    rules?: Record<string, PairRules>;
+    logs?: LogTail;
+    /** Each multi-pair file's maxOpenTrades, as the engine would say. */
+    maxOpenTrades?: Record<string, number>;
+  } = {},
 ) {
   return createQueries({
     store,
@@ -28,6 +34,7 @@ export function storeQueries(
       pairRules: (symbol) => options.rules?.[symbol],
       venueRefusals: () => [],
       indicatorSpecs: () => ({}),
+      maxOpenTrades: (group) => options.maxOpenTrades?.[group],
     },
     jobs: () => [],
     prices: () => new Map(),
