@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
 import { D } from '../../src/market/decimal.js';
+import { run as hyperopt } from '../../src/cli/hyperopt.js';
+import { capture } from '../support/command-output.js';
 import { csvRecords } from '../support/csv-records.js';
 import { tempDir } from '../support/temp-dir.js';
 import { bot } from './fixtures.js';
@@ -122,5 +124,49 @@ describe('a strategy file over several pairs', () => {
     expect(stake.summary.refusals.map((r) => r.reason)).toContain(
       'stakePerTrade 40 USDT: the trade would hold 50 USDT (position and working buys at the last price, with this order)',
     );
+  });
+
+  it('sweeps and searches the file on one account with its limits: each result is its combination run alone', async () => {
+    // Half a day, where one pair held at once trades less than two.
+    const half = [...SLICE.slice(0, 4), '--from', '2023-04-14T00:00', '--to', '2023-04-14T12:00'];
+    const metricsOf = (out: string) =>
+      (JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary).metrics;
+    const alone = new Map<number, BacktestSummary['metrics']>();
+    for (const n of [1, 2]) {
+      const out = tempDir('multi-pair-alone');
+      expect((await bot([...half, '--set', `portfolio.maxOpenTrades=${n}`, '--out', out])).code).toBe(0);
+      alone.set(n, metricsOf(out));
+    }
+    expect(alone.get(1)!.fills).toBeLessThan(alone.get(2)!.fills);
+    const sweepOut = tempDir('multi-pair-sweep');
+    const sweep = await bot([...half, '--sweep', 'portfolio.maxOpenTrades=1,2', '--workers', '1', '--out', sweepOut]);
+    expect(sweep.code, sweep.err.join('\n')).toBe(0);
+    const results = (
+      JSON.parse(readFileSync(join(sweepOut, 'sweep.json'), 'utf8')) as {
+        results: { overrides: Record<string, number>; metrics: BacktestSummary['metrics'] }[];
+      }
+    ).results;
+    expect(results.map((r) => r.overrides['portfolio.maxOpenTrades']).sort()).toEqual([1, 2]);
+    for (const r of results) expect(r.metrics).toEqual(alone.get(r.overrides['portfolio.maxOpenTrades']!));
+
+    const searched = tempDir('multi-pair-hyperopt');
+    const search = await capture(hyperopt, [
+      ...half,
+      ...['--space', 'portfolio.maxOpenTrades=1..2:int', '--epochs', '2', '--batch', '2', '--out', searched],
+    ]);
+    expect(search.code, search.err.join('\n')).toBe(0);
+    const trials = readFileSync(join(searched, 'trials.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { values: Record<string, number>; metrics: BacktestSummary['metrics'] });
+    expect(trials).toHaveLength(2);
+    for (const t of trials) expect(t.metrics).toEqual(alone.get(t.values['portfolio.maxOpenTrades']!));
+    // best.json is the file itself with the best values: its pairs and portfolio kept.
+    const best = JSON.parse(readFileSync(join(searched, 'best.json'), 'utf8')) as {
+      symbols: string[];
+      portfolio: object;
+    };
+    expect(best.symbols).toEqual(PAIRS);
+    expect(best.portfolio).toMatchObject({ maxExposure: '200' });
   });
 });
