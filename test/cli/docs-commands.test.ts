@@ -3,16 +3,26 @@
  * step cannot fail on a name: each `bot` command (however it is reached: `npm run -s bot --`, `npx bot`,
  * `docker exec … bot`, `npm start --`) exists, and each of its flags is one the command's spec takes (the specs
  * `--help` and the parser read); each `npm run SCRIPT` is a script of package.json; each path into the checkout
- * (config/, data/samples/, strategies/, docs/, bench/, bin/; not the reader's own my-… files) exists; each relative link and its #anchor resolves.
- * The offline commands are run as written: every documented `bot check-config` passes.
+ * (config/, data/samples/, strategies/, docs/, bench/, bin/; not the reader's own my-… files) exists; each relative
+ * link and its #anchor resolves. Every documented line is classified by RULES, and a new one no rule names fails:
+ * run here (the bot commands that work offline, in process: check-config, backtests and sweeps, exports), started
+ * here and asked (the simulated exchange), run as written by another test or script (npm start, the container's
+ * steps, the API's curl lines, a strategy of one's own), or not run, with the reason (a real exchange, the reader's
+ * own files, a synopsis).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommandSpec } from '../../src/cli/flags.js';
+import { COMMANDS } from '../../src/cli/commands.js';
 import { commandSpecs } from '../../src/cli/reference.js';
 import { daemonEnv, ROOT } from '../e2e/daemon-process.js';
+import { trackChild } from '../support/child-processes.js';
+import { capture } from '../support/command-output.js';
+import { tempDir } from '../support/temp-dir.js';
+import { until } from '../support/until.js';
 
 const PAGES = [
   'README.md',
@@ -25,19 +35,128 @@ interface Line {
   line: string;
 }
 
-/** The commands of every shell block: continuation lines joined, comments dropped, `&&`, `;` and `|` split. */
-function shellCommands(): Line[] {
+/** The lines of every shell block as a reader types them: continuation lines joined, comments dropped. */
+function documentedLines(): Line[] {
   const out: Line[] = [];
   for (const page of PAGES) {
     for (const block of text(page).matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
       const joined = block[1]!.replace(/\\\n\s*/g, ' ');
       for (const raw of joined.split('\n')) {
-        const line = raw.replace(/(^|\s)#.*$/, '').trim();
-        for (const part of line.split(/\s*(?:&&|\|\||;|\|)\s*/)) if (part !== '') out.push({ page, line: part });
+        const line = raw
+          .replace(/(^|\s)#.*$/, '')
+          .trim()
+          .replace(/\s+/g, ' ');
+        if (line !== '') out.push({ page, line });
       }
     }
   }
   return out;
+}
+
+/** The commands of every shell block: each line's `&&`, `;` and `|` split. */
+function shellCommands(): Line[] {
+  return documentedLines().flatMap(({ page, line }) =>
+    line.split(/\s*(?:&&|\|\||;|\|)\s*/).flatMap((part) => (part === '' ? [] : [{ page, line: part }])),
+  );
+}
+
+/**
+ * What the suite does with a documented line (the first rule matching it). `run`: the bot command runs in process
+ * to its end and exits 0, its output folder or file in a temp folder; `window` runs a backtest or an export over
+ * the two hours from that time (--from/--to added: the documented span takes minutes). `starts`: it is started as
+ * written (its own port) and answers. `elsewhere`: that test or script runs it as written. `not run`: why not.
+ */
+type Rule = { match: RegExp; page?: string } & (
+  | { kind: 'run'; window?: string }
+  | { kind: 'starts' }
+  | { kind: 'elsewhere'; where: string }
+  | { kind: 'not run'; why: string }
+);
+const BOT = String.raw`^(?:\S+=\S+ )*(?:npm run -s bot --|npx bot|bot) `;
+const bot = (rest: string) => new RegExp(BOT + rest);
+const MARCH = '2023-03-08T00:00:00Z';
+const RULES: Rule[] = [
+  { match: /^npm ci$/, kind: 'elsewhere', where: '.ci/run' },
+  { match: /^npm test$/, page: 'docs/strategies.md', kind: 'elsewhere', where: 'test/e2e/outside-strategy.test.ts' },
+  { match: /^npm test$/, kind: 'elsewhere', where: '.ci/run' },
+  { match: /^npm start$/, kind: 'elsewhere', where: 'test/e2e/npm-start.test.ts' },
+  { match: /\[--|FILE\.csv/, kind: 'not run', why: 'a synopsis: […] is optional, FILE a placeholder' },
+  { match: /MODE=live|api\.example\.com/, kind: 'not run', why: 'a real exchange, with keys' },
+  {
+    match: /^PAPER_DATA=data\/recordings /,
+    kind: 'not run',
+    why: "the reader's own recordings (bot record makes them)",
+  },
+  { match: /CONFIG_DIR=</, kind: 'not run', why: 'a placeholder folder (<a folder with the file, enabled>)' },
+  { match: /^(docker|mkdir -p data && sudo)/, kind: 'elsewhere', where: 'test/container/container.ts' },
+  { match: /^T=|^curl /, kind: 'elsewhere', where: 'test/e2e/api.test.ts' },
+  {
+    match: /^mkdir ~\/my-|^npm (init|install)|^npx bot /,
+    kind: 'elsewhere',
+    where: 'test/e2e/outside-strategy.test.ts',
+  },
+  { match: bot('status$'), kind: 'elsewhere', where: 'test/e2e/npm-start.test.ts' },
+  { match: bot('exchange --help$'), kind: 'run' },
+  {
+    match: bot('exchange '),
+    kind: 'not run',
+    why: 'the exchange, with keys (test/cli/exchange.test.ts: the simulated one)',
+  },
+  {
+    match: bot('record '),
+    kind: 'not run',
+    why: "the exchange's market watch (test/record/recorder.test.ts: the simulated one)",
+  },
+  { match: bot('import-candles .*(path/to/|binance-)'), kind: 'not run', why: "the reader's own candle files" },
+  { match: /SWEEP_QUEUE=/, kind: 'elsewhere', where: 'test/backtest/queue.test.ts' },
+  {
+    match: /data\/recordings|my-btcusd/,
+    kind: 'not run',
+    why: "the reader's own recordings (bot record, bot import-candles)",
+  },
+  { match: bot('check-config'), kind: 'run' },
+  { match: bot('data export .*--from'), kind: 'run' },
+  { match: bot('data export '), kind: 'run', window: MARCH },
+  {
+    match: bot('backtest .*--walk-forward 4 --train 6d'),
+    kind: 'not run',
+    why: 'four walk-forward windows of 9 days: minutes (test/backtest/validation.test.ts runs the same flags on days)',
+  },
+  { match: bot('backtest .*data/samples/2023-04'), kind: 'run', window: '2023-04-14T00:00:00Z' },
+  { match: bot('backtest '), kind: 'run', window: MARCH },
+  {
+    match: bot('hyperopt .*--epochs 100'),
+    kind: 'not run',
+    why: '100 trials: minutes (test/backtest/hyperopt.test.ts runs the search on the sample)',
+  },
+  { match: bot('sim --port'), kind: 'starts' },
+  // Their flags started and asked there; a process each is more than this file's share of the suite.
+  { match: bot('sim '), kind: 'elsewhere', where: 'test/sim/server-cli.test.ts' },
+];
+const ruleOf = ({ page, line }: Line) => RULES.find((r) => (r.page ?? page) === page && r.match.test(line));
+
+/**
+ * A documented command's arguments with its output in `dir` (an --out of its own replaced, or added where the
+ * command writes a folder), a sweep on one worker, and over the two hours from `window` when given.
+ */
+function inFolder(args: string[], dir: string, window: string | undefined): string[] {
+  const out = args.indexOf('--out');
+  const moved =
+    out >= 0
+      ? args.map((a, i) => (i === out + 1 && a !== '-' ? join(dir, basename(a)) : a))
+      : args[0] === 'backtest' || args[0] === 'data'
+        ? [...args, '--out', args[0] === 'data' ? join(dir, 'export') : dir]
+        : args;
+  // A sweep on one worker thread: threads start in parallel and each loads the engine, a second or two of CPU.
+  const workers = moved.indexOf('--workers');
+  const threads = !moved.includes('--sweep')
+    ? moved
+    : workers >= 0
+      ? moved.map((a, i) => (i === workers + 1 ? '1' : a))
+      : [...moved, '--workers', '1'];
+  if (window === undefined) return threads;
+  const to = new Date(Date.parse(window) + 2 * 3_600_000).toISOString();
+  return [...threads, '--from', window, '--to', to];
 }
 
 /** Words as the shell splits them (quotes removed; no expansion). */
@@ -142,20 +261,64 @@ describe('the commands in the docs', async () => {
     expect(problems).toEqual([]);
   });
 
-  it('run every documented bot check-config as written, and it passes', () => {
-    const checks = commands.flatMap(({ line }) => {
-      const args = botArguments(words(line));
-      // Not those of the reader's own files (my-…), made by the steps before.
-      return args?.[0] === 'check-config' && !args.some((a) => /\bmy-/.test(a)) ? [args] : [];
-    });
-    expect(checks.length).toBeGreaterThan(0);
-    for (const args of checks) {
-      const run = spawnSync(process.execPath, [join(ROOT, 'bin/bot.js'), ...args], {
-        cwd: ROOT,
-        env: daemonEnv({}),
-        encoding: 'utf8',
-      });
-      expect(run.status, `bot ${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
+  it('are each run by a test, or listed with the reason they are not', () => {
+    const problems = documentedLines().flatMap(({ page, line }) =>
+      ruleOf({ page, line }) === undefined
+        ? [`${page}: no rule for \`${line}\`: add one to RULES (run, starts, elsewhere or not run, and why)`]
+        : [],
+    );
+    expect(problems).toEqual([]);
+    // A rule no documented command matches any more goes.
+    const used = new Set(documentedLines().map(ruleOf));
+    expect(RULES.filter((r) => !used.has(r)).map((r) => String(r.match))).toEqual([]);
+    for (const r of RULES) if (r.kind === 'elsewhere') expect(existsSync(join(ROOT, r.where)), r.where).toBe(true);
+  });
+
+  it('run as written (in a temp folder, backtests and exports on two hours of their data), and succeed', async () => {
+    const dir = tempDir('docs-commands');
+    // Each command once (a page may repeat another's), all at once: a sweep mostly waits for its threads.
+    const runs = new Map<string, Line & { args: string[]; window?: string }>();
+    for (const { page, line } of documentedLines()) {
+      const rule = ruleOf({ page, line });
+      const args = botArguments(words(line.split(' | ')[0]!));
+      if (rule?.kind === 'run' && args !== undefined)
+        runs.set(args.join(' '), { page, line, args, window: rule.window });
     }
+    expect(runs.size).toBeGreaterThan(10);
+    const results = await Promise.all(
+      [...runs.values()].map(async ({ page, line, args, window }, k) => {
+        const module = await COMMANDS[args[0]!]!.load();
+        const argv = inFolder(args.slice(1), mkdirSync(join(dir, String(k)), { recursive: true })!, window);
+        const r = await capture((a) => module.run(a), argv);
+        return r.code === 0
+          ? []
+          : [`${page}: ${line}: exit ${r.code} (bot ${args[0]} ${argv.join(' ')})\n${r.err.join('\n')}`];
+      }),
+    );
+    expect(results.flat()).toEqual([]);
+  });
+
+  it('start as written and answer: the simulated exchange', async () => {
+    const starts = documentedLines().filter((l) => ruleOf(l)?.kind === 'starts');
+    expect(starts.length).toBeGreaterThan(0);
+    await Promise.all(
+      starts.map(async ({ page, line }) => {
+        // Its own port (tests run in parallel): the documented one may be taken.
+        const args = botArguments(words(line))!.map((a, i, all) => (all[i - 1] === '--port' ? '0' : a));
+        const child = trackChild(
+          spawn(process.execPath, [join(ROOT, 'bin/bot.js'), ...args], { cwd: ROOT, env: daemonEnv({}) }),
+        );
+        let out = '';
+        child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+        child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+        const url = await until(`${page}: ${line} to say where it listens`, () => /at (http:\/\/\S+) /.exec(out)?.[1], {
+          giveUp: () => (child.exitCode === null ? undefined : `it exited ${child.exitCode}: ${out}`),
+        });
+        const watch = await fetch(`${url}/api/v3/spot/market_watch`);
+        expect(watch.status, `${page}: ${line}`).toBe(200);
+        child.kill('SIGTERM');
+        await once(child, 'exit');
+      }),
+    );
   });
 });
