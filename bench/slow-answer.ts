@@ -70,7 +70,7 @@ try {
       for (let i = 1; i < calm.length; i++) healthy.push((calm[i] as number) - (calm[i - 1] as number));
       await proxy.set(fault, 1, path);
       const { at, route } = await wait(`the ${fault} answer`, () => proxy.injection);
-      routes.add(route.replace(/^GET \/api\/v4\/(spot\/)?/, ''));
+      routes.add(route.replace(/^GET \/api\/v\d\/(spot\/)?/, ''));
       const next = await wait(`an order after the ${fault} answer`, () => proxy.creates.find((t) => t > at));
       after.push(next - at);
     }
