@@ -7,9 +7,10 @@ import { backtestMarket, type BacktestRun, type RunOptions, runBacktest } from '
 import { type ConfigSource, configInput, instancesOf } from './strategy-configs.js';
 import { type BacktestSummary, summarize } from './summary.js';
 import type { JobSettings } from './job-settings.js';
-import type { TickData } from './tick-data.js';
+import { sliceTicks, type TickData } from './tick-data.js';
+import { warmUpMs } from '../strategy/candle-needs.js';
 
-export { warmUpMs } from '../strategy/candle-needs.js';
+export { warmUpMs };
 
 export const DEFAULT_QUOTE_BALANCE = '10000';
 
@@ -22,25 +23,45 @@ export function defaultBalances(instances: readonly InstanceSpec[], data: TickDa
   return out;
 }
 
+/** The longest warm-up (warmUpMs) of the strategy files over these combinations of overrides (their periods). */
+export async function longestWarmUpMs(
+  sources: readonly ConfigSource[],
+  combos: readonly Readonly<Record<string, unknown>>[],
+): Promise<number> {
+  let longest = 0;
+  for (const combo of combos) {
+    const instances = (await Promise.all(sources.map((s) => instancesOf(s, combo)))).flat();
+    longest = Math.max(longest, warmUpMs(instances));
+  }
+  return longest;
+}
+
 export interface JobResult {
   run: BacktestRun;
   summary: BacktestSummary;
 }
 
+/**
+ * One backtest of `sources` on `data`, from --from (settings.from) or, given a `window` (a holdout's part, a
+ * walk-forward window's train or test part), over [window.from, window.to). Either way the data before the
+ * start, as much of it as the strategies' warm-up asks for (warmUpMs, with these overrides' params), builds
+ * their candles and indicators and is not traded: a part starts warmed up as a run from --from does.
+ */
 export async function runJob(
   sources: readonly ConfigSource[],
-  data: TickData,
+  all: TickData,
   settings: JobSettings,
   overrides: Readonly<Record<string, unknown>> = {},
   options: RunOptions = {},
+  window?: { from: number; to: number },
 ): Promise<JobResult> {
   const bySource: InstanceSpec[][] = [];
-  const universe = data.symbols.map((s) => s.symbol);
+  const universe = all.symbols.map((s) => s.symbol);
   for (const source of sources) bySource.push(await instancesOf(source, overrides, universe));
   const instances = bySource.flat();
+  const data = window ? sliceTicks(all, window.from - warmUpMs(instances), window.to) : all;
   const balances = settings.balances ?? defaultBalances(instances, data);
-  // Data before --from (loaded for the candles' warm-up, see warmUpMs) builds candles and is not traded.
-  const start = settings.from === undefined ? undefined : Date.parse(settings.from);
+  const start = window ? window.from : settings.from === undefined ? undefined : Date.parse(settings.from);
   const run = await runBacktest(
     instances,
     data,

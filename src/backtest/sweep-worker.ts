@@ -10,7 +10,7 @@ import { runJob } from './job.js';
 import type { JobSettings } from './job-settings.js';
 import { type ConfigSource, instancesOf } from './strategy-configs.js';
 import type { WorkerReply, WorkerRequest } from './sweep.js';
-import { sliceTicks, type TickData } from './tick-data.js';
+import type { TickData } from './tick-data.js';
 
 const { sources, settings, ...given } = workerData as {
   sources: ConfigSource[];
@@ -36,10 +36,10 @@ port.on('message', (request: WorkerRequest) => {
   const onProgress = request.progress
     ? (done: number, total: number) => port.postMessage({ index, done, total } satisfies WorkerReply)
     : undefined;
-  const all = data as TickData;
-  const ticks = request.window ? sliceTicks(all, request.window.from, request.window.to) : all;
   loaded
-    .then(() => runJob(sources, ticks, settings, request.overrides, { onProgress, keepLog: false }))
+    .then(() =>
+      runJob(sources, data as TickData, settings, request.overrides, { onProgress, keepLog: false }, request.window),
+    )
     // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
     // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
     .then((result) => new Promise<typeof result>((resolve) => setTimeout(() => resolve(result), 0)))

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { runJob, warmUpMs } from '../backtest/job.js';
+import { longestWarmUpMs, runJob, warmUpMs } from '../backtest/job.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings } from '../backtest/job-settings.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
@@ -274,7 +274,7 @@ export function checkSpan(data: TickData, from: number | undefined, to: number |
 
 /** What a run is over (bot backtest's and bot hyperopt's): strategy files, recordings, and the span asked for. */
 export function runInputs(
-  command: 'backtest' | 'hyperopt',
+  command: 'backtest' | 'hyperopt' | 'check-strategy',
   values: { config?: string[]; data?: string[]; from?: string; to?: string },
 ): { configs: string[]; dataFiles: string[]; from: number | undefined; to: number | undefined } {
   const configs = values.config ?? [];
@@ -459,8 +459,10 @@ async function backtest(argv: string[]): Promise<number> {
     pool = new SweepPool(size, units[0]!.sources, settings);
   }
   try {
-    // The strategies' candles warm up on the data before --from (the backtest trades from --from on).
-    const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
+    // The strategies' candles warm up on the data before --from (the backtest trades from --from on), as long
+    // as the longest combination's periods ask.
+    const loadFrom =
+      from === undefined ? undefined : from - Math.max(warmUpMs(instances), await longestWarmUpMs(sources, combos));
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
       from: loadFrom,
       to,

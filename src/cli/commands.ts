@@ -58,6 +58,10 @@ export const COMMANDS: Record<string, Command> = {
     summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
     load: () => import('./backtest.js'),
   },
+  'check-strategy': {
+    summary: 'check that a strategy decides the same from any start and reads nothing after its decisions',
+    load: () => import('./check-strategy.js'),
+  },
   hyperopt: {
     summary:
       'search strategy file keys (params, risk, exits, protections) for the lowest loss, and say how much is luck',

@@ -3,8 +3,11 @@
  * one update per input) over the engine's closed candles. A strategy declares them in its definition
  * (`indicators: (params) => ({ fast: ema('5m', 12), … })`); the engine creates one set per instance, feeds
  * each indicator every closed candle of its timeframe once (the candles kept at start first: the warm-up),
- * and the hooks read them as `ctx.indicators.fast.value`. An indicator is `ready` once the library has had
- * the inputs it needs for a stable result; before that `value` is undefined.
+ * and the hooks read them as `ctx.indicators.fast.value`. An indicator is `ready` once it has converged: once
+ * what it was seeded with weighs less than CONVERGED in its value (`convergedInputs`), so its value no longer
+ * depends on where the data it was fed began; before that `value` is undefined. The engine keeps that many
+ * candles, and a backtest, a holdout part, a walk-forward window and paper load that much data before they
+ * start (candle-needs.ts warmUpMs): a run from any start reads the same values.
  */
 import {
   ATR,
@@ -19,7 +22,7 @@ import {
   type MACDResult,
   type StochasticResult,
 } from 'trading-signals';
-import type { Candle, Timeframe } from '../market/candles.js';
+import { type Candle, type Timeframe, TIMEFRAME_MS } from '../market/candles.js';
 
 export type { BandsResult, MACDResult, StochasticResult };
 
@@ -36,10 +39,33 @@ interface LibraryIndicator<T, I> {
 export interface IndicatorSpec<T> {
   readonly kind: string;
   readonly timeframe: Timeframe;
-  /** Closed candles it needs before it is ready (the library's own count). */
+  /** Closed candles it is fed before it is ready: until it has converged (convergedInputs). */
   readonly warmUp: number;
-  create(): IndicatorFeed<T>;
+  /** Closed candles the library needs before its first value (a value then still depends on the seed). */
+  readonly seed: number;
+  /** A fresh indicator, ready after this spec's `warmUp` candles. */
+  create(this: IndicatorSpec<T>): IndicatorFeed<T>;
 }
+
+/**
+ * The weight the seed may keep in a converged value: 1e-4. A recursive smoothing (EMA, Wilder's) starts from
+ * a seed (the first price, or the first period's mean) that a run from an earlier start would not have used;
+ * after k more inputs the seed weighs (1 - alpha)^k, so the difference between two starts is that share of
+ * the difference between their seeds: for a price average a few hundredths of a percent of a move at most, for
+ * RSI (its averages' seeds may differ by their own size) about a hundredth of a point. `bot check-strategy`
+ * compares values at 1e-3: ten times what convergence leaves.
+ */
+export const CONVERGED = 1e-4;
+
+/** Inputs after which a seed weighs at most CONVERGED in a smoothing of factor `alpha`. */
+export function convergedInputs(alpha: number): number {
+  return Math.ceil(Math.log(CONVERGED) / Math.log(1 - alpha));
+}
+
+/** EMA of `period`: smoothing 2 / (period + 1), seeded by the first price (trading-signals). */
+const emaConverged = (period: number) => Math.max(period, convergedInputs(2 / (period + 1)));
+/** Wilder's smoothing of `period` (RSI, ATR): 1 / period after a seed of the first period's mean. */
+const wilderConverged = (period: number) => (period === 1 ? 1 : period + convergedInputs(1 / period));
 
 /** What hooks read. */
 export interface IndicatorView<T> {
@@ -103,24 +129,30 @@ function sourceOf(source: PriceSource): (c: Candle) => number {
   }
 }
 
+/**
+ * A spec over a trading-signals indicator. `converged`: candles until the value no longer depends on the seed
+ * (at least the library's own count; a finite window, SMA or bands, is exact once full: nothing more).
+ */
 function spec<T, I>(
   kind: string,
   timeframe: Timeframe,
   make: () => LibraryIndicator<T, I>,
   input: (c: Candle) => I,
+  converged = 0,
 ): IndicatorSpec<T> {
-  const warmUp = make().getRequiredInputs();
+  const seed = make().getRequiredInputs();
   return {
     kind,
     timeframe,
-    warmUp,
+    seed,
+    warmUp: Math.max(seed, converged),
     create() {
       const ind = make();
       return new IndicatorFeed<T>(
         timeframe,
         (c) => ind.update(input(c), false),
         () => ind.isStable,
-        warmUp,
+        this.warmUp,
       );
     },
   };
@@ -137,16 +169,16 @@ export function sma(timeframe: Timeframe, period: number, source: PriceSource = 
   return spec('sma', timeframe, () => new SMA(period), sourceOf(source));
 }
 
-/** Exponential moving average (smoothing 2 / (period + 1), seeded with the SMA of the first `period`). */
+/** Exponential moving average (smoothing 2 / (period + 1), seeded with the first price). */
 export function ema(timeframe: Timeframe, period: number, source: PriceSource = 'close'): IndicatorSpec<number> {
   positiveInt('ema period', period);
-  return spec('ema', timeframe, () => new EMA(period), sourceOf(source));
+  return spec('ema', timeframe, () => new EMA(period), sourceOf(source), emaConverged(period));
 }
 
 /** Relative strength index (Wilder's smoothing), 0 to 100. */
 export function rsi(timeframe: Timeframe, period = 14, source: PriceSource = 'close'): IndicatorSpec<number> {
   positiveInt('rsi period', period);
-  return spec('rsi', timeframe, () => new RSI(period), sourceOf(source));
+  return spec('rsi', timeframe, () => new RSI(period), sourceOf(source), 1 + wilderConverged(period));
 }
 
 /** MACD line (fast EMA - slow EMA), its signal EMA and the histogram. */
@@ -159,7 +191,14 @@ export function macd(
   const slow = positiveInt('macd slow', periods.slow ?? 26);
   const signal = positiveInt('macd signal', periods.signal ?? 9);
   if (fast >= slow) throw new RangeError(`macd: expected fast < slow, found ${fast} and ${slow}`);
-  return spec('macd', timeframe, () => new MACD(new EMA(fast), new EMA(slow), new EMA(signal)), sourceOf(source));
+  // The signal line starts on the MACD line's first value (at `slow` inputs) and converges after that.
+  return spec(
+    'macd',
+    timeframe,
+    () => new MACD(new EMA(fast), new EMA(slow), new EMA(signal)),
+    sourceOf(source),
+    Math.max(slow, emaConverged(slow)) + emaConverged(signal),
+  );
 }
 
 /** Bollinger bands: the SMA of `period` and `deviations` standard deviations above and below it. */
@@ -182,6 +221,7 @@ export function atr(timeframe: Timeframe, period = 14): IndicatorSpec<number> {
     timeframe,
     () => new ATR(period),
     (c) => c,
+    wilderConverged(period),
   );
 }
 
@@ -201,17 +241,35 @@ export function stochastic(
   );
 }
 
+const DAY_MS = 86_400_000;
+
 /**
- * Volume-weighted average price of the typical price, cumulative over every candle fed since the instance
- * started (its warm-up included); candles without volume are skipped.
+ * Volume-weighted average price of the typical price since the UTC day's start (the session VWAP: anchored, so
+ * it does not depend on where the run started; its warm-up is a day of its candles); candles without volume
+ * are skipped.
  */
 export function vwap(timeframe: Timeframe): IndicatorSpec<number> {
-  return spec(
-    'vwap',
+  const perDay = Math.max(1, Math.ceil(DAY_MS / TIMEFRAME_MS[timeframe]));
+  return {
+    kind: 'vwap',
     timeframe,
-    () => new VWAP(),
-    (c) => c,
-  );
+    seed: 1,
+    warmUp: perDay,
+    create() {
+      let ind = new VWAP();
+      let day = -Infinity;
+      return new IndicatorFeed<number>(
+        timeframe,
+        (c) => {
+          const d = Math.floor(c.time / DAY_MS);
+          if (d !== day) [ind, day] = [new VWAP(), d];
+          return ind.update(c, false);
+        },
+        () => ind.isStable,
+        this.warmUp,
+      );
+    },
+  };
 }
 
 /** The indicator specs a strategy declares, by the name the hooks read them under. */

@@ -15,7 +15,7 @@ import { tempDir } from '../support/temp-dir.js';
 import { bot } from './fixtures.js';
 
 const FILE = 'config/ema-trend-usdt.json';
-const SLICE = ['--config', FILE, '--data', 'data/samples/2023-04', '--from', '2023-04-14', '--to', '2023-04-15'];
+const SLICE = ['--config', FILE, '--data', 'data/samples/2023-04', '--from', '2023-04-15', '--to', '2023-04-16'];
 /** Each pair's quantity step (data/samples/2023-04/pair-config.json): a position under it is dust, not a trade. */
 const STEPS: Record<string, string> = {
   BTCUSDT: '0.00001',

@@ -1,6 +1,7 @@
 /**
  * A backtest with a start: the ticks before it only build candles (the warm-up), so at the first traded tick
- * the strategy has its whole lookback and ready indicators, equal to candles built from the data on their own.
+ * the strategy has its whole lookback and converged indicators, equal to candles built from the data on their
+ * own, and its indicators read what a run from an earlier start reads.
  */
 import { EMA } from 'trading-signals';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { warmUpMs } from '../../src/backtest/job.js';
 import { runBacktest } from '../../src/backtest/runner.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import type { Candle } from '../../src/market/candles.js';
-import { defineStrategy, ema, type StrategyContext, z } from '../../src/strategy/api.js';
+import { defineStrategy, ema, type IndicatorSpec, rsi, type StrategyContext, z } from '../../src/strategy/api.js';
 import { instance } from '../engine/harness.js';
 import { SAMPLE } from './fixtures.js';
 import { valueAt } from '../../src/backtest/number-column.js';
@@ -56,15 +57,19 @@ function hoursFrom(data: TickData, end: number): Candle[] {
   return out.map((c) => ({ ...c, volume: expect.any(Number) as number }));
 }
 
+/** EMA(6)'s converged warm-up in hours (more than the 12 hours the probe declares). */
+const EMA_HOURS = ema('1h', 6).warmUp;
+
 describe('backtest warm-up', () => {
   let data: TickData;
   beforeAll(async () => {
-    data = await loadTicks([SAMPLE], { from: START - 24 * HOUR, to: START + 2 * HOUR });
+    data = await loadTicks([SAMPLE], { from: START - (EMA_HOURS + 25) * HOUR, to: START + 2 * HOUR });
   });
 
-  it('asks for the longest lookback plus a day of data before the start', () => {
+  it('asks for the longest lookback (the EMA converged) plus a day of data before the start', () => {
     const spec = instance('p', probe([]));
-    expect(warmUpMs([spec])).toBe(13 * HOUR + 24 * HOUR);
+    expect(EMA_HOURS).toBeGreaterThan(12);
+    expect(warmUpMs([spec])).toBe((EMA_HOURS + 1) * HOUR + 24 * HOUR);
   });
 
   it('builds the candles from the data before the start and trades from the start on', async () => {
@@ -81,7 +86,7 @@ describe('backtest warm-up', () => {
     expect(firstTick!.hours).toEqual(want);
     // The EMA was fed every hour kept at start (its warm-up) and the one that closed since.
     const library = new EMA(6);
-    for (const c of hoursFrom(data, START).slice(-13)) library.add(c.close);
+    for (const c of hoursFrom(data, START).slice(-(EMA_HOURS + 1))) library.add(c.close);
     expect(firstTick!.ema).toBe(library.getResultOrThrow());
   });
 
@@ -90,5 +95,46 @@ describe('backtest warm-up', () => {
     await runBacktest([instance('p', probe(seen))], data, { balances: { USDT: '1000' } });
     expect(seen[1]!.hours).toEqual([]);
     expect(seen[1]!.ema).toBeUndefined();
+  });
+});
+
+/** Records RSI(14) of five-minute candles at every onTick, by time. */
+function rsiProbe(seen: Map<number, number | undefined>, spec: IndicatorSpec<number>) {
+  const record = (ctx: StrategyContext) =>
+    void seen.set(ctx.now(), ctx.indicators.strength!.value as number | undefined);
+  return defineStrategy({
+    name: 'rsi-probe',
+    params: z.object({}),
+    indicators: () => ({ strength: spec }),
+    onTick: record,
+  });
+}
+
+describe('a result does not depend on where the run starts (issue 38)', () => {
+  // Run A trades from the data's first tick, 36 hours before START: its RSI has long converged there. Run B
+  // starts at START on the same data, the hours before only warming up.
+  let data: TickData;
+  beforeAll(async () => {
+    data = await loadTicks([SAMPLE], { from: START - 36 * HOUR, to: START + HOUR });
+  });
+
+  async function firstDecision(spec: IndicatorSpec<number>) {
+    const [fromDataStart, fromStart] = [new Map<number, number | undefined>(), new Map<number, number | undefined>()];
+    await runBacktest([instance('a', rsiProbe(fromDataStart, rsi('5m', 14)))], data, { balances: { USDT: '1000' } });
+    await runBacktest([instance('b', rsiProbe(fromStart, spec))], data, { balances: { USDT: '1000' }, start: START });
+    const [at, b] = [...fromStart][0]!;
+    return { at, a: fromDataStart.get(at)!, b: b! };
+  }
+
+  it('RSI(14) at the first decision reads what a run from the start of the data reads, once converged', async () => {
+    const { at, a, b } = await firstDecision(rsi('5m', 14));
+    expect(at).toBe(START + 5_000);
+    expect(Math.abs(a - b)).toBeLessThan(1e-3 * a);
+  });
+
+  it("with only the library's minimum warm-up (15 candles, what a run was given before) it reads another value", async () => {
+    const library = rsi('5m', 14);
+    const { a, b } = await firstDecision({ ...library, warmUp: library.seed });
+    expect(Math.abs(a - b)).toBeGreaterThan(1);
   });
 });

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeSlice } from '../support/recording-slice.js';
+import { ema } from '../../src/strategy/api.js';
 import {
   CHROMIUM,
   hiddenOverflow,
@@ -149,13 +150,20 @@ describe.skipIf(!existsSync(CHROMIUM))('the price chart', () => {
       (await page.locator(`${CHART} [data-legend="${legend}"] [data-line]`).allTextContents()).sort();
     expect(await lines('price')).toEqual(['trend fast (ema 15m)', 'trend slow (ema 15m)']);
     expect(await lines('panes')).toEqual(['trend atr (atr 15m)', 'trend rsi (rsi 15m)']);
-    // The API gives the values the page drew: the EMAs ready over the whole day (warmed up on it).
+    // The API gives the values the page drew: the fast EMA ready once converged on the data's first candles
+    // (its warm-up of 15-minute candles from FROM), on every candle after that.
     const chart = (await http(`${url}/api/v1/chart?symbol=BTCUSDT`)).body as {
+      start: number;
+      step: number;
       candles: unknown[];
       indicators: { name: string; lines: { values: (number | null)[] }[] }[];
     };
     const fast = chart.indicators.find((i) => i.name === 'fast')!.lines[0]!.values;
-    expect(fast.filter((v) => v !== null).length).toBeGreaterThan(chart.candles.length * 0.8);
+    const readyAt = FROM + (ema('15m', 4).warmUp + 1) * 15 * 60_000;
+    const slot = (j: number) => chart.start + j * chart.step;
+    expect(fast.filter((v, j) => v !== null && slot(j) < readyAt - 15 * 60_000)).toEqual([]);
+    expect(fast.filter((v, j) => v === null && slot(j) >= readyAt && chart.candles[j] !== null)).toEqual([]);
+    expect(fast.filter((v) => v !== null).length).toBeGreaterThan(chart.candles.length / 2);
     expect(problems).toEqual([]);
     await close();
   }, 60_000);

@@ -105,13 +105,13 @@ describe.runIf(process.platform === 'linux')('npm start on the shipped recording
       expect(wallTaken).toBeLessThan(BOUND_MS);
       const text = lines.join('\n');
       expect(text).toMatch(/PAPER TRADING on recorded data .*BTCUSDT-2023-03-01_21\.jsonl\.gz at 60x/);
-      // Where the replay started: once the recording (from 2023-03-01 00:00) has filled the EMA trend's 104
-      // hourly candles and a day, the data before it warming the candles up.
+      // Where the replay started: once the recording (from 2023-03-01 00:00) has filled the EMA trend's 140
+      // hourly candles (its RSI(14) converged) and a day, the data before it warming the candles up.
       const start =
         /the replay starts at ([\dTZ:.-]+) \(the recording's time\); the strategies' candles warmed up on the data from ([\dTZ:.-]+)/.exec(
           text,
         );
-      expect(start?.slice(1)).toEqual(['2023-03-06T09:00:00.000Z', '2023-03-01T00:00:00.000Z']);
+      expect(start?.slice(1)).toEqual(['2023-03-07T21:00:00.000Z', '2023-03-01T00:00:00.000Z']);
       const replayFrom = Date.parse(start![1]!);
 
       const status = async (...args: string[]) =>
@@ -128,7 +128,7 @@ describe.runIf(process.platform === 'linux')('npm start on the shipped recording
       // Breakout's 120 recorded minutes have passed on the recording's clock since the replay's start.
       const [first] = (await status()).split('\n');
       expect(first).toMatch(
-        /^status at venue 2023-03-06 1[1-3]:\d\d:\d\d UTC \(the recording's time\) · wall \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+        /^status at venue 2023-03-(07 2[1-3]|08 0[01]):\d\d:\d\d UTC \(the recording's time\) · wall \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
       );
       const json = JSON.parse(await status('--json')) as {
         clock: { venueClock: string; venue: string; wall: string };

@@ -25,6 +25,7 @@ import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
 import { tempDir } from '../support/temp-dir.js';
+import { ema } from '../../src/strategy/api.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 const HOUR = 3_600_000;
@@ -33,8 +34,12 @@ const DATA_FROM = Date.parse('2023-03-10T00:00:00Z');
 const START = DATA_FROM + 12 * HOUR;
 const DATA_TO = DATA_FROM + 24 * HOUR;
 const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
-/** 15-minute candles, a slow EMA of 8 (2 hours) and 32 candles kept (8 hours): all of it before START. */
-const PARAMS = { timeframe: '15m', fast: 3, slow: 8, rsiPeriod: 6, rsiMax: 80, atrPeriod: 6 };
+/**
+ * 15-minute candles, a slow EMA of 8 converged after 37 of them (9 h 15), the longest warm-up of the four: all of it
+ * before START.
+ */
+const PARAMS = { timeframe: '15m', fast: 3, slow: 8, rsiPeriod: 3, rsiMax: 80, atrPeriod: 3 };
+const COLD_WAIT = ema('15m', 8).warmUp * 15 * 60_000;
 
 const dir = tempDir('paper-warm-up');
 
@@ -79,8 +84,9 @@ describe('paper on recordings from a replay position', () => {
     await writeSlice(SAMPLE, cold, START, DATA_TO);
     const coldRun = await runJob(sources, await loadTicks([cold]), settings);
     expect(coldRun.run.traces.get(name)!.orders).not.toEqual(expected.orders);
-    // The first order comes before a cold start could have made one (its slow EMA needs 2 hours of candles).
-    expect(Math.min(...expected.orders.map((o) => o.time))).toBeLessThan(START + 2 * HOUR);
+    // The first order comes before a cold start could have made one (its slow EMA converges after COLD_WAIT).
+    expect(COLD_WAIT).toBeLessThan(12 * HOUR);
+    expect(Math.min(...expected.orders.map((o) => o.time))).toBeLessThan(START + COLD_WAIT);
 
     const db = await paperOnVirtualClock({
       dir,
@@ -103,7 +109,7 @@ describe('paper on recordings from a replay position', () => {
     'without PAPER_FROM starts once the data have filled the warm-up, deciding as a backtest from that time',
     { timeout: 300_000 },
     async () => {
-      // Two recorded days: the warm-up (a slow EMA's 32 quarter-hours and a day) fits, and hours are left after it.
+      // Two recorded days: the warm-up (the slow EMA's 37 quarter-hours, converged, and a day) fits, and hours are left after it.
       const recording = join(dir, 'BTCUSDT-two-days.jsonl.gz');
       const { first, last } = await writeSlice(SAMPLE, recording, DATA_FROM - 24 * HOUR, DATA_TO);
       const { configDir, strategiesDir, file } = strategyFiles('default-start');

@@ -37,7 +37,7 @@ import { tempDir } from '../support/temp-dir.js';
 
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 /** Where `npm start` replays the sample from (test/e2e/npm-start-lookbacks.test.ts checks its start line). */
-const NPM_START_FROM = Date.parse('2023-03-06T09:00:00Z');
+const NPM_START_FROM = Date.parse('2023-03-07T21:00:00Z');
 const HOURS = 36;
 const dir = tempDir('parity');
 
@@ -48,13 +48,14 @@ const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
  * The instances: the shipped files' strategies, parameters and risk, on schedules of their own (market jobs
  * between the recorded minutes as well as on them, five distinct schedules), and the clock-reading one.
  */
-const INSTANCES: { file: string; schedule: string }[] = [
+const INSTANCES: { file: string; schedule: string; params?: Record<string, unknown> }[] = [
   { file: 'grid-btcusdt', schedule: '*/30 * * * * *' },
   { file: 'breakout-btcusdt', schedule: '0 * * * * *' },
   { file: 'mean-reversion-btcusdt', schedule: '15 */2 * * * *' },
   { file: 'dca-btcusdt', schedule: '45 */3 * * * *' },
-  // On its shipped hourly candles, warmed up on the recorded days before the start.
-  { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *' },
+  // On its shipped hourly candles, warmed up on the recorded days before the start; shorter EMAs than shipped,
+  // so that its crosses come within the HOURS (its RSI(14), converged after 140 hours, still sets the start).
+  { file: 'ema-trend-btcusdt', schedule: '*/20 * * * * *', params: { fast: 4, slow: 9 } },
   { file: 'on-the-clock', schedule: '0 * * * * *' },
 ];
 
@@ -72,13 +73,13 @@ function configs(): { configDir: string; strategiesDir: string; files: string[] 
   const shipped = (name: string) =>
     JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
   const files: string[] = [];
-  for (const { file, schedule } of INSTANCES) {
+  for (const { file, schedule, params } of INSTANCES) {
     const config =
       file === 'on-the-clock'
         ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
         : shipped(file);
     const path = join(configDir, `${file}.json`);
-    writeFileSync(path, JSON.stringify({ ...config, schedule }));
+    writeFileSync(path, JSON.stringify({ ...config, schedule, params: { ...(config.params as object), ...params } }));
     files.push(path);
   }
   return { configDir, strategiesDir, files };

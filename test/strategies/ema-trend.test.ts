@@ -1,6 +1,6 @@
 import { ATR, EMA, RSI } from 'trading-signals';
 import { describe, expect, it } from 'vitest';
-import type { Intent } from '../../src/strategy/api.js';
+import { ema, type Intent, rsi } from '../../src/strategy/api.js';
 import emaTrend from '../../strategies/ema-trend.js';
 import { Harness } from '../../src/testing/strategy-harness.js';
 
@@ -26,25 +26,42 @@ function harness(params: Record<string, unknown> = {}): Harness<TrendState> {
 const tags = (intents: readonly Intent[]) =>
   intents.map((i) => (i.kind === 'CANCEL' ? 'CANCEL' : `${i.kind} ${i.side} ${i.tag}`));
 
-/** A slide, then a climb: the fast EMA crosses above the slow one on the way up. */
+/** Candles the indicators need before they are ready (converged): the longest, RSI(4)'s. */
+const WARM_UP = Math.max(ema('1m', 3).warmUp, ema('1m', 6).warmUp, rsi('1m', 4).warmUp);
+
+/**
+ * A gentle fall long enough for the indicators to converge, a slide, then a climb: the fast EMA crosses
+ * above the slow one on the way up.
+ */
 const SLIDE_THEN_CLIMB = [
+  ...Array.from({ length: WARM_UP }, (_, i) => 20_000 + (WARM_UP - i)),
   ...Array.from({ length: 12 }, (_, i) => 20_000 - i * 10),
   ...Array.from({ length: 12 }, (_, i) => 19_900 + i * 25),
 ];
 
-/** Index of the tick at which the strategy should buy: the candle closed by it shows the cross (library maths). */
+/**
+ * Index of the tick at which the strategy should buy: the candle closed by it shows the cross (library maths),
+ * each indicator read once it has had its converged warm-up of candles.
+ */
 function expectedCross(prices: readonly number[], fastN: number, slowN: number, rsiN: number, rsiMax: number): number {
   const fast = new EMA(fastN);
   const slow = new EMA(slowN);
   const strength = new RSI(rsiN);
+  const warm = (n: number) => (k: number) => k + 1 >= n;
+  const [fastReady, slowReady, rsiReady] = [
+    warm(ema('1m', fastN).warmUp),
+    warm(ema('1m', slowN).warmUp),
+    warm(rsi('1m', rsiN).warmUp),
+  ];
   let before: { f: number; s: number } | undefined;
   // Candle k (one tick each) closes at tick k + 1.
   for (let k = 0; k < prices.length - 1; k++) {
     const f = fast.add(prices[k] as number);
     const s = slow.add(prices[k] as number);
     const r = strength.add(prices[k] as number);
-    const ready = fast.isStable && slow.isStable && f !== null && s !== null;
-    if (ready && before !== undefined && before.f <= before.s && f > s && r !== null && r < rsiMax) return k + 1;
+    const ready = fastReady(k) && slowReady(k) && f !== null && s !== null;
+    if (ready && before !== undefined && before.f <= before.s && f > s && rsiReady(k) && r !== null && r < rsiMax)
+      return k + 1;
     before = ready ? { f, s } : undefined;
   }
   return -1;
@@ -54,7 +71,7 @@ describe('ema-trend', () => {
   it('buys on the candle that closes with the fast EMA crossing above the slow one, not before', async () => {
     const h = harness();
     const at = expectedCross(SLIDE_THEN_CLIMB, 3, 6, 4, 90);
-    expect(at).toBeGreaterThan(12);
+    expect(at).toBeGreaterThan(WARM_UP + 12);
     for (let i = 0; i < SLIDE_THEN_CLIMB.length; i++) {
       const placed = await h.walk([SLIDE_THEN_CLIMB[i] as number], MINUTE);
       expect(tags(placed), `tick ${i}`).toEqual(i === at ? ['MARKET BUY ema:entry'] : []);
@@ -65,7 +82,10 @@ describe('ema-trend', () => {
   it('does not buy into a climb already under way when its indicators become ready (no cross seen)', async () => {
     const h = harness();
     // Up 20, down 8, up 20…: a climb with an RSI near 70, under rsiMax.
-    const climb = Array.from({ length: 20 }, (_, i) => 20_000 + Math.ceil(i / 2) * 20 - Math.floor(i / 2) * 8);
+    const climb = Array.from(
+      { length: WARM_UP + 20 },
+      (_, i) => 20_000 + Math.ceil(i / 2) * 20 - Math.floor(i / 2) * 8,
+    );
     expect(tags(await h.walk(climb, MINUTE))).toEqual([]);
   });
 
@@ -115,8 +135,10 @@ describe('ema-trend', () => {
     await h.walk(SLIDE_THEN_CLIMB.slice(0, 12), MINUTE);
     expect(h.candleBook.candles('1m', 100)).toHaveLength(11);
     expect(h.definition.candles).toBeTypeOf('function');
-    // Declared lookback: four slow lengths of the timeframe.
-    expect(h.candleBook.needs).toEqual({ '1m': 24 });
+    // The declared lookback (four slow lengths of the timeframe, 24) or the indicators' converged warm-up,
+    // whichever is longer: RSI(4)'s.
+    expect(h.candleBook.needs).toEqual({ '1m': WARM_UP });
+    expect(WARM_UP).toBeGreaterThan(24);
   });
 
   it('refuses a fast EMA not shorter than the slow one, naming the field', () => {

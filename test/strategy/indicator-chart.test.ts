@@ -45,7 +45,7 @@ describe('a chart of candles and declared indicators', () => {
 
   it("places each value where the strategy first read it: after its candle closed, equal to the strategy's own", () => {
     const { book: b } = book();
-    const specs = { fast: ema('1m', 5), rsi: rsi('1m', 14), bands: bollinger('1m', 20), hourly: sma('1h', 2) };
+    const specs = { fast: ema('1m', 5), rsi: rsi('1m', 5), bands: bollinger('1m', 20), hourly: sma('1h', 2) };
     const chart = chartData(b, '1m', [{ instance: 'trend', specs }], 2000);
     const line = (name: string, key = 'value') =>
       chart.indicators.find((i) => i.name === name)!.lines.find((l) => l.key === key)!.values;

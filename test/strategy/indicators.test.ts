@@ -17,6 +17,7 @@ import {
   stochastic,
   vwap,
   type ClosedCandles,
+  type IndicatorSpec,
   type IndicatorSpecs,
   type IndicatorView,
 } from '../../src/strategy/indicators.js';
@@ -64,26 +65,32 @@ function series<T>(specs: IndicatorSpecs, key: string, candles: readonly Candle[
   return out;
 }
 
+/**
+ * A spec ready from the library's first value rather than once converged: the references are published from
+ * there (15 inputs, fewer than any smoothing needs to converge).
+ */
+const fromSeed = <T>(spec: IndicatorSpec<T>): IndicatorSpec<T> => ({ ...spec, warmUp: spec.seed });
+
 const fixed = (digits: number) => (v: number) => v.toFixed(digits);
 const none = (n: number): undefined[] => new Array<undefined>(n).fill(undefined);
 
 describe('indicators against the reference values', () => {
   it('SMA(5)', () => {
-    expect(series({ x: sma('1m', 5) }, 'x', TULIP, fixed(3))).toEqual([
+    expect(series({ x: fromSeed(sma('1m', 5)) }, 'x', TULIP, fixed(3))).toEqual([
       ...none(4),
       ...['82.426', '82.738', '83.094', '83.318', '83.628', '83.778', '84.254', '84.994', '85.574', '86.218', '86.804'],
     ]);
   });
 
   it('EMA(5)', () => {
-    expect(series({ x: ema('1m', 5) }, 'x', TULIP, fixed(2))).toEqual([
+    expect(series({ x: fromSeed(ema('1m', 5)) }, 'x', TULIP, fixed(2))).toEqual([
       ...none(4),
       ...['82.71', '82.86', '82.85', '83.23', '83.67', '83.90', '84.44', '85.14', '85.73', '86.41', '86.70'],
     ]);
   });
 
   it('RSI(5)', () => {
-    expect(series({ x: rsi('1m', 5) }, 'x', TULIP, fixed(3))).toEqual([
+    expect(series({ x: fromSeed(rsi('1m', 5)) }, 'x', TULIP, fixed(3))).toEqual([
       ...none(5),
       ...['72.034', '64.927', '75.936', '79.796', '74.713', '83.033', '87.478', '88.755', '91.483', '78.498'],
     ]);
@@ -91,7 +98,7 @@ describe('indicators against the reference values', () => {
 
   it('MACD(2, 5, 9)', () => {
     const got = series<{ macd: number; signal: number; histogram: number }>(
-      { x: macd('1m', { fast: 2, slow: 5, signal: 9 }) },
+      { x: fromSeed(macd('1m', { fast: 2, slow: 5, signal: 9 })) },
       'x',
       TULIP,
       (v) => [v.macd, v.signal, v.histogram].map((n) => n.toFixed(2)).join(' '),
@@ -104,7 +111,7 @@ describe('indicators against the reference values', () => {
 
   it('Bollinger bands(5, 2)', () => {
     const got = series<{ lower: number; middle: number; upper: number }>(
-      { x: bollinger('1m', 5, 2) },
+      { x: fromSeed(bollinger('1m', 5, 2)) },
       'x',
       TULIP,
       (v) => [v.lower, v.middle, v.upper].map((n) => n.toFixed(2)).join(' '),
@@ -116,7 +123,7 @@ describe('indicators against the reference values', () => {
   });
 
   it('ATR(5)', () => {
-    expect(series({ x: atr('1m', 5) }, 'x', TULIP, fixed(2))).toEqual([
+    expect(series({ x: fromSeed(atr('1m', 5)) }, 'x', TULIP, fixed(2))).toEqual([
       ...none(4),
       ...['1.12', '1.05', '1.01', '1.21', '1.14', '1.09', '1.24', '1.23', '1.23', '1.21', '1.14'],
     ]);
@@ -124,7 +131,7 @@ describe('indicators against the reference values', () => {
 
   it('Stochastic(5, 3, 3)', () => {
     const got = series<{ stochK: number; stochD: number }>(
-      { x: stochastic('1m', { k: 5, d: 3, slowing: 3 }) },
+      { x: fromSeed(stochastic('1m', { k: 5, d: 3, slowing: 3 })) },
       'x',
       TULIP,
       (v) => `${v.stochK.toFixed(2)} ${v.stochD.toFixed(2)}`,
@@ -151,7 +158,7 @@ describe('indicators against the reference values', () => {
       volume,
     }));
     candles.push({ time: 5 * MINUTE, open: 50, high: 50, low: 50, close: 50, volume: 0 });
-    expect(series({ x: vwap('1m') }, 'x', candles, fixed(2))).toEqual([
+    expect(series({ x: fromSeed(vwap('1m')) }, 'x', candles, fixed(2))).toEqual([
       '9.00',
       '10.05',
       '9.21',
@@ -159,6 +166,50 @@ describe('indicators against the reference values', () => {
       '9.18',
       '9.18',
     ]);
+  });
+});
+
+describe('indicators converge before they are ready', () => {
+  // A random walk of 400 closes (seeded): a feed from the first and one from the 100th must agree once the later
+  // one is ready, each seeded differently.
+  const walk: Candle[] = [];
+  let seed = 7;
+  for (let i = 0, p = 100; i < 400; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    p += (seed / 2 ** 31 - 0.5) * 2;
+    walk.push({ time: i * MINUTE, open: p, high: p + 0.5, low: p - 0.5, close: p, volume: 1 });
+  }
+  for (const spec of [ema('1m', 20), rsi('1m', 14), atr('1m', 14), macd('1m')] as IndicatorSpec<unknown>[]) {
+    it(`${spec.kind}: ready after ${spec.warmUp} candles, then within 1e-3 of a feed from 100 candles earlier`, () => {
+      const early = series({ x: fromSeed(spec) }, 'x', walk, (v) => JSON.stringify(v));
+      const late = series({ x: spec }, 'x', walk.slice(100), (v) => JSON.stringify(v));
+      expect(late.slice(0, spec.warmUp - 1).every((v) => v === undefined)).toBe(true);
+      const near = (a: unknown, b: unknown): boolean =>
+        typeof a === 'number'
+          ? Math.abs(a - (b as number)) <= 1e-3 * Math.max(1, Math.abs(a))
+          : Object.entries(a as object).every(([k, v]) => near(v, (b as Record<string, unknown>)[k]));
+      const first = spec.warmUp - 1;
+      expect(near(JSON.parse(late[first]!), JSON.parse(early[100 + first]!))).toBe(true);
+      // The library's first value (its seed's count) was not there yet.
+      const seeded = series({ x: fromSeed(spec) }, 'x', walk.slice(100), (v) => JSON.stringify(v));
+      expect(near(JSON.parse(seeded[spec.seed]!), JSON.parse(early[100 + spec.seed]!))).toBe(false);
+    });
+  }
+
+  it('VWAP starts again at each UTC day, so it is ready after a day of its candles', () => {
+    const day = 24 * 60;
+    const candles: Candle[] = [9, 11, 7].map((p, i) => ({
+      time: (day - 1 + i) * MINUTE,
+      open: p,
+      high: p,
+      low: p,
+      close: p,
+      volume: 100,
+    }));
+    const spec = vwap('1m');
+    expect(spec.warmUp).toBe(day);
+    // The 23:59 candle, then 00:00 and 00:01 of the next day: 11, then (11 + 7) / 2.
+    expect(series({ x: fromSeed(spec) }, 'x', candles, fixed(2))).toEqual(['9.00', '11.00', '9.00']);
   });
 });
 
