@@ -115,6 +115,8 @@ const RULES: Rule[] = [
     why: "the reader's own recordings (bot record, bot import-candles)",
   },
   { match: bot('check-config'), kind: 'run' },
+  // Nine backtests of the whole sample: seconds; the command runs there on its first 42 hours.
+  { match: bot('check-strategy '), kind: 'elsewhere', where: 'test/backtest/strategy-check.test.ts' },
   { match: bot('data export .*--from'), kind: 'run' },
   { match: bot('data export '), kind: 'run', window: MARCH },
   {
