@@ -138,14 +138,14 @@ const RULES: Rule[] = [
 const ruleOf = ({ page, line }: Line) => RULES.find((r) => (r.page ?? page) === page && r.match.test(line));
 
 /**
- * A documented command's arguments with its output in `dir` (an --out of its own replaced, or added where the
- * command writes a folder), a sweep on one worker, and over the two hours from `window` when given.
+ * A documented command's arguments with its output in `dir` (an --out of its own replaced, standard output too, or
+ * added where the command writes a folder), a sweep on one worker, and over the two hours from `window` when given.
  */
 function inFolder(args: string[], dir: string, window: string | undefined): string[] {
   const out = args.indexOf('--out');
   const moved =
     out >= 0
-      ? args.map((a, i) => (i === out + 1 && a !== '-' ? join(dir, basename(a)) : a))
+      ? args.map((a, i) => (i === out + 1 ? join(dir, a === '-' ? 'stdout.csv' : basename(a)) : a))
       : args[0] === 'backtest' || args[0] === 'data'
         ? [...args, '--out', args[0] === 'data' ? join(dir, 'export') : dir]
         : args;
