@@ -127,19 +127,18 @@ describe('a strategy file over several pairs', () => {
   });
 
   it('sweeps and searches the file on one account with its limits: each result is its combination run alone', async () => {
-    // Half a day, where one pair held at once trades less than two.
-    const half = [...SLICE.slice(0, 4), '--from', '2023-04-14T00:00', '--to', '2023-04-14T12:00'];
+    // On the day's slice one pair held at once trades less than two.
     const metricsOf = (out: string) =>
       (JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as BacktestSummary).metrics;
     const alone = new Map<number, BacktestSummary['metrics']>();
     for (const n of [1, 2]) {
       const out = tempDir('multi-pair-alone');
-      expect((await bot([...half, '--set', `portfolio.maxOpenTrades=${n}`, '--out', out])).code).toBe(0);
+      expect((await bot([...SLICE, '--set', `portfolio.maxOpenTrades=${n}`, '--out', out])).code).toBe(0);
       alone.set(n, metricsOf(out));
     }
     expect(alone.get(1)!.fills).toBeLessThan(alone.get(2)!.fills);
     const sweepOut = tempDir('multi-pair-sweep');
-    const sweep = await bot([...half, '--sweep', 'portfolio.maxOpenTrades=1,2', '--workers', '1', '--out', sweepOut]);
+    const sweep = await bot([...SLICE, '--sweep', 'portfolio.maxOpenTrades=1,2', '--workers', '1', '--out', sweepOut]);
     expect(sweep.code, sweep.err.join('\n')).toBe(0);
     const results = (
       JSON.parse(readFileSync(join(sweepOut, 'sweep.json'), 'utf8')) as {
@@ -151,7 +150,7 @@ describe('a strategy file over several pairs', () => {
 
     const searched = tempDir('multi-pair-hyperopt');
     const search = await capture(hyperopt, [
-      ...half,
+      ...SLICE,
       ...['--space', 'portfolio.maxOpenTrades=1..2:int', '--epochs', '2', '--batch', '2', '--out', searched],
     ]);
     expect(search.code, search.err.join('\n')).toBe(0);
