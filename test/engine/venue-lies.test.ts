@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { dec } from '../../src/market/decimal.js';
 import type { OrderRecord, TradeRecord } from '../../src/ports/venue-records.js';
 import type { StrategyDefinition } from '../../src/strategy/api.js';
+import type { Logger } from '../../src/ops/logger.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { LyingVenue } from '../support/lying-venue.js';
 import { Harness, instance, strategy } from './harness.js';
@@ -61,6 +62,35 @@ async function startLying(log = captureLogger()): Promise<LyingVenue> {
   const venue = new LyingVenue(h.venue);
   await h.start([instance('a', entryThenExit())], { venue, logger: log.logger });
   return venue;
+}
+
+/**
+ * A lying venue over a harness where half of each tick's volume is the bot's, and a BUY of 0.01 resting at 99.9
+ * (`fill` moves the price to 99.8 on a volume of 0.006: it fills 0.003, and polls when asked); `cancel()` has the
+ * strategy cancel it at its next tick.
+ */
+async function restingBuy(logger?: Logger) {
+  h = new Harness({ sim: { participationRate: '0.5' }, engine: { fillGraceMs: 20_000 } });
+  h.price(100);
+  let step: 'buy' | 'resting' | 'cancel' | 'cancelled' = 'buy';
+  const buyThenCancel = strategy({
+    onTick(ctx) {
+      const buy = ctx.openOrders.find((o) => o.tag === 'entry');
+      if (step === 'buy') ctx.limit('BUY', '99.9', '0.01', { tag: 'entry' });
+      else if (step === 'cancel' && buy !== undefined) ctx.cancel(buy);
+      else return;
+      step = step === 'buy' ? 'resting' : 'cancelled';
+    },
+  });
+  const venue = new LyingVenue(h.venue);
+  await h.start([instance('a', buyThenCancel)], logger === undefined ? { venue } : { venue, logger });
+  await h.tick(100); // the BUY rests at 99.9
+  const fill = async (poll: boolean) => {
+    h.clock.advance(5_000);
+    h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), 0.006);
+    if (poll) await h.engine!.pollOrders();
+  };
+  return { venue, fill, cancel: () => void (step = 'cancel') };
 }
 
 describe('an order the venue calls FILLED before its fills are known', () => {
@@ -155,33 +185,15 @@ describe('impossible figures are refused, told once, counted, and the order reso
   });
 
   it('a cancel answer going back while trade history fails: the order is not closed short of what executed', async () => {
-    // Half of each tick's volume is the bot's: the resting BUY fills 0.003 at a time.
-    h = new Harness({ sim: { participationRate: '0.5' }, engine: { fillGraceMs: 20_000 } });
-    h.price(100);
-    let cancel = false;
-    const buyThenCancel = strategy({
-      onTick(ctx) {
-        const buy = ctx.openOrders.find((o) => o.tag === 'entry');
-        if (buy === undefined && !cancel) ctx.limit('BUY', '99.9', '0.01', { tag: 'entry' });
-        else if (buy !== undefined && cancel) ctx.cancel(buy);
-      },
-    });
-    const venue = new LyingVenue(h.venue);
-    await h.start([instance('a', buyThenCancel)], { venue });
-    await h.tick(100); // the BUY rests at 99.9
+    const { venue, cancel, fill } = await restingBuy();
     venue.failing.add('trades');
-    const fill = async (poll: boolean) => {
-      h.clock.advance(5_000);
-      h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), 0.006);
-      if (poll) await h.engine!.pollOrders();
-    };
     await fill(true); // 0.003, seen as the order's executedQty
     await fill(false); // 0.003 more, not seen
     const [buy] = rows('BUY');
     expect(h.store.orders.get(buy!.localId)?.execQty).toBe('0.003');
     // The cancel's answer, and every record after it, says less than the venue said before.
     venue.order = (r) => (r.status === 'CANCELED' ? { ...r, executedQty: 0.0015 } : r);
-    cancel = true;
+    cancel();
     for (let i = 0; i < 5; i++) await h.tick(101); // cancelled; trade history failing: a delta of what was believed
     expect(executedAtExchange('BUY')).toBe('0.006');
     expect(h.store.orders.get(buy!.localId)?.status).not.toBe('CANCELED');
@@ -194,24 +206,8 @@ describe('impossible figures are refused, told once, counted, and the order reso
   });
 
   it('PARTIALLY_FILLED without a figure, then CANCELED with executedQty 0: not closed empty, resolved from its trades', async () => {
-    // Half of each tick's volume is the bot's: the resting BUY fills 0.003.
-    h = new Harness({ sim: { participationRate: '0.5' }, engine: { fillGraceMs: 20_000 } });
-    h.price(100);
-    let cancel = false;
-    const buyThenCancel = strategy({
-      onTick(ctx) {
-        const buy = ctx.openOrders.find((o) => o.tag === 'entry');
-        if (buy === undefined && !cancel) ctx.limit('BUY', '99.9', '0.01', { tag: 'entry' });
-        else if (buy !== undefined && cancel) {
-          cancel = false;
-          ctx.cancel(buy);
-        }
-      },
-    });
     const log = captureLogger();
-    const venue = new LyingVenue(h.venue);
-    await h.start([instance('a', buyThenCancel)], { venue, logger: log.logger });
-    await h.tick(100); // the BUY rests at 99.9
+    const { venue, cancel, fill } = await restingBuy(log.logger);
     // The venue says partially filled without a figure, then cancelled having executed nothing; its trade history
     // answers, without the order's trade for now.
     venue.order = (r) =>
@@ -221,12 +217,10 @@ describe('impossible figures are refused, told once, counted, and the order reso
           ? { ...r, executedQty: 0 }
           : r;
     venue.trades = () => [];
-    h.clock.advance(5_000);
-    h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), 0.006);
-    await h.engine!.pollOrders();
+    await fill(true);
     const [buy] = rows('BUY');
     expect(h.store.orders.get(buy!.localId)?.status).toBe('PARTIALLY_FILLED');
-    cancel = true;
+    cancel();
     // Cancelled, and polled past the grace period: never closed as an empty cancel.
     for (let i = 0; i < 6; i++) await h.tick(101);
     expect(executedAtExchange('BUY')).toBe('0.003');
