@@ -1,9 +1,10 @@
 /**
  * What the engine reads of the account and the pairs besides orders: each traded pair's configuration (its
  * rules, kept in the store for the processes that show figures without the venue) and the balances, read at
- * start, at each refresh, and again after an orders poll that recorded a fill (fills change balances). Only the
- * start's read holds the engine's lock: the others run beside the jobs (market-state.ts keeps what orders sent
- * meanwhile lowered). Also the signed read that lifts an authentication halt.
+ * start, at each refresh, and again after an orders poll that recorded a fill (fills change balances). The
+ * start's read holds the engine's lock, and an exit's after it cancelled a SELL (what that freed is known from
+ * nothing else); the others run beside the jobs (market-state.ts keeps what orders sent meanwhile lowered). Also
+ * the signed read that lifts an authentication halt.
  */
 import { D } from '../market/decimal.js';
 import type { FillRow } from '../store/fills.js';
