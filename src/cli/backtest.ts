@@ -70,6 +70,17 @@ import { researchImport } from '../ops/research-import.js';
 const SWEEPS = 'Parameter sweeps:';
 const WALK = 'Validation of a sweep (one of the two):';
 
+/** The strategy files and the recordings a run is over (bot backtest's, bot check-strategy's). */
+export const RUN_INPUT_FLAGS = {
+  config: { type: 'string', multiple: true, arg: 'FILE', doc: 'a strategy file (repeatable; required)' },
+  data: {
+    type: 'string',
+    multiple: true,
+    arg: 'RECORDING',
+    doc: 'recordings, comma-separated or repeated (required)',
+  },
+} as const;
+
 export const SPEC = commandSpec({
   name: 'backtest',
   usage: 'backtest --config FILE [--config FILE2 …] --data RECORDING[,RECORDING…] [flags]',
@@ -80,13 +91,7 @@ the recordings carry (bot record and bot import-candles write them); the shipped
 Runs the strategy files against recordings with the real engine on the simulated exchange (in process,
 virtual clock, no network). Each --config is its own backtest unless --together.`,
   flags: {
-    config: { type: 'string', multiple: true, arg: 'FILE', doc: 'a strategy file (repeatable; required)' },
-    data: {
-      type: 'string',
-      multiple: true,
-      arg: 'RECORDING',
-      doc: 'recordings, comma-separated or repeated (required)',
-    },
+    ...RUN_INPUT_FLAGS,
     from: { type: 'string', arg: 'ISO', doc: 'only ticks with from <= time' },
     to: { type: 'string', arg: 'ISO', doc: 'only ticks with time < to' },
     balance: {

@@ -12,7 +12,7 @@ import { columnCacheDir } from '../backtest/column-cache.js';
 import { loadTicks } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { BotError, ConfigError } from '../errors.js';
-import { intFlag, runInputs } from './backtest.js';
+import { intFlag, RUN_INPUT_FLAGS, runInputs } from './backtest.js';
 import { commandSpec, parseCommandFlags } from './flags.js';
 
 export const SPEC = commandSpec({
@@ -26,13 +26,7 @@ first run's for the same candle (within --tolerance of the value's size), and th
 order after that start. Then on the data cut just after --cuts of its decisions: every order up to the decision
 and every indicator value must be the first run's exactly. Exit 0 when nothing differs, 1 when something does.`,
   flags: {
-    config: { type: 'string', multiple: true, arg: 'FILE', doc: 'a strategy file (repeatable; required)' },
-    data: {
-      type: 'string',
-      multiple: true,
-      arg: 'RECORDING',
-      doc: 'recordings, as bot backtest takes them (required)',
-    },
+    ...RUN_INPUT_FLAGS,
     from: { type: 'string', arg: 'ISO', doc: 'the first run starts here (default: once the data hold the warm-up)' },
     to: { type: 'string', arg: 'ISO', doc: 'only ticks with time < to' },
     starts: { type: 'string', arg: 'N', doc: `runs from later starts (default ${DEFAULT_CHECK.starts})` },
