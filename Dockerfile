@@ -44,7 +44,8 @@ RUN npm run build \
 ARG REVISION=
 RUN if [ -n "$REVISION" ]; then printf '{"revision":"%s"}\n' "$REVISION"; else echo '{}'; fi > /out/build-info.json
 
-# What both images are: labels, settings, user, ports, health check, entry point. The files come in each target.
+# What both images are: labels, settings, the code and shipped files, user, volume, ports, health check, entry
+# point. Each target adds its node_modules and their bill of materials.
 FROM node:22-bookworm-slim AS runtime
 ARG VERSION=unknown
 ARG REVISION=unknown
@@ -64,9 +65,19 @@ ENV NODE_ENV=production \
   METRICS_HOST=0.0.0.0 \
   METRICS_PORT=9464
 WORKDIR /app
+# Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
+COPY --from=build /app/dist/src ./src
+COPY --from=build /app/dist/strategies ./strategies
+COPY --from=build /out/build-info.json /out/package.json ./
+COPY config ./config
+# The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
+COPY data/samples ./samples
+COPY data/README.md ./samples/README.md
+COPY --from=build --chown=node:node /out/data ./data
 RUN ln -s /app/src/cli.js /usr/local/bin/bot
 # Numeric: runAsNonRoot cannot tell that a user name is not root; 1000:1000 is the base image's node user.
 USER 1000:1000
+VOLUME /app/data
 # 9464: /healthz, /readyz, /metrics (METRICS_HOST:METRICS_PORT). 8080: the control API and dashboard
 # (API_HOST:API_PORT), on 127.0.0.1 inside the container unless told otherwise.
 EXPOSE 9464 8080
@@ -85,26 +96,8 @@ FROM runtime AS research
 COPY --from=build /out/research/node_modules ./node_modules
 # The software bill of materials of node_modules as shipped (CycloneDX JSON, `npm run sbom`).
 COPY --from=build /out/research/sbom.cdx.json ./
-# Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
-COPY --from=build /app/dist/src ./src
-COPY --from=build /app/dist/strategies ./strategies
-COPY --from=build /out/build-info.json /out/package.json ./
-COPY config ./config
-# The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.
-COPY data/samples ./samples
-COPY data/README.md ./samples/README.md
-COPY --from=build --chown=node:node /out/data ./data
-VOLUME /app/data
 
 # The trading image, the default target: what the daemon runs and nothing more.
 FROM runtime AS trading
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /out/trading/sbom.cdx.json ./
-COPY --from=build /app/dist/src ./src
-COPY --from=build /app/dist/strategies ./strategies
-COPY --from=build /out/build-info.json /out/package.json ./
-COPY config ./config
-COPY data/samples ./samples
-COPY data/README.md ./samples/README.md
-COPY --from=build --chown=node:node /out/data ./data
-VOLUME /app/data

@@ -128,28 +128,33 @@ async function main(): Promise<void> {
     phase('build');
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const revision = gitCommit(ROOT) ?? '';
-    const buildStart = Date.now();
-    await podman.stream(
-      [
-        'build',
-        '--pull=never',
-        '--format',
-        'docker',
-        '--network',
-        'host',
-        '-t',
-        IMAGE,
-        '--build-arg',
-        `VERSION=${version}`,
-        '--build-arg',
-        `REVISION=${revision}`,
-        '--build-arg',
-        'SOURCE=https://example.invalid/spot-bot',
-        ROOT,
-      ],
-      '  build| ',
-    );
-    const buildSeconds = (Date.now() - buildStart) / 1000;
+    /** Builds the Dockerfile's `target` (default: the last, the trading image) as `tag`, labelled as CI would. */
+    const build = async (tag: string, target?: string): Promise<number> => {
+      const start = Date.now();
+      await podman.stream(
+        [
+          'build',
+          '--pull=never',
+          '--format',
+          'docker',
+          '--network',
+          'host',
+          ...(target === undefined ? [] : ['--target', target]),
+          '-t',
+          tag,
+          '--build-arg',
+          `VERSION=${version}`,
+          '--build-arg',
+          `REVISION=${revision}`,
+          '--build-arg',
+          'SOURCE=https://example.invalid/spot-bot',
+          ROOT,
+        ],
+        `  build${target === undefined ? '' : ` ${target}`}| `,
+      );
+      return (Date.now() - start) / 1000;
+    };
+    const buildSeconds = await build(IMAGE);
 
     phase('the image');
     const inspect = (format: string, image = IMAGE) =>
@@ -250,30 +255,7 @@ async function main(): Promise<void> {
       'the trading image: bot worker says it needs bullmq',
       noWorker.stdout + noWorker.stderr,
     );
-    const researchStart = Date.now();
-    await podman.stream(
-      [
-        'build',
-        '--pull=never',
-        '--format',
-        'docker',
-        '--network',
-        'host',
-        '--target',
-        'research',
-        '-t',
-        RESEARCH_IMAGE,
-        '--build-arg',
-        `VERSION=${version}`,
-        '--build-arg',
-        `REVISION=${revision}`,
-        '--build-arg',
-        'SOURCE=https://example.invalid/spot-bot',
-        ROOT,
-      ],
-      '  build research| ',
-    );
-    const researchSeconds = (Date.now() - researchStart) / 1000;
+    const researchSeconds = await build(RESEARCH_IMAGE, 'research');
     check(
       shipped(RESEARCH_IMAGE) === RESEARCH_PACKAGES.join(' '),
       `the research image: ${RESEARCH_PACKAGES.join(', ')} installed and in its SBOM`,
