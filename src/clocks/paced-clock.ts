@@ -52,8 +52,10 @@ export abstract class PacedClock implements Clock {
       this.beforeFiring();
       const now = this.now();
       for (let e = this.queue.takeDue(now); e !== undefined; e = this.queue.takeDue(now)) {
-        if (e.cron !== undefined) this.queue.rearm(e, Math.max(e.due, now));
-        void settle(e.fire(e.due));
+        // The match it fires for: rearm moves the entry on to its next one.
+        const due = e.due;
+        if (e.cron !== undefined) this.queue.rearm(e, Math.max(due, now));
+        void settle(e.fire(due));
       }
     } finally {
       this.firing = false;

@@ -48,8 +48,10 @@ export class VirtualClock implements Clock {
   async advanceTo(to: number): Promise<void> {
     for (let e = this.queue.takeDue(to); e !== undefined; e = this.queue.takeDue(to)) {
       if (e.due > this.time) this.time = e.due;
-      if (e.cron !== undefined) this.queue.rearm(e, e.due);
-      const pending = settle(e.fire(e.due));
+      // The match it fires for: rearm moves the entry on to its next one.
+      const due = e.due;
+      if (e.cron !== undefined) this.queue.rearm(e, due);
+      const pending = settle(e.fire(due));
       if (pending) await pending;
       await turn();
     }

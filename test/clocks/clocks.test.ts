@@ -103,6 +103,18 @@ describe('VirtualClock', () => {
     expect(clock.nextDue()).toBe(T0 + 15_000);
   });
 
+  it('hands a schedule the match it fires for, the time it stands at', async () => {
+    const clock = new VirtualClock(T0);
+    const seen: number[][] = [];
+    clock.cron('*/5 * * * * *', (due) => void seen.push([due - T0, clock.now() - T0]));
+    await clock.advanceTo(T0 + 15_000);
+    expect(seen).toEqual([
+      [5_000, 5_000],
+      [10_000, 10_000],
+      [15_000, 15_000],
+    ]);
+  });
+
   it('a sleep ends early when its signal aborts', async () => {
     const clock = new VirtualClock(T0);
     const abort = new AbortController();
@@ -135,6 +147,16 @@ describe('ReplayClock', () => {
     timer.cancel();
     for (const due of dues) expect((due - T0) % 5000).toBe(0);
     expect([...dues].sort((a, b) => a - b)).toEqual(dues);
+  });
+
+  it('hands a schedule the match it fires for, never the next one (what the job-lag figure measures from)', async () => {
+    const clock = new ReplayClock(1000);
+    clock.anchor(T0);
+    const seen: { due: number; now: number }[] = [];
+    const timer = clock.cron('*/5 * * * * *', (due) => void seen.push({ due, now: clock.now() }));
+    await vi.waitFor(() => expect(seen.length).toBeGreaterThanOrEqual(5));
+    timer.cancel();
+    for (const { due, now } of seen) expect(due).toBeLessThanOrEqual(now);
   });
 
   it('keeps a timer set before the anchor at its remaining duration', async () => {
