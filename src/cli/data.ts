@@ -2,7 +2,8 @@
  * `bot data export --format csv|arrow|parquet [--out FILE] RECORDING…`: recordings as one table for pandas,
  * polars or DuckDB (record/recording-export.ts). A progress bar on a terminal.
  */
-import { basename } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { progressLine } from '../backtest/progress.js';
 import { BotError } from '../errors.js';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFormat, exportRecordings } from '../record/recording-export.js';
@@ -60,6 +61,8 @@ async function exportCommand(argv: string[]): Promise<number> {
         : (values.out ?? `${basename(positionals[0]!).replace(/\.jsonl\.gz$|\.gz$|\/$/, '')}${EXTENSIONS[format]}`);
     if (out !== undefined && out.endsWith(RECORDING_EXTENSION))
       throw usage(`--out ${out} would look like a recording: give the file a ${EXTENSIONS[format]} name`);
+    if (out !== undefined && statSync(dirname(out), { throwIfNoEntry: false })?.isDirectory() !== true)
+      throw usage(`--out ${out}: there is no folder ${dirname(out)} to write it in`);
     const progress = out === undefined ? undefined : progressLine('export', 'bytes');
     const result = await exportRecordings(positionals, {
       format,

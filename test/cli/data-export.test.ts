@@ -136,6 +136,10 @@ describe('bot data export', () => {
       ],
       [['--format', 'csv'], 'name at least one recording'],
       [['--format', 'csv', '--out', 'x.jsonl.gz', usdt], '--out x.jsonl.gz would look like a recording'],
+      [
+        ['--format', 'arrow', '--out', 'missing-dir/x.arrow', usdt],
+        '--out missing-dir/x.arrow: there is no folder missing-dir to write it in',
+      ],
     ];
     for (const [args, message] of cases) {
       const run = bot(...args);
