@@ -8,6 +8,8 @@
  *   `atrStop` ATRs under its close: a trailing stop that widens with volatility. Checked on every tick; at or
  *   below it, a MARKET SELL of what can be sold (tag `ema:stop`).
  * - Trend exit: when a candle closes with the fast EMA under the slow one, a MARKET SELL (tag `ema:trend`).
+ * - With `trendSymbol` (an informative pair, BTCUSDT for an altcoin), an entry only while that pair's last
+ *   closed `trendTimeframe` candle closed above its EMA of `trendPeriod`: the market's trend as a filter.
  * - One position at a time, and nothing new while an order of this instance is in flight.
  * The indicators are the engine's (warmed up from its candles at start, so a restart does not wait for the
  * lookback); the state holds only the stop and the last candle seen, so a repeated tick or a restart never
@@ -21,6 +23,7 @@ import {
   defineStrategy,
   ema,
   exactlyOne,
+  informative,
   rsi,
   TIMEFRAMES,
   tradableQuantity,
@@ -42,6 +45,16 @@ const params = z
     /** ATR length, and the stop's distance in ATRs. */
     atrPeriod: z.number().int().min(2).max(500).default(14),
     atrStop: z.number().gt(0).max(50).default(2),
+    /**
+     * A pair whose trend filters the entries (BTC's for an altcoin, an informative pair): an entry only while its
+     * last closed candle of `trendTimeframe` closed above its EMA of `trendPeriod` (none before that EMA is ready).
+     */
+    trendSymbol: z
+      .string()
+      .regex(/^[A-Z0-9]{2,20}$/, 'an exchange symbol such as "BTCUSDT"')
+      .optional(),
+    trendTimeframe: z.enum(TIMEFRAMES).default('1h'),
+    trendPeriod: z.number().int().min(2).max(500).default(20),
     /** Quote to spend per entry… */
     quoteAmount: decimalParam.optional(),
     /** …or base quantity per entry. */
@@ -60,7 +73,17 @@ const indicators = (p: Params) => ({
   slow: ema(p.timeframe, p.slow),
   rsi: rsi(p.timeframe, p.rsiPeriod),
   atr: atr(p.timeframe, p.atrPeriod),
+  ...(p.trendSymbol === undefined ? {} : { trend: informative(p.trendSymbol, ema(p.trendTimeframe, p.trendPeriod)) }),
 });
+
+/** Whether the trend pair allows an entry: its last closed candle above its EMA (always, without a trend pair). */
+function trendAllows(ctx: Ctx): boolean {
+  const { trendSymbol, trendTimeframe } = ctx.params;
+  if (trendSymbol === undefined) return true;
+  const trend = ctx.indicators.trend?.value;
+  const close = ctx.candles(trendTimeframe, 1, { symbol: trendSymbol })[0]?.close;
+  return trend !== undefined && close !== undefined && close > trend;
+}
 
 interface TrendState {
   /** The stop price while a position is open. */
@@ -107,6 +130,7 @@ export default defineStrategy({
   params,
   orderTypes: ['MARKET'],
   candles: (p) => ({ [p.timeframe]: p.slow * 4 }),
+  informative: (p) => (p.trendSymbol === undefined ? [] : [{ symbol: p.trendSymbol, timeframe: p.trendTimeframe }]),
   indicators,
   // onTick reads its context only (actedOn follows the indicators: a repeat finds the candle acted on).
   idempotentTick: true,
@@ -134,7 +158,7 @@ export default defineStrategy({
     if (!closed || fast.value === undefined || slow.value === undefined || strength.value === undefined) return;
     if (fast.previous === undefined || slow.previous === undefined) return;
     const crossedUp = fast.previous <= slow.previous && fast.value > slow.value;
-    if (!crossedUp || strength.value >= ctx.params.rsiMax) return;
+    if (!crossedUp || strength.value >= ctx.params.rsiMax || !trendAllows(ctx)) return;
     const { quoteAmount, quantity } = ctx.params;
     ctx.log.info('fast EMA crossed above the slow one: buying', { rsi: strength.value, price: last });
     if (quantity !== undefined) ctx.market('BUY', { quantity }, { tag: ENTRY });

@@ -10,7 +10,7 @@ import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
 import { withPairListPairs } from './pair-universe.js';
-import { chartCandleNeeds, warmUpMs } from '../strategy/candle-needs.js';
+import { chartCandleNeeds, warmUpMs, watchedSymbols } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
 import { DaemonScheduling } from './daemon-scheduling.js';
 import { Engine, type PauseCause } from '../engine/engine.js';
@@ -223,7 +223,8 @@ export class Daemon {
       lock.release();
       throw err;
     }
-    const symbols = [...new Set(instances.map((i) => i.config.symbol))].sort();
+    // The pairs traded and the informative pairs read: the venue has their data and rules.
+    const symbols = watchedSymbols(instances).sort();
     const { store, archivedTo, archivedBecause } = opened;
     let lease: JournalLease;
     try {

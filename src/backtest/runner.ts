@@ -3,6 +3,7 @@
  * MatchingEngine (in process, through InProcessVenue), a ':memory:' store and a virtual clock, driven tick by
  * tick by the Replay (replay.ts). Nothing here reads the wall clock or sleeps.
  */
+import { watchedSymbols } from '../strategy/candle-needs.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import { BotError } from '../errors.js';
 import { Engine, type InstanceSummary } from '../engine/engine.js';
@@ -504,7 +505,7 @@ export function backtestMarket(symbols: readonly string[], data: TickData) {
 
 /** The unit's symbols (first-config order), their pairs, the market, and their data index. */
 function unitSymbols(instances: readonly InstanceSpec[], data: TickData) {
-  const symbols = [...new Set(instances.map((i) => i.config.symbol))];
+  const symbols = watchedSymbols(instances);
   const market = backtestMarket(symbols, data);
   const pairs = new Map<string, PairAssets>();
   for (const name of symbols) {

@@ -93,10 +93,9 @@ export class ScheduledReplay {
     this.tickerOf = new Int32Array(slot.length).fill(-1);
     this.entries = new MarketEntries(data);
     const listed = p.sim.pairConfigs().map((c) => c.symbol);
-    const instances = p.engine.instances();
     const job = (kind: number, schedule: string): Job => {
       const cron = new CronSchedule(schedule);
-      const symbols = new Set(instances.filter((i) => i.schedule === schedule).map((i) => i.symbol));
+      const symbols = p.engine.watchedSymbols(schedule);
       const slots = listed
         .filter((name) => symbols.has(name))
         .map((name) => data.symbols.findIndex((info) => info.symbol === name));

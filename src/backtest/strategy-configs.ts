@@ -19,6 +19,7 @@ import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import type { ExitRulesDecl } from '../strategy/api.js';
 import { loadStrategy, shown, strategySourceFile } from '../strategy/loader.js';
+import { watchedSymbols } from '../strategy/candle-needs.js';
 
 /** A strategy file as a run used it (summary.json's `configs`). */
 export interface ConfigInput {
@@ -200,7 +201,7 @@ export async function runInstances(
         `${empty.map((i) => i.config.group).join(', ')}: no recording in ${dataEntries.join(', ')} of a pair its pairlist may choose (quote ${empty.map((i) => i.config.pairlist?.quote).join(', ')})`,
       );
   }
-  return { instances: out, symbols: [...new Set(out.map((i) => i.config.symbol))] };
+  return { instances: out, symbols: watchedSymbols(out) };
 }
 
 /** A strategy file as a run used it: `instances` are the file's own (instancesOf). */

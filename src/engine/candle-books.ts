@@ -1,6 +1,6 @@
 /**
  * The engine's candles: one CandleBuilder (market/candles.ts) per symbol an instance declared candles or
- * indicators on, as long as the longest lookback of them, fed every ticker the engine observes (and a warm-up's
+ * indicators on (its own, or an informative pair it reads), as long as the longest lookback of them, fed every ticker the engine observes (and a warm-up's
  * data before the start). With `persist` (the daemon) they are saved in the store's `candles` table at each
  * refresh and at stop, and taken up at start, so a restarted daemon has its strategies' lookback at once.
  */
@@ -9,7 +9,7 @@ import type { Logger } from '../ops/logger.js';
 import type { Clock } from '../ports/clock.js';
 import type { Ticker } from '../ports/venue-records.js';
 import type { Store } from '../store/store.js';
-import { candleNeeds } from '../strategy/candle-needs.js';
+import { candleNeeds, informativeNeeds } from '../strategy/candle-needs.js';
 import type { InstanceSpec } from './instance-runner.js';
 
 export class CandleBooks {
@@ -24,11 +24,15 @@ export class CandleBooks {
     private readonly persist: boolean,
   ) {
     const needs = new Map<string, CandleNeeds>();
-    for (const spec of specs) {
-      const merged = needs.get(spec.config.symbol) ?? {};
-      for (const [tf, n] of Object.entries(candleNeeds(spec.definition, spec.params)) as [keyof CandleNeeds, number][])
+    const add = (symbol: string, more: CandleNeeds) => {
+      const merged = needs.get(symbol) ?? {};
+      for (const [tf, n] of Object.entries(more) as [keyof CandleNeeds, number][])
         merged[tf] = Math.max(merged[tf] ?? 0, n);
-      needs.set(spec.config.symbol, merged);
+      needs.set(symbol, merged);
+    };
+    for (const spec of specs) {
+      add(spec.config.symbol, candleNeeds(spec.definition, spec.params));
+      for (const [symbol, more] of informativeNeeds(spec.definition, spec.params)) add(symbol, more);
     }
     for (const [symbol, need] of needs)
       if (Object.keys(need).length > 0) this.books.set(symbol, new CandleBuilder(need));

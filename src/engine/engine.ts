@@ -154,7 +154,9 @@ export class Engine implements FillSink {
       const candles = this.candles.get(spec.config.symbol);
       return new InstanceRunner(
         spec,
-        new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles),
+        new RunnerDeps(store, journal, market, clock, logger, canCancel, measureSync, candles, (symbol) =>
+          this.candles.get(symbol),
+        ),
       );
     });
     this.reads = new VenueReads(this.parts, this.roster.symbols);
@@ -214,6 +216,16 @@ export class Engine implements FillSink {
   /** The candle book of a symbol (tests and the warm-up's callers read what was built). */
   candleBook(symbol: string): CandleBuilder | undefined {
     return this.candles.get(symbol);
+  }
+
+  /** The symbols the market job of `schedule` reads: its instances' and the informative pairs they read. */
+  watchedSymbols(schedule: string): ReadonlySet<string> {
+    return this.roster.watched(schedule) ?? new Set();
+  }
+
+  /** Every informative pair some instance reads that no instance trades (they need data and rules too). */
+  informativeSymbols(): string[] {
+    return this.roster.informativeOnly();
   }
 
   /** The distinct schedules of the instances: one market job each. */
@@ -487,12 +499,12 @@ export class Engine implements FillSink {
     const group = this.roster.onSchedule(schedule);
     if (!group) return;
     const { venue, guard } = this.parts;
-    const symbols = [...group.keys()];
-    const only = symbols.length === 1 ? symbols[0] : undefined;
+    const watched = this.roster.watched(schedule) ?? new Set(group.keys());
+    const only = watched.size === 1 ? [...watched][0] : undefined;
     const tickers =
       only !== undefined
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
-        : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => group.has(t.symbol));
+        : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => watched.has(t.symbol));
     const pending = this.observeCycle(tickers, schedule);
     if (pending) await pending;
   }

@@ -38,7 +38,7 @@ import type { JournalCache } from './journal-cache.js';
 import { positionFill, positionFromFills, type PositionTracker } from '../market/position.js';
 import type { Candle, CandleBuilder, CandleNeeds, Timeframe } from '../market/candles.js';
 import { IndicatorSet, type IndicatorSpecs, type IndicatorViews } from '../strategy/indicators.js';
-import { candleNeeds } from '../strategy/candle-needs.js';
+import { candleNeeds, informativeNeeds } from '../strategy/candle-needs.js';
 import { isHeldExit } from './exits/exit-orders.js';
 
 /** What the engine needs to run one instance: the loader's output ({ file, config, definition, params }). */
@@ -63,6 +63,8 @@ export class RunnerDeps {
     readonly measureSync: boolean,
     /** The candles of the instance's symbol (undefined when no instance on it declared any). */
     readonly candles: CandleBuilder | undefined,
+    /** The candles of another symbol (an informative pair's). */
+    readonly candlesOf: (symbol: string) => CandleBuilder | undefined = () => undefined,
   ) {}
 }
 
@@ -190,11 +192,21 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
     return this.runner.readClock();
   }
 
-  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean }): readonly Candle[] {
-    const book = this.runner.deps.candles;
+  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean; symbol?: string }): readonly Candle[] {
+    const symbol = options?.symbol;
+    const own = symbol === undefined || symbol === this.symbol;
+    const book = own ? this.runner.deps.candles : this.runner.deps.candlesOf(symbol);
     if (book === undefined) return NO_CANDLES;
-    const kept = this.runner.candleLimits[timeframe] ?? 0;
+    const ownKept = own ? (this.runner.candleLimits[timeframe] ?? 0) : 0;
+    const kept =
+      symbol === undefined ? ownKept : Math.max(ownKept, this.runner.informativeLimits.get(symbol)?.[timeframe] ?? 0);
     return book.candles(timeframe, Math.min(count, kept), options?.forming === true);
+  }
+
+  tickerOf(symbol: string): Ticker | undefined {
+    return symbol === this.symbol || this.runner.informativeLimits.has(symbol)
+      ? this.marketState.tickers.get(symbol)
+      : undefined;
   }
 
   get indicators(): IndicatorViews<IndicatorSpecs> {
@@ -255,6 +267,10 @@ export class InstanceRunner {
   private lastRefusal: { reason: string; time: number; suppressed: number } | undefined;
   /** Closed candles this instance may read per timeframe (what it declared, at least its indicators' warm-up). */
   private kept: CandleNeeds = {};
+  /** Closed candles it may read of each informative pair. */
+  private informativeKept: ReadonlyMap<string, CandleNeeds> = new Map();
+  /** The candles of another symbol, made once (feedIndicators runs before every hook). */
+  private readonly otherCandles: (symbol: string) => CandleBuilder | undefined;
   private indicatorSet = new IndicatorSet({});
   /** The running hook read ctx.now(). */
   private clockRead = false;
@@ -286,6 +302,7 @@ export class InstanceRunner {
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
     this.tracker = positionFromFills([]);
+    this.otherCandles = deps.candlesOf;
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
   }
@@ -293,6 +310,7 @@ export class InstanceRunner {
   /** A fresh set of the definition's indicators for these params (fed from the kept candles at the next hook). */
   private makeIndicators(spec: InstanceSpec): void {
     this.kept = candleNeeds(spec.definition, spec.params);
+    this.informativeKept = informativeNeeds(spec.definition, spec.params);
     this.indicatorSet = new IndicatorSet(this.definition.indicators?.(spec.params) ?? {});
   }
 
@@ -319,10 +337,14 @@ export class InstanceRunner {
     return this.kept;
   }
 
+  /** Closed candles this instance may read of each informative pair, by symbol. */
+  get informativeLimits(): ReadonlyMap<string, Readonly<CandleNeeds>> {
+    return this.informativeKept;
+  }
+
   /** Feeds the indicators the candles closed since the last hook (before every hook). */
   feedIndicators(): void {
-    const book = this.deps.candles;
-    if (book !== undefined) this.indicatorSet.feed(book);
+    this.indicatorSet.feed(this.deps.candles, this.otherCandles);
   }
 
   /** Loads persisted state, the local id sequence and the position from the store. */
@@ -557,7 +579,15 @@ export class InstanceRunner {
   /** After an onTick call: what it saw, when it changed nothing (queued no intent, wrote no key, read no clock). */
   private noteQuiet(ok: boolean | Promise<boolean>): void {
     const ticker = this.deps.market.tickers.get(this.symbol);
-    if (ok !== true || this.queue.length > 0 || this.dirty || this.clockRead || ticker === undefined) {
+    // An informative pair's market is not among what is compared: such a strategy is always called.
+    if (
+      ok !== true ||
+      this.queue.length > 0 ||
+      this.dirty ||
+      this.clockRead ||
+      ticker === undefined ||
+      this.informativeKept.size > 0
+    ) {
       this.quietTicker = undefined;
       return;
     }

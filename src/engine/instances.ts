@@ -26,6 +26,8 @@ export class Instances {
   readonly bySymbol: BySymbol;
   private readonly byName = new Map<string, InstanceRunner>();
   private readonly bySchedule = new Map<string, Map<string, InstanceRunner[]>>();
+  /** Per schedule, the symbols its market job reads: its instances' and the informative pairs they read. */
+  private readonly watchedBySchedule = new Map<string, Set<string>>();
 
   /** Throws a ConfigError when two strategy files name the same instance. */
   constructor(specs: readonly InstanceSpec[], make: (spec: InstanceSpec) => InstanceRunner) {
@@ -48,6 +50,10 @@ export class Instances {
       let sameSymbol = group.get(r.symbol);
       if (!sameSymbol) group.set(r.symbol, (sameSymbol = []));
       sameSymbol.push(r);
+      let watched = this.watchedBySchedule.get(r.schedule);
+      if (!watched) this.watchedBySchedule.set(r.schedule, (watched = new Set()));
+      watched.add(r.symbol);
+      for (const symbol of r.informativeLimits.keys()) watched.add(symbol);
     }
     this.bySymbol = bySymbol;
     this.symbols = new Set(bySymbol.keys());
@@ -65,6 +71,19 @@ export class Instances {
   /** The instances on `schedule`, by symbol (undefined: no instance has it). */
   onSchedule(schedule: string): BySymbol | undefined {
     return this.bySchedule.get(schedule);
+  }
+
+  /** The symbols the market job of `schedule` reads: its instances' own and their informative pairs. */
+  watched(schedule: string): ReadonlySet<string> | undefined {
+    return this.watchedBySchedule.get(schedule);
+  }
+
+  /** Every informative pair some instance reads that no instance trades. */
+  informativeOnly(): string[] {
+    const out = new Set<string>();
+    for (const watched of this.watchedBySchedule.values())
+      for (const symbol of watched) if (!this.symbols.has(symbol)) out.add(symbol);
+    return [...out];
   }
 
   /** Intents processed over all instances (the backtest's cheap test of whether anything happened). */

@@ -19,6 +19,7 @@ export {
   atr,
   bollinger,
   ema,
+  informative,
   macd,
   rsi,
   sma,
@@ -154,6 +155,14 @@ export const ProtectionsSchema: z.ZodType<ProtectionsDecl> = z.strictObject({
   maxDrawdown: z.strictObject({ pct: percent, windowMinutes: minutes.optional(), pauseMinutes: minutes }).optional(),
 });
 
+/** A pair a strategy reads besides its own (never trades): its symbol, and the candles of it to keep. */
+export interface InformativePair {
+  symbol: string;
+  timeframe: Timeframe;
+  /** Closed candles to keep (default 100). */
+  count?: number;
+}
+
 export interface StrategyDefinition<
   Schema extends z.ZodType = z.ZodType,
   S extends object = Record<string, unknown>,
@@ -168,6 +177,13 @@ export interface StrategyDefinition<
    * `ctx.candles` reads them. A function gets the params (a lookback that depends on a period).
    */
   candles?: CandleNeeds | ((params: z.infer<Schema>) => CandleNeeds);
+  /**
+   * Other pairs this strategy reads (Freqtrade's informative pairs): `[{ symbol: 'BTCUSDT', timeframe: '1h',
+   * count: 50 }]` (count default 100). The engine watches their tickers and keeps and warms their candles as it
+   * does its own; `ctx.candles(tf, n, { symbol })`, `ctx.tickerOf(symbol)` and indicators declared on them with
+   * `informative(symbol, ema('1h', 50))` read them. A function gets the params.
+   */
+  informative?: readonly InformativePair[] | ((params: z.infer<Schema>) => readonly InformativePair[]);
   /** Exits the engine enforces on the instance's position (see ExitRulesDecl). */
   exits?: ExitRulesDecl;
   /** Protections the engine enforces (see ProtectionsDecl). */

@@ -11,8 +11,40 @@ export function candleNeeds(definition: StrategyDefinition, params: unknown): Ca
   const declared = typeof definition.candles === 'function' ? definition.candles(params) : (definition.candles ?? {});
   const needs: CandleNeeds = { ...declared };
   const specs: IndicatorSpecs = definition.indicators?.(params) ?? {};
-  for (const ind of Object.values(specs)) needs[ind.timeframe] = Math.max(needs[ind.timeframe] ?? 0, ind.warmUp);
+  for (const ind of Object.values(specs))
+    if (ind.symbol === undefined) needs[ind.timeframe] = Math.max(needs[ind.timeframe] ?? 0, ind.warmUp);
   return needs;
+}
+
+/** Closed candles kept of an informative pair when its declaration gives no count. */
+export const DEFAULT_INFORMATIVE_CANDLES = 100;
+
+/**
+ * The closed candles to keep of each informative pair (the definition's `informative`, each at least its count,
+ * default DEFAULT_INFORMATIVE_CANDLES), and for each indicator declared on one, at least its warm-up.
+ */
+export function informativeNeeds(definition: StrategyDefinition, params: unknown): Map<string, CandleNeeds> {
+  const declared =
+    typeof definition.informative === 'function' ? definition.informative(params) : (definition.informative ?? []);
+  const out = new Map<string, CandleNeeds>();
+  const need = (symbol: string, tf: Timeframe, n: number) => {
+    const needs = out.get(symbol) ?? {};
+    needs[tf] = Math.max(needs[tf] ?? 0, n);
+    out.set(symbol, needs);
+  };
+  for (const d of declared) need(d.symbol, d.timeframe, d.count ?? DEFAULT_INFORMATIVE_CANDLES);
+  const specs: IndicatorSpecs = definition.indicators?.(params) ?? {};
+  for (const ind of Object.values(specs)) if (ind.symbol !== undefined) need(ind.symbol, ind.timeframe, ind.warmUp);
+  return out;
+}
+
+/** The pairs `instances` trade, then the informative pairs they read (each once): the symbols a run needs data of. */
+export function watchedSymbols(
+  instances: readonly { config: { symbol: string }; definition: StrategyDefinition; params: unknown }[],
+): string[] {
+  const out = new Set(instances.map((i) => i.config.symbol));
+  for (const i of instances) for (const symbol of informativeNeeds(i.definition, i.params).keys()) out.add(symbol);
+  return [...out];
 }
 
 /**
@@ -23,8 +55,9 @@ export function candleNeeds(definition: StrategyDefinition, params: unknown): Ca
 export function warmUpMs(instances: readonly { definition: StrategyDefinition; params: unknown }[]): number {
   let longest = 0;
   for (const i of instances) {
-    for (const [tf, count] of Object.entries(candleNeeds(i.definition, i.params)) as [Timeframe, number][])
-      longest = Math.max(longest, (count + 1) * TIMEFRAME_MS[tf]);
+    for (const needs of [candleNeeds(i.definition, i.params), ...informativeNeeds(i.definition, i.params).values()])
+      for (const [tf, count] of Object.entries(needs) as [Timeframe, number][])
+        longest = Math.max(longest, (count + 1) * TIMEFRAME_MS[tf]);
   }
   return longest === 0 ? 0 : longest + TIMEFRAME_MS['1d'];
 }
@@ -55,6 +88,34 @@ export function candleNeedsProblems(definition: StrategyDefinition, params: unkn
         );
     }
   }
+  let pairs: readonly unknown[] = [];
+  try {
+    const declared: unknown =
+      typeof definition.informative === 'function' ? definition.informative(params) : (definition.informative ?? []);
+    if (!Array.isArray(declared)) problems.push('informative: expected a list of { symbol, timeframe, count }');
+    else pairs = declared;
+  } catch (err) {
+    problems.push(`informative: threw ${err instanceof Error ? err.message : String(err)}`);
+  }
+  pairs.forEach((p, i) => {
+    const { symbol, timeframe, count } = (p ?? {}) as { symbol?: unknown; timeframe?: unknown; count?: unknown };
+    if (typeof symbol !== 'string' || !/^[A-Z0-9]{2,20}$/.test(symbol))
+      problems.push(
+        `informative[${i}].symbol: expected an exchange symbol such as "BTCUSDT", found ${JSON.stringify(symbol)}`,
+      );
+    if (typeof timeframe !== 'string' || !isTimeframe(timeframe))
+      problems.push(
+        `informative[${i}].timeframe: expected a timeframe of ${TIMEFRAMES.join(', ')}, found ${JSON.stringify(timeframe)}`,
+      );
+    if (
+      count !== undefined &&
+      (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_CANDLES)
+    )
+      problems.push(
+        `informative[${i}].count: expected a whole number from 1 to ${MAX_CANDLES}, found ${JSON.stringify(count)}`,
+      );
+  });
+  const informativeSymbols = new Set(pairs.map((p) => (p as { symbol?: unknown } | null)?.symbol));
   try {
     const specs: unknown = definition.indicators?.(params) ?? {};
     if (specs === null || typeof specs !== 'object') problems.push('indicators: expected an object of indicators');
@@ -63,6 +124,13 @@ export function candleNeedsProblems(definition: StrategyDefinition, params: unkn
         const tf = (spec as { timeframe?: unknown } | null)?.timeframe;
         if (typeof tf !== 'string' || !isTimeframe(tf) || typeof (spec as { create?: unknown }).create !== 'function')
           problems.push(`indicators.${key}: expected an indicator of the strategy API (ema('5m', 12)…)`);
+        else {
+          const symbol = (spec as { symbol?: unknown }).symbol;
+          if (symbol !== undefined && !informativeSymbols.has(symbol))
+            problems.push(
+              `indicators.${key}: reads ${JSON.stringify(symbol)}, expected a pair the definition's informative lists`,
+            );
+        }
       }
     }
   } catch (err) {

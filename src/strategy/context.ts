@@ -164,9 +164,15 @@ export interface StrategyContext<
   /**
    * Up to `count` closed candles of the symbol at `timeframe`, oldest first (at most what the definition's
    * `candles` declares for it; none for a timeframe it does not declare). With `{ forming: true }` the candle
-   * still forming comes last. The same array is returned until a candle closes: do not change it.
+   * still forming comes last; with `{ symbol }`, an informative pair's (at most what `informative` declares). The
+   * same array is returned until a candle closes: do not change it.
    */
-  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean }): readonly Candle[];
+  candles(timeframe: Timeframe, count: number, options?: { forming?: boolean; symbol?: string }): readonly Candle[];
+  /**
+   * The latest ticker of an informative pair the definition declares (`informative`), or of the instance's own
+   * symbol; undefined before one arrives (or for a pair not declared).
+   */
+  tickerOf(symbol: string): Ticker | undefined;
   /** The indicators the definition declares, updated by the engine on every closed candle of their timeframe. */
   readonly indicators: IndicatorViews<I>;
 }

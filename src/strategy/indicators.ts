@@ -39,6 +39,8 @@ interface LibraryIndicator<T, I> {
 export interface IndicatorSpec<T> {
   readonly kind: string;
   readonly timeframe: Timeframe;
+  /** An informative pair's candles it reads (`informative(symbol, spec)`); undefined: the instance's own. */
+  readonly symbol?: string;
   /** Closed candles it is fed before it is ready: until it has converged (convergedInputs). */
   readonly warmUp: number;
   /** Closed candles the library needs before its first value (a value then still depends on the seed). */
@@ -272,6 +274,11 @@ export function vwap(timeframe: Timeframe): IndicatorSpec<number> {
   };
 }
 
+/** `spec` on an informative pair's candles (the definition's `informative` lists the pair). */
+export function informative<T>(symbol: string, spec: IndicatorSpec<T>): IndicatorSpec<T> {
+  return { ...spec, symbol };
+}
+
 /** The indicator specs a strategy declares, by the name the hooks read them under. */
 export type IndicatorSpecs = Record<string, IndicatorSpec<unknown>>;
 
@@ -287,32 +294,42 @@ export interface ClosedCandles {
   candlesSince(timeframe: Timeframe, time: number): readonly Candle[];
 }
 
-/** One instance's indicators: made from the definition's specs, fed from its symbol's candles. */
+/** One instance's indicators: made from the definition's specs, fed from its symbol's candles (or an informative pair's). */
 export class IndicatorSet {
   readonly views: IndicatorViews<IndicatorSpecs>;
-  private readonly feeds: IndicatorFeed<unknown>[];
-  /** The source's closedCount when last fed (-1: never). */
-  private fedAt = -1;
+  /** The feeds by the symbol whose candles they read (undefined: the instance's own). */
+  private readonly sources: { symbol: string | undefined; feeds: IndicatorFeed<unknown>[]; fedAt: number }[] = [];
 
   constructor(specs: IndicatorSpecs) {
     const views: Record<string, IndicatorFeed<unknown>> = {};
-    for (const [key, ind] of Object.entries(specs)) views[key] = ind.create();
+    for (const [key, ind] of Object.entries(specs)) {
+      const feed = ind.create();
+      views[key] = feed;
+      let source = this.sources.find((s) => s.symbol === ind.symbol);
+      if (source === undefined) this.sources.push((source = { symbol: ind.symbol, feeds: [], fedAt: -1 }));
+      source.feeds.push(feed);
+    }
     this.views = views;
-    this.feeds = Object.values(views);
   }
 
   /**
-   * Feeds each indicator the closed candles it has not seen (the first time: every candle kept, its warm-up).
-   * Costs one comparison when no candle closed.
+   * Feeds each indicator the closed candles it has not seen (the first time: every candle kept, its warm-up),
+   * from `own` or, for one on an informative pair, `other(symbol)`. Costs one comparison a source when no candle
+   * closed.
    */
-  feed(source: ClosedCandles): void {
-    if (source.closedCount === this.fedAt) return;
-    this.fedAt = source.closedCount;
-    const feeds = this.feeds;
-    for (let i = 0; i < feeds.length; i++) {
-      const feed = feeds[i] as IndicatorFeed<unknown>;
-      if (source.lastClosedTime(feed.timeframe) <= feed.time) continue;
-      for (const candle of source.candlesSince(feed.timeframe, feed.time)) feed.update(candle);
+  feed(own: ClosedCandles | undefined, other?: (symbol: string) => ClosedCandles | undefined): void {
+    const sources = this.sources;
+    for (let s = 0; s < sources.length; s++) {
+      const entry = sources[s] as (typeof sources)[number];
+      const source = entry.symbol === undefined ? own : other?.(entry.symbol);
+      if (source === undefined || source.closedCount === entry.fedAt) continue;
+      entry.fedAt = source.closedCount;
+      const feeds = entry.feeds;
+      for (let i = 0; i < feeds.length; i++) {
+        const feed = feeds[i] as IndicatorFeed<unknown>;
+        if (source.lastClosedTime(feed.timeframe) <= feed.time) continue;
+        for (const candle of source.candlesSince(feed.timeframe, feed.time)) feed.update(candle);
+      }
     }
   }
 }

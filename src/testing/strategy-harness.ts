@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { intentBuilders } from '../engine/intent-builders.js';
 import { checkOrder } from '../engine/order-checks.js';
 import { PositionTracker } from '../market/position.js';
-import type { PairConfig } from '../ports/venue-records.js';
+import type { PairConfig, Ticker } from '../ports/venue-records.js';
 import { tickerFromWire, TickerSchema } from '../wire/schemas.js';
 import { DEFAULT_PAIRS } from '../sim/default-market.js';
 import { D, dec, type Dec, type DecimalLike } from '../market/decimal.js';
@@ -151,6 +151,11 @@ export class Harness<S extends object = Record<string, unknown>> {
     ]);
   }
 
+  private ticker(): Ticker | undefined {
+    const price = this.price;
+    return price && tickerFromWire(TickerSchema.parse({ s: this.rules.symbol, p: price.toFixed(), t: this.time }));
+  }
+
   private context(queue: Intent[]): StrategyContext<unknown, S> {
     const rules = this.rules;
     const price = this.price;
@@ -159,7 +164,9 @@ export class Harness<S extends object = Record<string, unknown>> {
       symbol: rules.symbol,
       params: this.params,
       rules,
-      ticker: price && tickerFromWire(TickerSchema.parse({ s: rules.symbol, p: price.toFixed(), t: this.time })),
+      ticker: this.ticker(),
+      // The harness feeds the strategy's own pair only: an informative pair has no ticker or candles here.
+      tickerOf: (symbol) => (symbol === rules.symbol ? this.ticker() : undefined),
       price,
       openOrders: this.orders.map((o) => ({ ...o })),
       position: this.position,
@@ -173,7 +180,10 @@ export class Harness<S extends object = Record<string, unknown>> {
         error: (msg) => this.logs.push({ level: 'error', msg }),
       },
       now: () => this.time,
-      candles: (tf, count, options) => this.candleBook.candles(tf, count, options?.forming === true),
+      candles: (tf, count, options) =>
+        options?.symbol !== undefined && options.symbol !== rules.symbol
+          ? []
+          : this.candleBook.candles(tf, count, options?.forming === true),
       indicators: this.indicators.views,
       ...intentBuilders(() => rules, queue),
     };

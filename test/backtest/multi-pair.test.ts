@@ -1,9 +1,9 @@
 /**
- * Issue 41: one strategy file over several pairs. The shipped config/ema-trend-usdt.json (five USDT pairs) backtested
+ * Issue 41: one strategy file over several pairs. The shipped config/ema-trend-usdt.json on five USDT pairs, backtested
  * on data/samples/2023-04: one instance per pair, named `<file name>/<SYMBOL>`, on one account, and the results per
  * pair beside the total.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
@@ -14,7 +14,26 @@ import { csvRecords } from '../support/csv-records.js';
 import { tempDir } from '../support/temp-dir.js';
 import { bot } from './fixtures.js';
 
-const FILE = 'config/ema-trend-usdt.json';
+/**
+ * The shipped config/ema-trend-usdt.json on the five pairs as `symbols` (the shipped file chooses its pairs with a
+ * pairlist and filters entries by BTC's trend: test/backtest/pair-list.test.ts), so that every pair trades.
+ */
+const FILE = join(tempDir('multi-pair-file'), 'ema-trend-usdt.json');
+{
+  const {
+    pairlist: _list,
+    params,
+    ...shipped
+  } = JSON.parse(readFileSync('config/ema-trend-usdt.json', 'utf8')) as {
+    pairlist: unknown;
+    params: Record<string, unknown>;
+  };
+  const { trendSymbol: _t, trendTimeframe: _tf, trendPeriod: _p, ...own } = params;
+  writeFileSync(
+    FILE,
+    JSON.stringify({ ...shipped, symbols: ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'XRPUSDT', 'ADAUSDT'], params: own }),
+  );
+}
 const SLICE = ['--config', FILE, '--data', 'data/samples/2023-04', '--from', '2023-04-15', '--to', '2023-04-16'];
 /** Each pair's quantity step (data/samples/2023-04/pair-config.json): a position under it is dust, not a trade. */
 const STEPS: Record<string, string> = {

@@ -12,7 +12,17 @@ import { valueAt } from '../../src/backtest/number-column.js';
 import { type PairFigures, PairListSchema, resolvePairList } from '../../src/config/pair-list.js';
 import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/config/strategy-file.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
-import { defineStrategy, type StrategyContext, tradableQuantity, z } from '../../src/strategy/api.js';
+import {
+  type Candle,
+  defineStrategy,
+  ema,
+  informative,
+  type StrategyContext,
+  type Ticker,
+  tradableQuantity,
+  z,
+} from '../../src/strategy/api.js';
+import { onePairInstance } from '../../src/config/strategy-file.js';
 import { recordingFiles, recordedSymbols } from '../../src/record/recording-reader.js';
 
 const DATA = 'data/samples/2023-04';
@@ -107,5 +117,76 @@ describe('a pair list in a backtest', () => {
     // What a pair held when it left the list was still sold by its strategy.
     const sells = run.orders.filter((o) => o.side === 'SELL' && !listedAt(o.createdAt).includes(o.symbol));
     expect(sells.length).toBeGreaterThan(0);
+  });
+});
+
+describe('an informative pair', () => {
+  const HOUR = 3_600_000;
+  const START = FROM + 16 * HOUR;
+  interface Seen {
+    time: number;
+    hours: readonly Candle[];
+    ticker: Ticker | undefined;
+    trend: number | undefined;
+    other?: Ticker | undefined;
+  }
+  /** On ADAUSDT, reading BTCUSDT's hours, ticker and EMA as an informative pair. */
+  const reader = (seen: Seen[]) =>
+    defineStrategy({
+      name: 'reader',
+      params: z.object({}),
+      informative: [{ symbol: 'BTCUSDT', timeframe: '1h', count: 5 }],
+      indicators: () => ({ trend: informative('BTCUSDT', ema('1h', 3)) }),
+      onTick(ctx: StrategyContext) {
+        seen.push({
+          time: ctx.now(),
+          hours: ctx.candles('1h', 5, { symbol: 'BTCUSDT' }),
+          ticker: ctx.tickerOf('BTCUSDT'),
+          trend: ctx.indicators.trend!.value as number | undefined,
+          other: ctx.tickerOf('ETHUSDT'),
+        });
+      },
+    });
+  /** On BTCUSDT itself, the same figures as its own. */
+  const own = (seen: Seen[]) =>
+    defineStrategy({
+      name: 'own',
+      params: z.object({}),
+      candles: { '1h': 5 },
+      indicators: () => ({ trend: ema('1h', 3) }),
+      onTick(ctx: StrategyContext) {
+        seen.push({
+          time: ctx.now(),
+          hours: ctx.candles('1h', 5),
+          ticker: ctx.ticker,
+          trend: ctx.indicators.trend!.value as number | undefined,
+        });
+      },
+    });
+
+  it("keeps and warms the pair's candles, its indicators and its last ticker as it does a traded pair's own", async () => {
+    const files = await recordingFiles([DATA], ['ADAUSDT', 'BTCUSDT']);
+    const run = async (symbol: string, definition: ReturnType<typeof own>) => {
+      const data = await loadTicks(
+        files.filter((f) => f.includes(symbol) || f.includes('BTCUSDT')),
+        {
+          from: FROM,
+          to: START + 3 * HOUR,
+        },
+      );
+      const config = onePairInstance({ name: 'p', strategy: definition.name, symbol, schedule: '0 */5 * * * *' });
+      await runBacktest([{ config, definition, params: {} }], data, { balances: { USDT: '100' }, start: START });
+    };
+    const read: Seen[] = [];
+    const owned: Seen[] = [];
+    await run('ADAUSDT', reader(read));
+    await run('BTCUSDT', own(owned));
+    expect(read.length).toBeGreaterThan(30);
+    // Warmed up on the sixteen hours before the start: five closed hours, and the EMA ready (it takes 14), at once.
+    expect(read[0]!.hours).toHaveLength(5);
+    expect(read[0]!.trend).toBeDefined();
+    expect(read.map(({ other: _, ...s }) => s)).toEqual(owned);
+    // A pair it did not declare is not read.
+    expect(read.every((s) => s.other === undefined)).toBe(true);
   });
 });
