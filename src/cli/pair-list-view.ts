@@ -78,20 +78,27 @@ export async function figuresOnData(
 export async function figuresOnMarket(baseUrl: string): Promise<PairFigures[]> {
   const client = new ExchangeClient({ baseUrl });
   try {
-    const [tickers, configs] = await Promise.all([client.marketWatch(), client.pairConfig()]);
-    const bySymbol = new Map(configs.map((c) => [c.symbol, c]));
-    return tickers.map((t) => ({
-      symbol: t.symbol,
-      quoteAsset: t.quoteAsset ?? bySymbol.get(t.symbol)?.quoteAsset,
-      last: t.last,
-      high: t.high,
-      low: t.low,
-      quoteVolume: t.quoteVolume,
-      tickSize: tickOf(bySymbol.get(t.symbol)),
-    }));
+    return await marketFigures(client);
   } finally {
     await client.close();
   }
+}
+
+/** figuresOnMarket through a client the caller holds: one market-watch and one pair-config request. */
+export async function marketFigures(
+  client: Pick<ExchangeClient, 'marketWatch' | 'pairConfig'>,
+): Promise<PairFigures[]> {
+  const [tickers, configs] = await Promise.all([client.marketWatch(), client.pairConfig()]);
+  const bySymbol = new Map(configs.map((c) => [c.symbol, c]));
+  return tickers.map((t) => ({
+    symbol: t.symbol,
+    quoteAsset: t.quoteAsset ?? bySymbol.get(t.symbol)?.quoteAsset,
+    last: t.last,
+    high: t.high,
+    low: t.low,
+    quoteVolume: t.quoteVolume,
+    tickSize: tickOf(bySymbol.get(t.symbol)),
+  }));
 }
 
 const RANKED_BY = { quoteVolume: '24-hour quote volume', change: '24-hour change %', volatility: '24-hour range %' };

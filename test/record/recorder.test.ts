@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -14,6 +14,8 @@ import { VirtualClock } from '../../src/clocks/virtual-clock.js';
 import { checkPaperData } from '../../src/app/paper-data.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { run as checkConfig } from '../../src/cli/check-config.js';
+import { run as record, recordChoice, symbolsOnMarket } from '../../src/cli/record.js';
+import type { PairFigures } from '../../src/config/pair-list.js';
 import { capture } from '../support/command-output.js';
 import type { PairConfig } from '../../src/ports/venue-records.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
@@ -21,11 +23,16 @@ import { fullTicker, readAll } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
 import { trackChild } from '../support/child-processes.js';
 
-/** A market watch on 127.0.0.1 serving whatever `tickers` holds; `failNext` answers errors instead. */
+/**
+ * A market watch on 127.0.0.1 serving whatever `tickers` holds (and the config endpoint `configs`, 404 while it is
+ * undefined); `failNext` answers errors instead. `queries` holds every request's query, `paths` its path and query.
+ */
 class MarketWatchServer {
   tickers: WireTicker[] = [];
+  configs: PairConfig[] | undefined;
   failNext = 0;
   readonly queries: string[] = [];
+  readonly paths: string[] = [];
   private readonly waiters: { count: number; resolve: () => void }[] = [];
   private server: Server | undefined;
   url = '';
@@ -34,8 +41,12 @@ class MarketWatchServer {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://x');
       this.queries.push(url.search);
+      this.paths.push(url.pathname + url.search);
       for (const w of this.waiters.filter((w) => this.queries.length >= w.count)) w.resolve();
-      if (url.pathname !== '/api/v3/spot/market_watch') {
+      if (url.pathname === '/api/v3/spot/config' && this.configs !== undefined) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'ok', data: this.configs }));
+      } else if (url.pathname !== '/api/v3/spot/market_watch') {
         res.writeHead(404).end();
       } else if (this.failNext > 0) {
         this.failNext--;
@@ -204,6 +215,113 @@ describe('recorder', () => {
     expect(files).toHaveLength(1);
     const text = gunzipSync(readFileSync(path.join(dir, 'BTCUSDT', files[0]!))).toString(); // strict: member ended
     expect(text.trim().split('\n')).toHaveLength(2); // header and the one unchanging ticker
+  });
+});
+
+describe('the pairs chosen on the market watch (--all, --quote, --top)', () => {
+  /** Four pairs: three of USDT by 24-hour quote volume ETH > BTC > SOL, one of BTC. */
+  const market = (t: number): WireTicker[] => [
+    { ...fullTicker(t, 67000, 'BTCUSDT'), vq: 4e8 },
+    { ...fullTicker(t, 3000, 'ETHUSDT'), vq: 9e8 },
+    { ...fullTicker(t, 150, 'SOLUSDT'), vq: 1e8 },
+    { ...fullTicker(t, 0.05, 'ETHBTC'), q: 'BTC', vq: 5000 },
+  ];
+  const figures = (t: number): PairFigures[] =>
+    market(t).map((w) => ({ symbol: w.s, quoteAsset: w.q ?? undefined, last: w.p, quoteVolume: w.vq }));
+
+  it('reads one choice from the flags; each wrong combination or value is an error naming the flags', () => {
+    expect(recordChoice({ symbols: 'BTCUSDT, ETHUSDT', all: false })).toEqual({ symbols: ['BTCUSDT', 'ETHUSDT'] });
+    expect(recordChoice({ all: true })).toEqual({ all: true });
+    expect(recordChoice({ quote: 'USDT' })).toEqual({ quote: 'USDT', top: undefined });
+    expect(recordChoice({ quote: 'USDT', top: '20' })).toEqual({ quote: 'USDT', top: 20 });
+    const wrong = (values: Parameters<typeof recordChoice>[0]) => () => recordChoice(values);
+    expect(wrong({ symbols: 'BTCUSDT', all: true })).toThrow('--symbols and --all cannot be combined');
+    expect(wrong({ symbols: 'BTCUSDT', quote: 'USDT' })).toThrow('--symbols and --quote cannot be combined');
+    expect(wrong({ all: true, quote: 'USDT' })).toThrow('--all and --quote cannot be combined');
+    expect(wrong({ symbols: 'BTCUSDT', top: '5' })).toThrow('--top ranks by 24-hour quote volume');
+    expect(wrong({ all: true, top: '5' })).toThrow('give --quote too (--quote USDT --top 5)');
+    expect(wrong({})).toThrow('give the pairs to record: --symbols BTCUSDT,ETHUSDT, --all, or --quote USDT');
+    expect(wrong({ quote: 'usdt' })).toThrow("--quote must be an asset code such as USDT, got 'usdt'");
+    for (const top of ['0', '2.5', 'ten'])
+      expect(wrong({ quote: 'USDT', top }), top).toThrow(/--top must be (a whole number|a number)/);
+  });
+
+  it('resolves --all to every pair, --quote to its pairs ranked by quote volume, --top to the first N', () => {
+    const f = figures(now);
+    expect(symbolsOnMarket({ all: true }, f, 'x')).toEqual(['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'ETHBTC']);
+    expect(symbolsOnMarket({ quote: 'USDT' }, f, 'x')).toEqual(['ETHUSDT', 'BTCUSDT', 'SOLUSDT']);
+    expect(symbolsOnMarket({ quote: 'USDT', top: 2 }, f, 'x')).toEqual(['ETHUSDT', 'BTCUSDT']);
+    expect(symbolsOnMarket({ quote: 'BTC', top: 2 }, f, 'x')).toEqual(['ETHBTC']);
+    expect(() => symbolsOnMarket({ quote: 'EUR' }, f, 'http://h')).toThrow(
+      '--quote EUR matches no pair with a price and a 24-hour quote volume on the market watch of http://h (its quote assets: BTC, USDT)',
+    );
+    expect(() => symbolsOnMarket({ all: true }, [], 'http://h')).toThrow(
+      '--all: the market watch of http://h lists no pair',
+    );
+  });
+
+  it('says so with exit 2 before recording anything when the flags conflict or match nothing', async () => {
+    server.tickers = market(now);
+    server.configs = [];
+    const conflict = await capture(record, ['--symbols', 'BTCUSDT', '--all', '--out', dir]);
+    expect(conflict.code).toBe(2);
+    expect(conflict.err.join('\n')).toContain('--symbols and --all cannot be combined: give one');
+    const none = await capture(record, ['--quote', 'EUR', '--out', dir, '--base-url', server.url]);
+    expect(none.code).toBe(2);
+    expect(none.err.join('\n')).toContain('--quote EUR matches no pair');
+    expect(server.paths.filter((p) => p.startsWith('/api/v3/spot/market_watch'))).toEqual([
+      '/api/v3/spot/market_watch',
+    ]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('records the top N of a quote asset with their rules, one market-watch request a poll for all of them', async () => {
+    const t = Date.now();
+    server.tickers = market(t);
+    const engine = new MatchingEngine(); // the built-in pairs' rules: BTCUSDT, BTCUSDC, ETHUSDT
+    server.configs = engine.pairConfigs();
+    const cli = path.resolve('src/cli.ts');
+    const args = [
+      'record',
+      '--quote',
+      'USDT',
+      '--top',
+      '2',
+      '--every',
+      '100ms',
+      '--out',
+      dir,
+      '--base-url',
+      server.url,
+    ];
+    const child = trackChild(
+      spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+      }),
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // The choice (market watch and config), then the first poll (config and market watch), then the second's.
+    await Promise.race([server.served(5), exited]);
+    child.kill('SIGTERM');
+    expect(await exited, stderr).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(['BTCUSDT', 'ETHUSDT']);
+    for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
+      const [file] = readdirSync(path.join(dir, symbol));
+      const [header, ticker] = gunzipSync(readFileSync(path.join(dir, symbol, file!)))
+        .toString()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { symbol?: string; pair?: PairConfig; s?: string });
+      expect(header!.symbol).toBe(symbol);
+      expect(header!.pair).toEqual(engine.pairConfigs(symbol)[0]);
+      expect(ticker!.s).toBe(symbol);
+    }
+    const watches = server.paths.filter((p) => p.startsWith('/api/v3/spot/market_watch'));
+    expect(watches.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(watches)).toEqual(new Set(['/api/v3/spot/market_watch'])); // all pairs, never one by one
   });
 });
 
