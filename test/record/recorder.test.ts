@@ -107,6 +107,27 @@ function recorder(symbols = ['BTCUSDT', 'BTCUSDC']): Recorder {
 const day1 = (name: string) => path.join(dir, name, '2024-05-31.jsonl.gz');
 const day2 = (name: string) => path.join(dir, name, '2024-06-01.jsonl.gz');
 
+/**
+ * Runs `bot record ARGS --every 100ms` into `dir` on the server until it has answered `requests` requests in all,
+ * then stops it with SIGTERM, which must end it with exit 0.
+ */
+async function recordUntilServed(args: string[], requests: number): Promise<void> {
+  const cli = path.resolve('src/cli.ts');
+  const flags = [...args, '--every', '100ms', '--out', dir, '--base-url', server.url];
+  const child = trackChild(
+    spawn(process.execPath, ['--import', 'tsx', cli, 'record', ...flags], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    }),
+  );
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await Promise.race([server.served(requests), exited]);
+  child.kill('SIGTERM');
+  expect(await exited, stderr).toBe(0);
+}
+
 describe('recorder', () => {
   it('appends each symbol’s tickers, every key kept, skipping unchanged ones and unrequested symbols', async () => {
     const rec = recorder();
@@ -184,33 +205,7 @@ describe('recorder', () => {
 
   it('stops via CLI on SIGTERM with its files flushed and closed', async () => {
     server.tickers = [fullTicker(Date.now())];
-    const cli = path.resolve('src/cli.ts');
-    const child = trackChild(
-      spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          cli,
-          'record',
-          '--symbols',
-          'BTCUSDT',
-          '--every',
-          '100ms',
-          '--out',
-          dir,
-          '--base-url',
-          server.url,
-        ],
-        { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LOG_LEVEL: 'warn' } },
-      ),
-    );
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    await Promise.race([server.served(3), exited]);
-    child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(0);
+    await recordUntilServed(['--symbols', 'BTCUSDT'], 3);
     const files = await import('node:fs/promises').then((fs) => fs.readdir(path.join(dir, 'BTCUSDT')));
     expect(files).toHaveLength(1);
     const text = gunzipSync(readFileSync(path.join(dir, 'BTCUSDT', files[0]!))).toString(); // strict: member ended
@@ -280,33 +275,8 @@ describe('the pairs chosen on the market watch (--all, --quote, --top)', () => {
     server.tickers = market(t);
     const engine = new MatchingEngine(); // the built-in pairs' rules: BTCUSDT, BTCUSDC, ETHUSDT
     server.configs = engine.pairConfigs();
-    const cli = path.resolve('src/cli.ts');
-    const args = [
-      'record',
-      '--quote',
-      'USDT',
-      '--top',
-      '2',
-      '--every',
-      '100ms',
-      '--out',
-      dir,
-      '--base-url',
-      server.url,
-    ];
-    const child = trackChild(
-      spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, LOG_LEVEL: 'warn' },
-      }),
-    );
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // The choice (market watch and config), then the first poll (config and market watch), then the second's.
-    await Promise.race([server.served(5), exited]);
-    child.kill('SIGTERM');
-    expect(await exited, stderr).toBe(0);
+    await recordUntilServed(['--quote', 'USDT', '--top', '2'], 5);
     expect(readdirSync(dir).sort()).toEqual(['BTCUSDT', 'ETHUSDT']);
     for (const symbol of ['BTCUSDT', 'ETHUSDT']) {
       const [file] = readdirSync(path.join(dir, symbol));
