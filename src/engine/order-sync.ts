@@ -58,12 +58,25 @@ export class OrderSync {
    * request for all the account's open orders when there are several (a pair list's hundreds of pairs must not
    * cost a request each). Each symbol's failure goes to `failed`; a failure of the one request throws.
    */
-  async pollIdle(symbols: readonly string[], failed: (symbol: string, err: unknown) => void): Promise<void> {
+  pollIdle(symbols: readonly string[], failed: (symbol: string, err: unknown) => void): Promise<void> {
+    return this.pollMany(symbols, () => true, failed);
+  }
+
+  /**
+   * Polls `symbols` on one read of the account's open orders when there are several (the orders poll of a
+   * many-pair account: one request, not one a pair), `adopt` as poll's. Each symbol's failure goes to `failed`; a
+   * failure of the one request throws, and no symbol is polled on it.
+   */
+  async pollMany(
+    symbols: readonly string[],
+    adopt: (symbol: string) => boolean,
+    failed: (symbol: string, err: unknown) => void,
+  ): Promise<void> {
     const { venue, guard } = this.p;
     const read = symbols.length > 1 ? await guard.call('open orders', () => venue.openOrders()) : undefined;
     for (const symbol of symbols) {
       try {
-        await this.poll(symbol, true, read);
+        await this.poll(symbol, adopt(symbol), read);
       } catch (err) {
         failed(symbol, err);
       }

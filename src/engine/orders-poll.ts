@@ -158,13 +158,17 @@ export class OrdersPoll {
     }
     // A failure is reported once by the job that runs this (the scheduler logs an incident, not each poll).
     let failure: { symbol: string; err: unknown } | undefined;
-    for (const symbol of journal.symbols()) {
-      try {
-        await this.sync.poll(symbol, this.roster.symbols.has(symbol));
-      } catch (err) {
-        failure ??= { symbol, err };
-        logger.debug({ err, symbol }, 'orders poll failed');
-      }
+    const failed = (symbol: string, err: unknown) => {
+      failure ??= { symbol, err };
+      logger.debug({ err, symbol }, 'orders poll failed');
+    };
+    // One read of the open orders for every symbol with live rows (a request a pair would not fit the request
+    // budget of a many-pair account); when it fails, none is polled this time.
+    const symbols = [...journal.symbols()];
+    try {
+      await this.sync.pollMany(symbols, (symbol) => this.roster.symbols.has(symbol), failed);
+    } catch (err) {
+      failed(symbols.join(', '), err);
     }
     this.sync.reportExternal(false);
     const complete = failure === undefined;

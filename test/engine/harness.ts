@@ -88,7 +88,10 @@ export class FaultyVenue implements Venue {
   balance(query?: BalanceQuery): Promise<Balances> {
     return this.guard(() => this.inner.balance(query));
   }
+  /** The pair each open-orders read asked for (undefined: every pair), in order. */
+  readonly openOrdersAsked: (string | undefined)[] = [];
   openOrders(pair?: string): Promise<OrderRecord[]> {
+    this.openOrdersAsked.push(pair);
     return this.guard(() => this.inner.openOrders(pair));
   }
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
