@@ -7,10 +7,11 @@
 import { type PairFigures, type PairList, type PairListResult, resolvePairList } from '../config/pair-list.js';
 import { ExchangeClient } from '../exchange/client.js';
 import type { PairConfig } from '../ports/venue-records.js';
+import { TIMEFRAME_MS } from '../market/candles.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import { readRecordingBatches, recordedSymbols, recordingFiles } from '../record/recording-reader.js';
 
-const HOUR_MS = 3_600_000;
+const HOUR_MS = TIMEFRAME_MS['1h'];
 
 function tickOf(config: PairConfig | undefined): number | undefined {
   if (config === undefined) return undefined;

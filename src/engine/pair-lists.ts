@@ -8,12 +8,13 @@
  * what it holds is still managed: its strategy is still called while it holds a position or a working order, and
  * its declared exits stand. A pair off the list that holds nothing is not ticked at all.
  */
-import { type PairList, type PairListResult, pairListRefresh, resolvePairList } from '../config/pair-list.js';
+import { type PairList, pairListRefresh, resolvePairList } from '../config/pair-list.js';
+import { TIMEFRAME_MS } from '../market/candles.js';
 import type { Logger } from '../ops/logger.js';
 import type { InstanceRunner } from './instance-runner.js';
 import type { MarketState } from './market-state.js';
 
-const HOUR_MS = 3_600_000;
+const HOUR_MS = TIMEFRAME_MS['1h'];
 const DAY_HOURS = 24;
 
 /** One file's list: its pairs' instances, those listed now, when it is worked out next. */
@@ -27,7 +28,6 @@ interface Group {
   listed: ReadonlySet<string>;
   /** Why each pair was left out at the last refresh. */
   leftOut: ReadonlyMap<string, string>;
-  last: PairListResult | undefined;
   /** Per pair, its price at the first market job of each of the last 25 hours and that hour (for the change). */
   hourly: Map<string, Float64Array>;
   sampledHour: number;
@@ -57,7 +57,6 @@ export class PairLists {
           members: new Map(),
           listed: new Set(),
           leftOut: new Map(),
-          last: undefined,
           hourly: new Map(),
           sampledHour: NaN,
         };
@@ -136,7 +135,6 @@ export class PairLists {
     const removed = [...g.listed].filter((s) => !listed.has(s));
     g.listed = listed;
     g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason]));
-    g.last = result;
     for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
     if (added.length > 0 || removed.length > 0)
       this.logger.info(
