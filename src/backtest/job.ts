@@ -9,6 +9,7 @@ import { type BacktestSummary, summarize } from './summary.js';
 import type { JobSettings } from './job-settings.js';
 import { sliceTicks, type TickData } from './tick-data.js';
 import { warmUpMs } from '../strategy/candle-needs.js';
+import { ConfigError } from '../errors.js';
 
 export { warmUpMs };
 
@@ -23,14 +24,23 @@ export function defaultBalances(instances: readonly InstanceSpec[], data: TickDa
   return out;
 }
 
-/** The longest warm-up (warmUpMs) of the strategy files over these combinations of overrides (their periods). */
+/**
+ * The longest warm-up (warmUpMs) of the strategy files over these combinations of overrides (their periods). A
+ * combination the files refuse is passed over: it runs nothing, so it needs no data.
+ */
 export async function longestWarmUpMs(
   sources: readonly ConfigSource[],
   combos: readonly Readonly<Record<string, unknown>>[],
 ): Promise<number> {
   let longest = 0;
   for (const combo of combos) {
-    const instances = (await Promise.all(sources.map((s) => instancesOf(s, combo)))).flat();
+    let instances: InstanceSpec[];
+    try {
+      instances = (await Promise.all(sources.map((s) => instancesOf(s, combo)))).flat();
+    } catch (err) {
+      if (err instanceof ConfigError) continue;
+      throw err;
+    }
     longest = Math.max(longest, warmUpMs(instances));
   }
   return longest;
@@ -44,8 +54,8 @@ export interface JobResult {
 /**
  * One backtest of `sources` on `data`, from --from (settings.from) or, given a `window` (a holdout's part, a
  * walk-forward window's train or test part), over [window.from, window.to). Either way the data before the
- * start, as much of it as the strategies' warm-up asks for (warmUpMs, with these overrides' params), builds
- * their candles and indicators and is not traded: a part starts warmed up as a run from --from does.
+ * start, as much of it as the strategies' warm-up asks for (warmUpMs, with these overrides' params) and no more,
+ * builds their candles and indicators and is not traded: a part starts warmed up as a run from --from does.
  */
 export async function runJob(
   sources: readonly ConfigSource[],
@@ -59,9 +69,11 @@ export async function runJob(
   const universe = all.symbols.map((s) => s.symbol);
   for (const source of sources) bySource.push(await instancesOf(source, overrides, universe));
   const instances = bySource.flat();
-  const data = window ? sliceTicks(all, window.from - warmUpMs(instances), window.to) : all;
-  const balances = settings.balances ?? defaultBalances(instances, data);
   const start = window ? window.from : settings.from === undefined ? undefined : Date.parse(settings.from);
+  // Exactly this combination's warm-up before the start, however much more was loaded for longer ones (a sweep's,
+  // a search space's): its result is the one it gives run alone.
+  const data = start === undefined ? all : sliceTicks(all, start - warmUpMs(instances), window?.to ?? Infinity);
+  const balances = settings.balances ?? defaultBalances(instances, data);
   const run = await runBacktest(
     instances,
     data,

@@ -21,8 +21,8 @@ import {
   type SearchProgress,
   type Trial,
 } from '../backtest/hyperopt/search.js';
-import { parseSpace } from '../backtest/hyperopt/space.js';
-import { warmUpMs } from '../backtest/job.js';
+import { parseSpace, spaceCorners } from '../backtest/hyperopt/space.js';
+import { longestWarmUpMs, warmUpMs } from '../backtest/job.js';
 import { belowMinDsr, luckLines, luckOf, minDsrFlag, minDsrRefusal } from '../backtest/luck/luck.js';
 import { claimOutputFolder, inputsHash } from '../backtest/output-folder.js';
 import { progressLine } from '../backtest/progress.js';
@@ -283,7 +283,13 @@ async function hyperopt(argv: string[]): Promise<number> {
     pool = new SweepPool(size, sources, settings);
   }
   try {
-    const loadFrom = from === undefined ? undefined : from - warmUpMs(instances);
+    // The candles warm up on the data before --from as long as the longest lookback the space can draw asks (its
+    // corners); a space with too many corners to try loads all of it. Each trial takes its own warm-up of that.
+    const corners = spaceCorners(space, fixed);
+    const loadFrom =
+      from === undefined || corners === null
+        ? undefined
+        : from - Math.max(warmUpMs(instances), await longestWarmUpMs(sources, corners));
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
       from: loadFrom,
       to,

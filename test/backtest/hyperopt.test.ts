@@ -13,6 +13,7 @@ import { decodePoint, encodeValue, feasible, parseSpace, placesOf } from '../../
 import { TpeSampler } from '../../src/backtest/hyperopt/tpe.js';
 import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import type { Metrics } from '../../src/backtest/summary.js';
+import { run as backtest } from '../../src/cli/backtest.js';
 import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { TEST_STRATEGIES } from '../e2e/daemon-process.js';
 import { capture } from '../support/command-output.js';
@@ -269,4 +270,42 @@ describe('bot hyperopt', () => {
     expect(r.err.join('\n')).toMatch(/no --set flags for the best: its deflated Sharpe ratio .* is under --min-dsr 1/);
     expect(() => readFileSync(join(out, 'best.json'))).toThrow();
   }, 300_000);
+});
+
+describe('bot hyperopt --from (issue 38)', () => {
+  it("warms each trial up as its own lookback asks, not the strategy file's: a trial gives what it gives run alone", async () => {
+    // when-ready buys at the first tick its EMA of five-minute candles has converged. The file's period 20 needs
+    // a day and a few hours before --from; periods 150 and 200 need days. Warmed for the file only, no trial
+    // had its EMA ready in the two hours searched (it converged a day later): none bought.
+    const config = join(dir, 'when-ready.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'when-ready', strategy: 'when-ready', symbol: 'BTCUSDT', params: { period: 20 } }),
+    );
+    const span = ['--data', SAMPLE, '--from', FROM, '--to', '2023-03-09T02:00:00Z'];
+    const out = join(dir, 'when-ready');
+    const r = await capture(hyperopt, [
+      ...['--config', config, '--strategies', TEST_STRATEGIES, ...span],
+      ...['--space', 'period=150,200', '--sampler', 'random', '--epochs', '2', '--batch', '2', '--seed', '1'],
+      ...['--min-trades', '0', '--workers', '1', '--out', out],
+    ]);
+    expect(r.code, r.err.join('\n')).toBe(0);
+    const trials = readFileSync(join(out, 'trials.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { values: { period: number }; metrics: Metrics });
+    expect(trials).toHaveLength(2);
+    for (const t of trials) {
+      expect(t.metrics.fills, `period ${t.values.period}`).toBe(1);
+      const alone = await capture(backtest, [
+        ...['--config', config, '--strategies', TEST_STRATEGIES, ...span],
+        ...['--set', `period=${t.values.period}`, '--out', join(dir, `when-ready-${t.values.period}`), '--force'],
+      ]);
+      expect(alone.code, alone.err.join('\n')).toBe(0);
+      const summary = JSON.parse(readFileSync(join(dir, `when-ready-${t.values.period}`, 'summary.json'), 'utf8')) as {
+        metrics: Metrics;
+      };
+      expect(t.metrics).toEqual(summary.metrics);
+    }
+  }, 60_000);
 });

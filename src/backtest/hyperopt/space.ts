@@ -159,6 +159,25 @@ export function decodePoint(space: Space, point: readonly number[]): Record<stri
   return Object.fromEntries(space.dimensions.map((d, i) => [d.key, decodeValue(d, point[i] as number)]));
 }
 
+/**
+ * Every combination of each range's two ends and each choice's values, over `fixed`: where a lookback the space
+ * sets is longest, for a lookback that grows (or shrinks) with each key, as a period does. Null when there are
+ * more than `limit` of them.
+ */
+export function spaceCorners(
+  space: Space,
+  fixed: Readonly<Record<string, unknown>>,
+  limit = 4096,
+): Record<string, unknown>[] | null {
+  let corners: Record<string, unknown>[] = [{ ...fixed }];
+  for (const d of space.dimensions) {
+    const values = d.kind === 'choice' ? d.values : [decodeValue(d, 0), decodeValue(d, 1)];
+    if (corners.length * values.length > limit) return null;
+    corners = corners.flatMap((c) => values.map((v) => ({ ...c, [d.key]: v })));
+  }
+  return corners;
+}
+
 /** Whether a trial's values keep every constraint (the other keys from `fixed`, then the strategy file). */
 export function feasible(
   space: Space,
