@@ -7,15 +7,22 @@
 # That is the trading image (the last target); `--target research` builds the workers' image, which adds the research
 # dependencies (docs/containers.md).
 
+# package.json without its scripts (the lifecycle scripts npm ci runs are kept): the install below is keyed on
+# what it installs, so a new or changed script (a bench:…) does not install and compile everything again.
+FROM node:22-bookworm-slim AS manifest
+COPY package.json /in/
+RUN node -e "const p = require('/in/package.json'); p.scripts = Object.fromEntries(Object.entries(p.scripts ?? {}).filter(([k]) => /^(pre|post)?(install|prepare)$/.test(k))); require('fs').writeFileSync('/package.json', JSON.stringify(p, null, 2))"
+
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 # better-sqlite3 compiles against the headers this image ships (/usr/local/include/node): the build downloads
 # npm packages and nothing else, neither Node headers nor prebuilt binaries.
 ENV npm_config_nodedir=/usr/local npm_config_build_from_source=true
-COPY package.json package-lock.json ./
+COPY --from=manifest /package.json ./
+COPY package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY package.json tsconfig.json tsconfig.build.json ./
 COPY bin/build.js bin/sbom.js ./bin/
 COPY src ./src
 COPY strategies ./strategies
