@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { plain } from '../market/decimal.js';
 import type { ClockReading } from '../ports/clock.js';
+import type { LedgerFill, LedgerOrder, LedgerPage } from '../ports/ledger-records.js';
 import type { ReplayPosition } from '../sim/feeds.js';
 import { fillState, orderState, type SimLedger, type SimState } from '../sim/ledger.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
@@ -82,6 +83,18 @@ export class PaperLedger implements SimLedger {
     if (this.orders.size > 0 || this.fills.length > 0) this.write();
   }
 
+  order(id: number): LedgerOrder | undefined {
+    return this.store.paper.order(id);
+  }
+
+  orderPage(userId: number, page: LedgerPage): LedgerOrder[] {
+    return this.store.paper.orderPage(userId, page);
+  }
+
+  fillPage(userId: number, page: LedgerPage): LedgerFill[] {
+    return this.store.paper.fillPage(userId, page);
+  }
+
   /** Writes the last prices and the replay position, with any change not yet committed. */
   checkpoint(): void {
     this.write();
@@ -125,12 +138,8 @@ function simState(snapshot: PaperSnapshot, apiKey: string): SimState {
   const balances: SimState['accounts'][number]['balances'] = {};
   for (const b of snapshot.balances)
     if (b.userId === account.userId) balances[b.asset] = { free: b.free, locked: b.locked };
-  return {
-    accounts: [{ apiKey, userId: account.userId, balances }],
-    orders: snapshot.orders,
-    fills: snapshot.fills,
-    market: snapshot.market,
-  };
+  const { open, lastOrderId, lastFillId, symbols, market } = snapshot;
+  return { accounts: [{ apiKey, userId: account.userId, balances }], open, lastOrderId, lastFillId, symbols, market };
 }
 
 export interface PaperExchangeOpened {
@@ -146,15 +155,6 @@ export interface PaperExchangeOpened {
    * time): a replay that starts over must go on after it, or orders would fill before they were placed.
    */
   latest?: number;
-}
-
-/** The latest time in the snapshot's records (undefined when it holds none). */
-function latestTime(snapshot: PaperSnapshot): number | undefined {
-  let latest = -Infinity;
-  for (const o of snapshot.orders) latest = Math.max(latest, o.createdAt, o.updatedAt);
-  for (const f of snapshot.fills) latest = Math.max(latest, f.time);
-  for (const m of snapshot.market) latest = Math.max(latest, m.time);
-  return Number.isFinite(latest) ? latest : undefined;
 }
 
 /**
@@ -178,14 +178,13 @@ export function openPaperExchange(
           'account, or set DB_PATH to another file',
       ]);
     }
-    engine.restore(simState(snapshot, options.apiKey));
-    engine.attachLedger(ledger);
+    engine.restore(simState(snapshot, options.apiKey), ledger);
     return {
       ledger,
       resumed: true,
       funding: snapshot.accounts[0]?.funding ?? {},
       replay: parseReplayPosition(exchange.replay),
-      latest: latestTime(snapshot),
+      latest: snapshot.latest,
     };
   }
   const now = options.clock.now();

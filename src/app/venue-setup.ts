@@ -107,7 +107,7 @@ function openPaper(
   else {
     const apiKey = DEMO_CREDENTIALS.apiKey;
     logger.info(
-      { component: 'sim', openOrders: engine.openOrders(apiKey).length, fills: engine.fills(apiKey).length },
+      { component: 'sim', openOrders: engine.openOrders(apiKey).length, fills: engine.lastFillId },
       `paper account resumed from ${env.DB_PATH} (funded with ${funding}; PAPER_FRESH=true starts a new one)`,
     );
     if (env.PAPER_BALANCES !== undefined && JSON.stringify(env.PAPER_BALANCES) !== JSON.stringify(opened.funding))
@@ -173,9 +173,9 @@ export async function setUpVenue(
       throw err;
     }
     if (paper.resumed) {
-      const fills = engine.fills(DEMO_CREDENTIALS.apiKey).length;
+      const fills = engine.lastFillId;
       const fed = catchUp(engine, store);
-      const filled = engine.fills(DEMO_CREDENTIALS.apiKey).length - fills;
+      const filled = engine.lastFillId - fills;
       if (fed > 0)
         logger.info(
           { component: 'sim', prices: fed, fills: filled },

@@ -71,3 +71,19 @@ export interface LedgerMarket {
   time: number;
   ticker: Record<string, unknown> | undefined;
 }
+
+/**
+ * One page of an account's order or trade history as the simulated exchange selects it (sim/history-query.ts
+ * reads the request into it): the records matching every filter given, newest (highest id) first, `skip` of
+ * them passed over, at most `size` returned. Times are epoch ms, inclusive, compared with an order's creation
+ * time or a fill's time; `hideCanceled` drops CANCELED orders (fills are never canceled).
+ */
+export interface LedgerPage {
+  symbol: string | undefined;
+  side: Side | undefined;
+  from: number;
+  to: number;
+  hideCanceled: boolean;
+  skip: number;
+  size: number;
+}

@@ -5,6 +5,7 @@
  * CANCELED orders, including partially filled ones; trades are never canceled, so it does not touch them.
  */
 import type { Side } from '../market/pair-rules.js';
+import type { LedgerPage } from '../ports/ledger-records.js';
 import type { HistoryQuery } from '../ports/venue.js';
 import { SimRejectError } from './error-codes.js';
 
@@ -35,36 +36,41 @@ function positiveInt(field: 'page' | 'pageSize', value: number | undefined, fall
   return value;
 }
 
+/** The page `query` asks for, or the error naming the field it gives wrongly. */
+export function historyPage(query: HistoryQuery = {}): LedgerPage {
+  const from = time('timeFrom', query.timeFrom, -Infinity);
+  const to = time('timeTo', query.timeTo, Infinity);
+  const page = positiveInt('page', query.page, 1);
+  const size = Math.min(positiveInt('pageSize', query.pageSize, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
+  const { symbol, side } = query;
+  return { symbol, side, from, to, hideCanceled: query.hideCanceled === true, skip: (page - 1) * size, size };
+}
+
 /**
- * One page of `items` (oldest first, as stored) matching the query, newest first. `inTimeOrder`: the items' times
- * never decrease, so the read stops at the first item older than timeFrom (a poll's read since a recent time
+ * The `page` of `items` (oldest first, as held in memory), newest first. `inTimeOrder`: the items' times never
+ * decrease, so the read stops at the first item older than the page's start (a poll's read since a recent time
  * costs what it returns, not every item the account ever had).
  */
 export function queryHistory<T>(
   items: readonly T[],
   view: (item: T) => HistoryItem,
-  query: HistoryQuery = {},
+  page: LedgerPage,
   inTimeOrder = false,
 ): T[] {
-  const from = time('timeFrom', query.timeFrom, -Infinity);
-  const to = time('timeTo', query.timeTo, Infinity);
-  const page = positiveInt('page', query.page, 1);
-  const size = Math.min(positiveInt('pageSize', query.pageSize, DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
-  const skip = (page - 1) * size;
   const out: T[] = [];
   let matched = 0;
-  for (let i = items.length - 1; i >= 0 && out.length < size; i--) {
+  for (let i = items.length - 1; i >= 0 && out.length < page.size; i--) {
     const item = items[i] as T;
     const v = view(item);
-    if (query.symbol !== undefined && v.symbol !== query.symbol) continue;
-    if (query.side !== undefined && v.side !== query.side) continue;
-    if (query.hideCanceled === true && v.canceled) continue;
-    if (v.time < from) {
+    if (page.symbol !== undefined && v.symbol !== page.symbol) continue;
+    if (page.side !== undefined && v.side !== page.side) continue;
+    if (page.hideCanceled && v.canceled) continue;
+    if (v.time < page.from) {
       if (inTimeOrder) break;
       continue;
     }
-    if (v.time > to) continue;
-    if (matched++ >= skip) out.push(item);
+    if (v.time > page.to) continue;
+    if (matched++ >= page.skip) out.push(item);
   }
   return out;
 }

@@ -8,9 +8,12 @@
  * bot is told is already durable, as on a real exchange. Between two commits nothing is observable.
  *
  * The state is plain data (ports/ledger-records.ts: decimals as plain text, exactly as the engine holds them):
- * what a ledger stores and what `MatchingEngine.restore` takes back.
+ * what a ledger stores and what `MatchingEngine.restore` takes back. An engine with a ledger keeps in memory only
+ * what matching needs (balances, open orders, the last prices, the next ids); the history (closed orders, fills)
+ * stays in the ledger and is read from it on demand, so neither the restore nor memory grows with the account's
+ * history.
  */
-import type { LedgerAccount, LedgerFill, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
+import type { LedgerAccount, LedgerFill, LedgerMarket, LedgerOrder, LedgerPage } from '../ports/ledger-records.js';
 import { type Dec, plain } from '../market/decimal.js';
 import type { SimFill, SimOrder } from './state.js';
 
@@ -21,13 +24,24 @@ export interface SimLedger {
   filled(fill: SimFill, order: SimOrder): void;
   /** The end of one engine operation: everything reported since the last commit must be durable on return. */
   commit(): void;
+  /** The order of this id as last committed, if any. */
+  order(id: number): LedgerOrder | undefined;
+  /** One page of a user's orders as last committed (history-query.ts reads the request into `page`). */
+  orderPage(userId: number, page: LedgerPage): LedgerOrder[];
+  /** One page of a user's fills as last committed. */
+  fillPage(userId: number, page: LedgerPage): LedgerFill[];
 }
 
+/** What an engine with a ledger restores (the rest of its history it reads from the ledger). */
 export interface SimState {
   accounts: LedgerAccount[];
-  /** Every order, any order (restore sorts by id). */
-  orders: LedgerOrder[];
-  fills: LedgerFill[];
+  /** The orders still NEW or PARTIALLY_FILLED (restore sorts them by id). */
+  open: LedgerOrder[];
+  /** The highest order and fill ids given so far (0 when none): the next ones follow. */
+  lastOrderId: number;
+  lastFillId: number;
+  /** Every pair the account's orders are on: each must still be listed, or its history could not be read. */
+  symbols: string[];
   market: LedgerMarket[];
 }
 

@@ -51,9 +51,9 @@ import type { ClockReading } from '../ports/clock.js';
 import type { BalanceQuery, HistoryQuery } from '../ports/venue.js';
 import { DEFAULT_ASSETS, DEFAULT_PAIRS, type SimAsset } from './default-market.js';
 import { SimRejectError } from './error-codes.js';
-import { queryHistory } from './history-query.js';
+import { historyPage, queryHistory } from './history-query.js';
 import { restoredFill, restoredOrder } from './restore.js';
-import type { LedgerAccount, LedgerMarket } from '../ports/ledger-records.js';
+import type { LedgerAccount, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
 import type { SimLedger, SimState } from './ledger.js';
 import { impactRatio } from './market-impact.js';
 import { checkQuantity, parseOrderInput, quantityForQuote, type SimOrderInput } from './order-input.js';
@@ -175,6 +175,7 @@ export class MatchingEngine {
   private readonly assetsByCode = new Map<string, SimAsset>();
   private readonly books = new Map<string, Book>();
   private readonly accounts = new Map<string, SimAccount>();
+  /** Every order by id, kept without a ledger only (with one, the history is the ledger's: ledger.ts). */
   private readonly orders = new Map<number, SimOrder>();
   /** The default fee ratios (a pair's configuration may carry its own). */
   private readonly makerFee: Dec;
@@ -264,9 +265,19 @@ export class MatchingEngine {
     return r;
   }
 
-  /** From now on, every change is reported to `ledger` and committed at the end of the operation (ledger.ts). */
+  /**
+   * From now on, every change is reported to `ledger` and committed at the end of the operation, and the
+   * history (closed orders, fills) is read from it rather than kept in memory (ledger.ts). Before any order:
+   * the history of the orders before would be in neither.
+   */
   attachLedger(ledger: SimLedger): void {
+    if (this.orderSeq > 0) throw configError('attach a ledger before the first order');
     this.ledger = ledger;
+  }
+
+  /** The highest fill id given so far: the number of fills this engine and the ledger it restored made. */
+  get lastFillId(): number {
+    return this.fillSeq;
   }
 
   /** Bumped on every order or trade change (place, fill, trigger, cancel). */
@@ -299,11 +310,12 @@ export class MatchingEngine {
   }
 
   /**
-   * Puts a persisted state (ledger.ts) back into this engine, which must have no account yet: the accounts and
-   * their balances, every order and fill, the id counters (past the highest ids) and each pair's last price.
-   * Refuses a state that names a pair, an asset or an account this engine does not know.
+   * Puts a persisted state (ledger.ts) back into this engine, which must have no account yet, and attaches the
+   * `ledger` it came from, which answers the history: the accounts and their balances, the open orders, the id
+   * counters and each pair's last price. Refuses a state that names a pair, an asset or an account this engine
+   * does not know.
    */
-  restore(state: SimState): void {
+  restore(state: SimState, ledger: SimLedger): void {
     if (this.accounts.size > 0) throw configError('restore needs an engine without accounts');
     const byUser = new Map<number, SimAccount>();
     for (const a of state.accounts) {
@@ -316,35 +328,25 @@ export class MatchingEngine {
       }
       byUser.set(a.userId, account);
     }
-    const accountOf = (userId: number, what: string): SimAccount => {
-      const account = byUser.get(userId);
-      if (!account) throw configError(`restore: ${what} belongs to user ${userId}, who has no account`);
-      return account;
-    };
-    for (const s of [...state.orders].sort((a, b) => a.id - b.id)) {
-      const book = this.books.get(s.symbol);
-      if (!book)
-        throw configError(`restore: order ${s.id} is on ${s.symbol}, which the simulated exchange does not list`);
-      const o = restoredOrder(s, accountOf(s.userId, `order ${s.id}`), book.pair);
-      o.account.addOrder(o);
-      this.orders.set(o.id, o);
-      if (isOpen(o)) {
-        o.account.open.set(o.id, o);
-        // An open MARKET order was still on its way (latency): it arrives with the next price.
-        if (o.type === 'MARKET') {
-          o.arrivesAt = -Infinity;
-          book.arriving.push(o);
-          book.nextArrival = -Infinity;
-        } else book.open.push(o);
-      }
-      this.orderSeq = Math.max(this.orderSeq, o.id);
+    for (const symbol of state.symbols)
+      if (!this.books.has(symbol))
+        throw configError(`restore: orders are on ${symbol}, which the simulated exchange does not list`);
+    for (const s of [...state.open].sort((a, b) => a.id - b.id)) {
+      const account = byUser.get(s.userId);
+      if (!account) throw configError(`restore: order ${s.id} belongs to user ${s.userId}, who has no account`);
+      const book = this.book(s.symbol);
+      const o = restoredOrder(s, account, book.pair);
+      account.open.set(o.id, o);
+      // An open MARKET order was still on its way (latency): it arrives with the next price.
+      if (o.type === 'MARKET') {
+        o.arrivesAt = -Infinity;
+        book.arriving.push(o);
+        book.nextArrival = -Infinity;
+      } else book.open.push(o);
     }
-    for (const s of [...state.fills].sort((a, b) => a.id - b.id)) {
-      const asset = this.assetsByCode.get(s.feeAsset);
-      if (!asset) throw configError(`restore: fill ${s.id} took its fee in ${s.feeAsset}, an unknown asset`);
-      accountOf(s.userId, `fill ${s.id}`).addFill(restoredFill(s, asset));
-      this.fillSeq = Math.max(this.fillSeq, s.id);
-    }
+    this.orderSeq = state.lastOrderId;
+    this.fillSeq = state.lastFillId;
+    this.ledger = ledger;
     for (const m of state.market) {
       const book = this.books.get(m.symbol);
       if (!book) continue; // a pair no longer traded here: its last price is of no use
@@ -563,9 +565,11 @@ export class MatchingEngine {
     };
     lockBalance.free = lockBalance.free.minus(lock);
     lockBalance.locked = lockBalance.locked.plus(lock);
-    account.addOrder(o);
+    if (!this.ledger) {
+      account.addOrder(o);
+      this.orders.set(o.id, o);
+    }
     account.open.set(o.id, o);
-    this.orders.set(o.id, o);
     this.changes++;
     this.ledger?.orderChanged(o);
 
@@ -666,7 +670,8 @@ export class MatchingEngine {
   cancelOrder(apiKey: string, symbol: string, displayingId: string | number): SimOrderRecord {
     const account = this.account(apiKey);
     const book = this.book(symbol);
-    const o = this.orders.get(Number(displayingId));
+    const id = Number(displayingId);
+    const o = account.open.get(id) ?? this.pastOrder(id);
     if (!o || o.account !== account || o.pair !== book.pair)
       throw new SimRejectError('UNKNOWN_ORDER', `no order ${displayingId} on ${symbol} for this account`, {
         symbol,
@@ -734,33 +739,56 @@ export class MatchingEngine {
   /** Orders of every status, filtered and paged as history-query.ts documents (newest first). */
   orderHistory(apiKey: string, query?: HistoryQuery): SimOrderRecord[] {
     const account = this.account(apiKey);
-    const page = queryHistory(
+    const page = historyPage(query);
+    if (this.ledger)
+      return this.ledger.orderPage(account.userId, page).map((s) => orderRecord(this.pastState(s, account)));
+    return queryHistory(
       account.orders,
       (o) => ({ symbol: o.pair.symbol, side: o.side, time: o.createdAt, canceled: o.status === 'CANCELED' }),
-      query,
+      page,
       account.ordersInTimeOrder,
-    );
-    return page.map(orderRecord);
+    ).map(orderRecord);
   }
 
   /** Trades (one per fill), filtered and paged as history-query.ts documents (newest first). */
   tradeHistory(apiKey: string, query?: HistoryQuery): SimTradeRecord[] {
     const account = this.account(apiKey);
-    const page = queryHistory(
-      account.fills,
-      (f) => ({ symbol: f.symbol, side: f.side, time: f.time, canceled: false }),
-      query,
-      account.fillsInTimeOrder,
-    );
-    return page.map((f) => {
+    const page = historyPage(query);
+    const fills = this.ledger
+      ? this.ledger.fillPage(account.userId, page).map((s) => {
+          const asset = this.assetsByCode.get(s.feeAsset);
+          if (!asset) throw configError(`fill ${s.id} took its fee in ${s.feeAsset}, an unknown asset`);
+          return restoredFill(s, asset);
+        })
+      : queryHistory(
+          account.fills,
+          (f) => ({ symbol: f.symbol, side: f.side, time: f.time, canceled: false }),
+          page,
+          account.fillsInTimeOrder,
+        );
+    return fills.map((f) => {
       const { base, quote } = this.book(f.symbol).pair;
       return tradeRecord(f, base.id, quote.id);
     });
   }
 
-  /** Every fill of the account, oldest first, exact. */
+  /** Every fill of the account, oldest first, exact (without a ledger: with one, they are the ledger's). */
   fills(apiKey: string): readonly SimFill[] {
+    if (this.ledger) throw new Error("an engine with a ledger keeps no fills in memory: read the ledger's");
     return this.account(apiKey).fills;
+  }
+
+  /** A closed order by id (undefined when there is none): the ledger's, else from memory. */
+  private pastOrder(id: number): SimOrder | undefined {
+    if (!this.ledger) return this.orders.get(id);
+    const s = this.ledger.order(id);
+    const account = s && [...this.accounts.values()].find((a) => a.userId === s.userId);
+    return s && account && this.pastState(s, account);
+  }
+
+  /** An order of the ledger's history as an engine object (its pair still listed: restore checked). */
+  private pastState(s: LedgerOrder, account: SimAccount): SimOrder {
+    return account.open.get(s.id) ?? restoredOrder(s, account, this.book(s.symbol).pair);
   }
 
   private balanceEntry(account: SimAccount, assetId: number): SimBalance {
@@ -883,7 +911,7 @@ export class MatchingEngine {
       time: now,
     };
     if (market !== undefined) f.market = market;
-    account.addFill(f);
+    if (!this.ledger) account.addFill(f);
     this.changes++;
     if (this.ledger) {
       this.ledger.orderChanged(o);

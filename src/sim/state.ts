@@ -16,11 +16,11 @@ export class SimAccount {
   readonly userId: number;
   /** Keyed by asset id; every asset of the engine has an entry. */
   readonly balances: Map<number, SimBalance>;
-  /** Every order, oldest first (add them with addOrder). */
+  /** Every order, oldest first (add them with addOrder), on an engine without a ledger (ledger.ts). */
   readonly orders: SimOrder[] = [];
   /** Orders still NEW or PARTIALLY_FILLED, by id, oldest first. */
   readonly open = new Map<number, SimOrder>();
-  /** Every fill, oldest first (add them with addFill). */
+  /** Every fill, oldest first (add them with addFill), on an engine without a ledger. */
   readonly fills: SimFill[] = [];
   /**
    * Whether `orders` are in non-decreasing createdAt and `fills` in non-decreasing time, as they are unless the

@@ -369,6 +369,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: "the paper exchange's history read on demand",
+    sql: `
+      -- The simulated exchange keeps its open orders in memory and reads its history from here a page at a time
+      -- (store/paper-exchange.ts): its open orders at a resume, and each page since a time, without reading
+      -- every order and fill the account ever had; the pairs it has orders on, from an index.
+      CREATE INDEX paper_orders_open ON paper_orders (status) WHERE status IN ('NEW', 'PARTIALLY_FILLED');
+      CREATE INDEX paper_orders_time ON paper_orders (created_at);
+      CREATE INDEX paper_orders_symbol ON paper_orders (symbol);
+      CREATE INDEX paper_fills_time ON paper_fills (time);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((v, m) => Math.max(v, m.version), 0);

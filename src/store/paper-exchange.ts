@@ -4,7 +4,7 @@
  * (ports/ledger-records.ts: decimals as exact TEXT).
  * Only the simulated exchange writes them (through app/paper-ledger.ts); `status` and audits read them.
  */
-import type { LedgerBalance, LedgerFill, LedgerMarket, LedgerOrder } from '../ports/ledger-records.js';
+import type { LedgerBalance, LedgerFill, LedgerMarket, LedgerOrder, LedgerPage } from '../ports/ledger-records.js';
 import { columnMapper } from './columns.js';
 import type { Database as Db } from 'better-sqlite3';
 
@@ -34,14 +34,25 @@ export type PaperOrderRow = LedgerOrder;
 export type PaperFillRow = LedgerFill;
 export type PaperMarketRow = LedgerMarket;
 
-/** Everything the simulated exchange needs to resume. */
+/**
+ * What the simulated exchange needs to resume: its accounts, balances, open orders, last prices and where its
+ * ids stand. Its history stays here, read a page at a time (orderPage, fillPage): a resume reads as many rows
+ * however long the account has traded.
+ */
 export interface PaperSnapshot {
   exchange: PaperExchangeRow | undefined;
   accounts: PaperAccountRow[];
   balances: PaperBalanceRow[];
-  orders: PaperOrderRow[];
-  fills: PaperFillRow[];
+  /** The orders still NEW or PARTIALLY_FILLED. */
+  open: PaperOrderRow[];
+  /** The highest order and fill ids (0 when none). */
+  lastOrderId: number;
+  lastFillId: number;
+  /** The pairs the orders are on. */
+  symbols: string[];
   market: PaperMarketRow[];
+  /** The latest time the records carry (their last prices, orders and fills), undefined when they hold none. */
+  latest: number | undefined;
 }
 
 /** What `status` shows of the paper account. */
@@ -108,6 +119,17 @@ const BALANCE = columnMapper<PaperBalanceRow>({ userId: 'user_id', asset: 'asset
 
 type DbRecord = Record<string, unknown>;
 
+/** A history table: its name, columns, the time a page's bounds compare, whether its rows can be CANCELED. */
+interface History {
+  table: string;
+  columns: string;
+  time: string;
+  canceled: boolean;
+}
+
+const ORDERS: History = { table: 'paper_orders', columns: ORDER.columns, time: 'created_at', canceled: true };
+const FILLS: History = { table: 'paper_fills', columns: FILL.columns, time: 'time', canceled: false };
+
 const json = (text: unknown): Record<string, unknown> | undefined =>
   typeof text === 'string' ? (JSON.parse(text) as Record<string, unknown>) : undefined;
 
@@ -118,6 +140,7 @@ export class PaperExchangeStore {
   private readonly putBalanceStmt;
   private readonly putMarketStmt;
   private readonly putReplayStmt;
+  private readonly orderStmt;
 
   constructor(db: Db) {
     this.db = db;
@@ -142,6 +165,7 @@ export class PaperExchangeStore {
     this.putReplayStmt = db.prepare<[string | null, number]>(
       'UPDATE paper_exchange SET replay = ?, updated_at = ? WHERE id = 1',
     );
+    this.orderStmt = db.prepare<[number], DbRecord>(`SELECT ${ORDER.columns} FROM paper_orders WHERE id = ?`);
   }
 
   /** Whether a paper account exists here (the exchange was created and funded). */
@@ -200,6 +224,11 @@ export class PaperExchangeStore {
   }
 
   snapshot(): PaperSnapshot {
+    const max = (sql: string) => this.db.prepare<[], number | null>(sql).pluck().get() ?? null;
+    const latest = max(
+      'SELECT MAX(t) FROM (SELECT MAX(updated_at) AS t FROM paper_orders UNION ALL SELECT MAX(time) FROM paper_fills ' +
+        'UNION ALL SELECT MAX(time) FROM paper_market)',
+    );
     return {
       exchange: this.exchange(),
       accounts: this.db
@@ -213,21 +242,65 @@ export class PaperExchangeStore {
           createdAt: r.created_at,
         })),
       balances: this.balances(),
-      orders: this.db
-        .prepare<[], DbRecord>(`SELECT ${ORDER.columns} FROM paper_orders ORDER BY id`)
+      // The condition is the open-orders index's (migration 10), which SQLite uses only when it reads the same.
+      open: this.db
+        .prepare<[], DbRecord>(
+          `SELECT ${ORDER.columns} FROM paper_orders WHERE status IN ('NEW', 'PARTIALLY_FILLED') ORDER BY id`,
+        )
         .all()
         .map((r) => ORDER.fromDb(r)),
-      fills: this.db
-        .prepare<[], DbRecord>(`SELECT ${FILL.columns} FROM paper_fills ORDER BY id`)
-        .all()
-        .map((r) => FILL.fromDb(r)),
+      lastOrderId: max('SELECT MAX(id) FROM paper_orders') ?? 0,
+      lastFillId: max('SELECT MAX(id) FROM paper_fills') ?? 0,
+      symbols: this.symbols(),
       market: this.db
         .prepare<[], { symbol: string; price: number; time: number; ticker: string | null }>(
           'SELECT symbol, price, time, ticker FROM paper_market ORDER BY symbol',
         )
         .all()
         .map((r) => ({ symbol: r.symbol, price: r.price, time: r.time, ticker: json(r.ticker) })),
+      latest: latest ?? undefined,
     };
+  }
+
+  /** The order of this id, if any. */
+  order(id: number): PaperOrderRow | undefined {
+    const row = this.orderStmt.get(id);
+    return row && ORDER.fromDb(row);
+  }
+
+  /** One page of a user's orders, newest first (by creation time). */
+  orderPage(userId: number, page: LedgerPage): PaperOrderRow[] {
+    return this.page(ORDERS, userId, page).map((r) => ORDER.fromDb(r));
+  }
+
+  /** One page of a user's fills, newest first. */
+  fillPage(userId: number, page: LedgerPage): PaperFillRow[] {
+    return this.page(FILLS, userId, page).map((r) => FILL.fromDb(r));
+  }
+
+  /**
+   * A page newest first: by id backwards while it finds rows, or, from a time on, through the table's time index
+   * (migration 10), so a poll's read since a recent time costs what it returns, not the account's whole history.
+   */
+  private page(history: History, userId: number, page: LedgerPage): DbRecord[] {
+    const { table, columns, time } = history;
+    const where = ['user_id = @userId'];
+    const params: DbRecord = { userId, size: page.size, skip: page.skip };
+    const when = (condition: string, name: string, value: unknown) => {
+      where.push(condition);
+      params[name] = value;
+    };
+    if (page.symbol !== undefined) when('symbol = @symbol', 'symbol', page.symbol);
+    if (page.side !== undefined) when('side = @side', 'side', page.side);
+    if (page.hideCanceled && history.canceled) where.push("status != 'CANCELED'");
+    if (page.from > -Infinity) when(`${time} >= @from`, 'from', page.from);
+    if (page.to < Infinity) when(`${time} <= @to`, 'to', page.to);
+    const index = page.from > -Infinity ? `INDEXED BY ${table}_time` : 'NOT INDEXED';
+    return this.db
+      .prepare<[DbRecord], DbRecord>(
+        `SELECT ${columns} FROM ${table} ${index} WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @size OFFSET @skip`,
+      )
+      .all(params);
   }
 
   /** The pairs the paper exchange has orders on (it must list them again to resume). */

@@ -1,17 +1,22 @@
 /**
  * The paper exchange's ledger: an engine restored from the database, at any point of a random run of places,
- * cancels and ticks, is the engine that was persisted (every record, balance and lock the same) and goes on
- * exactly as it would have (the same fills at the same prices for the same further actions). Also: a store
- * of recorded data refuses live prices, and a new account is funded once.
+ * cancels and ticks, is the engine that was persisted (every record, balance and lock the same, every history
+ * page and refusal the same) and goes on exactly as it would have (the same fills at the same prices for the
+ * same further actions). A resume reads what matching needs and answers the history from the database. Also: a
+ * store of recorded data refuses live prices, and a new account is funded once.
  */
 import fc from 'fast-check';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPaperExchange } from '../../src/app/paper-ledger.js';
 import { ConfigError } from '../../src/errors.js';
 import type { ClockReading } from '../../src/ports/clock.js';
 import { SimRejectError } from '../../src/sim/error-codes.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
+import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { writeOldJournal } from '../support/old-journal.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const KEY = 'paper-key';
 const T0 = Date.parse('2024-05-01T00:00:00.000Z');
@@ -77,11 +82,29 @@ function apply(engine: MatchingEngine, a: Action, i: number, state: { last: numb
   }
 }
 
+/** How the exchange refuses to cancel order `id` when it is not open (an open one is left alone). */
+function refusal(engine: MatchingEngine, id: number): string {
+  if (engine.openOrders(KEY).some((o) => o.displayingId === id)) return 'open';
+  try {
+    engine.cancelOrder(KEY, 'BTCUSDT', id);
+    return 'cancelled';
+  } catch (err) {
+    return err instanceof SimRejectError ? `${err.reason}: ${err.message}` : String(err);
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
 /** Everything the exchange shows of the account, and its exact balances. */
 function view(engine: MatchingEngine) {
   return {
     orders: engine.orderHistory(KEY, { pageSize: 1000 }),
     trades: engine.tradeHistory(KEY, { pageSize: 1000 }),
+    // Pages through filters, as a poll and a reconcile read them.
+    since: engine.orderHistory(KEY, { timeFrom: iso(T0 + 20_000), hideCanceled: true, pageSize: 3, page: 2 }),
+    sells: engine.orderHistory(KEY, { symbol: 'BTCUSDT', side: 'SELL', timeTo: iso(T0 + 30_000) }),
+    buys: engine.tradeHistory(KEY, { side: 'BUY', timeFrom: iso(T0 + 10_000), timeTo: iso(T0 + 40_000), pageSize: 2 }),
+    refusals: [1, 2, 3, 500].map((id) => refusal(engine, id)),
     open: engine.openOrders(KEY),
     balances: engine.accountState(KEY),
     market: engine.marketState(),
@@ -151,6 +174,41 @@ describe('paper exchange ledger', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('resumes an account of many fills reading only what matching needs, and answers its history from the database', () => {
+    const path = join(tempDir('paper-ledger'), 'bot.db');
+    // Order i (1..5000) filled by fill i at FIRST + (i - 1) minutes, written straight into SQLite.
+    const FIRST = Date.parse('2022-01-01T00:00:00Z');
+    writeOldJournal(path, { fills: 5_000, schema: LATEST_VERSION, venue: 'paper' });
+    const store = openStore({ path, clock });
+    try {
+      const { engine, opened } = open(store, false);
+      expect(opened).toMatchObject({ resumed: true, latest: FIRST + 4_999 * 60_000 });
+      expect(engine.openOrders(KEY)).toEqual([]);
+      expect(engine.lastFillId).toBe(5_000);
+      const ids = (records: { displayingId: string | number }[]) => records.map((r) => Number(r.displayingId));
+      expect(ids(engine.tradeHistory(KEY, { pageSize: 3 }))).toEqual([5_000, 4_999, 4_998]);
+      expect(ids(engine.orderHistory(KEY, { pageSize: 100, page: 50 })).slice(-2)).toEqual([2, 1]);
+      expect(ids(engine.tradeHistory(KEY, { side: 'SELL', timeFrom: iso(FIRST + 4_990 * 60_000) }))).toEqual([
+        5_000, 4_998, 4_996, 4_994, 4_992,
+      ]);
+      expect(refusal(engine, 7)).toBe('ORDER_NOT_OPEN: order 7 on BTCUSDT is already FILLED');
+      // Read from the database when asked, not from a copy taken at the resume.
+      store.db.prepare("UPDATE paper_fills SET price = '12345.67' WHERE id = 4_999").run();
+      expect(engine.tradeHistory(KEY, { pageSize: 2 })[1]).toMatchObject({ displayingId: '4999', price: 12345.67 });
+      // The ids go on after the stored ones.
+      engine.onPrice('BTCUSDT', 20_000, FIRST + 5_000 * 60_000);
+      expect(
+        engine.placeOrder(KEY, { symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.001' }),
+      ).toMatchObject({
+        displayingId: 5_001,
+        status: 'FILLED',
+      });
+      expect(engine.tradeHistory(KEY, { pageSize: 1 })[0]).toMatchObject({ displayingId: '5001', orderId: 5_001 });
+    } finally {
+      store.close();
+    }
   });
 
   it('funds a new account once, refuses the other kind of data, and keeps the funding it started with', () => {

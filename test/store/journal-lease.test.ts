@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { JournalLockedError, type LockHolder } from '../../src/store/journal-lock.js';
 import { JournalLease, leaseVerdict, readLease } from '../../src/store/journal-lease.js';
+import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/store.js';
 import { writeOldJournal } from '../support/old-journal.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -111,7 +112,7 @@ describe('the journal lease', () => {
     old.close();
     for (const path of [before, made]) {
       const store = openStore({ path, clock: { now: () => 0 } });
-      expect(store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 9 });
+      expect(store.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: LATEST_VERSION });
       store.close();
     }
     expect(readLease(made)).toMatchObject({ host: 'vm', pid: 5, heartbeat: 1000 });
