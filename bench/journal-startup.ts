@@ -1,12 +1,13 @@
 /**
  * `npm run bench:journal-startup`: the daemon's start against the size of its journal. For each size (FILLS,
- * default 0,30000,100000,300000 fills, one order each, all filled and delivered) and each venue (live against a
- * `bot sim` process; paper, whose database also holds the simulated exchange's ledger of as many orders and
- * fills), twice: on a journal of schema 4 (the migrations to the current schema run, a backup first) and on one
- * already current. Prints, per start, the time from spawning `node bin/bot.js run` to the first /healthz answer,
- * the longest /healthz answer while it started (a probe every 100 ms, each allowed 30 s: what a liveness probe
- * would have waited), the time to "daemon running", and the process's peak RSS then. The figures size the
- * Kubernetes example's probes (docs/kubernetes.md).
+ * default 0,30000,100000,300000 fills, one order each, all filled and delivered) and each venue (VENUES, default
+ * live,paper: live against a `bot sim` process; paper, whose database also holds the simulated exchange's ledger
+ * of as many orders and fills), twice: on a journal of schema 4 (the migrations to the current schema run, a
+ * backup first) and on one already current. Prints, per start, the time from spawning `node bin/bot.js run` to
+ * the first /healthz answer, the longest /healthz answer while it started (a probe every 100 ms, each allowed
+ * 30 s: what a liveness probe would have waited; after the first answer, one that failed counts with the time it
+ * took), the time to "daemon running", and the process's peak RSS then. The figures size the Kubernetes
+ * example's probes (docs/kubernetes.md).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,9 @@ import { daemonEnv, ROOT } from '../test/e2e/daemon-process.js';
 import { writeOldJournal } from '../test/support/old-journal.js';
 
 const SIZES = (process.env.FILLS ?? '0,30000,100000,300000').split(',').map(Number);
+const VENUES = (process.env.VENUES ?? 'live,paper')
+  .split(',')
+  .filter((v): v is 'live' | 'paper' => v === 'live' || v === 'paper');
 const OLD_SCHEMA = 4;
 const dir = mkdtempSync(join(tmpdir(), 'bench-journal-startup-'));
 
@@ -82,10 +86,8 @@ async function start(db: string, venue: 'live' | 'paper', simUrl: string): Promi
       () => false,
     );
     const took = performance.now() - asked;
-    if (ok) {
-      firstHealthzMs ??= performance.now() - t0;
-      longest = Math.max(longest, took);
-    }
+    if (ok) firstHealthzMs ??= performance.now() - t0;
+    if (firstHealthzMs !== undefined) longest = Math.max(longest, took);
     await new Promise((r) => setTimeout(r, 100));
   }
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? NaN);
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
     `\n${'venue'.padEnd(6)} ${'fills'.padStart(8)} ${'journal'.padEnd(9)} ${'MB'.padStart(5)} ${'healthz s'.padStart(10)} ${'longest s'.padStart(10)} ${'running s'.padStart(10)} ${'RSS MB'.padStart(7)}`,
   );
   try {
-    for (const venue of ['live', 'paper'] as const)
+    for (const venue of VENUES)
       for (const fills of SIZES) {
         const current = join(dir, `${venue}-${fills}.db`);
         const old = join(dir, `${venue}-${fills}-v${OLD_SCHEMA}.db`);
