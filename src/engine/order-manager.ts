@@ -63,6 +63,14 @@ export interface EntryGate {
 export class OrderManager {
   /** An order was sent (or may have been) since the last orders poll began: fills should be looked for. */
   private sentSincePoll = false;
+  /**
+   * The venue's revisions (Venue.revision) before and after the latest run of placements taken whole from their
+   * answers: each order resting with nothing executed, and the venue changed by that order alone (its revision
+   * moved by one during the call, and each call began where the one before ended). What a poll would read of
+   * them is what the journal holds already. Undefined: none.
+   */
+  private wholeFrom: number | undefined;
+  private wholeTo: number | undefined;
 
   /** The venue unreadable when an instance must reconcile before sending: told per incident, not per intent. */
   private readonly reconcileFailing: Incident;
@@ -86,6 +94,14 @@ export class OrderManager {
   /** An orders poll begins: it looks for the fills of everything sent until now. */
   pollStarted(): void {
     this.sentSincePoll = false;
+  }
+
+  /**
+   * Whether the venue went from revision `from` to `to` by placements alone whose answers the journal took
+   * whole (nothing for a poll to learn). A venue without a revision never does: its polls always run.
+   */
+  answeredWhole(from: number | undefined, to: number): boolean {
+    return from !== undefined && this.wholeFrom === from && this.wholeTo === to;
   }
 
   /** Processes a strategy's intents in order, its BUYs past `entries`. The caller holds the engine's lock. */
@@ -233,6 +249,7 @@ export class OrderManager {
     crashPoint('after-journal');
     journal.createSent(row.localId);
     let record: OrderRecord;
+    const before = venue.revision;
     try {
       record = await guard.call(`create ${r.symbol}`, () => venue.createOrder(request));
     } catch (err) {
@@ -242,7 +259,7 @@ export class OrderManager {
     }
     journal.createAnswered(row.localId);
     crashPoint('after-send');
-    this.accepted(r, row, record, spend);
+    this.accepted(r, row, record, spend, before);
     return { ok: true, row: journal.get(row.localId) ?? row };
   }
 
@@ -285,11 +302,22 @@ export class OrderManager {
     return { asset: base, amount: order.baseQuantity };
   }
 
-  private accepted(r: InstanceRunner, row: OrderRow, record: OrderRecord, spend: { asset: string; amount: Dec }): void {
-    const { journal, clock, market, store } = this.p;
+  private accepted(
+    r: InstanceRunner,
+    row: OrderRow,
+    record: OrderRecord,
+    spend: { asset: string; amount: Dec },
+    before: number | undefined,
+  ): void {
+    const { journal, clock, market, store, venue } = this.p;
     const now = clock.now();
     const id = record.displayingId;
+    const after = venue.revision;
     this.sentSincePoll = true;
+    if (before !== undefined && after === before + 1 && record.status === 'NEW' && record.executedQty === 0) {
+      if (this.wholeTo !== before) this.wholeFrom = before;
+      this.wholeTo = after;
+    }
     market.reserve(spend.asset, spend.amount);
     const clash = journal.byExchangeId(id);
     if (clash && clash.localId !== row.localId) {

@@ -58,7 +58,10 @@ export class OrdersPoll {
    * learn: undefined at once (this runs on every tick of a backtest).
    */
   run(): Promise<void> | undefined {
-    return this.idle() ? undefined : this.runNow();
+    if (!this.idle()) return this.runNow();
+    // Orders placed since the last poll whose answers said all: a poll would look for nothing more of them.
+    if (this.orders.placedSincePoll) this.orders.pollStarted();
+    return undefined;
   }
 
   /** A poll now would learn nothing and do nothing (run() would return undefined at once). */
@@ -66,8 +69,10 @@ export class OrdersPoll {
     const revision = this.p.venue.revision;
     return (
       revision !== undefined &&
-      revision === this.polledRevision &&
-      !this.orders.placedSincePoll &&
+      // Unmoved with nothing sent, or moved only by placements the journal took whole from their answers.
+      (revision === this.polledRevision
+        ? !this.orders.placedSincePoll
+        : this.orders.answeredWhole(this.polledRevision, revision)) &&
       !this.sync.hasPendingWork() &&
       !this.roster.deliveryPending() &&
       // A journal that refused a write recovers only through a poll (its probe write, then the reconciliation).

@@ -42,9 +42,10 @@ export interface BalanceQuery {
 
 export interface Venue {
   /**
-   * Optional change counter: bumped whenever any order or trade changes on the venue (place, fill, trigger,
-   * cancel). An in-process venue offers it so a backtest can skip order polls that would find nothing new;
-   * the results are the same as polling every time.
+   * Optional change counter: bumped by one for each change of an order or trade on the venue (place, fill,
+   * trigger, cancel). An in-process venue offers it so a backtest can skip order polls that would find nothing
+   * new (nothing changed, or only orders placed whose answers said all there was); the results are the same as
+   * polling every time.
    */
   readonly revision?: number;
   marketWatch(symbol?: string): Promise<Ticker[]>;

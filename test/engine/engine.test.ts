@@ -200,6 +200,53 @@ describe('order flow', () => {
     }
     expect(totalChanges(h)).toBe(before);
   });
+
+  it('skips the poll after placements whose answers said all (resting, nothing executed), not after one that filled', async () => {
+    h = new Harness();
+    h.price(100);
+    // Per tick: two resting BUYs; nothing; a resting BUY on the tick that fills the one at 91; a marketable BUY.
+    const plan: string[][] = [['90', '91'], [], ['80'], ['101']];
+    let step = 0;
+    await h.start([
+      instance(
+        'a',
+        strategy({
+          onTick(ctx) {
+            for (const price of plan[step++] ?? []) ctx.limit('BUY', price, '0.01');
+          },
+        }),
+      ),
+    ]);
+    await h.engine!.pollOrders();
+    const reads = () => h.venue.openOrdersAsked.length;
+    const before = reads();
+    // The market job as the daemon runs it: its tickers observed, then a poll at once when something was sent.
+    const schedule = h.engine!.schedules()[0]!;
+    const cycle = async (price: number) => {
+      h.clock.advance(5_000);
+      h.sim.onPrice('BTCUSDT', price, h.clock.now());
+      await h.engine!.marketCycle(schedule);
+    };
+    await cycle(100);
+    expect(reads()).toBe(before);
+    expect(h.engine!.pollIdle()).toBe(true);
+    expect(h.store.orders.active().map((o) => [o.price, o.status, o.venueStatus])).toEqual([
+      ['90', 'OPEN', 'NEW'],
+      ['91', 'OPEN', 'NEW'],
+    ]);
+    await cycle(100);
+    expect(reads()).toBe(before);
+    // The BUY at 91 fills before the one at 80 is placed: the poll after it runs, and finds the fill.
+    await cycle(90.5);
+    expect(reads()).toBe(before + 1);
+    expect(h.store.orders.get('a-2')).toMatchObject({ status: 'FILLED', filledQty: '0.01' });
+    expect(h.engine!.pollIdle()).toBe(true);
+    // The BUY at 101 fills as it is placed: its answer does not say all.
+    await cycle(100);
+    expect(reads()).toBe(before + 2);
+    expect(h.store.orders.get('a-4')).toMatchObject({ status: 'FILLED', filledQty: '0.01' });
+    expect(h.engine!.pollIdle()).toBe(true);
+  });
 });
 
 describe('refusals before the network', () => {
