@@ -1,4 +1,7 @@
+import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The test files outside test/e2e and test/chaos that start processes (the daemon, `bot` commands, the simulator,
@@ -34,13 +37,44 @@ export const WHOLE_RUNS = [
   'test/strategies/grid-memo.test.ts',
 ];
 
+/**
+ * The files that take the longest (seconds on a fresh clone, this 2-core machine: .tmp/vitest.json), longest first;
+ * npm-start-lookbacks mostly waits on the wall clock (the default PAPER_SPEED). They start before every other file:
+ * on a fresh clone Vitest has no durations and starts the larger files first, project by project (chaos,
+ * in-process, processes), so a long file could start late and run on alone at the end. A file that takes half a
+ * minute or more belongs here; test/lint/suite-projects.test.ts fails on a listed file that does not exist.
+ */
+export const LONG_FILES = [
+  'test/e2e/declared-exits-kill.test.ts', // 140 s
+  'test/e2e/npm-start-lookbacks.test.ts', // 125 s
+  'test/chaos/faults.test.ts', // 61 s
+  'test/chaos/crash.test.ts', // 52 s
+  'test/backtest/queue.test.ts', // 50 s
+  'test/e2e/exits-reload.test.ts', // 49 s
+  'test/chaos/paper-restart.test.ts', // 34 s
+  'test/e2e/notify.test.ts', // 30 s
+];
+
+/** Vitest's order (failed first, then the longest, or the largest when it knows no durations), LONG_FILES first. */
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const i = LONG_FILES.indexOf(relative(spec.project.config.root, spec.moduleId));
+      return i === -1 ? LONG_FILES.length : i;
+    };
+    // Array.prototype.sort is stable: the other files keep Vitest's order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 export default defineConfig({
   test: {
     pool: 'forks',
     // Three files at a time on 2 cores: the suite mostly waits on the processes, servers and databases it starts
-    // (user + system CPU is about 1.1 cores of its wall time). Fresh clone, same tree: 748 s with two, 673 s with
-    // three. Vitest's own default (cores - 1) ran it one file at a time on a 2-core machine: 1,110 s there.
-    maxWorkers: '150%',
+    // (user + system CPU is about 1.1 cores of its wall time with two). A number: Vitest caps a percentage at the
+    // core count, so '150%' ran two. Vitest's own default (cores - 1) ran one file at a time here: 1,110 s.
+    maxWorkers: Math.ceil(availableParallelism() * 1.5),
+    sequence: { sequencer: LongFilesFirst },
     // Whatever a test file started is killed when it ends, pass or fail.
     setupFiles: ['test/support/stop-children.ts'],
     // Vitest sets MODE=test (Vite's mode), which is the bot's paper/live switch: blank means the default.

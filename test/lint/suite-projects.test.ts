@@ -2,12 +2,12 @@
  * The in-process project stays the one a developer runs after every change: a test file outside test/e2e and
  * test/chaos that starts a process (the daemon or `npm start` through test/e2e/daemon-process.ts, node:child_process, Redis,
  * Prometheus, a clean clone) must be listed in vitest.config.ts's PROCESS_FILES or WHOLE_RUNS, and every listed
- * file must exist. The support folder's own tests of its process helpers spawn a trivial `node -e` and stay.
+ * file must exist (LONG_FILES, the ones started first, too). The support folder's own tests of its process helpers spawn a trivial `node -e` and stay.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PROCESS_FILES, WHOLE_RUNS } from '../../vitest.config.js';
+import { LONG_FILES, PROCESS_FILES, WHOLE_RUNS } from '../../vitest.config.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const STARTS_A_PROCESS = [
@@ -55,5 +55,9 @@ describe('the suite projects (vitest.config.ts)', () => {
 
   it('lists only files that exist', () => {
     expect([...listed].filter((f) => !all.includes(f))).toEqual([]);
+    expect(
+      LONG_FILES.filter((f) => !all.includes(f)),
+      'LONG_FILES, which start first',
+    ).toEqual([]);
   });
 });
