@@ -66,6 +66,7 @@ const engineClock: Clock = {
   sleep: (ms, signal) => venueClock.sleep(ms, signal),
   cron: (expression, fire) => venueClock.cron(expression, fire),
   pace: undefined,
+  awaitsFirings: true,
 };
 const sim = new MatchingEngine({ clock: venueClock });
 sim.createAccount({ apiKey: 'k', balances: { USDT: '1000000', BTC: '2' } });

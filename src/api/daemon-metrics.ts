@@ -341,6 +341,16 @@ export function createMetrics(): DaemonMetrics {
   );
   fromSource(
     'gauge',
+    'replay_lag_seconds',
+    "Paper on recordings: how far the recording's time is behind PAPER_SPEED's pace, in recorded seconds (the replay waits for the daemon, so nothing is skipped); 0 on the pace, and on any other clock.",
+    [],
+    () => {
+      const replay = sources?.read.status().view.replay;
+      return replay === undefined ? undefined : [[{}, replay.lagMs / 1000]];
+    },
+  );
+  fromSource(
+    'gauge',
     'job_scheduled_timestamp_seconds',
     'When the job was scheduled (Unix time): what its age counts from before a first success.',
     JOB_LABELS,

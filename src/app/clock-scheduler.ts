@@ -58,7 +58,8 @@ export class ClockScheduler implements Scheduler {
     const failing = new Incident(log, this.wallNow, `job ${name}`);
     let lastDue: number | undefined;
     const fire = (due: number): Promise<void> | undefined => {
-      // Matches a late wake-up jumped over (a stalled event loop, a fast replay) are not run: counted.
+      // Matches a late wake-up of the wall clock jumped over (a stalled event loop) are not run: counted (the
+      // replay and virtual clocks fire every match).
       if (lastDue !== undefined) {
         for (let m = schedule.next(lastDue), n = 0; m < due && n < 1000; m = schedule.next(m), n++) stats.missed++;
       }

@@ -22,6 +22,7 @@ import { retryWithBackoff } from '../ops/backoff.js';
 import { type Logger, logTail } from '../ops/logger.js';
 import { type Clock } from '../ports/clock.js';
 import { ReplayClock } from '../clocks/replay-clock.js';
+import { watchReplayLag } from './replay-lag.js';
 import { wallClock } from '../clocks/wall-clock.js';
 import { meaningOf } from '../ports/venue-errors.js';
 import type { Scheduler } from '../ports/scheduler.js';
@@ -62,9 +63,15 @@ export interface DaemonOptions {
   onLeaseLost?: (why: string) => void;
 }
 
-/** The venue's time: the recording's on paper on recordings (PAPER_SPEED times the wall clock), else the wall's. */
+/**
+ * The venue's time: the recording's on paper on recordings (PAPER_SPEED times the wall clock, paused until the
+ * jobs are scheduled), else the wall's.
+ */
 function clockFor(plan: VenuePlan): Clock {
-  return plan.mode === 'paper' && plan.data === 'recording' && !plan.lockstep ? new ReplayClock(plan.speed) : wallClock;
+  if (plan.mode !== 'paper' || plan.data !== 'recording' || plan.lockstep) return wallClock;
+  const replay = new ReplayClock(plan.speed);
+  replay.pause();
+  return replay;
 }
 
 /** How long a stop waits for queued notifications (the daemon's own stop among them) to go out. */
@@ -370,6 +377,7 @@ export class Daemon {
           engine,
           now: () => clock.now(),
           wallNow: () => wallClock.now(),
+          replay: clock instanceof ReplayClock ? () => ({ lagMs: clock.lagMs(), speed: clock.pace }) : undefined,
           killSwitchFile: env.KILL_SWITCH_FILE,
           jobs: () => scheduler.stats(),
           prices: () => venue.recentPrices(),
@@ -386,6 +394,11 @@ export class Daemon {
       };
       const scheduling = new DaemonScheduling(engine, scheduler, { ordersPoll: env.ORDERS_POLL, refresh: env.REFRESH });
       scheduling.start();
+      if (clock instanceof ReplayClock) {
+        // The recording's time stood at its first ticker while the daemon started: it goes on with the jobs.
+        watchReplayLag(clock, store, logger);
+        clock.resume();
+      }
       // In the background: it may wait for its own order's outcome (the jobs reconcile it meanwhile).
       if (interrupted.size > 0) void actions.finishInterruptedExits();
       cleanup.push(async () => {

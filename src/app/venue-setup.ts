@@ -259,6 +259,9 @@ export async function setUpVenue(
   const client = new ExchangeClient({
     ...clientOptionsFromEnv({
       ...env,
+      // The exchange's budget of requests a second is a second of its time: on a recording, the recording's
+      // (PAPER_SPEED of them a wall second), so a replay that waits for its jobs is not held to the wall's budget.
+      EXCHANGE_RATE_LIMIT: env.EXCHANGE_RATE_LIMIT * (clock.pace ?? 1),
       EXCHANGE_BASE_URL: sim.url,
       EXCHANGE_API_KEY: sim.credentials.apiKey,
       EXCHANGE_API_SECRET: sim.credentials.apiSecret,

@@ -1,8 +1,9 @@
 /**
  * A clock whose time moves by itself at a pace of the wall clock's (the wall clock, the replay clock): its
  * timers wait on the process's monotonic timers (setTimeout), at most MAX_WAIT_MS at a time, so a change of
- * pace or a step of the wall clock is noticed within a second. At a wake-up every timer due fires in order;
- * cron matches crossed together fire once (a late or fast clock skips, it does not queue).
+ * pace or a step of the wall clock is noticed within a second. At a wake-up every timer due fires in order
+ * (fireDue): on the wall clock, cron matches crossed together fire once (a late clock skips, it does not queue);
+ * the replay clock waits for each instead (replay-clock.ts).
  */
 import type { Clock, Timer } from '../ports/clock.js';
 import { cronFor, settle, TimerQueue } from './timer-queue.js';
@@ -17,6 +18,7 @@ export abstract class PacedClock implements Clock {
 
   abstract now(): number;
   abstract readonly pace: number;
+  abstract readonly awaitsFirings: boolean;
 
   /** Runs at each wake-up before anything fires (the wall clock looks for a step here). */
   protected beforeFiring(): void {}
@@ -45,21 +47,32 @@ export abstract class PacedClock implements Clock {
     this.handle = setTimeout(() => this.wake(), wait);
   }
 
+  /** Fires every timer due, in order; a promise when it goes on after some of their work settled. */
+  protected fireDue(): Promise<void> | undefined {
+    const now = this.now();
+    for (let e = this.queue.takeDue(now); e !== undefined; e = this.queue.takeDue(now)) {
+      // The match it fires for (rearm moves the entry on to its next one).
+      const due = e.due;
+      if (e.cron !== undefined) this.queue.rearm(e, Math.max(due, now));
+      void settle(e.fire(due));
+    }
+    return undefined;
+  }
+
   private wake(): void {
     this.handle = undefined;
     this.firing = true;
+    const done = () => {
+      this.firing = false;
+      this.arm();
+    };
+    let pending: Promise<void> | undefined;
     try {
       this.beforeFiring();
-      const now = this.now();
-      for (let e = this.queue.takeDue(now); e !== undefined; e = this.queue.takeDue(now)) {
-        // The match it fires for: rearm moves the entry on to its next one.
-        const due = e.due;
-        if (e.cron !== undefined) this.queue.rearm(e, Math.max(due, now));
-        void settle(e.fire(due));
-      }
+      pending = this.fireDue();
     } finally {
-      this.firing = false;
+      if (pending === undefined) done();
     }
-    this.arm();
+    void pending?.finally(done);
   }
 }

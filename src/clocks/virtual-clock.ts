@@ -16,6 +16,7 @@ export class VirtualClock implements Clock {
    */
   time = Number.NaN;
   readonly pace = undefined;
+  readonly awaitsFirings = true;
   private readonly queue = new TimerQueue(() => undefined);
 
   constructor(time: number) {

@@ -20,6 +20,7 @@ export interface WallSources {
 
 export class WallClock extends PacedClock {
   readonly pace = 1;
+  readonly awaitsFirings = false;
   /** Steps of the system clock seen, and the last one (ms; negative: back). */
   steps = 0;
   lastStepMs: number | undefined;

@@ -77,9 +77,9 @@ export interface EngineOptions {
   /**
    * An orders poll that recorded fills ends without waiting for the balance read that follows them: the read,
    * then the fills' delivery to onFill, go on beside the next jobs, so a slow read holds up none of them.
-   * Default: on a clock that runs by itself (the daemon's wall and replay clocks); not on a stepped one (a
-   * backtest, a daemon on a virtual clock), whose driver waits for each job so that a run is exact: the read is
-   * part of the poll there, as it is when quick.
+   * Default: on a clock that does not wait for its jobs (the wall clock); not on one that does (a backtest's or
+   * a test's virtual clock, paper's replay clock), so that a run is exact: the read, and the orders onFill
+   * places, are part of the poll there (at its time), as they are when quick.
    */
   readBalancesApart?: boolean;
   /**
@@ -195,7 +195,7 @@ export class Engine implements FillSink {
       this.delivery,
       this.exits,
       this.lock,
-      options.readBalancesApart ?? clock.pace !== undefined,
+      options.readBalancesApart ?? !clock.awaitsFirings,
     );
   }
 

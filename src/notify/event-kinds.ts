@@ -256,6 +256,12 @@ const KINDS: Record<NoticeKind, KindSpec> = {
     level: (d) => (str(d.reason).startsWith('start failed') ? 'error' : 'warn'),
     line: (d) => `daemon stopped: ${str(d.reason)}`,
   },
+  'replay-behind': {
+    level: 'warn',
+    line: (d) =>
+      `paper replay behind PAPER_SPEED's pace by ${str(d.wallSeconds)} s of wall time: the recording's clock waits for the daemon`,
+  },
+  'replay-caught-up': { level: 'info', line: () => "paper replay back on PAPER_SPEED's pace" },
   'daily-summary': { level: 'info', line: summaryLines },
 };
 

@@ -66,6 +66,8 @@ export interface QueryDeps {
   /** The venue's time (the daemon's clock) and the wall's. */
   now: () => number;
   wallNow: () => number;
+  /** Paper on recordings: the replay clock's lag behind its pace (recorded ms) and its pace. */
+  replay?: () => { lagMs: number; speed: number };
   killSwitchFile: string;
   jobs: () => JobStats[];
   /** Recent prices per symbol (the chart). */
@@ -130,6 +132,7 @@ export function createQueries(deps: QueryDeps) {
         wallNow: deps.wallNow(),
         killSwitchFile: deps.killSwitchFile,
         rules: (symbol) => engine.pairRules(symbol),
+        replay: deps.replay?.(),
       });
       const json = JSON.stringify(statusJson(view));
       cached = { at: now, view, json, etag: `"${createHash('sha1').update(json).digest('base64url')}"` };

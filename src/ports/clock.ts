@@ -18,13 +18,19 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /**
    * Calls `fire(due)` each time this clock's time crosses a match of the cron expression (UTC, optional
-   * seconds field), `due` being the match. Matches a late wake-up crossed together fire once (the virtual
-   * clock fires each). A promise `fire` returns is awaited by the virtual clock before its time moves on.
+   * seconds field), `due` being the match. Matches a late wake-up crossed together fire once on the wall clock
+   * (the virtual and replay clocks fire each, and await a promise `fire` returns before their time moves on).
    * Throws a ConfigError on an invalid expression.
    */
   cron(expression: string, fire: (due: number) => unknown): Timer;
   /** This clock's milliseconds per wall-clock millisecond (1 live, PAPER_SPEED on a replay; undefined: stepped). */
   readonly pace: number | undefined;
+  /**
+   * Whether its time waits for the work a firing returned before it moves on (the virtual clock, and the replay
+   * clock, whose pace is a ceiling): what a job does is then done at the job's time, as a backtest does it. The
+   * wall clock does not wait.
+   */
+  readonly awaitsFirings: boolean;
 }
 
 /** What a part that only reads the time needs of a clock. */

@@ -71,6 +71,39 @@ export interface StatusView {
   holdings: ReadonlyMap<string, Holding>;
   /** The multi-pair files' instances together, each with its totals. */
   groups: InstanceGroup[];
+  /** Paper on recordings: how far the recording's time is behind PAPER_SPEED's pace (undefined otherwise). */
+  replay: ReplayLag | undefined;
+}
+
+/**
+ * How far a paced replay is behind its pace: recorded ms. The daemon's clock's own figure (the control API, the
+ * metrics), or (`bot status`) the last the daemon recorded: `replay-behind` when it passed the bound,
+ * `replay-caught-up` when back under it.
+ */
+export interface ReplayLag {
+  lagMs: number;
+  /** Recorded time per wall time (PAPER_SPEED). */
+  speed: number;
+  /** Over the bound at which the daemon warns (REPLAY_LAG_WARN_MS of wall time). */
+  behind: boolean;
+}
+
+/**
+ * A paced replay more than this much wall time behind its pace is warned about (a line, a `replay-behind` event,
+ * status). Below it the lag is a loaded machine's ordinary jitter at a high PAPER_SPEED (a wake-up, a collection:
+ * at 600x a tenth of a second is a recorded minute); above it the run visibly takes longer than asked.
+ */
+export const REPLAY_LAG_WARN_MS = 5_000;
+
+/** The replay's lag as the daemon last recorded it, while the run that recorded it is running. */
+function recordedReplayLag(store: Store, daemon: DaemonState): ReplayLag | undefined {
+  if (daemon.state !== 'running' || daemon.clock !== 'data') return undefined;
+  const started = store.events.latest(['daemon-started']);
+  const last = store.events.latest(['replay-behind', 'replay-caught-up']);
+  const speed = typeof last?.data.speed === 'number' ? last.data.speed : 1;
+  if (last === undefined || started === undefined || last.id < started.id) return undefined;
+  const lagMs = typeof last.data.lagMs === 'number' ? last.data.lagMs : 0;
+  return { lagMs, speed, behind: last.kind === 'replay-behind' };
 }
 
 /** A pair's rules, or undefined where they are not known (then figures are shown to 8 places). */
@@ -116,6 +149,8 @@ export function buildStatusView(
     isAlive?: (pid: number) => boolean;
     /** Each pair's rules; by default as the daemon last stored them. */
     rules?: RulesOf;
+    /** The daemon's replay clock's lag and pace, when it runs on one; by default as the daemon last recorded it. */
+    replay?: { lagMs: number; speed: number };
   },
 ): StatusView {
   const prices = store.prices.all();
@@ -159,6 +194,10 @@ export function buildStatusView(
     rules,
     holdings,
     groups: instanceGroups(report.instances, holdings, rules),
+    replay:
+      options.replay === undefined
+        ? recordedReplayLag(store, daemon)
+        : { ...options.replay, behind: options.replay.lagMs / options.replay.speed > REPLAY_LAG_WARN_MS },
   };
 }
 
@@ -320,6 +359,14 @@ export function statusJson(view: StatusView) {
     paper: view.paper === undefined ? null : paperAccountJson(view.paper),
     authHalted: view.authHalted,
     recentActions: view.recentActions.map((e) => eventRowJson(e, view.rules)),
+    replay:
+      view.replay === undefined
+        ? null
+        : {
+            lagSeconds: view.replay.lagMs / 1000,
+            wallLagSeconds: view.replay.lagMs / view.replay.speed / 1000,
+            behind: view.replay.behind,
+          },
   };
 }
 
@@ -474,6 +521,16 @@ export function clockLine(clock: StatusClock): string {
   return `${venue}${wall === '' ? '' : ` · wall ${wall}`}`;
 }
 
+/** A paced replay's lag, for people. */
+export function replayLine({ lagMs, speed, behind }: ReplayLag): string {
+  if (lagMs < 1000) return `replay: on PAPER_SPEED's pace (${speed}x)`;
+  const wall = (lagMs / speed / 1000).toFixed(1);
+  return (
+    `replay: ${behind ? 'BEHIND ' : ''}${(lagMs / 1000).toFixed(0)} s of recorded time (${wall} s of wall) behind ` +
+    `PAPER_SPEED's pace (${speed}x): the recording's clock waits for the daemon, nothing is skipped`
+  );
+}
+
 /** The view as lines for a terminal. */
 export function statusTable(view: StatusView): string {
   const { report, daemon } = view;
@@ -484,6 +541,7 @@ export function statusTable(view: StatusView): string {
     never: 'never started on this database',
   }[daemon.state];
   const out = [`status at ${clockLine(view.clock)}`, `daemon: ${daemonText}`, ...guardLines(view)];
+  if (view.replay !== undefined) out.push(replayLine(view.replay));
   if (view.paper !== undefined) out.push(...paperAccountLines(view.paper, short));
   out.push('');
   if (report.instances.length === 0) out.push('no instances recorded yet');

@@ -10,6 +10,9 @@ export const EVENT_KINDS = [
   // The daemon (run-history.ts, daemon.ts).
   'daemon-started',
   'daemon-stopped',
+  // A paced replay behind its pace past the bound, and back under it (daemon.ts, status-view.ts).
+  'replay-behind',
+  'replay-caught-up',
   // An instance's lifecycle (instance-runner.ts).
   'start-refused',
   'started',

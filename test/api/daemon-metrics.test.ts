@@ -123,3 +123,16 @@ it('shows a multi-pair file: each pair’s exposure, and the file’s pairs, ope
     store.close();
   }
 });
+
+it('shows how far paper on recordings is behind PAPER_SPEED’s pace (0 on any other clock)', async () => {
+  const instance = { instance: 'grid', state: 'running', symbols: [] as string[], position: { quantity: D(0) } };
+  const report = { instances: [{ ...instance, realisedPnl: D(0), unrealisedPnl: undefined }] };
+  const status = (replay?: { lagMs: number; speed: number; behind: boolean }) =>
+    (() => ({
+      view: { report, holdings: new Map(), groups: [], replay },
+    })) as unknown as MetricSources['read']['status'];
+  const behind = (await daemonMetrics([], [], status({ lagMs: 44_640_000, speed: 7200, behind: true })).render()).text;
+  expect(metric(behind, 'spot_bot_replay_lag_seconds', {})).toBe(44_640);
+  const wall = (await daemonMetrics([], [], status()).render()).text;
+  expect(metric(wall, 'spot_bot_replay_lag_seconds', {})).toBe(0);
+});

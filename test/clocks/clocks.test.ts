@@ -170,6 +170,38 @@ describe('ReplayClock', () => {
   });
 });
 
+describe('ReplayClock behind its pace (issue 38)', () => {
+  it('waits for the work a firing returned: every match fires, in order, each at its own time', async () => {
+    const clock = new ReplayClock(1000);
+    clock.anchor(T0);
+    const seen: { due: number; now: number; after: number }[] = [];
+    // Each run takes 20 wall ms (20 recorded seconds at 1000x): four five-second matches pass meanwhile.
+    const timer = clock.cron('*/5 * * * * *', async (due) => {
+      const now = clock.now();
+      await new Promise((r) => setTimeout(r, 20));
+      seen.push({ due, now, after: clock.now() });
+    });
+    await vi.waitFor(() => expect(seen.length).toBeGreaterThanOrEqual(8));
+    expect(clock.lagMs()).toBeGreaterThan(0);
+    timer.cancel();
+    // Every five-second match, none skipped, and the recording's time stood at the match while it ran.
+    const dues = seen.map((s) => s.due);
+    expect(dues).toEqual(dues.map((_, i) => dues[0]! + i * 5000));
+    for (const s of seen) expect([s.now, s.after]).toEqual([s.due, s.due]);
+  });
+
+  it('fires a one-shot timer due before a cron match first, and never passes a timer not yet fired', async () => {
+    const clock = new ReplayClock(1000);
+    clock.anchor(T0);
+    const order: string[] = [];
+    clock.setTimer(() => void order.push(clock.now() - T0 < 5_000 ? 'tick before 5000' : 'tick late'), 4_000);
+    const timer = clock.cron('*/5 * * * * *', (due) => void order.push(`job ${due - T0}`));
+    await vi.waitFor(() => expect(order.length).toBeGreaterThanOrEqual(2));
+    timer.cancel();
+    expect(order.slice(0, 2)).toEqual(['tick before 5000', 'job 5000']);
+  });
+});
+
 describe('WallClock', () => {
   it('a sleep keeps its length when the system clock steps back an hour', async () => {
     let offset = 0;

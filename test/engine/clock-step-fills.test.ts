@@ -22,6 +22,7 @@ function steppedClock(): Clock & { aheadMs: number } {
     sleep: (ms, signal) => venue.sleep(ms, signal),
     cron: (expression, fire) => venue.cron(expression, fire),
     pace: undefined,
+    awaitsFirings: true,
   };
 }
 

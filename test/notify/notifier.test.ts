@@ -65,6 +65,8 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'circuit-breaker': { state: 'open', until: Date.UTC(2024, 0, 1, 12), lastError: { message: 'HTTP 502' } },
   'auth-failed': { call: 'balance', code: 'E_AUTH', message: `signature for ${API_SECRET} rejected` },
   'daemon-stopped': { reason: 'SIGTERM' },
+  'replay-behind': { lagMs: 600_000, speed: 60, wallSeconds: 10 },
+  'replay-caught-up': { lagMs: 0, speed: 60 },
   'daily-summary': { at: 1, day: '2024-01-01', instances: [{ instance: 'grid', realisedToday: '1.5', fills: 2 }] },
 };
 const ERROR_KINDS = [
