@@ -190,6 +190,8 @@ export class MatchingEngine {
   private orderSeq = 0;
   private fillSeq = 0;
   private changes = 0;
+  /** Of those, orders reaching the book after their latency (recordRevision leaves them out). */
+  private arrivals = 0;
   /** Base volume still available to fills on the tick being matched; undefined = no cap. */
   private pool: Dec | undefined;
   /** Where changes are made durable (paper trading); none in a backtest. */
@@ -280,9 +282,19 @@ export class MatchingEngine {
     return this.fillSeq;
   }
 
-  /** Bumped on every order or trade change (place, fill, trigger, cancel). */
+  /** Bumped on every order or trade change (place, arrival, fill, trigger, cancel). */
   get revision(): number {
     return this.changes;
+  }
+
+  /**
+   * The revision but for orders reaching the book after their latency: an arrival moves only the order's
+   * updatedAt, which no orders poll decides anything on (a fill sets it again before a fill could be dated by
+   * it), while a fill or a trigger on arrival counts as ever. What the in-process venue offers as
+   * Venue.revision, so a backtest passes the polls that would learn nothing.
+   */
+  get recordRevision(): number {
+    return this.changes - this.arrivals;
   }
 
   /** The engine's time in epoch ms: the injected clock's, else the last price's. */
@@ -609,6 +621,7 @@ export class MatchingEngine {
       o.arrivesAt = undefined;
       o.updatedAt = this.now();
       this.changes++;
+      this.arrivals++;
       if (o.type === 'MARKET') {
         this.takeMarket(book, o, price);
         // What the tick's volume did not allow waits for the next tick, as if arriving again.

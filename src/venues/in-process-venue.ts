@@ -59,7 +59,7 @@ export class InProcessVenue implements Venue {
   ) {}
 
   get revision(): number {
-    return this.engine.revision;
+    return this.engine.recordRevision;
   }
 
   marketWatch(symbol?: string): Promise<Ticker[]> {

@@ -40,6 +40,28 @@ describe('InProcessVenue', () => {
     expect(venue.revision).toBeGreaterThan(r0 + 1);
   });
 
+  it('leaves out of its revision an order reaching the book after its latency, not what the book does to it there', async () => {
+    const engine = new MatchingEngine({ latencyMs: 1000 });
+    engine.createAccount({ apiKey: KEY, balances: CONTRACT_BALANCES });
+    const venue = new InProcessVenue(engine, KEY);
+    engine.onPrice('BTCUSDT', 60000, T0);
+    await venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.1', price: '59000' });
+    const placed = venue.revision;
+    const all = engine.revision;
+    // It arrives and rests: its updatedAt alone moved.
+    engine.onPrice('BTCUSDT', 60000, T0 + 1000);
+    expect(engine.revision).toBe(all + 1);
+    expect(venue.revision).toBe(placed);
+    expect(await venue.openOrders('BTCUSDT')).toMatchObject([
+      { status: 'NEW', updatedAt: new Date(T0 + 1000).toISOString() },
+    ]);
+    // A marketable one fills as it arrives: that counts.
+    await venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.1', price: '61000' });
+    expect(venue.revision).toBe(placed + 1);
+    engine.onPrice('BTCUSDT', 60000, T0 + 2000);
+    expect(venue.revision).toBeGreaterThan(placed + 1);
+  });
+
   it('rejects with a rejected VenueError caused by the SimRejectError, as a rejected promise rather than a throw', async () => {
     const { venue } = harness();
     const pending = venue.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.1' });
