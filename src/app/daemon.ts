@@ -63,13 +63,19 @@ export interface DaemonOptions {
   onLeaseLost?: (why: string) => void;
 }
 
+/** The replay clock's speed (PAPER_SPEED) on paper on recordings, not in lockstep; undefined on the wall clock. */
+function replaySpeed(plan: VenuePlan): number | undefined {
+  return plan.mode === 'paper' && plan.data === 'recording' && !plan.lockstep ? plan.speed : undefined;
+}
+
 /**
  * The venue's time: the recording's on paper on recordings (PAPER_SPEED times the wall clock, paused until the
  * jobs are scheduled), else the wall's.
  */
 function clockFor(plan: VenuePlan): Clock {
-  if (plan.mode !== 'paper' || plan.data !== 'recording' || plan.lockstep) return wallClock;
-  const replay = new ReplayClock(plan.speed);
+  const speed = replaySpeed(plan);
+  if (speed === undefined) return wallClock;
+  const replay = new ReplayClock(speed);
   replay.pause();
   return replay;
 }
@@ -290,7 +296,14 @@ export class Daemon {
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 
       const chartNeeds = chartCandleNeeds(instances.map((i) => ({ ...i, symbol: i.config.symbol })));
-      const venue = new PriceRecordingVenue(setup.client, store, clock, new Set(symbols), chartNeeds);
+      const venue = new PriceRecordingVenue(
+        setup.client,
+        store,
+        clock,
+        new Set(symbols),
+        chartNeeds,
+        replaySpeed(plan) ?? 1,
+      );
       probes.starting('reading the venue and reconciling the journal');
       // A pause the operator (or an exit) made holds across the restart; an exit a crash interrupted is finished
       // before that instance's strategy may trade again.

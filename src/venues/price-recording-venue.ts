@@ -2,8 +2,8 @@
  * A Venue decorator that remembers the last price of the configured symbols from every market watch and writes
  * it to the store now and then, so `status` can value open positions from SQLite alone, with or without a
  * running daemon. It also keeps each symbol's candles for the page's price chart (the chart's own books, never a
- * strategy's: `chartNeeds`), saved in the store's candles table under `chart:<symbol>` once a minute of the
- * venue's time and at the stop, taken up again at the next start. Everything else passes straight through.
+ * strategy's: `chartNeeds`), saved in the store's candles table under `chart:<symbol>` about once a wall-clock
+ * minute and at the stop, taken up again at the next start. Everything else passes straight through.
  */
 import { CandleBuilder, type CandleNeeds, type CandleSnapshot } from '../market/candles.js';
 import type { Ticker } from '../ports/venue-records.js';
@@ -17,7 +17,11 @@ import type { Store } from '../store/store.js';
 /** Each write is a committed (fsynced) transaction: status does not need fresher prices than this. */
 const WRITE_INTERVAL_MS = 5_000;
 
-/** How often the chart's candles are saved, in the venue's time (they are rebuilt from nothing else). */
+/**
+ * How often the chart's candles are saved, in wall-clock time (they are rebuilt from nothing else). A save writes
+ * every candle the chart keeps (thousands a symbol): once a minute of a replay's time, at 60 recorded minutes a
+ * second, was most of a paper daemon's work, for a chart that only a crash would cut short.
+ */
 const CHART_SAVE_MS = 60_000;
 
 /** The store's key of a symbol's chart candles (beside the engine's, keyed by the symbol alone). */
@@ -39,13 +43,17 @@ export class PriceRecordingVenue extends ForwardingVenue {
   private readonly charts = new Map<string, CandleBuilder>();
   private chartsSaved: number;
 
-  /** `chartNeeds`: the candles to keep per symbol for the chart (none: no chart candles). */
+  /**
+   * `chartNeeds`: the candles to keep per symbol for the chart (none: no chart candles). `pace`: the clock's time
+   * per wall-clock time (PAPER_SPEED on a replay of recordings), so that the chart is saved once a wall minute.
+   */
   constructor(
     inner: Venue,
     private readonly store: Store,
     private readonly clock: ClockReading,
     private readonly symbols: ReadonlySet<string>,
     chartNeeds: ReadonlyMap<string, CandleNeeds> = new Map(),
+    private readonly pace = 1,
   ) {
     super(inner);
     this.chartsSaved = clock.now();
@@ -102,7 +110,7 @@ export class PriceRecordingVenue extends ForwardingVenue {
   flush(final = false): void {
     const now = this.clock.now();
     this.lastWrite = now;
-    if ((final || now - this.chartsSaved >= CHART_SAVE_MS) && this.store.db.open) {
+    if ((final || now - this.chartsSaved >= CHART_SAVE_MS * this.pace) && this.store.db.open) {
       this.chartsSaved = now;
       this.store.transaction(() => {
         for (const [symbol, book] of this.charts)
