@@ -11,12 +11,18 @@
  * virtual clock the test moves through the recording (the only difference from `npm start`, whose replay clock
  * moves at PAPER_SPEED): every recorded ticker and every job fires at its recorded time, each awaited before
  * the next, so the comparison is exact rather than subject to timing.
+ *
+ * Then the shipped multi-pair file (issue 41: config/ema-trend-usdt.json, a pair list of the five USDT pairs of
+ * data/samples/2023-04, maxOpenTrades 3, BTCUSDT's trend read as an informative pair) over an hour of those pairs
+ * from PAPER_FROM (--from in the backtest): the same orders and fills per pair, and the same entries refused for
+ * the limit. The daemon is paper on recordings of the sample folder, as `PAPER_DATA=data/samples/2023-04 npm start`
+ * with the file enabled.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runJob, warmUpMs } from '../../src/backtest/job.js';
+import { type JobResult, runJob, warmUpMs } from '../../src/backtest/job.js';
 import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { loadStrategyFiles } from '../../src/config/loader.js';
 import { storeTrace } from '../../src/backtest/runner.js';
@@ -29,7 +35,8 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import { DEFAULT_PAPER_BALANCES } from '../../src/sim/sim-server.js';
-import { openStore } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { recordingFiles, recordedSymbols } from '../../src/record/recording-reader.js';
 import { writeSlice } from '../support/recording-slice.js';
 import { ROOT } from './daemon-process.js';
 import { paperOnVirtualClock } from './paper-on-virtual-clock.js';
@@ -40,6 +47,11 @@ const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 const NPM_START_FROM = Date.parse('2023-03-07T21:00:00Z');
 const HOURS = 36;
 const dir = tempDir('parity');
+/** Five USDT pairs over three days of April 2023, each with its rules (data/samples/2023-04/PROVENANCE.md). */
+const APRIL = join(ROOT, 'data/samples/2023-04');
+/** An hour in which three pairs enter at once (20:30) and the other two are refused by maxOpenTrades. */
+const APRIL_FROM = Date.parse('2023-04-14T20:15:00Z');
+const APRIL_TO = Date.parse('2023-04-14T21:14:50Z');
 
 /** The daemon's jobs other than the market jobs, the same on both sides. */
 const JOBS = { ordersPoll: '30 * * * * *', refresh: '0 */5 * * * *' };
@@ -59,30 +71,55 @@ const INSTANCES: { file: string; schedule: string; params?: Record<string, unkno
   { file: 'on-the-clock', schedule: '0 * * * * *' },
 ];
 
-/** Strategy files in a folder of their own, and a strategies folder with the shipped ones and the test's. */
-function configs(): { configDir: string; strategiesDir: string; files: string[] } {
-  const configDir = join(dir, 'config');
+/** A strategies folder with the shipped modules and the test's. */
+function strategiesFolder(): string {
   const strategiesDir = join(dir, 'strategies');
-  mkdirSync(configDir);
   mkdirSync(strategiesDir);
   const module = (name: string, file: string) =>
     writeFileSync(join(strategiesDir, `${name}.ts`), `export { default } from '${pathToFileURL(file).href}';\n`);
   for (const name of ['grid', 'breakout', 'mean-reversion', 'dca', 'ema-trend'])
     module(name, join(ROOT, 'strategies', `${name}.ts`));
   module('on-the-clock', join(ROOT, 'test/e2e/strategies/on-the-clock.ts'));
-  const shipped = (name: string) =>
-    JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
-  const files: string[] = [];
-  for (const { file, schedule, params } of INSTANCES) {
-    const config =
-      file === 'on-the-clock'
-        ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
-        : shipped(file);
+  return strategiesDir;
+}
+const strategiesDir = strategiesFolder();
+
+const shipped = (name: string) =>
+  JSON.parse(readFileSync(join(ROOT, 'config', `${name}.json`), 'utf8')) as Record<string, unknown>;
+
+/** Strategy files in a folder of their own (`folder` under the test's). */
+function configs(folder: string, written: { file: string; config: Record<string, unknown> }[]) {
+  const configDir = join(dir, folder, 'config');
+  mkdirSync(configDir, { recursive: true });
+  const files = written.map(({ file, config }) => {
     const path = join(configDir, `${file}.json`);
-    writeFileSync(path, JSON.stringify({ ...config, schedule, params: { ...(config.params as object), ...params } }));
-    files.push(path);
+    writeFileSync(path, JSON.stringify(config));
+    return path;
+  });
+  return { configDir, files };
+}
+
+/** The shipped files with the test's schedules and params, and the clock-reading one. */
+function shippedConfigs() {
+  return configs(
+    'btc',
+    INSTANCES.map(({ file, schedule, params }) => {
+      const config =
+        file === 'on-the-clock'
+          ? { name: 'on-the-clock', strategy: 'on-the-clock', symbol: 'BTCUSDT', params: {} }
+          : shipped(file);
+      return { file, config: { ...config, schedule, params: { ...(config.params as object), ...params } } };
+    }),
+  );
+}
+
+/** Each instance's orders and fills in the daemon's journal equal the backtest's. */
+function expectSameTraces(store: Store, backtest: JobResult, names: readonly string[]): void {
+  for (const name of names) {
+    const paper = storeTrace(store, [name]);
+    const expected = backtest.run.traces.get(name)!;
+    expect({ name, ...paper }).toEqual({ name, ...expected });
   }
-  return { configDir, strategiesDir, files };
 }
 
 describe('backtest / paper parity', () => {
@@ -90,9 +127,9 @@ describe('backtest / paper parity', () => {
     'every shipped strategy and a clock-reading one place the same orders and get the same fills, at the same recorded times',
     { timeout: 300_000 },
     async () => {
-      const { configDir, strategiesDir, files } = configs();
+      const { configDir, files } = shippedConfigs();
       // The sample from its first recorded day to HOURS past where npm start's replay starts.
-      const recording = join(dir, 'BTCUSDT-slice.jsonl.gz');
+      const recording = join(dir, 'btc', 'BTCUSDT-slice.jsonl.gz');
       const { first, last } = await writeSlice(SAMPLE, recording, 0, NPM_START_FROM + HOURS * 3_600_000);
       // A new replay starts once the data have filled the instances' longest warm-up (the EMA trend's).
       const start = first + warmUpMs(await loadStrategyFiles(configDir, { strategiesDir }));
@@ -109,7 +146,7 @@ describe('backtest / paper parity', () => {
       });
 
       const db = await paperOnVirtualClock({
-        dir,
+        dir: join(dir, 'btc'),
         recording,
         configDir,
         strategiesDir,
@@ -121,16 +158,15 @@ describe('backtest / paper parity', () => {
       const store = openStore({ path: db, clock: wallClock });
       const rules = pairRulesFrom(DEFAULT_PAIRS[0]!);
       try {
-        const names: string[] = [];
-        for (const { file } of INSTANCES) {
-          const name = sources.find((s) => s.file.endsWith(`${file}.json`))!.raw.name as string;
-          names.push(name);
-          const paper = storeTrace(store, [name]);
+        const names = INSTANCES.map(
+          ({ file }) => sources.find((s) => s.file.endsWith(`${file}.json`))!.raw.name as string,
+        );
+        for (const name of names) {
           const expected = backtest.run.traces.get(name)!;
           expect(expected.orders.length, `${name} orders`).toBeGreaterThan(0);
           expect(expected.fills.length, `${name} fills`).toBeGreaterThan(0);
-          expect({ name, ...paper }).toEqual({ name, ...expected });
         }
+        expectSameTraces(store, backtest, names);
 
         // Closed trades: the backtest report's table and the daemon's /api/v1/trades, one definition.
         const daemonTrades = allTrades({
@@ -153,6 +189,57 @@ describe('backtest / paper parity', () => {
         const backtestTrades = closedTrades(tradeFills(backtest.run));
         expect(backtestTrades.length).toBeGreaterThan(3);
         expect(daemonTrades.map(comparable).sort(byEntry)).toEqual(backtestTrades.map(comparable).sort(byEntry));
+      } finally {
+        store.close();
+      }
+    },
+  );
+  it(
+    'the shipped multi-pair file (a pair list of five pairs, maxOpenTrades, an informative pair) places the same orders, gets the same fills and is refused the same entries',
+    { timeout: 120_000 },
+    async () => {
+      // Enabled (the shipped file is off: npm start's default data are BTC only), on a schedule of one firing a
+      // recorded ticker (its own fires thrice a ticker, with nothing new to see twice).
+      const { configDir, files } = configs('pairs', [
+        { file: 'ema-trend-usdt', config: { ...shipped('ema-trend-usdt'), enabled: true, schedule: '*/15 * * * * *' } },
+      ]);
+      const symbols = await recordedSymbols([APRIL]);
+      const data = await loadTicks(await recordingFiles([APRIL], symbols), { to: APRIL_TO });
+      const { sources } = await readConfigs(files, strategiesDir);
+      const backtest = await runJob(sources, data, {
+        ...DEFAULT_JOB_SETTINGS,
+        balances: { ...DEFAULT_PAPER_BALANCES },
+        jobs: JOBS,
+        from: new Date(APRIL_FROM).toISOString(),
+      });
+      const db = await paperOnVirtualClock({
+        dir: join(dir, 'pairs'),
+        recording: APRIL,
+        configDir,
+        strategiesDir,
+        jobs: JOBS,
+        from: APRIL_FROM,
+        to: APRIL_TO,
+        env: { PAPER_FROM: new Date(APRIL_FROM).toISOString() },
+      });
+      const store = openStore({ path: db, clock: wallClock });
+      try {
+        const names = symbols.map((s) => `ema-trend-usdt/${s}`);
+        expect([...backtest.run.traces.keys()].sort()).toEqual(names);
+        expectSameTraces(store, backtest, names);
+        // Several pairs traded, and the others were refused their entries by maxOpenTrades, on both sides.
+        const traded = names.filter((n) => backtest.run.traces.get(n)!.fills.length > 0);
+        expect(traded.length).toBeGreaterThanOrEqual(3);
+        const refusals = (rows: { instance: string; reason: string }[]) =>
+          [...new Set(rows.map((r) => `${r.instance}: ${r.reason}`))].sort();
+        const expected = refusals(backtest.run.log.refusals());
+        expect(expected.some((r) => / maxOpenTrades 3 of ema-trend-usdt reached: 3 pairs hold a trade /.test(r))).toBe(
+          true,
+        );
+        const journal = store.events
+          .list({ kinds: ['refused'] })
+          .map((e) => ({ instance: e.instance!, reason: e.data.reason as string }));
+        expect(refusals(journal)).toEqual(expected);
       } finally {
         store.close();
       }
