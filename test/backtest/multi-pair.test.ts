@@ -1,7 +1,7 @@
 /**
  * Issue 41: one strategy file over several pairs. The shipped config/ema-trend-usdt.json on five USDT pairs, backtested
  * on data/samples/2023-04: one instance per pair, named `<file name>/<SYMBOL>`, on one account, and the results per
- * pair beside the total.
+ * pair beside the total; sweeps, hyperopt and walk-forward of the file on one account with its limits.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +13,12 @@ import { capture } from '../support/command-output.js';
 import { csvRecords } from '../support/csv-records.js';
 import { tempDir } from '../support/temp-dir.js';
 import { bot } from './fixtures.js';
+import { runJob } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
+import { readConfigs } from '../../src/backtest/strategy-configs.js';
+import { loadTicks } from '../../src/backtest/tick-data.js';
+import type { WalkForwardRecord } from '../../src/backtest/validation-runs.js';
+import { recordingFiles, recordedSymbols } from '../../src/record/recording-reader.js';
 
 /**
  * The shipped config/ema-trend-usdt.json on the five pairs as `symbols` (the shipped file chooses its pairs with a
@@ -186,5 +192,47 @@ describe('a strategy file over several pairs', () => {
     };
     expect(best.symbols).toEqual(PAIRS);
     expect(best.portfolio).toMatchObject({ maxExposure: '200' });
+  });
+  it('walks the shipped pair-list file forward: each window pick on its test part is that combination run alone there', async () => {
+    // The shipped file as it is: its pair list, maxOpenTrades and BTCUSDT's trend as an informative pair.
+    const out = tempDir('multi-pair-walk');
+    const shipped = 'config/ema-trend-usdt.json';
+    const walk = await bot([
+      ...['--config', shipped, '--data', 'data/samples/2023-04', '--from', '2023-04-14T12:00:00Z'],
+      ...['--sweep', 'portfolio.maxOpenTrades=1,3', '--walk-forward', '2', '--train', '12h', '--test', '6h'],
+      ...['--workers', '1', '--out', out],
+    ]);
+    expect(walk.code, walk.err.join('\n')).toBe(0);
+    const { walkForward } = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as {
+      walkForward: WalkForwardRecord;
+    };
+    expect(walkForward.windows.map((w) => [w.test.from, w.test.to, w.outcome])).toEqual([
+      ['2023-04-15T00:00:00.000Z', '2023-04-15T06:00:00.000Z', 'tested'],
+      ['2023-04-15T06:00:00.000Z', '2023-04-15T12:00:00.000Z', 'tested'],
+    ]);
+    const symbols = await recordedSymbols(['data/samples/2023-04']);
+    const data = await loadTicks(await recordingFiles(['data/samples/2023-04'], symbols));
+    const { sources } = await readConfigs([shipped]);
+    // Each window's pick alone on its test part, warmed up on the data before it as the walk-forward's part is.
+    const alone = async (overrides: Record<string, unknown>, span: { from: string; to: string }) =>
+      (
+        await runJob(
+          sources,
+          data,
+          DEFAULT_JOB_SETTINGS,
+          overrides,
+          {},
+          { from: Date.parse(span.from), to: Date.parse(span.to) },
+        )
+      ).summary;
+    let fills = 0;
+    for (const w of walkForward.windows) {
+      const test = await alone(w.chosen!.overrides, w.test);
+      expect(w.outOfSample).toEqual(test.metrics);
+      // All five pairs of the list ran in each part, on one account.
+      expect(test.instances.map((i) => i.symbol).sort()).toEqual([...PAIRS].sort());
+      fills += test.metrics.fills;
+    }
+    expect(fills).toBeGreaterThan(0);
   });
 });
