@@ -158,3 +158,20 @@ export function pairListRefresh(list: PairList): (time: number) => number {
   const cron = new CronSchedule(list.refresh);
   return (time) => cron.next(time);
 }
+
+/** A list worked out anew with a change: the file's group, its pairs now (best first), those added and left. */
+export interface PairListChange {
+  group: string;
+  listed: readonly string[];
+  added: readonly string[];
+  removed: readonly string[];
+}
+
+/** The change in words, as the log and the notifications say it. */
+export function pairListChangeText(c: PairListChange): string {
+  return (
+    `pairlist of ${c.group}: ${c.listed.length} pairs (${c.listed.join(', ') || 'none'})` +
+    (c.added.length > 0 ? `; added ${c.added.join(', ')}` : '') +
+    (c.removed.length > 0 ? `; left ${c.removed.join(', ')} (no new entries there)` : '')
+  );
+}

@@ -15,6 +15,7 @@ import type { Balance } from '../strategy/api.js';
 import type { FillRow } from '../store/fills.js';
 import { isActive, type OrderRow } from '../store/order-journal.js';
 import type { Store } from '../store/store.js';
+import { isWriteFailure } from '../store/database.js';
 import { EngineParts } from './engine-parts.js';
 import { type InstanceSpec, InstanceRunner, isPromise, RunnerDeps } from './instance-runner.js';
 import { Instances, type InstanceSummary } from './instances.js';
@@ -173,7 +174,14 @@ export class Engine implements FillSink {
       this,
     );
     const feeMargin = dec(options.feeMargin ?? '0.001');
-    this.pairLists = new PairLists(this.roster.all, market, logger);
+    this.pairLists = new PairLists(this.roster.all, market, logger, (time, change) => {
+      try {
+        store.events.record(time, undefined, 'pairlist-changed', { ...change });
+      } catch (err) {
+        // A journal refusing writes loses the event (the trading guard tells it), not the list.
+        if (!isWriteFailure(err)) throw err;
+      }
+    });
     const portfolios = new Portfolios(this.roster.all, journal, market, this.pairLists);
     this.orders = new OrderManager(this.parts, feeMargin, this.sync, portfolios);
     this.exits = new DeclaredExits(

@@ -8,7 +8,13 @@
  * what it holds is still managed: its strategy is still called while it holds a position or a working order, and
  * its declared exits stand. A pair off the list that holds nothing is not ticked at all.
  */
-import { type PairList, pairListRefresh, resolvePairList } from '../config/pair-list.js';
+import {
+  type PairList,
+  type PairListChange,
+  pairListChangeText,
+  pairListRefresh,
+  resolvePairList,
+} from '../config/pair-list.js';
 import { TIMEFRAME_MS } from '../market/candles.js';
 import type { Logger } from '../ops/logger.js';
 import type { InstanceRunner } from './instance-runner.js';
@@ -38,10 +44,12 @@ export class PairLists {
   /** The earliest time some list is due (Infinity: no pair list). */
   private earliest = Infinity;
 
+  /** `changed`: records a list's change in the journal (the `pairlist-changed` event). */
   constructor(
     runners: readonly InstanceRunner[],
     private readonly market: MarketState,
     private readonly logger: Logger,
+    private readonly changed: (time: number, change: PairListChange) => void,
   ) {
     for (const r of runners) {
       const list = r.pairList;
@@ -136,13 +144,10 @@ export class PairLists {
     g.listed = listed;
     g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason]));
     for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
-    if (added.length > 0 || removed.length > 0)
-      this.logger.info(
-        { group: g.name, listed: [...listed], added, removed },
-        `pairlist of ${g.name}: ${listed.size} pairs (${[...listed].join(', ') || 'none'})` +
-          (added.length > 0 ? `; added ${added.join(', ')}` : '') +
-          (removed.length > 0 ? `; left ${removed.join(', ')} (no new entries there)` : ''),
-      );
+    if (added.length === 0 && removed.length === 0) return;
+    const change: PairListChange = { group: g.name, listed: [...listed], added, removed };
+    this.logger.info(change, pairListChangeText(change));
+    this.changed(now, change);
   }
 
   /** The first price of each of the last hours, per pair (only when the list ranks by change). */

@@ -6,6 +6,7 @@
  */
 import { pausedByOperator } from '../operator/actions.js';
 import type { EventKind } from '../store/events.js';
+import { pairListChangeText } from '../config/pair-list.js';
 
 export const LEVELS = ['info', 'warn', 'error'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -221,6 +222,18 @@ const KINDS: Record<NoticeKind, KindSpec> = {
   'protection-lifted': {
     level: 'info',
     line: (d) => `protection ${str(d.protection)} lifted: entries allowed again`,
+  },
+  'pairlist-changed': {
+    level: 'info',
+    line: (d) => {
+      const names = (v: unknown): string[] => (Array.isArray(v) ? v.map(str) : []);
+      return pairListChangeText({
+        group: str(d.group),
+        listed: names(d.listed),
+        added: names(d.added),
+        removed: names(d.removed),
+      });
+    },
   },
   'exits-changed': {
     level: 'warn',

@@ -55,6 +55,8 @@ export const EVENT_KINDS = [
   'protection-lifted',
   // A reload of the strategy files changed an instance's exits or protections (engine.ts reconfigure).
   'exits-changed',
+  // A strategy file's pair list worked out anew, changed (engine/pair-lists.ts): its group, pairs, added and left.
+  'pairlist-changed',
   // What an operator did (operator/actions.ts): action, subject, outcome, source.
   'operator',
   // Notifications (notify/): the daily summary, and each message sent or dropped with the ids it covered.

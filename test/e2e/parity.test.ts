@@ -240,6 +240,18 @@ describe('backtest / paper parity', () => {
           .list({ kinds: ['refused'] })
           .map((e) => ({ instance: e.instance!, reason: e.data.reason as string }));
         expect(refusals(journal)).toEqual(expected);
+        // The list, worked out at the first market job (15 s in) on the pairs' 24-hour quote volumes, is journaled.
+        expect(store.events.list({ kinds: ['pairlist-changed'] }).map((e) => [e.time, e.data])).toEqual([
+          [
+            APRIL_FROM + 15_000,
+            {
+              group: 'ema-trend-usdt',
+              listed: ['BTCUSDT', 'ETHUSDT', 'XRPUSDT', 'SOLUSDT', 'ADAUSDT'],
+              added: ['BTCUSDT', 'ETHUSDT', 'XRPUSDT', 'SOLUSDT', 'ADAUSDT'],
+              removed: [],
+            },
+          ],
+        ]);
       } finally {
         store.close();
       }

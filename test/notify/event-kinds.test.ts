@@ -36,6 +36,16 @@ describe('notice texts', () => {
     );
   });
 
+  it('words a pair list that changed: its pairs, those added and those that left (issue 41)', () => {
+    const change = { group: 'trend-usdt', listed: ['BTCUSDT', 'SOLUSDT'], added: ['SOLUSDT'], removed: ['ETHUSDT'] };
+    expect(noticeText({ ...notice('pairlist-changed', change), instance: undefined })).toBe(
+      'pairlist of trend-usdt: 2 pairs (BTCUSDT, SOLUSDT); added SOLUSDT; left ETHUSDT (no new entries there)',
+    );
+    expect(noticeText(notice('pairlist-changed', { ...change, listed: [], added: [], removed: ['BTCUSDT'] }))).toMatch(
+      /: 0 pairs \(none\); left BTCUSDT \(no new entries there\)$/,
+    );
+  });
+
   it('says every exit and protection a strategy may declare (a new one does not compile here without a sample)', () => {
     const exits: Required<ExitRulesDecl> = {
       stopLossPct: 2,

@@ -62,6 +62,7 @@ const SAMPLES: Record<Exclude<NoticeKind, 'fill' | 'daemon-started'>, Record<str
   'protection-tripped': { protection: 'losingTrades', reason: '3 losing trades', until: Date.UTC(2024, 0, 1, 12) },
   'protection-lifted': { protection: 'losingTrades' },
   'exits-changed': { exits: { stopLossPct: 3 }, protections: {} },
+  'pairlist-changed': { group: 'trend-usdt', listed: ['BTCUSDT', 'SOLUSDT'], added: ['SOLUSDT'], removed: ['ETHUSDT'] },
   'circuit-breaker': { state: 'open', until: Date.UTC(2024, 0, 1, 12), lastError: { message: 'HTTP 502' } },
   'auth-failed': { call: 'balance', code: 'E_AUTH', message: `signature for ${API_SECRET} rejected` },
   'daemon-stopped': { reason: 'SIGTERM' },
