@@ -2,10 +2,11 @@
  * Breakout: buys when the price breaks above its recent high, with a STOP_LIMIT BUY resting above that high,
  * and protects every base it bought with an OCO SELL bracket (take profit above the entry, stop loss below).
  *
- * - The recent high is the highest price seen over the last `lookbackMinutes`, measured on ctx.now(). It is
- *   kept in state as BUCKETS time buckets (the highest price of each), so the state stays the same size
- *   however long it runs, and the window is exact to one bucket (lookback / BUCKETS). Nothing is placed
- *   until a whole lookback has been watched without a gap longer than the lookback.
+ * - The recent high is the highest price of the last `lookbackMinutes`, measured on ctx.now(), read from the
+ *   engine's one-minute candles (declared, so a run from any start, paper or a restarted daemon has them at
+ *   once: the decision does not depend on where the run started). The window is whole time buckets of
+ *   lookback / BUCKETS, as it was when the strategy kept them in its state. Nothing is placed until the candles
+ *   reach back a whole lookback without a gap longer than the lookback.
  * - The entry (tag `breakout:entry`): stop = high × (1 + triggerPct/100), resting at
  *   limit = stop × (1 + slippagePct/100). The current price counts in the high, so the stop is always above
  *   the last price; a stop that would still trigger at once after rounding is not placed.
@@ -24,6 +25,7 @@ import { z } from 'zod';
 import {
   belowHundred,
   canBuy,
+  type Candle,
   type Dec,
   dec,
   decimalParam,
@@ -71,40 +73,42 @@ const params = z
 type Params = z.infer<typeof params>;
 
 interface BreakoutState {
-  /** [bucket start (ms), highest price in it], oldest first; at most BUCKETS + 1 entries. */
-  highs?: [number, string][];
-  /** Since when the price has been watched without a gap longer than the lookback. */
-  since?: number;
   /** One-off notices already logged. */
   noticed?: string[];
 }
 
 type Ctx = StrategyContext<Params, BreakoutState>;
 
-/** Adds the price to its bucket, drops buckets out of the window; the recent high once a lookback is watched. */
+const MINUTE = 60_000;
+
+/** The one-minute candles the recent high reads: the lookback, the bucket it starts in, and the one before. */
+const candleCount = (p: Params) => p.lookbackMinutes + Math.ceil(p.lookbackMinutes / BUCKETS) + 1;
+
+/**
+ * The highest price of the buckets the last lookback touches (the current price included), once the candles
+ * reach back a whole lookback without a gap longer than it; undefined before.
+ */
 function recentHigh(ctx: Ctx, price: Dec): Dec | undefined {
   const now = ctx.now();
-  const lookbackMs = ctx.params.lookbackMinutes * 60_000;
+  const lookbackMs = ctx.params.lookbackMinutes * MINUTE;
   const bucketMs = lookbackMs / BUCKETS;
-  const start = Math.floor(now / bucketMs) * bucketMs;
-  const stored = ctx.state.highs;
-  const highs = (stored ?? []).filter(([t]) => t + bucketMs > now - lookbackMs);
-  if (highs.length === 0) ctx.state.since = now;
-  // Written back only when it changed: each write marks the state dirty, which costs a save.
-  let changed = stored === undefined || highs.length !== stored.length;
-  const last = highs[highs.length - 1];
-  if (last !== undefined && last[0] === start) {
-    if (price.gt(last[1])) {
-      last[1] = price.toFixed();
-      changed = true;
-    }
-  } else {
-    highs.push([start, price.toFixed()]);
-    changed = true;
-  }
-  if (changed) ctx.state.highs = highs;
-  if (now - (ctx.state.since ?? now) < lookbackMs) return undefined;
-  return highs.reduce((high, [, p]) => (high.gte(p) ? high : dec(p)), price);
+  // A candle counts while its last moment's bucket touches the window (buckets shorter than a minute included).
+  const inWindow = (c: Candle) => Math.floor((c.time + MINUTE - 1) / bucketMs) * bucketMs + bucketMs > now - lookbackMs;
+  // The closed candles (one list until a candle closes), then the forming one, newest first.
+  const closed = ctx.candles('1m', candleCount(ctx.params));
+  const forming = ctx.candles('1m', 1, { forming: true }).at(-1);
+  let high = price.toNumber();
+  let since = now;
+  const reach = (c: Candle): boolean => {
+    if (since - (c.time + MINUTE) > lookbackMs) return false;
+    since = c.time;
+    if (inWindow(c) && c.high > high) high = c.high;
+    return true;
+  };
+  if (forming !== undefined && forming.time > (closed.at(-1)?.time ?? -Infinity)) reach(forming);
+  for (let i = closed.length - 1; i >= 0 && reach(closed[i]!); i--);
+  if (now - since < lookbackMs) return undefined;
+  return high > price.toNumber() ? dec(String(high)) : price;
 }
 
 /** Brackets what the position holds beyond its open exits; true while a position is open. */
@@ -157,6 +161,7 @@ export default defineStrategy<typeof params, BreakoutState>({
   params,
   orderTypes: ['STOP_LIMIT', 'OCO', 'LIMIT'],
   requiresCancel: false,
+  candles: (p) => ({ '1m': candleCount(p) }),
   onStart(ctx) {
     if (!ctx.canCancel) {
       ctx.log.info(

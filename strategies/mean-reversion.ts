@@ -2,9 +2,12 @@
  * Mean reversion: buys a dip below the moving average with a LIMIT BUY at a band under it, then sells the
  * bounce with an OCO SELL bracket (take profit, stop loss).
  *
- * - The moving average is of the last price sampled once per `sampleSeconds` (ctx.now()) over the last
- *   `windowMinutes`, kept in state as a ring of fixed size; nothing is placed until the ring is full. A gap
- *   longer than the window (a long stop) starts the ring again rather than averaging stale prices.
+ * - The moving average is of the price at each sample time over the last `windowMinutes`: one every
+ *   `sampleSeconds` (whole minutes) on the clock, the first price of that period (its first one-minute candle's
+ *   open). It is read from the engine's one-minute candles (declared, so a run from any start, paper or a
+ *   restarted daemon has them at once: the average does not depend on where the run started). Nothing is placed
+ *   until the candles hold the whole window's samples; samples before a gap longer than the window do not
+ *   count (a long stop starts the average afresh rather than averaging stale prices).
  * - The entry (tag `mr:entry`) is a LIMIT BUY at average × (1 - bandPct/100). With cancel, it is cancelled
  *   when the band has moved more than `repricePct` from it, and placed anew at the next tick; without cancel
  *   it is placed once and waits for the price to come down to it.
@@ -20,6 +23,7 @@ import { z } from 'zod';
 import {
   belowHundred,
   canBuy,
+  type Candle,
   type Dec,
   dec,
   decimalParam,
@@ -41,8 +45,8 @@ const params = z
   .object({
     /** Length of the moving average. */
     windowMinutes: z.number().int().min(1).max(1440).default(60),
-    /** One sample of the last price per this many seconds feeds the average. */
-    sampleSeconds: z.number().int().min(1).max(3600).default(60),
+    /** One sample of the price per this many seconds (whole minutes) feeds the average. */
+    sampleSeconds: z.number().int().min(60).max(3600).default(60),
     /** The entry sits this far below the average, in percent (1 = 1 %). */
     bandPct: decimalParam.default(dec('1')),
     /** With cancel: the entry is re-placed once the band has moved more than this, in percent of its price. */
@@ -63,6 +67,12 @@ const params = z
   .superRefine((p, ctx) => {
     exactlyOne(p, 'quoteAmount', 'quantity', ctx);
     belowHundred(p, ['bandPct', 'stopLossPct', 'stopLimitPct'], ctx);
+    if (p.sampleSeconds % 60 !== 0)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sampleSeconds'],
+        message: `expected whole minutes (60, 120 … 3600: the average reads one-minute candles), found ${p.sampleSeconds}`,
+      });
     const samples = Math.ceil((p.windowMinutes * 60) / p.sampleSeconds);
     if (samples > MAX_SAMPLES || samples < 2) {
       ctx.addIssue({
@@ -76,12 +86,6 @@ const params = z
 type Params = z.infer<typeof params>;
 
 interface MeanReversionState {
-  /** The samples (price text): filled in order, then overwritten from slot `next` on. */
-  ring?: string[];
-  next?: number;
-  sampledAt?: number;
-  /** Average of the full ring (text), recomputed on each sample. */
-  average?: string;
   /** Average entry of the position, to tell a stop loss from a take profit when the exit fills. */
   entry?: string;
   cooldownUntil?: number;
@@ -91,33 +95,70 @@ interface MeanReversionState {
 
 type Ctx = StrategyContext<Params, MeanReversionState>;
 
-/** Takes a sample when one is due; the moving average once the ring is full. */
-function movingAverage(ctx: Ctx, price: Dec): Dec | undefined {
-  const { windowMinutes, sampleSeconds } = ctx.params;
-  const s = ctx.state;
-  const size = Math.ceil((windowMinutes * 60) / sampleSeconds);
-  const now = ctx.now();
-  const since = now - (s.sampledAt ?? now);
-  if (s.sampledAt === undefined || since >= sampleSeconds * 1000) {
-    if (since > windowMinutes * 60_000 || (s.ring?.length ?? 0) > size) {
-      ctx.log.info('price gap longer than the window (or a new window): averaging afresh');
-      s.ring = [];
-    }
-    const ring = (s.ring ??= []);
-    const slot = ring.length < size ? ring.length : (s.next ?? 0);
-    ring[slot] = price.toFixed();
-    s.next = (slot + 1) % size;
-    s.sampledAt = now;
-    s.average =
-      ring.length === size
-        ? ring
-            .reduce((sum, p) => sum.plus(p), dec(0))
-            .div(size)
-            .toDecimalPlaces(8)
-            .toFixed()
-        : undefined;
+const MINUTE = 60_000;
+
+/** The one-minute candles the average reads: the window, the sample period it starts in, and the one before. */
+const candleCount = (p: Params) => p.windowMinutes + p.sampleSeconds / 60 + 1;
+
+interface Samples {
+  /** Each sample period's first candle (time, open), after the last gap longer than the window. */
+  times: number[];
+  prices: Dec[];
+  /** The average of the last `size` of them, and of the last `size - 1` and one more (by the forming period). */
+  averages: Map<string, Dec | undefined>;
+}
+
+/** The closed candles' samples, by list: the engine hands the same list until a candle closes. */
+const sampled = new WeakMap<readonly Candle[], Samples>();
+
+function samplesOf(closed: readonly Candle[], sampleMs: number, windowMs: number): Samples {
+  let out = sampled.get(closed);
+  if (out !== undefined) return out;
+  out = { times: [], prices: [], averages: new Map() };
+  for (const c of closed) {
+    const last = out.times.at(-1);
+    if (last !== undefined && Math.floor(last / sampleMs) === Math.floor(c.time / sampleMs)) continue;
+    if (last !== undefined && c.time - last > windowMs) out.times.length = out.prices.length = 0;
+    out.times.push(c.time);
+    out.prices.push(dec(c.open));
   }
-  return s.average === undefined ? undefined : dec(s.average);
+  sampled.set(closed, out);
+  return out;
+}
+
+/**
+ * The average of the last `windowMinutes / sampleSeconds` samples (each sample period's first one-minute candle's
+ * open, the current period's included), once the candles hold that many with no gap between two longer than the
+ * window; undefined before.
+ */
+function movingAverage(ctx: Ctx): Dec | undefined {
+  const { windowMinutes, sampleSeconds } = ctx.params;
+  const size = Math.ceil((windowMinutes * 60) / sampleSeconds);
+  const sampleMs = sampleSeconds * 1000;
+  const windowMs = windowMinutes * MINUTE;
+  const samples = samplesOf(ctx.candles('1m', candleCount(ctx.params)), sampleMs, windowMs);
+  const forming = ctx.candles('1m', 1, { forming: true }).at(-1);
+  const last = samples.times.at(-1);
+  // The forming candle is a sample of its own when it opened a period: after the last gap, or after a gap too long.
+  let extra: Dec | undefined;
+  if (forming !== undefined && (last === undefined || forming.time > last)) {
+    if (last !== undefined && forming.time - last > windowMs) return undefined;
+    if (last === undefined || Math.floor(last / sampleMs) !== Math.floor(forming.time / sampleMs))
+      extra = dec(forming.open);
+  }
+  const key = extra === undefined ? '' : extra.toFixed();
+  if (samples.averages.has(key)) return samples.averages.get(key);
+  const prices = extra === undefined ? samples.prices : [...samples.prices, extra];
+  const average =
+    prices.length < size
+      ? undefined
+      : prices
+          .slice(-size)
+          .reduce((sum, p) => sum.plus(p), dec(0))
+          .div(size)
+          .toDecimalPlaces(8);
+  samples.averages.set(key, average);
+  return average;
 }
 
 /** Where the position takes its profit: a fixed percentage, or the average but at least the band's width. */
@@ -169,6 +210,7 @@ export default defineStrategy<typeof params, MeanReversionState>({
   params,
   orderTypes: ['LIMIT', 'OCO'],
   requiresCancel: false,
+  candles: (p) => ({ '1m': candleCount(p) }),
   onStart(ctx) {
     if (!ctx.canCancel) {
       ctx.log.info('this venue cannot cancel: the entry is placed once and waits, it does not follow the band');
@@ -177,7 +219,7 @@ export default defineStrategy<typeof params, MeanReversionState>({
   onTick(ctx) {
     const price = ctx.price;
     if (price === undefined) return;
-    const average = movingAverage(ctx, price);
+    const average = movingAverage(ctx);
     if (protect(ctx, average) || average === undefined) return;
     const until = ctx.state.cooldownUntil;
     if (until !== undefined && ctx.now() < until) return;
@@ -201,6 +243,6 @@ export default defineStrategy<typeof params, MeanReversionState>({
         ctx.log.info('cooling down after a stop loss', { minutes: ctx.params.cooldownMinutes });
       }
     }
-    protect(ctx, s.average === undefined ? undefined : dec(s.average));
+    protect(ctx, movingAverage(ctx));
   },
 });

@@ -8,14 +8,16 @@
  * - runs from later starts: every indicator value they read must agree with the reference's for the same
  *   candle (within `tolerance` of the largest size that value takes in the reference: converged indicators
  *   agree to about a ten-thousandth), and their first decision (the first order placed) with the reference's
- *   first decision after that start. Each start is moved on to a moment the reference holds no position and
- *   no open order, so both decide from the same place (a start inside a trade would differ by design; where the
- *   reference is never flat again, only the indicators are compared);
+ *   first decision after that start. Each start is moved on to a ticker the reference observed just after
+ *   which it holds no position and no open order, so both decide from the same place on the same data (a start
+ *   inside a trade would differ by design; where the reference is never flat again, only the indicators are
+ *   compared);
  * - runs on the data cut just after a decision of the reference: every order placed up to that decision and
  *   every indicator value read must be the reference's exactly. A difference there means something the
  *   strategy used at that moment came from after it.
  *
- * The strategy's hooks are the module's own; onTick is wrapped to read ctx.indicators after each call.
+ * The strategy's hooks are the module's own; onTick is wrapped to read ctx.indicators (and the ticker seen) after
+ * each call.
  */
 import { BotError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
@@ -83,12 +85,16 @@ const DUST = 1e-4;
 /** What a run's instances read: `instance\tindicator\tcandle` -> value (null: not ready). */
 type Readings = Map<string, unknown>;
 
-/** The instances with onTick wrapped to record their indicators after each call. */
-function recorded(instances: readonly InstanceSpec[], readings: Readings): InstanceSpec[] {
+/**
+ * The instances with onTick wrapped to record their indicators after each call, and the times of the tickers they
+ * saw (on candle data, the closes: a run can start only at an observation).
+ */
+function recorded(instances: readonly InstanceSpec[], readings: Readings, seen: Set<number>): InstanceSpec[] {
   return instances.map((i) => {
     const definition = i.definition;
     const name = i.config.name;
     const onTick = async (ctx: StrategyContext) => {
+      if (ctx.ticker !== undefined) seen.add(ctx.ticker.time);
       await definition.onTick.call(definition, ctx);
       for (const [key, view] of Object.entries(ctx.indicators as Record<string, IndicatorView<unknown>>))
         if (Number.isFinite(view.time)) readings.set(`${name}\t${key}\t${view.time}`, view.value ?? null);
@@ -132,13 +138,41 @@ function flatAt(run: BacktestRun, rules: ReadonlyMap<string, PairRules>, t: numb
   return true;
 }
 
-/** The first moment at or after `t` (before `end`) at which the reference is flat: `t`, or just after an event. */
-function nextFlat(run: BacktestRun, rules: ReadonlyMap<string, PairRules>, t: number, end: number): number | null {
-  const events = [t, ...run.fills.map((f) => f.time + 1), ...run.orders.map((o) => o.updatedAt + 1)]
+/**
+ * The first time at or after `t` (before `end`) the reference observed a ticker just after which it is flat: the
+ * first observation at or after `t` or at or after one of its events (a fill, an order's last change). A run from
+ * there has its first price at that moment, as the reference has, so their next decisions are made on the same
+ * data (a start between two observations would be a run with nothing to decide on until the next, where the
+ * reference decided on the one before).
+ */
+function nextFlat(
+  run: BacktestRun,
+  rules: ReadonlyMap<string, PairRules>,
+  observed: readonly number[],
+  t: number,
+  end: number,
+): number | null {
+  // A fill happens at a tick: the reference is flat just after the tick that closed its trade.
+  const events = [t, ...run.fills.map((f) => f.time), ...run.orders.map((o) => o.updatedAt)]
     .filter((e) => e >= t && e < end)
     .sort((a, b) => a - b);
-  for (const e of events) if (flatAt(run, rules, e)) return e;
+  for (const e of events) {
+    const tick = atOrAfter(observed, e);
+    if (tick !== null && tick < end && flatAt(run, rules, tick + 1)) return tick;
+  }
   return null;
+}
+
+/** The first of `times` (ascending) at or after `t`, null when none. */
+function atOrAfter(times: readonly number[], t: number): number | null {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((times[mid] as number) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < times.length ? (times[lo] as number) : null;
 }
 
 export async function checkStrategy(
@@ -163,12 +197,13 @@ export async function checkStrategy(
   let done = 0;
   const run = async (start: number, to: number, what: string) => {
     const readings: Readings = new Map();
-    const result = await runBacktest(recorded(instances, readings), sliceTicks(data, start - warm, to), {
+    const seen = new Set<number>();
+    const result = await runBacktest(recorded(instances, readings, seen), sliceTicks(data, start - warm, to), {
       ...settings,
       start,
     });
     options.onProgress?.(++done, total, what);
-    return { run: result, readings };
+    return { run: result, readings, observed: [...seen].sort((a, b) => a - b) };
   };
 
   const reference = await run(from, end, 'the reference run');
@@ -211,13 +246,14 @@ export async function checkStrategy(
 
   for (let k = 1; k <= options.starts; k++) {
     const asked = Math.floor((from + ((end - from) * k) / (options.starts + 1)) / 60_000) * 60_000;
-    const flat = nextFlat(reference.run, rules, asked, end);
+    const flat = nextFlat(reference.run, rules, reference.observed, asked, end);
     const start = flat ?? asked;
     out.starts.push({ asked, from: start, flat: flat !== null });
     const later = await run(start, end, `start ${k} (${iso(start)})`);
     compare(later.readings, start, 'start');
     if (flat === null) continue;
-    const want = placed.find((o) => o.createdAt >= start);
+    // The reference's decisions at the start's own moment were made on the tick before it.
+    const want = placed.find((o) => o.createdAt > start);
     const found = later.run.orders.find((o) => o.instance !== undefined);
     out.compared.decisions++;
     const [a, b] = [want && decision(want), found && decision(found)];

@@ -61,7 +61,7 @@ class CandleSeries {
   /** Closed candles ever pushed; the ring holds the last `capacity` of them. */
   closed = 0;
   forming: Forming | undefined;
-  private cache: { closed: number; count: number; forming: boolean; list: readonly Candle[] } | undefined;
+  private cache: { closed: number; count: number; list: readonly Candle[] } | undefined;
 
   constructor(
     readonly ms: number,
@@ -94,16 +94,19 @@ class CandleSeries {
     this.closed++;
   }
 
-  /** The last `count` closed candles (and the forming one after them when asked), oldest first; cached. */
+  /**
+   * The last `count` closed candles (and the forming one after them when asked), oldest first. The closed list is
+   * cached until a candle closes (a list with the forming candle, which changes at every tick, is not, and does
+   * not evict it).
+   */
   list(count: number, forming: boolean): readonly Candle[] {
     const c = this.cache;
-    if (c !== undefined && c.closed === this.closed && c.count === count && c.forming === forming && !forming)
-      return c.list;
+    if (!forming && c !== undefined && c.closed === this.closed && c.count === count) return c.list;
     const n = Math.min(count, this.capacity, this.closed);
     const out: Candle[] = [];
     for (let i = this.closed - n; i < this.closed; i++) out.push(this.ring[i % this.capacity] as Candle);
     if (forming && this.forming !== undefined) out.push(Object.freeze({ ...this.forming }));
-    this.cache = { closed: this.closed, count, forming, list: out };
+    else this.cache = { closed: this.closed, count, list: out };
     return out;
   }
 

@@ -1,5 +1,5 @@
 /**
- * `bot check-strategy` (issue 38): a shipped strategy passes (exit 0); a strategy with too short a warm-up is
+ * `bot check-strategy` (issue 38): the shipped strategies pass (exit 0); a strategy with too short a warm-up is
  * flagged by the runs from later starts, one that reads a candle from after its decision by the runs on cut data.
  * In process, on the sample's first 42 hours.
  */
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { run as checkCli } from '../../src/cli/check-strategy.js';
 import { checkStrategy } from '../../src/backtest/strategy-check.js';
+import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
 import { loadTicks, sliceTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { defineStrategy, rsi, type StrategyContext, z } from '../../src/strategy/api.js';
@@ -63,6 +64,22 @@ describe('bot check-strategy', () => {
     expect(Number(compared![1])).toBeGreaterThan(100);
     expect(Number(compared![2])).toBeGreaterThan(0);
     expect(out.at(-1)).toMatch(/^OK: no indicator value or decision depends/);
+  });
+
+  it("passes the shipped breakout and mean reversion: their lookback is the engine's candles, not state from their start", async () => {
+    // Before (issue 38) each watched its own lookback from its start: a later start's first entry came an hour or
+    // two after the first run's (the files in strategies/ at the commit before this test).
+    const { instances } = await readConfigs(['config/breakout-btcusdt.json', 'config/mean-reversion-btcusdt.json']);
+    // Their warm-up (two hours of minutes and a day), then eight hours checked.
+    const hours = sliceTicks(data, Date.parse(TO) - 34 * 3_600_000, Date.parse(TO));
+    for (const spec of instances) {
+      const check = await checkStrategy([spec], hours, SETTINGS, { ...OPTIONS, starts: 1, cuts: 1 });
+      const name = spec.config.name;
+      expect([...check.indicators, ...check.decisions], name).toEqual([]);
+      // The later start was a moment the first run was flat: its first decision was compared, and the cut's.
+      expect(check.starts.map((s) => s.flat).join(), name).toBe('true');
+      expect(check.compared.decisions, name).toBeGreaterThan(1);
+    }
   });
 
   it("flags too short a warm-up: RSI(14) ready at the library's 15 candles reads otherwise from a later start", async () => {

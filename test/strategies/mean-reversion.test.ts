@@ -53,7 +53,8 @@ describe('mean reversion: the average and the entry', () => {
   it('fills its ring first, then places a LIMIT BUY bandPct below the average', async () => {
     const h = harness();
     await warm(h);
-    expect(h.state.average).toBe('23000');
+    // The average is read from the engine's candles: nothing of it in the state.
+    expect(h.state).toEqual({});
     expect(h.rejected).toEqual([]);
   });
 
@@ -64,13 +65,15 @@ describe('mean reversion: the average and the entry', () => {
     expect(h.logs).toContainEqual({ level: 'debug', msg: 'entry asked for at the band below the average' });
   });
 
-  it('samples once per sampleSeconds into a ring of fixed size', async () => {
-    const h = harness();
-    // Every 10 s for half an hour: 30 samples taken, 5 kept, the average of the last 5.
+  it('averages the first price of each of the last windowMinutes / sampleSeconds periods on the clock', async () => {
+    // repricePct 0.001: the entry follows every move of the band, so its price tells the average.
+    const h = harness({ params: { ...PARAMS, repricePct: '0.001' } });
+    // Every 10 s for half an hour, each minute opening one above the last: 30 samples, the last 5 averaged.
     const prices = Array.from({ length: 180 }, (_, i) => String(23000 + Math.floor(i / 6)));
     await h.walk(prices, 10_000);
-    expect(h.state.ring).toHaveLength(5);
-    expect(h.state.average).toBe('23027');
+    // 00:30:00 opened a period: the band moved, the entry is cancelled; the next tick places it at the band of
+    // the opens of 00:26 to 00:30, 23025 to 23029: 23027 × 0.99 = 22796.73.
+    expect(summary(await h.walk(['23029'], 10_000))).toEqual(['LIMIT BUY 22796.73 qty 0.002 mr:entry']);
   });
 
   it('is idempotent over ticks and restarts', async () => {
@@ -83,11 +86,13 @@ describe('mean reversion: the average and the entry', () => {
   });
 
   it('averages afresh after a gap longer than the window, instead of trusting stale prices', async () => {
-    const h = harness({ canCancel: false });
+    const h = harness();
     await warm(h);
+    // Half an hour later at 23500: the band would have moved 2 %, but no average is trusted yet.
     expect(await h.tick('23500', 30 * MINUTE)).toEqual([]);
-    expect(h.state.ring).toEqual(['23500']);
-    expect(h.state.average).toBeUndefined();
+    expect(await h.walk(['23500', '23500', '23500'], MINUTE)).toEqual([]);
+    // The fifth sample since the gap: the band is 23265, far from the entry at 22770.
+    expect(summary(await h.walk(['23500'], MINUTE))).toEqual(['CANCEL L1']);
   });
 });
 
@@ -131,7 +136,6 @@ describe('mean reversion: the bracket', () => {
     const sinking = harness({ canCancel: false });
     await warm(sinking);
     expect(await sinking.walk(['22800', '22800', '22800', '22800'], MINUTE)).toEqual([]);
-    expect(sinking.state.average).toBe('22830');
     expect(summary(await dip(sinking))).toEqual(['OCO SELL tp 22997.7 stop 22428.45 limit 22383.6 qty 0.002 mr:exit']);
   });
 
@@ -204,8 +208,11 @@ describe('mean reversion: params', () => {
   it('names what is wrong', () => {
     expect(messages({})).toEqual(['expected exactly one of quoteAmount and quantity, found neither']);
     expect(messages({ quantity: 1, bandPct: 100 })).toEqual(['expected below 100, found 100']);
-    expect(messages({ quantity: 1, windowMinutes: 1440, sampleSeconds: 1 })).toEqual([
-      'expected windowMinutes × 60 / sampleSeconds between 2 and 1440 samples, found 86400',
+    expect(messages({ quantity: 1, windowMinutes: 1, sampleSeconds: 60 })).toEqual([
+      'expected windowMinutes × 60 / sampleSeconds between 2 and 1440 samples, found 1',
+    ]);
+    expect(messages({ quantity: 1, sampleSeconds: 90 })).toEqual([
+      'expected whole minutes (60, 120 … 3600: the average reads one-minute candles), found 90',
     ]);
     expect(messages({ quantity: 0 })).toEqual(['expected a positive decimal, found 0']);
   });
