@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BacktestSummary } from '../../src/backtest/summary.js';
+import { D } from '../../src/market/decimal.js';
 import { run as importCandles } from '../../src/cli/import-candles.js';
 import { csvRecords } from '../support/csv-records.js';
 import { capture } from '../support/command-output.js';
@@ -227,6 +228,14 @@ export default {
     for (const f of parts) perTime.set(f.time!, (perTime.get(f.time!) ?? 0) + 1);
     expect(Math.max(...perTime.values())).toBeLessThanOrEqual(3);
     expect(Math.max(...parts.map((f) => Number(f.quantity)))).toBeLessThan(2);
+    // An hour of candles holds less than 100 BTC for it: what it could not take is reported as not filled, the
+    // order still working (PARTIALLY_FILLED) at the end of the data with what it got, as a resting order would be.
+    const hour = join(project.root, 'whale-hour');
+    expect((await bot([...flags, '--to', '2023-03-10T01:00:00Z', '--out', hour])).code).toBe(0);
+    const [order] = csvRecords(join(hour, 'orders.csv'));
+    const got = fills(hour).reduce((sum, f) => sum.plus(f.quantity!), new D(0));
+    expect(got.gt(0) && got.lt(100)).toBe(true);
+    expect([order!.status, order!.filled_qty]).toEqual(['PARTIALLY_FILLED', got.toFixed()]);
     const cost = summaryOf(capped).fillModel.takerCost;
     expect(cost.fills).toBe(parts.length);
     expect(Number(cost.quote)).toBeGreaterThan(0);
