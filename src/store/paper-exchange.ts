@@ -6,7 +6,7 @@
  */
 import type { LedgerBalance, LedgerFill, LedgerMarket, LedgerOrder, LedgerPage } from '../ports/ledger-records.js';
 import { columnMapper } from './columns.js';
-import type { Database as Db } from 'better-sqlite3';
+import type { Database as Db, Statement } from 'better-sqlite3';
 
 export type PaperData = 'recording' | 'live';
 
@@ -141,6 +141,7 @@ export class PaperExchangeStore {
   private readonly putMarketStmt;
   private readonly putReplayStmt;
   private readonly orderStmt;
+  private readonly pageStmts = new Map<string, Statement<[DbRecord], DbRecord>>();
 
   constructor(db: Db) {
     this.db = db;
@@ -296,11 +297,11 @@ export class PaperExchangeStore {
     if (page.from > -Infinity) when(`${time} >= @from`, 'from', page.from);
     if (page.to < Infinity) when(`${time} <= @to`, 'to', page.to);
     const index = page.from > -Infinity ? `INDEXED BY ${table}_time` : 'NOT INDEXED';
-    return this.db
-      .prepare<[DbRecord], DbRecord>(
-        `SELECT ${columns} FROM ${table} ${index} WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @size OFFSET @skip`,
-      )
-      .all(params);
+    const sql = `SELECT ${columns} FROM ${table} ${index} WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT @size OFFSET @skip`;
+    // A few shapes (the filters a request gives), each prepared once: the bot's polls ask the same one each time.
+    let statement = this.pageStmts.get(sql);
+    if (statement === undefined) this.pageStmts.set(sql, (statement = this.db.prepare<[DbRecord], DbRecord>(sql)));
+    return statement.all(params);
   }
 
   /** The pairs the paper exchange has orders on (it must list them again to resume). */

@@ -178,34 +178,34 @@ describe('paper exchange ledger', () => {
 
   it('resumes an account of many fills reading only what matching needs, and answers its history from the database', () => {
     const path = join(tempDir('paper-ledger'), 'bot.db');
-    // Order i (1..5000) filled by fill i at FIRST + (i - 1) minutes, written straight into SQLite.
+    // Order i (1..2000) filled by fill i at FIRST + (i - 1) minutes, written straight into SQLite.
     const FIRST = Date.parse('2022-01-01T00:00:00Z');
-    writeOldJournal(path, { fills: 5_000, schema: LATEST_VERSION, venue: 'paper' });
+    writeOldJournal(path, { fills: 2_000, schema: LATEST_VERSION, venue: 'paper' });
     const store = openStore({ path, clock });
     try {
       const { engine, opened } = open(store, false);
-      expect(opened).toMatchObject({ resumed: true, latest: FIRST + 4_999 * 60_000 });
+      expect(opened).toMatchObject({ resumed: true, latest: FIRST + 1_999 * 60_000 });
       expect(engine.openOrders(KEY)).toEqual([]);
-      expect(engine.lastFillId).toBe(5_000);
+      expect(engine.lastFillId).toBe(2_000);
       const ids = (records: { displayingId: string | number }[]) => records.map((r) => Number(r.displayingId));
-      expect(ids(engine.tradeHistory(KEY, { pageSize: 3 }))).toEqual([5_000, 4_999, 4_998]);
-      expect(ids(engine.orderHistory(KEY, { pageSize: 100, page: 50 })).slice(-2)).toEqual([2, 1]);
-      expect(ids(engine.tradeHistory(KEY, { side: 'SELL', timeFrom: iso(FIRST + 4_990 * 60_000) }))).toEqual([
-        5_000, 4_998, 4_996, 4_994, 4_992,
+      expect(ids(engine.tradeHistory(KEY, { pageSize: 3 }))).toEqual([2_000, 1_999, 1_998]);
+      expect(ids(engine.orderHistory(KEY, { pageSize: 100, page: 20 })).slice(-2)).toEqual([2, 1]);
+      expect(ids(engine.tradeHistory(KEY, { side: 'SELL', timeFrom: iso(FIRST + 1_990 * 60_000) }))).toEqual([
+        2_000, 1_998, 1_996, 1_994, 1_992,
       ]);
       expect(refusal(engine, 7)).toBe('ORDER_NOT_OPEN: order 7 on BTCUSDT is already FILLED');
       // Read from the database when asked, not from a copy taken at the resume.
-      store.db.prepare("UPDATE paper_fills SET price = '12345.67' WHERE id = 4_999").run();
-      expect(engine.tradeHistory(KEY, { pageSize: 2 })[1]).toMatchObject({ displayingId: '4999', price: 12345.67 });
+      store.db.prepare("UPDATE paper_fills SET price = '12345.67' WHERE id = 1_999").run();
+      expect(engine.tradeHistory(KEY, { pageSize: 2 })[1]).toMatchObject({ displayingId: '1999', price: 12345.67 });
       // The ids go on after the stored ones.
-      engine.onPrice('BTCUSDT', 20_000, FIRST + 5_000 * 60_000);
+      engine.onPrice('BTCUSDT', 20_000, FIRST + 2_000 * 60_000);
       expect(
         engine.placeOrder(KEY, { symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.001' }),
       ).toMatchObject({
-        displayingId: 5_001,
+        displayingId: 2_001,
         status: 'FILLED',
       });
-      expect(engine.tradeHistory(KEY, { pageSize: 1 })[0]).toMatchObject({ displayingId: '5001', orderId: 5_001 });
+      expect(engine.tradeHistory(KEY, { pageSize: 1 })[0]).toMatchObject({ displayingId: '2001', orderId: 2_001 });
     } finally {
       store.close();
     }
