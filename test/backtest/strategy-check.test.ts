@@ -15,12 +15,37 @@ import { defineStrategy, rsi, type StrategyContext, z } from '../../src/strategy
 import { instance } from '../engine/harness.js';
 import { capture } from '../support/command-output.js';
 import { tempDir } from '../support/temp-dir.js';
-import { SAMPLE } from './fixtures.js';
+import { SAMPLE, userStrategy } from './fixtures.js';
+import { tempProject } from '../config/temp-project.js';
 
 /** The data's first 42 hours: a warm-up of a day and some hours, then some hours checked. */
 const TO = '2023-03-02T18:00:00Z';
 const SETTINGS = { ...DEFAULT_JOB_SETTINGS, balances: { USDT: '10000' } };
 const OPTIONS = { starts: 2, cuts: 2, tolerance: 1e-3 };
+
+/**
+ * A strategy that keeps its own clock: from ten minutes after its start, every fifth minute of it, it buys; a
+ * minute later it sells. A run from a later start buys on other minutes.
+ */
+const OWN_CLOCK = `
+import { z } from 'zod';
+export default {
+  name: 'own-clock',
+  params: z.object({}),
+  orderTypes: ['MARKET'],
+  onTick(ctx) {
+    const s = ctx.state;
+    s.since ??= ctx.now();
+    const minute = Math.floor((ctx.now() - s.since) / 60000);
+    if (ctx.openOrders.length > 0 || minute === s.bought) return;
+    if (ctx.position.quantity.gte('0.001')) ctx.market('SELL', { quantity: ctx.position.quantity.toFixed() });
+    else if (minute >= 10 && minute % 5 === 0) {
+      s.bought = minute;
+      ctx.market('BUY', { quantity: '0.001' });
+    }
+  },
+};
+`;
 
 /** Buys 0.001 BTC when RSI(14) of five-minute candles is above 55 and sells it below 45. */
 function rsiTrader(name: string, strength: ReturnType<typeof rsi>) {
@@ -80,6 +105,19 @@ describe('bot check-strategy', () => {
       expect(check.starts.map((s) => s.flat).join(), name).toBe('true');
       expect(check.compared.decisions, name).toBeGreaterThan(1);
     }
+  });
+
+  it('exits 1 and lists what differs when a decision depends on where the run starts', async () => {
+    const project = tempProject();
+    const config = userStrategy(project, 'own-clock', OWN_CLOCK, {});
+    const flags = ['--config', config, '--strategies', project.strategiesDir, '--data', SAMPLE];
+    const r = await capture(checkCli, [...flags, '--to', '2023-03-01T03:00:00Z', '--starts', '1', '--cuts', '1']);
+    expect(r.code, [...r.out, ...r.err].join('\n')).toBe(1);
+    const text = r.out.join('\n');
+    expect(text).toMatch(
+      /DIFFERS: decision after the start .* own-clock-test BUY MARKET .* in the first run, .* in the run from it/,
+    );
+    expect(r.out.at(-1)).toMatch(/^FAILED: 1 differences: the result depends on where the run starts/);
   });
 
   it("flags too short a warm-up: RSI(14) ready at the library's 15 candles reads otherwise from a later start", async () => {
