@@ -38,6 +38,16 @@ export class CandleBooks {
       if (Object.keys(need).length > 0) this.books.set(symbol, new CandleBuilder(need));
   }
 
+  /**
+   * The book of an instance made after the start (a pair a pair list took up): its own candles from now on, when
+   * its strategy declares any and no book of its symbol is kept yet (an informative pair's is shared as it is).
+   */
+  add(spec: InstanceSpec): void {
+    const symbol = spec.config.symbol;
+    const need = candleNeeds(spec.definition, spec.params);
+    if (!this.books.has(symbol) && Object.keys(need).length > 0) this.books.set(symbol, new CandleBuilder(need));
+  }
+
   /** The candles of `symbol` (undefined when no instance on it declared any). */
   get(symbol: string): CandleBuilder | undefined {
     return this.books.get(symbol);

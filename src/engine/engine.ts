@@ -5,7 +5,9 @@
  * virtual clock: the same engine either way. It knows only the ports (Venue, Clock) and the strategy API.
  */
 import { BotError } from '../errors.js';
-import type { Ticker } from '../ports/venue-records.js';
+import type { PairConfig, Ticker } from '../ports/venue-records.js';
+import { isPairListCandidate, type PairList } from '../config/pair-list.js';
+import { pairInstanceName } from '../market/instance-names.js';
 import { type Dec, type DecimalLike, dec } from '../market/decimal.js';
 import type { PairRules } from '../market/pair-rules.js';
 import type { Logger } from '../ops/logger.js';
@@ -135,6 +137,9 @@ export class Engine implements FillSink {
   private readonly startPaused: ReadonlyMap<string, PauseCause>;
   private readonly candles: CandleBooks;
   private readonly pairLists: PairLists;
+  private readonly portfolios: Portfolios;
+  /** Per pair list's file, the spec of its instances (a pair the list takes up later is made from it). */
+  private readonly listTemplates = new Map<string, InstanceSpec>();
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -183,6 +188,10 @@ export class Engine implements FillSink {
       }
     });
     const portfolios = new Portfolios(this.roster.all, journal, market, this.pairLists);
+    this.portfolios = portfolios;
+    for (const spec of options.instances)
+      if (spec.config.pairlist !== undefined && spec.config.group !== undefined)
+        this.listTemplates.set(spec.config.group, spec);
     this.orders = new OrderManager(this.parts, feeMargin, this.sync, portfolios);
     this.exits = new DeclaredExits(
       this.parts,
@@ -451,23 +460,82 @@ export class Engine implements FillSink {
       if (failure) throw failure;
       this.sync.reportExternal(true);
       this.state = 'running';
-      for (const r of this.roster.all) {
-        if (!r.markStarted()) continue;
-        const held = this.startPaused.get(r.name);
-        if (held !== undefined) {
-          r.pauseByOperator(held.reason, held.source);
-          continue;
-        }
-        let ok = r.callHook('onStart');
-        if (isPromise(ok)) ok = await ok;
-        if (!ok) continue;
-        r.saveState();
-        await this.ticks.processQueued(r);
-      }
+      for (const r of this.roster.all) await this.begin(r);
       await this.delivery.deliverAll();
       await this.exits.polled(this.roster.all);
       logger.info({ instances: this.roster.all.length, symbols: [...market.rules.keys()] }, 'engine started');
     });
+  }
+
+  /** Starts a ready instance (onStart, then what it queued), or holds it paused as the operator left it. */
+  private async begin(r: InstanceRunner): Promise<void> {
+    if (!r.markStarted()) return;
+    const held = this.startPaused.get(r.name);
+    if (held !== undefined) {
+      r.pauseByOperator(held.reason, held.source);
+      return;
+    }
+    let ok = r.callHook('onStart');
+    if (isPromise(ok)) ok = await ok;
+    if (!ok) return;
+    r.saveState();
+    await this.ticks.processQueued(r);
+  }
+
+  /**
+   * Pairs the exchange listed after the start that a pair list due now may choose (pair-lists.ts): their rules
+   * read in one request, then an instance made and started on each, as at the start, for every list that may
+   * choose it. A pair whose rules cannot be read, or that is not trading, is left out with the reason and tried
+   * again at the list's next refresh: nothing is traded on it before its rules are known.
+   */
+  private takeUp(symbols: readonly string[]): Promise<void> {
+    const { logger, market } = this.parts;
+    return this.lock.run(async () => {
+      let configs: readonly PairConfig[];
+      try {
+        configs = await this.reads.pairs(new Set(symbols));
+      } catch (err) {
+        const why = `its rules could not be read from the exchange (${err instanceof Error ? err.message : String(err)})`;
+        for (const s of symbols) this.leaveOut(s, why);
+        return;
+      }
+      for (const symbol of symbols) {
+        const status = configs.find((c) => c.symbol === symbol)?.status;
+        if (status !== 'TRADING' || market.rules.get(symbol) === undefined) {
+          this.leaveOut(
+            symbol,
+            status === undefined
+              ? "not in the exchange's pair configuration yet"
+              : `its status is ${status}, not TRADING`,
+          );
+          continue;
+        }
+        for (const [group, template] of this.listTemplates) {
+          if (!isPairListCandidate(template.config.pairlist as PairList, symbol)) continue;
+          const spec = { ...template, config: { ...template.config, symbol, name: pairInstanceName(group, symbol) } };
+          this.candles.add(spec);
+          const r = this.roster.add(spec);
+          if (r === undefined) continue;
+          this.pairLists.add(r);
+          this.portfolios.add(r);
+          this.exits.add(r, spec);
+          r.init();
+          this.exits.start(r);
+          const reason = startProblem(this.parts, r);
+          if (reason) r.refuseStart(reason);
+          await this.begin(r);
+          logger.info(
+            { instance: r.name, symbol },
+            `pairlist of ${group}: ${symbol} newly listed, instance ${r.name} made`,
+          );
+        }
+      }
+    });
+  }
+
+  private leaveOut(symbol: string, why: string): void {
+    this.pairLists.notTakenUp(symbol, why);
+    this.parts.logger.warn({ symbol }, `pairlist: ${symbol} left out: ${why}; tried again at the next refresh`);
   }
 
   /**
@@ -508,11 +576,21 @@ export class Engine implements FillSink {
     if (!group) return;
     const { venue, guard } = this.parts;
     const watched = this.roster.watched(schedule) ?? new Set(group.keys());
-    const only = watched.size === 1 ? [...watched][0] : undefined;
-    const tickers =
+    // A pair list reads the whole market watch: a pair the exchange lists later joins from it.
+    const only = watched.size === 1 && !this.pairLists.onSchedule(schedule) ? [...watched][0] : undefined;
+    let tickers =
       only !== undefined
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
-        : (await guard.call('market watch', () => venue.marketWatch())).filter((t) => watched.has(t.symbol));
+        : await guard.call('market watch', () => venue.marketWatch());
+    if (only === undefined) {
+      const fresh = this.pairLists.newcomers(
+        tickers.map((t) => t.symbol),
+        schedule,
+        this.parts.clock.now(),
+      );
+      if (fresh.length > 0) await this.takeUp(fresh);
+      tickers = tickers.filter((t) => watched.has(t.symbol));
+    }
     const pending = this.observeCycle(tickers, schedule);
     if (pending) await pending;
   }

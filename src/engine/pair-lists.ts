@@ -7,8 +7,14 @@
  * exactly as the daemon would have. A pair that leaves the list takes no new entries (refused, naming the list);
  * what it holds is still managed: its strategy is still called while it holds a position or a working order, and
  * its declared exits stand. A pair off the list that holds nothing is not ticked at all.
+ *
+ * A pair the exchange starts listing after the start (on the market watch, with no instance) is taken up at the first
+ * refresh of a list that may choose it (newcomers): the engine reads its rules from the exchange then, once for all
+ * the new pairs, and makes its instance; until its rules are read it is left out with the reason (notTakenUp), and
+ * tried again at the next refresh. Nothing is traded on a pair before its rules are known.
  */
 import {
+  isPairListCandidate,
   type PairList,
   type PairListChange,
   pairListChangeText,
@@ -34,6 +40,8 @@ interface Group {
   listed: ReadonlySet<string>;
   /** Why each pair was left out at the last refresh. */
   leftOut: ReadonlyMap<string, string>;
+  /** Pairs on the market watch with no instance yet, and why they were not taken up (their rules not read). */
+  waiting: Map<string, string>;
   /** Per pair, its price at the first market job of each of the last 25 hours and that hour (for the change). */
   hourly: Map<string, Float64Array>;
   sampledHour: number;
@@ -65,6 +73,7 @@ export class PairLists {
           members: new Map(),
           listed: new Set(),
           leftOut: new Map(),
+          waiting: new Map(),
           hourly: new Map(),
           sampledHour: NaN,
         };
@@ -73,6 +82,40 @@ export class PairLists {
       g.members.set(r.symbol, r);
     }
     if (this.groups.size > 0) this.earliest = -Infinity;
+  }
+
+  /** A pair its file's list took up after the start (its instance made, its rules read): a member from now on. */
+  add(r: InstanceRunner): void {
+    const g = r.group === undefined ? undefined : this.groups.get(r.group);
+    if (g === undefined) return;
+    g.members.set(r.symbol, r);
+    g.waiting.delete(r.symbol);
+  }
+
+  /** Whether the market job of `schedule` works out some list (it reads the whole market watch then). */
+  onSchedule(schedule: string): boolean {
+    for (const g of this.groups.values()) if (g.schedule === schedule) return true;
+    return false;
+  }
+
+  /**
+   * The pairs of `symbols` (a market watch at `now`) that a list of `schedule` due now may choose and that have no
+   * instance yet: the exchange listed them after the start. Empty (and cheap) when no list is due.
+   */
+  newcomers(symbols: readonly string[], schedule: string, now: number): string[] {
+    if (now < this.earliest) return [];
+    const out = new Set<string>();
+    for (const g of this.groups.values()) {
+      if (g.schedule !== schedule || now < g.dueAt) continue;
+      for (const s of symbols) if (!g.members.has(s) && isPairListCandidate(g.list, s)) out.add(s);
+    }
+    return [...out];
+  }
+
+  /** `symbol` was not taken up (`reason`): left out of every list that may choose it until it is. */
+  notTakenUp(symbol: string, reason: string): void {
+    for (const g of this.groups.values())
+      if (!g.members.has(symbol) && isPairListCandidate(g.list, symbol)) g.waiting.set(symbol, reason);
   }
 
   /** Whether some list is due by `time` (a backtest passing firings at once must not pass one). */
@@ -142,7 +185,7 @@ export class PairLists {
     const added = [...listed].filter((s) => !g.listed.has(s));
     const removed = [...g.listed].filter((s) => !listed.has(s));
     g.listed = listed;
-    g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason]));
+    g.leftOut = new Map([...result.left.map((p) => [p.symbol, p.reason] as const), ...g.waiting]);
     for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
     if (added.length === 0 && removed.length === 0) return;
     const change: PairListChange = { group: g.name, listed: [...listed], added, removed };

@@ -31,12 +31,15 @@ export class Portfolios {
     private readonly market: MarketState,
     private readonly lists: PairLists,
   ) {
-    for (const r of runners) {
-      if (r.group === undefined) continue;
-      const members = this.groups.get(r.group);
-      if (members) members.push(r);
-      else this.groups.set(r.group, [r]);
-    }
+    for (const r of runners) this.add(r);
+  }
+
+  /** A pair of a strategy file's group (one a pair list took up after the start too). */
+  add(r: InstanceRunner): void {
+    if (r.group === undefined) return;
+    const members = this.groups.get(r.group);
+    if (members) members.push(r);
+    else this.groups.set(r.group, [r]);
   }
 
   /** Why `r` may not send an entry worth `notional` (quote, at its worst price) of `quantity` base; undefined: it may. */

@@ -7,6 +7,7 @@
  * the signed read that lifts an authentication halt.
  */
 import { D } from '../market/decimal.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import type { FillRow } from '../store/fills.js';
 import type { OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
@@ -25,18 +26,27 @@ export class VenueReads {
 
   /** The traded pairs' rules, then the balances. Throws when the venue cannot be read. */
   async pairsAndBalances(): Promise<void> {
+    await this.pairs(this.symbols);
+    await this.balances();
+  }
+
+  /**
+   * The rules of `wanted` (one request: the pair's when there is one, else every pair's) into the market state
+   * and the store; the configurations read. Throws when the venue cannot be read or a rule is not a number.
+   */
+  async pairs(wanted: ReadonlySet<string>): Promise<readonly PairConfig[]> {
     const { venue, guard, market, logger, store, clock } = this.p;
-    const symbols = [...this.symbols];
+    const symbols = [...wanted];
     const only = symbols.length === 1 ? symbols[0] : undefined;
     const configs = await guard.call('pair config', () =>
       only !== undefined ? venue.pairConfig(only) : venue.pairConfig(),
     );
-    market.setPairs(configs, this.symbols);
+    market.setPairs(configs, wanted);
     // Kept for the processes that show figures without the venue (`bot status`, the notifier): a write that
     // fails costs them the pair's rounding, not this refresh.
     try {
       store.pairRules.put(
-        configs.filter((c) => this.symbols.has(c.symbol)),
+        configs.filter((c) => wanted.has(c.symbol)),
         clock.now(),
       );
     } catch (err) {
@@ -45,7 +55,7 @@ export class VenueReads {
     for (const s of symbols)
       if (!configs.some((c) => c.symbol === s))
         logger.warn({ symbol: s }, `pair ${s} missing from the venue's configuration`);
-    await this.balances();
+    return configs;
   }
 
   /** Reads the balances (throws when the venue cannot be read: they are read again after the next fill). */

@@ -84,12 +84,15 @@ export class DeclaredExits implements EntryGate {
     private readonly refreshBalances: () => Promise<void>,
     instances: readonly DeclaringInstance[],
   ) {
-    for (const [r, spec] of instances) {
-      const { exits, protections } = declaredExits(r.definition, spec.config);
-      if (exits !== undefined || protections !== undefined)
-        this.watches.set(r, new InstanceExits(exits ?? {}, protections ?? {}));
-    }
+    for (const [r, spec] of instances) this.add(r, spec);
     this.held = new HeldExits(p, orders, sync, refreshBalances, (r) => this.watches.get(r)?.rules.declaration);
+  }
+
+  /** The exits and protections `r` declares (an instance a pair list took up after the start too). */
+  add(r: InstanceRunner, spec: InstanceSpec): void {
+    const { exits, protections } = declaredExits(r.definition, spec.config);
+    if (exits !== undefined || protections !== undefined)
+      this.watches.set(r, new InstanceExits(exits ?? {}, protections ?? {}));
   }
 
   /**

@@ -1,0 +1,132 @@
+/**
+ * Issue 41: a pair the exchange starts listing after the start joins a pair list at the list's next refresh. The
+ * engine reads its rules then (one pair-config read for the new pairs at a refresh, not one per poll), makes and
+ * starts its instance like the others; while its rules cannot be read it is left out with the reason and nothing is
+ * traded on it, and it is tried again at the next refresh. In process: the simulated exchange behind a venue that
+ * hides ETHUSDT until the test lists it.
+ */
+import { describe, expect, it } from 'vitest';
+import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/config/strategy-file.js';
+import type { InstanceSpec } from '../../src/engine/instance-runner.js';
+import type { PairConfig, Ticker } from '../../src/ports/venue-records.js';
+import { FaultyVenue, Harness, strategy, venueError } from './harness.js';
+
+/**
+ * The harness venue, with ETHUSDT off the market watch until `listed`, and off the pair configuration until then
+ * too unless `rulesKnown` (a recording: the data's pairs come with their rules).
+ */
+class ListingVenue extends FaultyVenue {
+  listed = false;
+  rulesKnown = false;
+  rulesDown = false;
+  pairConfigReads = 0;
+  override async marketWatch(symbol?: string): Promise<Ticker[]> {
+    return (await super.marketWatch(symbol)).filter((t) => this.listed || t.symbol !== 'ETHUSDT');
+  }
+  override async pairConfig(symbol?: string): Promise<PairConfig[]> {
+    this.pairConfigReads++;
+    if (this.listed && this.rulesDown) throw venueError('temporary', 'E_TIMEOUT');
+    return (await super.pairConfig(symbol)).filter((c) => this.listed || this.rulesKnown || c.symbol !== 'ETHUSDT');
+  }
+}
+
+/** One resting BUY at half the price, once per pair, on the list only (entries off it are refused). */
+const restOnce = strategy({
+  onTick(ctx) {
+    if (ctx.openOrders.length > 0 || ctx.price === undefined) return;
+    ctx.limit('BUY', ctx.price.div(2).toFixed(), '0.01', { tag: 'rest' });
+  },
+});
+
+/** A pair-list file over the USDT pairs, worked out every minute, its market job every 5 seconds. */
+const [template] = fileInstances(
+  StrategyFileSchema.parse({
+    name: 'usdt',
+    strategy: 'inline',
+    pairlist: { quote: 'USDT', refresh: '0 * * * * *' },
+    schedule: '*/5 * * * * *',
+  }),
+);
+
+/**
+ * An engine on the list's instances for `universe` (the pairs the market has at the start). `cycle` moves the clock,
+ * prices both pairs and runs one market job and one orders poll: through the venue's market watch (`live`, as the
+ * daemon), or observing the venue's tickers as a backtest does (`recording`: the data's market watch).
+ */
+async function listing(universe: string[], via: 'live' | 'recording') {
+  const h = new Harness();
+  const venue = new ListingVenue(h.venue.inner);
+  venue.rulesKnown = via === 'recording';
+  const instances: InstanceSpec[] = expandPairLists(
+    [{ config: template!, definition: restOnce, params: {} }],
+    universe,
+  );
+  const engine = await h.start(instances, { venue });
+  const [schedule] = engine.schedules();
+  const quote = (symbol: string, price: number) =>
+    h.sim.onTicker({ s: symbol, p: price, t: h.clock.now(), vq: 1_000_000 });
+  const cycle = async (ms: number) => {
+    h.clock.advance(ms);
+    quote('BTCUSDT', 100);
+    quote('ETHUSDT', 10);
+    if (via === 'live') await engine.marketCycle(schedule!);
+    else await engine.observeCycle(await venue.marketWatch(), schedule!);
+    await engine.pollOrders();
+  };
+  const names = () => engine.instances().map((i) => `${i.name} ${i.status}`);
+  const orders = (symbol?: string) =>
+    h.store.orders
+      .all()
+      .filter((o) => symbol === undefined || o.symbol === symbol)
+      .map(({ instance, symbol, side, price, createdAt }) => ({ instance, symbol, side, price, createdAt }));
+  return { h, venue, engine, cycle, names, orders };
+}
+
+describe('a pair listed after the start', () => {
+  it('joins the pair list at the next refresh once its rules are read, and is left out until then', async () => {
+    const { h, venue, engine, cycle, names, orders } = await listing(['BTCUSDT'], 'live');
+    await cycle(1_000);
+    expect(names()).toEqual(['usdt/BTCUSDT running']);
+    expect(orders('BTCUSDT')).toHaveLength(1);
+
+    // Listed on the market watch, its rules not readable: left out at the refresh, nothing traded on it, and the
+    // polls until the next refresh do not ask again.
+    venue.listed = true;
+    venue.rulesDown = true;
+    const before = venue.pairConfigReads;
+    await cycle(60_000);
+    for (let i = 0; i < 5; i++) await cycle(5_000);
+    expect(venue.pairConfigReads - before).toBe(1);
+    expect(names()).toEqual(['usdt/BTCUSDT running']);
+    expect(engine.pairRules('ETHUSDT')).toBeUndefined();
+    expect(orders('ETHUSDT')).toEqual([]);
+    await expect(h.venue.inner.openOrders('ETHUSDT')).resolves.toEqual([]);
+
+    // The next refresh reads its rules: its instance is made and started, and trades within them.
+    venue.rulesDown = false;
+    await cycle(60_000 - 25_000);
+    for (let i = 0; i < 3; i++) await cycle(5_000);
+    expect(venue.pairConfigReads - before).toBe(2);
+    expect(names()).toEqual(['usdt/BTCUSDT running', 'usdt/ETHUSDT running']);
+    expect(engine.pairRules('ETHUSDT')?.tickSize.toFixed()).toBe('0.01');
+    expect(orders('ETHUSDT')).toEqual([
+      { instance: 'usdt/ETHUSDT', symbol: 'ETHUSDT', side: 'BUY', price: '5', createdAt: h.clock.now() - 15_000 },
+    ]);
+  });
+
+  it('enters as a recording whose market watch shows the pair from the same moment does (parity)', async () => {
+    const run = async (universe: string[], via: 'live' | 'recording') => {
+      const l = await listing(universe, via);
+      await l.cycle(1_000);
+      await l.cycle(30_000);
+      l.venue.listed = true;
+      for (let i = 0; i < 12; i++) await l.cycle(5_000);
+      return { names: l.names(), orders: l.orders() };
+    };
+    const live = await run(['BTCUSDT'], 'live');
+    // The recording holds ETHUSDT's prices from its listing on: its instance exists from the start.
+    const recorded = await run(['BTCUSDT', 'ETHUSDT'], 'recording');
+    expect(live.orders.map((o) => o.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
+    expect(live).toEqual(recorded);
+  });
+});
