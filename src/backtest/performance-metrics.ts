@@ -16,7 +16,8 @@
 import { type Dec, ZERO } from '../market/decimal.js';
 import { netOfFees, type TradeFill } from '../market/round-trips.js';
 
-const YEAR_MS = 365 * 86_400_000;
+const DAY_MS = 86_400_000;
+const YEAR_MS = 365 * DAY_MS;
 
 /**
  * Each book's stretches [from, to] of holding a net position (bought - sold by its fills, fee dust below the step
@@ -149,9 +150,23 @@ export function periodKey(ms: number, period: ReturnPeriod): string {
   return date.toISOString().slice(0, 10);
 }
 
+/** The UTC period (periodKey's) that `ms` falls in, as [start, end) in epoch ms. */
+export function periodSpan(ms: number, period: ReturnPeriod): [number, number] {
+  const date = new Date(ms);
+  if (period === 'month') {
+    const [y, m] = [date.getUTCFullYear(), date.getUTCMonth()];
+    return [Date.UTC(y, m, 1), Date.UTC(y, m + 1, 1)];
+  }
+  const day = Math.floor(ms / DAY_MS) * DAY_MS;
+  if (period === 'day') return [day, day + DAY_MS];
+  const monday = day - ((date.getUTCDay() + 6) % 7) * DAY_MS;
+  return [monday, monday + 7 * DAY_MS];
+}
+
 /**
  * The return of each period: its last equity sample over the previous period's last (the first period: over
- * the first sample), minus one. Periods in time order.
+ * the first sample), minus one. Periods in time order. A sample's key is made only when it leaves the
+ * period of the one before (hourly samples over a year: 26,000 dates formatted three times over otherwise).
  */
 export function periodReturns(
   samples: readonly EquityPoint[],
@@ -167,11 +182,15 @@ export function periodReturns(
       base = last;
     }
   };
+  let [from, to] = [Infinity, -Infinity];
   for (const s of samples) {
-    const k = periodKey(s.time, period);
-    if (k !== key) {
-      close();
-      key = k;
+    if (!(s.time >= from && s.time < to)) {
+      const k = periodKey(s.time, period);
+      [from, to] = periodSpan(s.time, period);
+      if (k !== key) {
+        close();
+        key = k;
+      }
     }
     last = s.equity;
   }

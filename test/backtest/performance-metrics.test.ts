@@ -1,7 +1,15 @@
 /** The metrics on hand-made equity curves and fills, each expected value worked out by hand. */
 import { describe, expect, it } from 'vitest';
 import { EquityTracker } from '../../src/backtest/equity-tracker.js';
-import { exposure, riskRatios } from '../../src/backtest/performance-metrics.js';
+import fc from 'fast-check';
+import {
+  exposure,
+  periodKey,
+  periodReturns,
+  periodSpan,
+  type ReturnPeriod,
+  riskRatios,
+} from '../../src/backtest/performance-metrics.js';
 import type { TradeFill } from '../../src/market/round-trips.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 
@@ -88,5 +96,55 @@ describe('exposure', () => {
         100,
       ),
     ).toBeCloseTo(0.9, 12);
+  });
+});
+
+describe('period returns', () => {
+  const PERIODS: ReturnPeriod[] = ['day', 'week', 'month'];
+  // 1969 to 2101: leap years, a century, the epoch and times before it.
+  const time = fc.integer({ min: -86_400_000 * 400, max: Date.UTC(2101, 0, 1) });
+  // Around midnights (every week's and month's start among them): a millisecond either side, or on it.
+  const edge = fc
+    .tuple(fc.integer({ min: 19_000, max: 19_070 }), fc.constantFrom(-1, 0, 1, 43_200_000))
+    .map(([day, offset]) => day * 86_400_000 + offset);
+
+  it("spans each time's period exactly as its key names it", () => {
+    fc.assert(
+      fc.property(fc.oneof(time, edge), fc.constantFrom(...PERIODS), (ms, period) => {
+        const [from, to] = periodSpan(ms, period);
+        const key = periodKey(ms, period);
+        expect([from <= ms, ms < to]).toEqual([true, true]);
+        expect([periodKey(from, period), periodKey(to - 1, period)]).toEqual([key, key]);
+        expect([periodKey(from - 1, period), periodKey(to, period)]).not.toContain(key);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('keys every sample as periodKey does, in or out of time order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(time, { maxLength: 60 }),
+        fc.boolean(),
+        fc.constantFrom(...PERIODS),
+        (times, sort, period) => {
+          if (sort) times.sort((a, b) => a - b);
+          const samples = times.map((t, i) => ({ time: t, equity: new D(100 + i) }));
+          // The definition: a period closes where the next sample's key differs.
+          const naive: { period: string; ret: string | undefined }[] = [];
+          let base = samples[0]?.equity;
+          for (let i = 0; i < samples.length; i++) {
+            const s = samples[i]!;
+            const next = samples[i + 1];
+            if (next !== undefined && periodKey(next.time, period) === periodKey(s.time, period)) continue;
+            naive.push({ period: periodKey(s.time, period), ret: s.equity.minus(base!).div(base!).toFixed() });
+            base = s.equity;
+          }
+          expect(periodReturns(samples, period).map((r) => ({ period: r.period, ret: r.ret?.toFixed() }))).toEqual(
+            naive,
+          );
+        },
+      ),
+    );
   });
 });
