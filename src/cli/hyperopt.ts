@@ -45,7 +45,12 @@ import {
   sweepThreads,
 } from '../backtest/sweep.js';
 import { loadTicks, type TickData } from '../backtest/tick-data.js';
-import { type HoldoutRecord, runWalkForward, type WalkForwardRecord } from '../backtest/validation-runs.js';
+import {
+  type HoldoutRecord,
+  runWalkForward,
+  sweepFailures,
+  type WalkForwardRecord,
+} from '../backtest/validation-runs.js';
 import { holdoutSplit, type Span } from '../backtest/validation.js';
 import { BotError, ConfigError } from '../errors.js';
 import { recordingFiles } from '../record/recording-reader.js';
@@ -475,6 +480,10 @@ async function report(dir: string, name: string, o: Outcome): Promise<number> {
   if (o.holdout) console.log(`\n${holdoutTable(o.holdout, keys, ranking)}`);
   if (o.walkForward) console.log(`\n${walkForwardTable(o.walkForward, keys, ranking)}`);
   if (luck) console.log(`\n${luckLines(luck).join('\n')}`);
+  // A best that fails on the held-out part is a failure of the search, named as a sweep's holdout names it.
+  const heldOut = o.holdout ? sweepFailures([], o.holdout) : [];
+  for (const f of heldOut)
+    console.error(`hyperopt: FAILED: ${f.part}: ${overrideAssignments(f.overrides, keys).join(' ')}: ${f.ended[0]}`);
   if (!best) {
     console.error(`hyperopt: no trial could be ranked (failed, refused, or fewer than ${h.minTrades} closed trades)`);
     return 1;
@@ -485,5 +494,5 @@ async function report(dir: string, name: string, o: Outcome): Promise<number> {
     if (bestFile !== null)
       console.error(`hyperopt: the strategy file with these values: ${path.join(dir, 'best.json')}`);
   }
-  return o.walkForward && !o.walkForward.stitched.complete ? 1 : 0;
+  return heldOut.length > 0 || (o.walkForward && !o.walkForward.stitched.complete) ? 1 : 0;
 }

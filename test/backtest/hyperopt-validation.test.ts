@@ -19,7 +19,8 @@ import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { capture } from '../support/command-output.js';
 import { tempDir } from '../support/temp-dir.js';
-import { FROM, gridConfig, SAMPLE, sliceFlags } from './fixtures.js';
+import { FROM, gridConfig, SAMPLE, sliceFlags, userStrategy } from './fixtures.js';
+import { tempProject } from '../config/temp-project.js';
 
 const dir = tempDir('hyperopt-validation-test');
 // One day of the two-day slice: 12 h train and 6 h test parts, [0, 12) then [12, 18), [6, 18) then [18, 24).
@@ -134,4 +135,46 @@ describe('bot hyperopt --holdout', () => {
     expect(first.outOfSample.metrics).toEqual(await alone(first.overrides, h.outOfSample.from, h.outOfSample.to));
     expect(a.out.join('\n')).toContain(`holdout: ranked on ${at(0)} to ${at(18)}, held out ${at(18)} to ${at(24)}`);
   }, 240_000);
+});
+
+describe('bot hyperopt: a failure out of sample (issue 38)', () => {
+  /** Never trades; throws once the data's time passes failAfterHours from FROM. */
+  const LATE_THROW = `
+import { z } from 'zod';
+export default {
+  name: 'late-throw',
+  params: z.object({ failAfterHours: z.number() }),
+  onTick(ctx) {
+    if (ctx.now() >= ${Date.parse(FROM)} + ctx.params.failAfterHours * 3600000) throw new Error('past my date');
+  },
+};
+`;
+  it('a best that throws on the held-out part fails the search: named, exit 1', async () => {
+    const project = tempProject();
+    const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 20 });
+    // 25 % of the day held out, from hour 18: both values run clean in-sample, 20 throws after.
+    const flags = ['--strategies', project.strategiesDir, '--holdout', '25%', '--workers', '1', '--loss', 'profit'];
+    flags.push(
+      '--space',
+      'failAfterHours=20,30',
+      '--sampler',
+      'random',
+      '--epochs',
+      '2',
+      '--batch',
+      '2',
+      '--seed',
+      '3',
+    );
+    const r = await capture(
+      hyperopt,
+      sliceFlags(config, join(project.root, 'out'), [...flags, '--min-trades', '0'], TO),
+    );
+    expect(r.code, r.err.join('\n')).toBe(1);
+    // Each trial of 20 among the best run on the held-out part (a value drawn twice is run twice).
+    const failed = r.err.filter((l) => l.startsWith('hyperopt: FAILED'));
+    expect(failed.length).toBeGreaterThan(0);
+    for (const line of failed)
+      expect(line).toMatch(/^hyperopt: FAILED: held-out part: failAfterHours=20: instance .* past my date/);
+  }, 60_000);
 });
