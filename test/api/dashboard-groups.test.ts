@@ -2,7 +2,8 @@
  * A multi-pair strategy file of twenty pairs on the page, in headless Chromium on a phone's width: the real listener
  * and the operator layer's real queries over a journal (no daemon: only the page and the read model are under
  * test). The file is one card, a row per pair and the total; nothing is wider than the phone nor cut out of sight;
- * a pair's row opens its own card (its buttons) and its chart. DASHBOARD_GROUPS_SHOT=path keeps a screenshot.
+ * a pair's row opens its own card (its buttons), its chart and its PnL line; the PnL chart draws the file's total,
+ * not twenty lines. DASHBOARD_GROUPS_SHOT=path keeps a screenshot.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,6 +49,36 @@ beforeAll(async () => {
       store.orders.insert(
         orderRow({ localId: `o-${k}`, instance, symbol, seq: k + 1, status: 'OPEN', price: '1000', quantity: '0.05' }),
       );
+  });
+  // Four round trips of 0.05 closed in the last hour: three bought at 990 and sold at 1000 (+0.5 USDT each), one
+  // bought at 1010 (-0.5): realised PnL, nothing left held.
+  ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'XRPUSDT'].forEach((symbol, k) => {
+    for (const [side, price, at] of [
+      ['BUY', symbol === 'XRPUSDT' ? '1010' : '990', now - 3_600_000 + k * 60_000],
+      ['SELL', '1000', now - 1_800_000 + k * 60_000],
+    ] as const) {
+      const localId = `f-${symbol}-${side}`;
+      const order = { localId, instance: `${FILE}/${symbol}`, symbol, side, price, quantity: '0.05' };
+      store.orders.insert(
+        orderRow({ ...order, seq: 100 + store.orders.all().length, status: 'FILLED', createdAt: at }),
+      );
+      store.fills.insert({
+        fillKey: localId,
+        orderLocalId: localId,
+        instance: order.instance,
+        symbol,
+        side,
+        price,
+        qty: '0.05',
+        fee: '0',
+        feeAsset: 'USDT',
+        feeIn: 'quote',
+        source: 'trade',
+        delivered: true,
+        time: at,
+        recordedAt: at,
+      });
+    }
   });
   store.events.record(now, `${FILE}/DOGEUSDT`, 'paused', { reason: 'by the operator' });
   store.events.record(now, 'grid', 'started', { symbol: 'BTCUSDT' });
@@ -110,18 +141,32 @@ describe.skipIf(!existsSync(CHROMIUM))('a multi-pair file on the page', () => {
     expect(Math.min(...heights)).toBeGreaterThan(0);
     expect(Math.max(...heights)).toBeLessThan(Math.min(...heights) * 1.5);
 
-    // A row opens its pair's card (its buttons) under it and its chart; again, it closes both.
+    // The PnL chart: the file's total (its pairs added: 3 x 0.5 - 0.5), not twenty pairs' lines.
+    const legend = page.locator('#equity-legend');
+    await legend.locator(`[data-instance="${FILE} total"]`).waitFor();
+    const lines = async () =>
+      (await legend.locator('[data-instance]').allTextContents()).filter((t) => t.startsWith(FILE));
+    expect(await lines()).toEqual([`${FILE} total 1`]);
+
+    // A row opens its pair's card (its buttons) under it, its chart and its PnL line; again, it closes all three.
     const eth = group.locator('tr.pair[data-instance$="/ETHUSDT"] .pair-toggle');
     await eth.click();
     const card = group.locator(`article.instance[data-instance="${FILE}/ETHUSDT"]`);
     await card.locator('button[data-action="pause"]').waitFor();
     await page.locator('.symbol-chart[data-symbol="ETHUSDT"]').waitFor();
     expect(await eth.getAttribute('aria-expanded')).toBe('true');
+    expect(await lines()).toEqual([`${FILE} total 1`, `${FILE}/ETHUSDT 0.5`]);
+    if (process.env.DASHBOARD_GROUPS_SHOT)
+      await page
+        .locator('#equity')
+        .locator('..')
+        .screenshot({ path: process.env.DASHBOARD_GROUPS_SHOT.replace(/\.png$/, '-pnl.png'), animations: 'disabled' });
     expect(await sidewaysOverflow(page)).toBe(0);
     expect(await hiddenOverflow(page)).toEqual([]);
     await group.locator('tr.pair[data-instance$="/ETHUSDT"] .pair-toggle').click();
     await card.waitFor({ state: 'detached' });
     await page.locator('.symbol-chart[data-symbol="ETHUSDT"]').waitFor({ state: 'detached' });
+    expect(await lines()).toEqual([`${FILE} total 1`]);
     // Charted without opening: the pairs holding a trade (and the single file's pair).
     const charted = await Promise.all(
       (await page.locator('.symbol-chart').all()).map((c) => c.getAttribute('data-symbol')),

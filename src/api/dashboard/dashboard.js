@@ -14,6 +14,8 @@
     fills: [],
     charts: new Map(),
     equity: null,
+    /** The last PnL read (/api/v1/pnl), drawn again when a pair's row opens or closes. */
+    pnl: null,
     period: 'day',
     waitingForToken: false,
     /** The pairs of multi-pair files whose rows are open (their card and chart shown), by instance name. */
@@ -429,6 +431,7 @@
             if (open) state.openPairs.delete(name);
             else state.openPairs.add(name);
             renderInstances();
+            if (state.pnl) renderEquity(state.pnl);
             void refreshCharts().catch(() => {});
           },
         },
@@ -1087,14 +1090,66 @@
     }
   }
 
+  /** The PnL of several series added at every time one of them changed, each holding its last value between. */
+  function summed(series) {
+    const places = Math.max(0, ...series.flatMap((points) => points.map((p) => (p.total.split('.')[1] || '').length)));
+    const times = [...new Set(series.flatMap((points) => points.map((p) => p.time)))].sort((a, b) => a - b);
+    const next = series.map(() => 0);
+    const last = series.map(() => 0);
+    return times.map((time) => {
+      let total = 0;
+      series.forEach((points, k) => {
+        while (next[k] < points.length && points[next[k]].time <= time) last[k] = Number(points[next[k]++].total);
+        total += last[k];
+      });
+      return { time, total: total.toFixed(places) };
+    });
+  }
+
+  /**
+   * The PnL lines: each single-pair file's; of a multi-pair file, its total (its pairs' PnL added; only when they
+   * share one quote asset, amounts in different ones do not add) and the pairs whose row is open. Twenty lines
+   * and a legend of twenty would bury the one that matters.
+   */
+  function equityLines(pnl) {
+    const s = state.status;
+    const groupOf = new Map(((s && s.instances) || []).map((i) => [i.instance, i.group]));
+    const groups = new Map(((s && s.groups) || []).map((g) => [g.name, g]));
+    const lines = new Map();
+    const members = new Map();
+    for (const [instance, points] of Object.entries(pnl.instances)) {
+      const g = groups.get(groupOf.get(instance));
+      if (g === undefined || g.totals.length !== 1) {
+        lines.set(instance, points);
+        continue;
+      }
+      const total = `${g.name} total`;
+      if (!members.has(total)) {
+        members.set(total, []);
+        lines.set(total, []);
+      }
+      members.get(total).push(points);
+      if (state.openPairs.has(instance)) lines.set(instance, points);
+    }
+    for (const [total, series] of members) lines.set(total, summed(series));
+    return lines;
+  }
+
   const PALETTE = ['#7e57c2', '#ef6c00', '#00897b', '#c2185b', '#3949ab', '#6d4c41'];
   function renderEquity(pnl) {
+    state.pnl = pnl;
     if (!state.equity) {
       const c = L.createChart($('equity'), chartOptions());
       state.equity = { chart: c, series: new Map() };
     }
     const eq = state.equity;
-    for (const [instance, points] of Object.entries(pnl.instances)) {
+    const lines = equityLines(pnl);
+    for (const [name, series] of eq.series)
+      if (!lines.has(name)) {
+        eq.chart.removeSeries(series);
+        eq.series.delete(name);
+      }
+    for (const [instance, points] of lines) {
       let series = eq.series.get(instance);
       if (!series) {
         // Nothing over the price scale: the names and latest values are in the legend above the chart.
