@@ -19,8 +19,8 @@ const WRITE_INTERVAL_MS = 5_000;
 
 /**
  * How often the chart's candles are saved, in wall-clock time (they are rebuilt from nothing else). A save writes
- * every candle the chart keeps (thousands a symbol): once a minute of a replay's time, at 60 recorded minutes a
- * second, was most of a paper daemon's work, for a chart that only a crash would cut short.
+ * every candle the chart keeps (thousands a symbol): once a minute of a replay's time, at PAPER_SPEED 60 once a
+ * wall second, was most of a paper daemon's work, for a chart that only a crash would cut short.
  */
 const CHART_SAVE_MS = 60_000;
 
