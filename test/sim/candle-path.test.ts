@@ -3,6 +3,7 @@
  * and paper's recorded feed walk the same one with the same volume per tick (one import serves every model).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
@@ -111,6 +112,24 @@ class Fed extends MatchingEngine {
 }
 
 describe('one path for backtests and paper', () => {
+  it('leaves recorded market-watch tickers as they are: no path walked, no candle volume shared out', async () => {
+    const dir = tempDir('market-watch');
+    // The same prices as the recorder writes them (source market-watch): an hour of the sample's lines.
+    const [header, ...lines] = gunzipSync(readFileSync('data/samples/BTCUSDT-2023-03-01_21.jsonl.gz'))
+      .toString('utf8')
+      .split('\n');
+    const file = join(dir, 'BTCUSDT-2023-03-01.jsonl.gz');
+    const recorded = { ...(JSON.parse(header!) as object), source: 'market-watch', provenance: 'recorded' };
+    writeFileSync(file, gzipSync([JSON.stringify(recorded), ...lines.slice(0, 240)].join('\n') + '\n'));
+    const data = await loadTicks([file]);
+    expect(data.length).toBe(240);
+    for (const path of CANDLE_PATHS) {
+      const walked = candleTicks(data, path);
+      expect([walked.candles, walked.volume]).toEqual([0, undefined]);
+      expect(columnArrays(walked.data)).toEqual(columnArrays(data));
+    }
+  });
+
   it('walks the same prices with the same volumes in a backtest’s columns and in a recorded feed', async () => {
     const dir = tempDir('sim-server');
     const csv = join(dir, 'candles.csv');
