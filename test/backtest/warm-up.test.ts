@@ -5,7 +5,13 @@
  */
 import { EMA } from 'trading-signals';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { warmUpMs } from '../../src/backtest/job.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runJob, warmUpMs } from '../../src/backtest/job.js';
+import { DEFAULT_JOB_SETTINGS } from '../../src/backtest/job-settings.js';
+import { readConfigs } from '../../src/backtest/strategy-configs.js';
+import { TEST_STRATEGIES } from '../e2e/daemon-process.js';
+import { tempDir } from '../support/temp-dir.js';
 import { runBacktest } from '../../src/backtest/runner.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import type { Candle } from '../../src/market/candles.js';
@@ -136,5 +142,23 @@ describe('a result does not depend on where the run starts (issue 38)', () => {
     const library = rsi('5m', 14);
     const { a, b } = await firstDecision({ ...library, warmUp: library.seed });
     expect(Math.abs(a - b)).toBeGreaterThan(1);
+  });
+});
+
+describe('a holdout part or a walk-forward window starts warmed up (issue 38)', () => {
+  it("warms a part on the data before it, as --from does: its EMA is ready at the part's first tick", async () => {
+    // when-ready buys once its EMA(150) of five-minute candles has converged: 690 candles, about 58 hours.
+    const dir = tempDir('warm-up-window');
+    const config = join(dir, 'when-ready.json');
+    const file = { name: 'when-ready', strategy: 'when-ready', symbol: 'BTCUSDT', params: { period: 150 } };
+    writeFileSync(config, JSON.stringify(file));
+    const { sources } = await readConfigs([config], TEST_STRATEGIES);
+    const all = await loadTicks([SAMPLE], { to: START + HOUR });
+    // A part of the last hour (a held-out part, a window's test part): the days before it warm it up.
+    const part = { from: START, to: START + HOUR };
+    const { run } = await runJob(sources, all, DEFAULT_JOB_SETTINGS, {}, {}, part);
+    expect(run.firstTime).toBe(START);
+    expect(run.fills.map((f) => f.time - START)).toEqual([expect.any(Number)]);
+    expect(run.fills[0]!.time - START).toBeLessThan(60_000);
   });
 });
