@@ -296,14 +296,7 @@ export class Daemon {
       else logger.info({ mode: 'paper', data: plan.data }, banner);
 
       const chartNeeds = chartCandleNeeds(instances.map((i) => ({ ...i, symbol: i.config.symbol })));
-      const venue = new PriceRecordingVenue(
-        setup.client,
-        store,
-        clock,
-        new Set(symbols),
-        chartNeeds,
-        replaySpeed(plan) ?? 1,
-      );
+      const venue = new PriceRecordingVenue(setup.client, store, clock, symbols, chartNeeds, replaySpeed(plan) ?? 1);
       probes.starting('reading the venue and reconciling the journal');
       // A pause the operator (or an exit) made holds across the restart; an exit a crash interrupted is finished
       // before that instance's strategy may trade again.
@@ -341,6 +334,12 @@ export class Daemon {
             startPaused,
             persistCandles: true,
             adoptOpenOrders: plan.mode !== 'live' || env.ADOPT_OPEN_ORDERS,
+            // A pair a pair list took up later: its prices kept for `bot status` and its chart for the page.
+            instanceAdded: (spec) =>
+              venue.watch(
+                spec.config.symbol,
+                chartCandleNeeds([{ ...spec, symbol: spec.config.symbol }]).get(spec.config.symbol),
+              ),
           });
           // Paper on recordings: the data before the replay's start builds the candles, as a backtest's warm-up
           // does (candles this journal saved, taken up at start, stand where there are some).

@@ -55,6 +55,8 @@ export interface EngineOptions {
   store: Store;
   logger: Logger;
   instances: readonly InstanceSpec[];
+  /** An instance was made after the start (a pair its file's pair list took up when the exchange listed it). */
+  instanceAdded?: (spec: InstanceSpec) => void;
   /** New orders stop while this file exists (checked before every order and every poll). */
   killSwitchFile?: string;
   circuitBreaker?: Partial<CircuitBreakerOptions>;
@@ -140,6 +142,7 @@ export class Engine implements FillSink {
   private readonly portfolios: Portfolios;
   /** Per pair list's file, the spec of its instances (a pair the list takes up later is made from it). */
   private readonly listTemplates = new Map<string, InstanceSpec>();
+  private readonly instanceAdded: ((spec: InstanceSpec) => void) | undefined;
 
   constructor(options: EngineOptions) {
     const { venue, clock, store, logger } = options;
@@ -153,6 +156,7 @@ export class Engine implements FillSink {
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.startPaused = options.startPaused ?? new Map();
     this.adoptOpenOrders = options.adoptOpenOrders ?? true;
+    this.instanceAdded = options.instanceAdded;
     const canCancel = typeof venue.cancelOrder === 'function';
     const measureSync = options.measureHooks === true;
     this.candles = new CandleBooks(options.instances, store, clock, logger, options.persistCandles === true);
@@ -524,6 +528,7 @@ export class Engine implements FillSink {
           const reason = startProblem(this.parts, r);
           if (reason) r.refuseStart(reason);
           await this.begin(r);
+          this.instanceAdded?.(spec);
           logger.info(
             { instance: r.name, symbol },
             `pairlist of ${group}: ${symbol} newly listed, instance ${r.name} made`,

@@ -41,6 +41,7 @@ export class PriceRecordingVenue extends ForwardingVenue {
   private lastWrite = -Infinity;
   private readonly history = new Map<string, PricePoint[]>();
   private readonly charts = new Map<string, CandleBuilder>();
+  private readonly symbols: Set<string>;
   private chartsSaved: number;
 
   /**
@@ -51,22 +52,31 @@ export class PriceRecordingVenue extends ForwardingVenue {
     inner: Venue,
     private readonly store: Store,
     private readonly clock: ClockReading,
-    private readonly symbols: ReadonlySet<string>,
+    symbols: Iterable<string>,
     chartNeeds: ReadonlyMap<string, CandleNeeds> = new Map(),
     private readonly pace = 1,
   ) {
     super(inner);
+    this.symbols = new Set(symbols);
     this.chartsSaved = clock.now();
-    for (const [symbol, needs] of chartNeeds) {
-      const book = new CandleBuilder(needs);
-      const saved = store.candles.get(chartKey(symbol));
-      try {
-        if (saved !== undefined) book.restore(JSON.parse(saved) as CandleSnapshot);
-      } catch {
-        // Unreadable: the chart starts afresh (display only).
-      }
-      this.charts.set(symbol, book);
+    for (const [symbol, needs] of chartNeeds) this.keepChart(symbol, needs);
+  }
+
+  /** A symbol traded from now on (a pair a pair list took up after the start): its prices and chart kept too. */
+  watch(symbol: string, chartNeeds: CandleNeeds | undefined): void {
+    this.symbols.add(symbol);
+    if (chartNeeds !== undefined && !this.charts.has(symbol)) this.keepChart(symbol, chartNeeds);
+  }
+
+  private keepChart(symbol: string, needs: CandleNeeds): void {
+    const book = new CandleBuilder(needs);
+    const saved = this.store.candles.get(chartKey(symbol));
+    try {
+      if (saved !== undefined) book.restore(JSON.parse(saved) as CandleSnapshot);
+    } catch {
+      // Unreadable: the chart starts afresh (display only).
     }
+    this.charts.set(symbol, book);
   }
 
   /** A symbol's chart candles (the page's price chart), when kept. */

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/config/strategy-file.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
 import type { PairConfig, Ticker } from '../../src/ports/venue-records.js';
+import { PriceRecordingVenue } from '../../src/venues/price-recording-venue.js';
 import { FaultyVenue, Harness, strategy, venueError } from './harness.js';
 
 /**
@@ -61,7 +62,16 @@ async function listing(universe: string[], via: 'live' | 'recording') {
     [{ config: template!, definition: restOnce, params: {} }],
     universe,
   );
-  const engine = await h.start(instances, { venue });
+  // The daemon's wiring: the prices of the pairs traded kept for `bot status`, a pair taken up later among them.
+  const recording = new PriceRecordingVenue(venue, h.store, h.clock, universe);
+  const added: string[] = [];
+  const engine = await h.start(instances, {
+    venue: recording,
+    instanceAdded: (spec) => {
+      added.push(spec.config.name);
+      recording.watch(spec.config.symbol, undefined);
+    },
+  });
   const [schedule] = engine.schedules();
   const quote = (symbol: string, price: number) =>
     h.sim.onTicker({ s: symbol, p: price, t: h.clock.now(), vq: 1_000_000 });
@@ -70,7 +80,7 @@ async function listing(universe: string[], via: 'live' | 'recording') {
     quote('BTCUSDT', 100);
     quote('ETHUSDT', 10);
     if (via === 'live') await engine.marketCycle(schedule!);
-    else await engine.observeCycle(await venue.marketWatch(), schedule!);
+    else await engine.observeCycle(await recording.marketWatch(), schedule!);
     await engine.pollOrders();
   };
   const names = () => engine.instances().map((i) => `${i.name} ${i.status}`);
@@ -79,12 +89,19 @@ async function listing(universe: string[], via: 'live' | 'recording') {
       .all()
       .filter((o) => symbol === undefined || o.symbol === symbol)
       .map(({ instance, symbol, side, price, createdAt }) => ({ instance, symbol, side, price, createdAt }));
-  return { h, venue, engine, cycle, names, orders };
+  const prices = () => {
+    recording.flush();
+    return h.store.prices
+      .all()
+      .map((p) => p.symbol)
+      .sort();
+  };
+  return { h, venue, engine, cycle, names, orders, added, prices };
 }
 
 describe('a pair listed after the start', () => {
   it('joins the pair list at the next refresh once its rules are read, and is left out until then', async () => {
-    const { h, venue, engine, cycle, names, orders } = await listing(['BTCUSDT'], 'live');
+    const { h, venue, engine, cycle, names, orders, added, prices } = await listing(['BTCUSDT'], 'live');
     await cycle(1_000);
     expect(names()).toEqual(['usdt/BTCUSDT running']);
     expect(orders('BTCUSDT')).toHaveLength(1);
@@ -100,6 +117,8 @@ describe('a pair listed after the start', () => {
     expect(names()).toEqual(['usdt/BTCUSDT running']);
     expect(engine.pairRules('ETHUSDT')).toBeUndefined();
     expect(orders('ETHUSDT')).toEqual([]);
+    expect(added).toEqual([]);
+    expect(prices()).toEqual(['BTCUSDT']);
     await expect(h.venue.inner.openOrders('ETHUSDT')).resolves.toEqual([]);
 
     // The next refresh reads its rules: its instance is made and started, and trades within them.
@@ -108,6 +127,8 @@ describe('a pair listed after the start', () => {
     for (let i = 0; i < 3; i++) await cycle(5_000);
     expect(venue.pairConfigReads - before).toBe(2);
     expect(names()).toEqual(['usdt/BTCUSDT running', 'usdt/ETHUSDT running']);
+    expect(added).toEqual(['usdt/ETHUSDT']);
+    expect(prices()).toEqual(['BTCUSDT', 'ETHUSDT']);
     expect(engine.pairRules('ETHUSDT')?.tickSize.toFixed()).toBe('0.01');
     expect(orders('ETHUSDT')).toEqual([
       { instance: 'usdt/ETHUSDT', symbol: 'ETHUSDT', side: 'BUY', price: '5', createdAt: h.clock.now() - 15_000 },
