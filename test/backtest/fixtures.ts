@@ -51,6 +51,21 @@ export function userStrategy(
   return project.config(`${name}.json`, file);
 }
 
+/**
+ * A strategy that never trades and, once the data's time passes `failAfterHours` after FROM, throws on every tick:
+ * a run that fails only past a date (a walk-forward's test part, a held-out part).
+ */
+export const LATE_THROW = `
+import { z } from 'zod';
+export default {
+  name: 'late-throw',
+  params: z.object({ failAfterHours: z.number() }),
+  onTick(ctx) {
+    if (ctx.now() >= ${Date.parse(FROM)} + ctx.params.failAfterHours * 3600000) throw new Error('past my date');
+  },
+};
+`;
+
 /** A strategy that takes its worker down, by process.exit or by an exception no hook can catch. */
 export const WRECK_STRATEGY = `
 import { z } from 'zod';

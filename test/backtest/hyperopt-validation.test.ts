@@ -19,7 +19,7 @@ import { run as hyperopt } from '../../src/cli/hyperopt.js';
 import { D, type Dec } from '../../src/market/decimal.js';
 import { capture } from '../support/command-output.js';
 import { tempDir } from '../support/temp-dir.js';
-import { FROM, gridConfig, SAMPLE, sliceFlags, userStrategy } from './fixtures.js';
+import { FROM, gridConfig, LATE_THROW, SAMPLE, sliceFlags, userStrategy } from './fixtures.js';
 import { tempProject } from '../config/temp-project.js';
 
 const dir = tempDir('hyperopt-validation-test');
@@ -138,17 +138,6 @@ describe('bot hyperopt --holdout', () => {
 });
 
 describe('bot hyperopt: a failure out of sample (issue 38)', () => {
-  /** Never trades; throws once the data's time passes failAfterHours from FROM. */
-  const LATE_THROW = `
-import { z } from 'zod';
-export default {
-  name: 'late-throw',
-  params: z.object({ failAfterHours: z.number() }),
-  onTick(ctx) {
-    if (ctx.now() >= ${Date.parse(FROM)} + ctx.params.failAfterHours * 3600000) throw new Error('past my date');
-  },
-};
-`;
   it('a best that throws on the held-out part fails the search: named, exit 1', async () => {
     const project = tempProject();
     const config = userStrategy(project, 'late-throw', LATE_THROW, { failAfterHours: 20 });

@@ -11,7 +11,7 @@ import { readConfigs } from '../../src/backtest/strategy-configs.js';
 import { loadTicks, sliceTicks } from '../../src/backtest/tick-data.js';
 import type { HoldoutRecord, WalkForwardRecord } from '../../src/backtest/validation-runs.js';
 import { holdoutSplit, parseDuration, stitch, walkForwardWindows } from '../../src/backtest/validation.js';
-import { bot, FROM, gridConfig, SAMPLE, sliceFlags, TO, userStrategy } from './fixtures.js';
+import { bot, FROM, gridConfig, LATE_THROW, SAMPLE, sliceFlags, TO, userStrategy } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
 import { tempProject } from '../config/temp-project.js';
 import { D } from '../../src/market/decimal.js';
@@ -188,17 +188,6 @@ describe('bot backtest --holdout and --walk-forward', () => {
 });
 
 describe('a walk-forward tells every failure', () => {
-  /** Does nothing until the data's time passes `failAfterHours` after the slice's start, then throws on every tick. */
-  const LATE_THROW = `
-import { z } from 'zod';
-export default {
-  name: 'late-throw',
-  params: z.object({ failAfterHours: z.number() }),
-  onTick(ctx) {
-    if (ctx.now() >= ${Date.parse(FROM)} + ctx.params.failAfterHours * 3600000) throw new Error('past my date');
-  },
-};
-`;
   // Each test makes its own project: a folder made inside a test is removed when that test ends.
   it('a pick that throws on its test part is a failure, not a result: the stitch is incomplete, exit 1', async () => {
     const project = tempProject();
