@@ -108,13 +108,20 @@ interface Samples {
   averages: Map<string, Dec | undefined>;
 }
 
-/** The closed candles' samples, by list: the engine hands the same list until a candle closes. */
-const sampled = new WeakMap<readonly Candle[], Samples>();
+/**
+ * The closed candles' samples, by list (the engine hands the same list until a candle closes) and by sample period
+ * and window (instances on one pair share the list).
+ */
+const sampled = new WeakMap<readonly Candle[], Map<string, Samples>>();
 
 function samplesOf(closed: readonly Candle[], sampleMs: number, windowMs: number): Samples {
-  let out = sampled.get(closed);
+  let byParams = sampled.get(closed);
+  if (byParams === undefined) sampled.set(closed, (byParams = new Map()));
+  const key = `${sampleMs}/${windowMs}`;
+  let out = byParams.get(key);
   if (out !== undefined) return out;
   out = { times: [], prices: [], averages: new Map() };
+  byParams.set(key, out);
   for (const c of closed) {
     const last = out.times.at(-1);
     if (last !== undefined && Math.floor(last / sampleMs) === Math.floor(c.time / sampleMs)) continue;
@@ -122,7 +129,6 @@ function samplesOf(closed: readonly Candle[], sampleMs: number, windowMs: number
     out.times.push(c.time);
     out.prices.push(dec(c.open));
   }
-  sampled.set(closed, out);
   return out;
 }
 
@@ -139,7 +145,7 @@ function movingAverage(ctx: Ctx): Dec | undefined {
   const samples = samplesOf(ctx.candles('1m', candleCount(ctx.params)), sampleMs, windowMs);
   const forming = ctx.candles('1m', 1, { forming: true }).at(-1);
   const last = samples.times.at(-1);
-  // The forming candle is a sample of its own when it opened a period: after the last gap, or after a gap too long.
+  // The forming candle adds a sample when it opened a new period; a gap longer than the window before it: none yet.
   let extra: Dec | undefined;
   if (forming !== undefined && (last === undefined || forming.time > last)) {
     if (last !== undefined && forming.time - last > windowMs) return undefined;
