@@ -116,7 +116,7 @@ const sampled = new WeakMap<readonly Candle[], Map<string, Samples>>();
 
 function samplesOf(closed: readonly Candle[], sampleMs: number, windowMs: number): Samples {
   let byParams = sampled.get(closed);
-  if (byParams === undefined) sampled.set(closed, (byParams = new Map()));
+  if (byParams === undefined) sampled.set(closed, (byParams = new Map<string, Samples>()));
   const key = `${sampleMs}/${windowMs}`;
   let out = byParams.get(key);
   if (out !== undefined) return out;
