@@ -38,15 +38,14 @@ export const WHOLE_RUNS = [
 ];
 
 /**
- * The files that take the longest (seconds on a fresh clone, this 2-core machine: .tmp/vitest.json), longest first;
- * npm-start-lookbacks mostly waits on the wall clock (the default PAPER_SPEED). They start before every other file:
+ * The files that take the longest (seconds on a fresh clone, this 2-core machine: .tmp/vitest.json), longest first.
+ * They start before every other file:
  * on a fresh clone Vitest has no durations and starts the larger files first, project by project (chaos,
  * in-process, processes), so a long file could start late and run on alone at the end. A file that takes half a
  * minute or more belongs here; test/lint/suite-projects.test.ts fails on a listed file that does not exist.
  */
 export const LONG_FILES = [
   'test/e2e/declared-exits-kill.test.ts', // 140 s
-  'test/e2e/npm-start-lookbacks.test.ts', // 125 s
   'test/chaos/faults.test.ts', // 61 s
   'test/chaos/crash.test.ts', // 52 s
   'test/backtest/queue.test.ts', // 50 s
