@@ -121,6 +121,12 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
   }
 }
 
+/** The spec of a pair list's file on `symbol`, from its spec on another pair (a pair the list takes up later). */
+function pairSpec(template: InstanceSpec, symbol: string): InstanceSpec {
+  const group = template.config.group ?? template.config.name;
+  return { ...template, config: { ...template.config, symbol, name: pairInstanceName(group, symbol) } };
+}
+
 export class Engine implements FillSink {
   private readonly parts: EngineParts;
   /** The instances and their indexes (by name, symbol, schedule). */
@@ -390,6 +396,16 @@ export class Engine implements FillSink {
       if (r === undefined) continue;
       r.reconfigure(spec);
       reloaded.push([r, spec]);
+      const group = spec.config.group;
+      if (group !== undefined && this.listTemplates.has(group)) this.listTemplates.set(group, spec);
+    }
+    // The pairs a list took up after the start are made from its file's spec: they take the reload too.
+    for (const r of this.roster.all) {
+      const template = r.group === undefined ? undefined : this.listTemplates.get(r.group);
+      if (template === undefined || !specs.includes(template) || reloaded.some(([o]) => o === r)) continue;
+      const spec = pairSpec(template, r.symbol);
+      r.reconfigure(spec);
+      reloaded.push([r, spec]);
     }
     return this.lock.run(async () => (await this.exits.reload(reloaded)).map((r) => r.name));
   }
@@ -516,7 +532,7 @@ export class Engine implements FillSink {
         }
         for (const [group, template] of this.listTemplates) {
           if (!isPairListCandidate(template.config.pairlist as PairList, symbol)) continue;
-          const spec = { ...template, config: { ...template.config, symbol, name: pairInstanceName(group, symbol) } };
+          const spec = pairSpec(template, symbol);
           this.candles.add(spec);
           const r = this.roster.add(spec);
           if (r === undefined) continue;

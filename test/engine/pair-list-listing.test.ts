@@ -10,7 +10,8 @@ import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/co
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
 import type { PairConfig, Ticker } from '../../src/ports/venue-records.js';
 import { PriceRecordingVenue } from '../../src/venues/price-recording-venue.js';
-import { FaultyVenue, Harness, strategy, venueError } from './harness.js';
+import { defineStrategy, ema, z } from '../../src/strategy/api.js';
+import { FaultyVenue, Harness, venueError } from './harness.js';
 
 /**
  * The harness venue, with ETHUSDT off the market watch until `listed`, and off the pair configuration until then
@@ -31,8 +32,14 @@ class ListingVenue extends FaultyVenue {
   }
 }
 
-/** One resting BUY at half the price, once per pair, on the list only (entries off it are refused). */
-const restOnce = strategy({
+/**
+ * One resting BUY at half the price while none rests, on the list only (entries off it are refused); its EMA's
+ * period is its param (the engine's indicatorSpecs show the params an instance runs with).
+ */
+const restOnce = defineStrategy({
+  name: 'rest-once',
+  params: z.object({ period: z.number().default(3) }),
+  indicators: (p) => ({ trend: ema('1m', p.period) }),
   onTick(ctx) {
     if (ctx.openOrders.length > 0 || ctx.price === undefined) return;
     ctx.limit('BUY', ctx.price.div(2).toFixed(), '0.01', { tag: 'rest' });
@@ -59,7 +66,7 @@ async function listing(universe: string[], via: 'live' | 'recording') {
   const venue = new ListingVenue(h.venue.inner);
   venue.rulesKnown = via === 'recording';
   const instances: InstanceSpec[] = expandPairLists(
-    [{ config: template!, definition: restOnce, params: {} }],
+    [{ config: template!, definition: restOnce, params: { period: 3 } }],
     universe,
   );
   // The daemon's wiring: the prices of the pairs traded kept for `bot status`, a pair taken up later among them.
@@ -149,5 +156,24 @@ describe('a pair listed after the start', () => {
     const recorded = await run(['BTCUSDT', 'ETHUSDT'], 'recording');
     expect(live.orders.map((o) => o.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
     expect(live).toEqual(recorded);
+  });
+
+  it('makes a pair taken up after a reload with the reloaded params, and reloads the pairs it took up', async () => {
+    const { venue, engine, cycle } = await listing(['BTCUSDT'], 'live');
+    const spec = (symbol: string, period: number): InstanceSpec => {
+      const [made] = expandPairLists([{ config: template!, definition: restOnce, params: { period } }], [symbol]);
+      return made!;
+    };
+    // An EMA's warm-up grows with its period: the params each instance runs with.
+    const warmUp = (name: string) => engine.indicatorSpecs(name).trend?.warmUp;
+    await cycle(1_000);
+    await engine.reconfigure([spec('BTCUSDT', 5)]);
+    venue.listed = true;
+    await cycle(60_000);
+    expect(warmUp('usdt/BTCUSDT')).toBe(ema('1m', 5).warmUp);
+    expect(warmUp('usdt/ETHUSDT')).toBe(ema('1m', 5).warmUp);
+    // A reload names the pairs of the start (operator/actions.ts); the pair taken up since takes it too.
+    await engine.reconfigure([spec('BTCUSDT', 8)]);
+    expect(warmUp('usdt/ETHUSDT')).toBe(ema('1m', 8).warmUp);
   });
 });
