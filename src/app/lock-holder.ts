@@ -6,6 +6,11 @@
  * container id in /proc/self/mountinfo (Docker and podman mount their hostname and resolv.conf files from the
  * container's own folder) or /proc/self/cgroup (cgroup v1, and v2's `docker-<id>.scope`). Outside a container
  * it is undefined.
+ *
+ * Only the mounts at this process's own /etc/hostname, /etc/hosts and /etc/resolv.conf say which container it is
+ * in: a host that runs rootful podman containers lists each one's `overlay-containers/<id>/userdata/shm` in its
+ * own mountinfo, and taking that for ours named a daemon on the host after whichever container ran at its start,
+ * so its restart after a kill -9 (another "container") waited for the lease instead of taking over at once.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -40,7 +45,7 @@ export function containerFrom(clues: ContainerClues): string | undefined {
     if (name !== undefined && name !== '') return `container ${name}${id === undefined ? '' : ` (${id})`}`;
     if (id !== undefined && id !== '') return `container ${id}`;
   }
-  for (const text of [clues.mountinfo, clues.cgroup]) {
+  for (const text of [ownFileMounts(clues.mountinfo), clues.cgroup]) {
     if (text === undefined) continue;
     for (const re of CONTAINER_ID) {
       const id = re.exec(text)?.[1];
@@ -48,6 +53,18 @@ export function containerFrom(clues: ContainerClues): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The container's files bind-mounted over this process's own: where the runtime says whose folder it is. */
+const OWN_FILES = new Set(['/etc/hostname', '/etc/hosts', '/etc/resolv.conf']);
+
+/** The lines of /proc/self/mountinfo mounted at OWN_FILES (the fifth field is the mount point). */
+function ownFileMounts(mountinfo: string | undefined): string | undefined {
+  if (mountinfo === undefined) return undefined;
+  return mountinfo
+    .split('\n')
+    .filter((line) => OWN_FILES.has(line.split(' ')[4] ?? ''))
+    .join('\n');
 }
 
 function readIfThere(path: string): string | undefined {

@@ -26,6 +26,15 @@ describe('the lock holder in a container', () => {
     );
   });
 
+  it('is not a container whose mounts the host lists (rootful podman beside the bot)', () => {
+    // The host's own mountinfo while a podman container runs: its shm and overlay, mounted outside /etc.
+    const hostMounts =
+      '22 1 259:1 / / rw - ext4 /dev/root rw\n' +
+      `812 30 0:95 / /var/lib/containers/storage/overlay-containers/${ID}/userdata/shm rw - tmpfs shm rw\n` +
+      `815 30 0:96 / /var/lib/containers/storage/overlay/${ID}/merged rw - overlay overlay rw\n`;
+    expect(containerFrom({ env: {}, cgroup: '0::/user.slice\n', mountinfo: hostMounts })).toBe(undefined);
+  });
+
   it('is this process on this host', () => {
     const me = lockHolder({ POD_NAME: 'bot-1', POD_NAMESPACE: 'ns' });
     expect(me).toMatchObject({ pid: process.pid, container: 'pod ns/bot-1' });
