@@ -28,7 +28,8 @@ import { warmUpMs } from '../strategy/candle-needs.js';
 import { type Dec, ZERO } from '../market/decimal.js';
 import { type BacktestRun, type BacktestSettings, backtestMarket, runBacktest } from './runner.js';
 import { belowMinimum, type PairRules, pairRulesFrom } from '../market/pair-rules.js';
-import { sliceTicks, type TickData } from './tick-data.js';
+import { firstTickAt, sliceTicks, type TickData } from './tick-data.js';
+import { iso } from './summary.js';
 import { valueAt } from './number-column.js';
 
 export interface CheckOptions {
@@ -265,8 +266,7 @@ export async function checkStrategy(
   for (const [k, at] of picks.entries()) {
     // The data up to the decision's moment and the first tick at or after it: the replay fires what is due
     // before that tick, so the decision is made, and nothing of the market after it is in the run.
-    let i = 0;
-    while (i < data.length && valueAt(time, i) < at) i++;
+    const i = firstTickAt(data, at);
     const to = i < data.length ? valueAt(time, i) + 1 : end;
     out.cuts.push(at);
     const cut = await run(from, to, `cut ${k + 1} (${iso(at)})`);
@@ -287,5 +287,3 @@ export async function checkStrategy(
 function spread<T>(items: readonly T[], n: number): T[] {
   return Array.from({ length: n }, (_, k) => items[Math.round(((k + 1) * (items.length - 1)) / n)] as T);
 }
-
-const iso = (t: number) => new Date(t).toISOString();

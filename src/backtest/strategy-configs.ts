@@ -19,7 +19,7 @@ import { BotError, ConfigError } from '../errors.js';
 import type { InstanceSpec } from '../engine/instance-runner.js';
 import type { ExitRulesDecl } from '../strategy/api.js';
 import { loadStrategy, shown, strategySourceFile } from '../strategy/loader.js';
-import { watchedSymbols } from '../strategy/candle-needs.js';
+import { warmUpMs, watchedSymbols } from '../strategy/candle-needs.js';
 
 /** A strategy file as a run used it (summary.json's `configs`). */
 export interface ConfigInput {
@@ -225,17 +225,19 @@ export function configInput(
 /**
  * Checks every combination of overrides against the strategy files' and strategies' schemas before any runs,
  * so that a value that does not fit (levels=0) fails at once, every such problem of every file listed, rather
- * than in a worker once the combinations before it have run.
+ * than in a worker once the combinations before it have run. Returns the longest warm-up (warmUpMs) of the
+ * instances they make: the data a run of all of them needs before its start.
  */
 export async function checkCombinations(
   sources: readonly ConfigSource[],
   combos: readonly Readonly<Record<string, unknown>>[],
-): Promise<void> {
+): Promise<number> {
   const problems = new Set<string>();
+  let longest = 0;
   for (const combo of combos) {
     for (const source of sources) {
       try {
-        await instancesOf(source, combo);
+        longest = Math.max(longest, warmUpMs(await instancesOf(source, combo)));
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         for (const problem of err.problems) problems.add(problem);
@@ -243,4 +245,5 @@ export async function checkCombinations(
     }
   }
   if (problems.size > 0) throw new ConfigError([...problems]);
+  return longest;
 }

@@ -601,21 +601,23 @@ export function releaseColumns(data: TickData): void {
   data.columns = eachColumn(data.columns, (column) => column.slice(0, 0) as typeof column);
 }
 
+/** The index of the first tick at or after `t` (data.length when there is none): a bisection of the times. */
+export function firstTickAt(data: TickData, t: number): number {
+  const time = data.columns.time;
+  let lo = 0;
+  let hi = data.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (valueAt(time, mid) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The ticks with from <= time < to, as views on the same (shared) columns: nothing is copied. */
 export function sliceTicks(data: TickData, from: number, to: number): TickData {
-  const time = data.columns.time;
-  const first = (t: number) => {
-    let lo = 0;
-    let hi = data.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (valueAt(time, mid) < t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const a = first(from);
-  const b = Math.max(a, first(to));
+  const a = firstTickAt(data, from);
+  const b = Math.max(a, firstTickAt(data, to));
   return {
     ...data,
     length: b - a,

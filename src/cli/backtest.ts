@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { longestWarmUpMs, runJob, warmUpMs } from '../backtest/job.js';
+import { runJob, warmUpMs } from '../backtest/job.js';
 import { DEFAULT_JOB_SETTINGS, type JobSettings } from '../backtest/job-settings.js';
 import { progressLine } from '../backtest/progress.js';
 import { EXPORTS, type ExportKind, writeReport } from '../backtest/report-files.js';
@@ -453,7 +453,7 @@ async function backtest(argv: string[]): Promise<number> {
   }
   const combos = sweepGrid(axes).map((c) => ({ ...fixed, ...c }));
   // The files as read were checked by readConfigs; only overrides need checking again.
-  if (sets.length > 0 || axes.length > 0) await checkCombinations(sources, combos);
+  const combosWarmUpMs = sets.length > 0 || axes.length > 0 ? await checkCombinations(sources, combos) : 0;
 
   // A sweep's worker threads start now: they load the code and the strategies while the data is read.
   let pool: SweepPool | undefined;
@@ -466,8 +466,7 @@ async function backtest(argv: string[]): Promise<number> {
   try {
     // The strategies' candles warm up on the data before --from (the backtest trades from --from on), as long
     // as the longest combination's periods ask.
-    const loadFrom =
-      from === undefined ? undefined : from - Math.max(warmUpMs(instances), await longestWarmUpMs(sources, combos));
+    const loadFrom = from === undefined ? undefined : from - Math.max(warmUpMs(instances), combosWarmUpMs);
     const data = await loadTicks(await recordingFiles(dataFiles, symbols, { from: loadFrom, to }), {
       from: loadFrom,
       to,

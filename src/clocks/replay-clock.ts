@@ -13,7 +13,7 @@
  * until it is back on the pace's schedule; `lagMs()` is how far behind it is.
  */
 import { performance } from 'node:perf_hooks';
-import { MAX_WAIT_MS, PacedClock } from './paced-clock.js';
+import { PacedClock } from './paced-clock.js';
 import { settle } from './timer-queue.js';
 
 /** Longest wall time the clock waits for one firing's work (a hook or a request is bounded well within it). */
@@ -114,7 +114,7 @@ export class ReplayClock extends PacedClock {
 /** Waits for `work`, at most `ms` of the wall. */
 async function bounded(work: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(ms, MAX_WAIT_MS))));
+  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
   try {
     await Promise.race([work, limit]);
   } finally {

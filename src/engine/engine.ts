@@ -250,11 +250,6 @@ export class Engine implements FillSink {
     return this.roster.watched(schedule) ?? new Set();
   }
 
-  /** Every informative pair some instance reads that no instance trades (they need data and rules too). */
-  informativeSymbols(): string[] {
-    return this.roster.informativeOnly();
-  }
-
   /** The distinct schedules of the instances: one market job each. */
   schedules(): string[] {
     return this.roster.schedules();
@@ -391,18 +386,20 @@ export class Engine implements FillSink {
    */
   async reconfigure(specs: readonly InstanceSpec[]): Promise<string[]> {
     const reloaded: DeclaringInstance[] = [];
+    const named = new Set<InstanceRunner>();
     for (const spec of specs) {
       const r = this.roster.named(spec.config.name);
       if (r === undefined) continue;
       r.reconfigure(spec);
       reloaded.push([r, spec]);
+      named.add(r);
       const group = spec.config.group;
       if (group !== undefined && this.listTemplates.has(group)) this.listTemplates.set(group, spec);
     }
     // The pairs a list took up after the start are made from its file's spec: they take the reload too.
     for (const r of this.roster.all) {
       const template = r.group === undefined ? undefined : this.listTemplates.get(r.group);
-      if (template === undefined || !specs.includes(template) || reloaded.some(([o]) => o === r)) continue;
+      if (template === undefined || !specs.includes(template) || named.has(r)) continue;
       const spec = pairSpec(template, r.symbol);
       r.reconfigure(spec);
       reloaded.push([r, spec]);
@@ -555,7 +552,6 @@ export class Engine implements FillSink {
   }
 
   private leaveOut(symbol: string, why: string): void {
-    this.pairLists.notTakenUp(symbol, why);
     this.parts.logger.warn({ symbol }, `pairlist: ${symbol} left out: ${why}; tried again at the next refresh`);
   }
 

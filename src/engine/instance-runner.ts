@@ -269,8 +269,6 @@ export class InstanceRunner {
   private kept: CandleNeeds = {};
   /** Closed candles it may read of each informative pair. */
   private informativeKept: ReadonlyMap<string, CandleNeeds> = new Map();
-  /** The candles of another symbol, made once (feedIndicators runs before every hook). */
-  private readonly otherCandles: (symbol: string) => CandleBuilder | undefined;
   private indicatorSet = new IndicatorSet({});
   /** The running hook read ctx.now(). */
   private clockRead = false;
@@ -302,7 +300,6 @@ export class InstanceRunner {
     this.hookTimeoutMs = spec.config.hookTimeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
     this.logger = deps.logger.child({ instance: this.name });
     this.tracker = positionFromFills([]);
-    this.otherCandles = deps.candlesOf;
     this.ctx = new InstanceContext(this);
     this.makeIndicators(spec);
   }
@@ -344,7 +341,7 @@ export class InstanceRunner {
 
   /** Feeds the indicators the candles closed since the last hook (before every hook). */
   feedIndicators(): void {
-    this.indicatorSet.feed(this.deps.candles, this.otherCandles);
+    this.indicatorSet.feed(this.deps.candles, this.deps.candlesOf);
   }
 
   /** Loads persisted state, the local id sequence and the position from the store. */

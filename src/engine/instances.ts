@@ -99,14 +99,6 @@ export class Instances {
     return this.watchedBySchedule.get(schedule);
   }
 
-  /** Every informative pair some instance reads that no instance trades. */
-  informativeOnly(): string[] {
-    const out = new Set<string>();
-    for (const watched of this.watchedBySchedule.values())
-      for (const symbol of watched) if (!this.symbols.has(symbol)) out.add(symbol);
-    return [...out];
-  }
-
   /** Intents processed over all instances (the backtest's cheap test of whether anything happened). */
   intentsProcessed(): number {
     let n = 0;

@@ -10,7 +10,7 @@
  *
  * A pair the exchange starts listing after the start (on the market watch, with no instance) is taken up at the first
  * refresh of a list that may choose it (newcomers): the engine reads its rules from the exchange then, once for all
- * the new pairs, and makes its instance; until its rules are read it is left out with the reason (notTakenUp), and
+ * the new pairs, and makes its instance; until its rules are read it is left out (the engine logs why), and
  * tried again at the next refresh. Nothing is traded on a pair before its rules are known.
  */
 import {
@@ -40,8 +40,6 @@ interface Group {
   listed: ReadonlySet<string>;
   /** Why each pair was left out at the last refresh. */
   leftOut: ReadonlyMap<string, string>;
-  /** Pairs on the market watch with no instance yet, and why they were not taken up (their rules not read). */
-  waiting: Map<string, string>;
   /** Per pair, its price at the first market job of each of the last 25 hours and that hour (for the change). */
   hourly: Map<string, Float64Array>;
   sampledHour: number;
@@ -73,7 +71,6 @@ export class PairLists {
           members: new Map(),
           listed: new Set(),
           leftOut: new Map(),
-          waiting: new Map(),
           hourly: new Map(),
           sampledHour: NaN,
         };
@@ -89,7 +86,6 @@ export class PairLists {
     const g = r.group === undefined ? undefined : this.groups.get(r.group);
     if (g === undefined) return;
     g.members.set(r.symbol, r);
-    g.waiting.delete(r.symbol);
   }
 
   /** Whether the market job of `schedule` works out some list (it reads the whole market watch then). */
@@ -110,12 +106,6 @@ export class PairLists {
       for (const s of symbols) if (!g.members.has(s) && isPairListCandidate(g.list, s)) out.add(s);
     }
     return [...out];
-  }
-
-  /** `symbol` was not taken up (`reason`): left out of every list that may choose it until it is. */
-  notTakenUp(symbol: string, reason: string): void {
-    for (const g of this.groups.values())
-      if (!g.members.has(symbol) && isPairListCandidate(g.list, symbol)) g.waiting.set(symbol, reason);
   }
 
   /** Whether some list is due by `time` (a backtest passing firings at once must not pass one). */
@@ -185,7 +175,7 @@ export class PairLists {
     const added = [...listed].filter((s) => !g.listed.has(s));
     const removed = [...g.listed].filter((s) => !listed.has(s));
     g.listed = listed;
-    g.leftOut = new Map([...result.left.map((p) => [p.symbol, p.reason] as const), ...g.waiting]);
+    g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason] as const));
     for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
     if (added.length === 0 && removed.length === 0) return;
     const change: PairListChange = { group: g.name, listed: [...listed], added, removed };
