@@ -82,11 +82,25 @@ interface AxisText {
  * The labels a Lightweight Charts chart inside `selector` shows on its time axis now, left to right, and the
  * axis's width (the page opened in a context given to `recordCanvasText`).
  */
-export function timeAxis(page: Page, selector: string): Promise<{ width: number; labels: AxisText[] }> {
-  // A string: the test project has no DOM types.
-  return page.evaluate(`(() => {
+export async function timeAxis(page: Page, selector: string): Promise<{ width: number; labels: AxisText[] }> {
+  // Strings: the test project has no DOM types.
+  const canvas = `(() => {
     const rows = document.querySelectorAll(${JSON.stringify(`${selector} table > tr`)});
-    const canvas = rows[rows.length - 1]?.children[1]?.querySelector('canvas');
+    return rows[rows.length - 1]?.children[1]?.querySelector('canvas');
+  })()`;
+  // The library draws on an animation frame after the canvas exists: on a loaded machine the first labels may
+  // come later than the page's load. Wait for them (bounded); the read below says what is missing if none came.
+  await page
+    .waitForFunction(
+      `(() => { const c = ${canvas}; return !!c && window.__canvasText.some((t) => t.canvas === c); })()`,
+      undefined,
+      {
+        timeout: 10_000,
+      },
+    )
+    .catch(() => undefined);
+  return page.evaluate(`(() => {
+    const canvas = ${canvas};
     if (!canvas) throw new Error('no time axis in ' + ${JSON.stringify(selector)});
     const labels = window.__canvasText
       .filter((t) => t.canvas === canvas)
