@@ -600,11 +600,7 @@ export class Engine implements FillSink {
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
         : await guard.call('market watch', () => venue.marketWatch());
     if (only === undefined) {
-      const fresh = this.pairLists.newcomers(
-        tickers.map((t) => t.symbol),
-        schedule,
-        this.parts.clock.now(),
-      );
+      const fresh = this.pairLists.newcomers(tickers, schedule, this.parts.clock.now());
       if (fresh.length > 0) await this.takeUp(fresh);
       tickers = tickers.filter((t) => watched.has(t.symbol));
     }

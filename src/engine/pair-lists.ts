@@ -95,15 +95,16 @@ export class PairLists {
   }
 
   /**
-   * The pairs of `symbols` (a market watch at `now`) that a list of `schedule` due now may choose and that have no
-   * instance yet: the exchange listed them after the start. Empty (and cheap) when no list is due.
+   * The pairs of `tickers` (a market watch at `now`) that a list of `schedule` due now may choose and that have no
+   * instance yet: the exchange listed them after the start. Empty when no list is due, before a symbol is read.
    */
-  newcomers(symbols: readonly string[], schedule: string, now: number): string[] {
+  newcomers(tickers: readonly { readonly symbol: string }[], schedule: string, now: number): string[] {
     if (now < this.earliest) return [];
     const out = new Set<string>();
     for (const g of this.groups.values()) {
       if (g.schedule !== schedule || now < g.dueAt) continue;
-      for (const s of symbols) if (!g.members.has(s) && isPairListCandidate(g.list, s)) out.add(s);
+      for (const { symbol } of tickers)
+        if (!g.members.has(symbol) && isPairListCandidate(g.list, symbol)) out.add(symbol);
     }
     return [...out];
   }
