@@ -17,6 +17,7 @@ import { basename, dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommandSpec } from '../../src/cli/flags.js';
 import { COMMANDS } from '../../src/cli/commands.js';
+import { LATEST_VERSION } from '../../src/store/migrations.js';
 import { commandSpecs } from '../../src/cli/reference.js';
 import { daemonEnv, ROOT } from '../e2e/daemon-process.js';
 import { trackChild } from '../support/child-processes.js';
@@ -260,6 +261,16 @@ describe('the commands in the docs', async () => {
           problems.push(`${page}: ${target}: no such heading in ${path}`);
       }
     }
+    expect(problems).toEqual([]);
+  });
+
+  it("name the journal backup this version's migrations write (before-LATEST_VERSION)", () => {
+    // A new image names its backup after the schema it migrates to: an example naming an older one is stale.
+    const problems: string[] = [];
+    for (const page of PAGES)
+      for (const m of text(page).matchAll(/schema-(\d+)-before-(\d+)/g))
+        if (Number(m[2]) !== LATEST_VERSION || !(Number(m[1]) < LATEST_VERSION))
+          problems.push(`${page}: ${m[0]}: this version migrates to schema ${LATEST_VERSION}`);
     expect(problems).toEqual([]);
   });
 
