@@ -98,10 +98,14 @@ export class OrderManager {
 
   /**
    * Whether the venue went from revision `from` to `to` by placements alone whose answers the journal took
-   * whole (nothing for a poll to learn). A venue without a revision never does: its polls always run.
+   * whole (nothing for a poll to learn). A venue without a revision never does: its polls always run. `from`
+   * may lie inside the run (a complete poll read the venue after its first placements): what changed since is
+   * the run's later placements.
    */
   answeredWhole(from: number | undefined, to: number): boolean {
-    return from !== undefined && this.wholeFrom === from && this.wholeTo === to;
+    return (
+      from !== undefined && this.wholeFrom !== undefined && this.wholeFrom <= from && from <= to && this.wholeTo === to
+    );
   }
 
   /** Processes a strategy's intents in order, its BUYs past `entries`. The caller holds the engine's lock. */

@@ -247,6 +247,46 @@ describe('order flow', () => {
     expect(h.store.orders.get('a-4')).toMatchObject({ status: 'FILLED', filledQty: '0.01' });
     expect(h.engine!.pollIdle()).toBe(true);
   });
+
+  it('skips the poll after a resting placement that follows a complete poll at the revision the last one left', async () => {
+    h = new Harness();
+    h.price(100);
+    // Per tick: a resting BUY; another; another after a tick with nothing.
+    const plan: string[][] = [['90'], ['89'], [], ['88']];
+    let step = 0;
+    await h.start([
+      instance(
+        'a',
+        strategy({
+          onTick(ctx) {
+            for (const price of plan[step++] ?? []) ctx.limit('BUY', price, '0.01');
+          },
+        }),
+      ),
+    ]);
+    const reads = () => h.venue.openOrdersAsked.length;
+    const schedule = h.engine!.schedules()[0]!;
+    const cycle = async () => {
+      h.clock.advance(5_000);
+      h.sim.onPrice('BTCUSDT', 100, h.clock.now());
+      await h.engine!.marketCycle(schedule);
+    };
+    // No poll yet: the first runs, complete at the revision the placement left.
+    await cycle();
+    const first = reads();
+    expect(first).toBeGreaterThan(0);
+    // The placements after it are taken whole from their answers (a run of them beginning where that poll read).
+    await cycle();
+    await cycle();
+    await cycle();
+    expect(reads()).toBe(first);
+    expect(h.engine!.pollIdle()).toBe(true);
+    expect(h.store.orders.active().map((o) => [o.price, o.status])).toEqual([
+      ['90', 'OPEN'],
+      ['89', 'OPEN'],
+      ['88', 'OPEN'],
+    ]);
+  });
 });
 
 describe('refusals before the network', () => {
