@@ -458,14 +458,17 @@ export class Engine implements FillSink {
           { cause: err, context: { symbol } },
         );
       const live = journal.symbols();
-      for (const symbol of live) {
-        try {
-          await this.sync.poll(symbol, this.roster.symbols.has(symbol));
-        } catch (err) {
-          throw unreconciled(symbol, err);
-        }
-      }
       let failure: BotError | undefined;
+      // Every symbol with live rows on one read of open orders, order history and trades (as the orders poll).
+      try {
+        await this.sync.pollMany(
+          [...live],
+          (symbol) => this.roster.symbols.has(symbol),
+          (symbol, err) => (failure ??= unreconciled(symbol, err)),
+        );
+      } catch (err) {
+        throw unreconciled(undefined, err);
+      }
       try {
         await this.sync.pollIdle(
           [...this.roster.symbols].filter((s) => !live.has(s)),

@@ -11,13 +11,24 @@ import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import type { FeeIn, FillRow } from '../store/fills.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { HISTORY_READ_LIMIT, iso, parseTime, readPages } from './history-pages.js';
+import { ALL_PAIRS, bySymbol, HISTORY_READ_LIMIT, iso, parseTime, readPages } from './history-pages.js';
 import { isLiveVenueStatus, type VenueAnswers } from './venue-answers.js';
 
 /** Where a newly recorded fill goes (the engine: the position, the strategy's onFill). */
 export interface FillSink {
   fillRecorded(row: OrderRow, fill: FillRow): void;
 }
+
+/** A polled symbol, for its fills: the venue's records of its orders this poll (`seen`). */
+export interface PolledFills {
+  symbol: string;
+  seen: ReadonlyMap<string, OrderRecord>;
+  /** Some open order came without executedQty: its fills show only in trades. */
+  missingExecuted: boolean;
+}
+
+/** The account's trade history read once for several symbols: each symbol's trades and what the read covered. */
+type SharedTrades = { bySymbol: Map<string, TradeRecord[]>; complete: boolean; from: number } | { error: unknown };
 
 export interface FillRecorderOptions {
   /** Trade history is read from this long before the newest recorded trade (late or reordered trades). */
@@ -50,6 +61,8 @@ export class FillRecorder {
   private readonly tradesPartial: Incidents;
   /** Symbols whose incident has told that fills come from executedQty deltas. */
   private readonly deltaTold = new Set<string>();
+  /** Where the next shared trade read may start: the last complete one's start, less the lookback and the skew. */
+  private sharedWindowFrom = -Infinity;
 
   constructor(
     private readonly p: EngineParts,
@@ -60,7 +73,7 @@ export class FillRecorder {
     this.tradesFailing = new Incidents(
       p.logger,
       () => p.clock.now(),
-      (symbol) => `trade history ${symbol}`,
+      (symbol) => (symbol === ALL_PAIRS ? 'trade history (all pairs)' : `trade history ${symbol}`),
     );
     this.tradesPartial = new Incidents(
       p.logger,
@@ -75,79 +88,175 @@ export class FillRecorder {
   }
 
   /**
-   * Records the symbol's new fills: from trade history, each trade once; from executedQty deltas where trade
-   * history has failed too often, or an order closed long ago still owes fills. `seen`: the venue's records of
-   * the journal's orders this poll.
+   * Records the new fills of each polled symbol (`failed`: a symbol whose recording threw). When several need
+   * trades, the account's trade history is read once for them all (a read a pair would not fit the request
+   * budget of a many-pair account) and each takes its own from it; a symbol the shared read does not cover
+   * (it stopped at its bound, or began after the symbol's oldest need) and that still owes fills afterwards
+   * reads its own, as one symbol alone does.
    */
-  async recordFills(symbol: string, seen: ReadonlyMap<string, OrderRecord>, missingExecuted: boolean): Promise<void> {
+  async recordMany(polls: readonly PolledFills[], failed: (symbol: string, err: unknown) => void): Promise<void> {
+    const needs = polls.map((poll) => ({ poll, from: this.tradesNeeded(poll.symbol, poll.missingExecuted) }));
+    const needing = needs.filter((n): n is { poll: PolledFills; from: number } => n.from !== undefined);
+    const shared = needing.length > 1 ? await this.sharedTrades(needing) : undefined;
+    for (const { poll, from } of needs) {
+      try {
+        await this.recordFills(poll, from, shared);
+      } catch (err) {
+        failed(poll.symbol, err);
+      }
+    }
+  }
+
+  /** Whether the venue may owe the row fills: more executed than recorded, or closed without a figure to believe. */
+  private owes(row: OrderRow): boolean {
+    return hasOutstandingFills(row) || (isActive(row.status) && closedOnVenue(row));
+  }
+
+  /** The venue time the symbol's trade history must be read from, or undefined when it need not be read. */
+  private tradesNeeded(symbol: string, missingExecuted: boolean): number | undefined {
     const rows = this.p.journal.forSymbol(symbol).filter((row) => row.exchangeId !== undefined);
-    // Owing fills: more executed than recorded, or closed on the venue without a figure to believe (its trades tell).
-    const owing = rows.filter((row) => hasOutstandingFills(row) || (isActive(row.status) && closedOnVenue(row)));
+    const owing = rows.filter((row) => this.owes(row));
     // Fills show as executedQty above what is recorded; without that figure, read trades whenever orders are live.
-    if (owing.length === 0 && !(missingExecuted && rows.length > 0)) {
+    if (owing.length === 0 && !(missingExecuted && rows.length > 0)) return undefined;
+    return this.tradesFrom(symbol, rows, owing);
+  }
+
+  /**
+   * The account's trade history, one read for the symbols `needing` it: from the oldest need, but not before
+   * the last complete shared read's start less the lookback and the skew (what was read then is not read again
+   * every poll; a symbol needing older trades that still owes after this read reads its own). Bounded by one
+   * page a symbol, so it never costs more requests than the reads it replaces.
+   */
+  private async sharedTrades(needing: readonly { poll: PolledFills; from: number }[]): Promise<SharedTrades> {
+    const { guard, logger, venue, clock } = this.p;
+    const from = Math.max(Math.min(...needing.map((n) => n.from)), this.sharedWindowFrom);
+    const startedAt = this.answers.toVenueTime(clock.now());
+    try {
+      const read = await readPages(
+        guard,
+        logger,
+        'trade history (all pairs)',
+        (q) => venue.tradeHistory(q),
+        { timeFrom: iso(from) },
+        (t) => t._id,
+        { maxPages: needing.length },
+      );
+      if (read.complete) this.sharedWindowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
+      if (this.tradesFailing.succeeded(ALL_PAIRS, { symbols: needing.length }))
+        for (const n of needing) this.deltaTold.delete(n.poll.symbol);
+      return { bySymbol: bySymbol(read.items), complete: read.complete, from };
+    } catch (err) {
+      this.tradesFailing.get(ALL_PAIRS).failed(err, undefined, { symbols: needing.length });
+      return { error: err };
+    }
+  }
+
+  /**
+   * Records the symbol's new fills: from trade history (`shared`, or its own read), each trade once; from
+   * executedQty deltas where trade history has failed too often, or an order closed long ago still owes fills.
+   * `poll.seen`: the venue's records of the journal's orders this poll; `from`: where its trades must be read
+   * from (undefined: nothing owed, nothing read).
+   */
+  private async recordFills(
+    poll: PolledFills,
+    from: number | undefined,
+    shared: SharedTrades | undefined,
+  ): Promise<void> {
+    const { symbol, seen, missingExecuted } = poll;
+    if (from === undefined) {
       this.tradeFailures.delete(symbol);
       return;
     }
-    let trades: TradeRecord[] | undefined;
-    try {
-      const read = await readPages(
-        this.p.guard,
-        this.p.logger,
-        `trade history ${symbol}`,
-        (q) => this.p.venue.tradeHistory(q),
-        { symbol, timeFrom: iso(this.tradesFrom(symbol, rows, owing)) },
-        (t) => t._id,
-      );
-      trades = read.items;
-      this.tradeFailures.delete(symbol);
-      if (read.complete) this.tradesPartial.succeeded(symbol, { symbol });
-      else {
-        const detail = `more than ${HISTORY_READ_LIMIT} trades since the oldest one owed: older trades are not read`;
-        this.tradesPartial.get(symbol).failed(new Error(detail), detail, { symbol });
-      }
-      if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
-    } catch (err) {
-      const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
-      this.tradeFailures.set(symbol, failures);
-      // Once when it starts, and once an incident when fills start coming from executedQty deltas; not per poll.
-      this.tradesFailing.get(symbol).failed(err, undefined, { symbol });
-      if (failures === this.options.tradeHistoryFallbackAfter && !this.deltaTold.has(symbol)) {
-        this.deltaTold.add(symbol);
-        this.p.logger.warn(
-          { symbol, failures },
-          'trade history still unavailable: fills now come from executedQty deltas',
-        );
-      }
+    let read = false;
+    if (shared === undefined) read = await this.readOwn(symbol, from);
+    else if ('error' in shared) this.countFailure(symbol);
+    else {
+      this.recordTrades(symbol, shared.bySymbol.get(symbol) ?? []);
+      const owes = this.p.journal.forSymbol(symbol).some((row) => this.owes(row));
+      // Served by the shared read: it covered all the symbol needs; or nothing is owed any more after it and it
+      // was complete from its window on (older trades were read by the one before), or the journal would show
+      // a fill it missed (an order without executedQty shows its fills only in trades).
+      const covered = shared.complete && shared.from <= from;
+      if (covered || (!owes && (shared.complete || !missingExecuted))) {
+        this.readSucceeded(symbol, true);
+        read = true;
+      } else read = await this.readOwn(symbol, from);
     }
-    if (trades) {
-      const ordered = trades
-        .filter((t) => t.symbol === symbol)
-        .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
-        .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
-      for (const { t, time } of ordered) {
-        // Most trades of the lookback are recorded already: one key lookup, not a row, a fill and a transaction.
-        if (this.p.store.fills.has(t._id)) continue;
-        const row = this.p.journal.byExchangeId(t.orderId);
-        // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
-        if (!row || row.fillSource === 'delta') continue;
-        this.insertTrade(row, t, time);
-      }
-    }
-    const deltaMode =
-      trades === undefined && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
+    const deltaMode = !read && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
     const now = this.p.clock.now();
     for (const row of this.p.journal.forSymbol(symbol)) {
       if (row.exchangeId === undefined) continue;
       const closed = closedOnVenue(row);
       // Closed long ago and still owing: only a trade read that succeeded and lacked the trade says history will
       // not bring it; a failed read says nothing (repeated failures are deltaMode's).
-      const stale = closed && trades !== undefined && now - row.updatedAt > this.options.fillGraceMs;
+      const stale = closed && read && now - row.updatedAt > this.options.fillGraceMs;
       if (!hasOutstandingFills(row)) {
         if (stale && isActive(row.status)) this.closeUnknown(row, now);
         continue;
       }
       const record = seen.get(row.exchangeId);
       if (record && (deltaMode || stale || row.fillSource === 'delta')) this.insertDelta(row, record);
+    }
+  }
+
+  /** The symbol's own read of its trade history from `from`, its trades recorded; false when it failed. */
+  private async readOwn(symbol: string, from: number): Promise<boolean> {
+    try {
+      const read = await readPages(
+        this.p.guard,
+        this.p.logger,
+        `trade history ${symbol}`,
+        (q) => this.p.venue.tradeHistory(q),
+        { symbol, timeFrom: iso(from) },
+        (t) => t._id,
+      );
+      this.readSucceeded(symbol, read.complete);
+      if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
+      this.recordTrades(symbol, read.items);
+      return true;
+    } catch (err) {
+      // Once when it starts, and once an incident when fills start coming from executedQty deltas; not per poll.
+      this.tradesFailing.get(symbol).failed(err, undefined, { symbol });
+      this.countFailure(symbol);
+      return false;
+    }
+  }
+
+  private readSucceeded(symbol: string, complete: boolean): void {
+    this.tradeFailures.delete(symbol);
+    if (complete) this.tradesPartial.succeeded(symbol, { symbol });
+    else {
+      const detail = `more than ${HISTORY_READ_LIMIT} trades since the oldest one owed: older trades are not read`;
+      this.tradesPartial.get(symbol).failed(new Error(detail), detail, { symbol });
+    }
+  }
+
+  /** A read of the symbol's trades failed: counted, and past the threshold its fills come from executedQty deltas. */
+  private countFailure(symbol: string): void {
+    const failures = (this.tradeFailures.get(symbol) ?? 0) + 1;
+    this.tradeFailures.set(symbol, failures);
+    if (failures === this.options.tradeHistoryFallbackAfter && !this.deltaTold.has(symbol)) {
+      this.deltaTold.add(symbol);
+      this.p.logger.warn(
+        { symbol, failures },
+        'trade history still unavailable: fills now come from executedQty deltas',
+      );
+    }
+  }
+
+  /** The symbol's trades not yet recorded, in the venue's time order, each into its order's fills. */
+  private recordTrades(symbol: string, trades: readonly TradeRecord[]): void {
+    const ordered = trades
+      .filter((t) => t.symbol === symbol)
+      .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
+      .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
+    for (const { t, time } of ordered) {
+      // Most trades of the lookback are recorded already: one key lookup, not a row, a fill and a transaction.
+      if (this.p.store.fills.has(t._id)) continue;
+      const row = this.p.journal.byExchangeId(t.orderId);
+      // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
+      if (!row || row.fillSource === 'delta') continue;
+      this.insertTrade(row, t, time);
     }
   }
 

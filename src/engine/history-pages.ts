@@ -1,6 +1,6 @@
 /**
  * Reading the venue's paged histories (orders, trades): newest first, PAGE_SIZE a page, up to MAX_PAGES, and
- * the time helpers both the order sync and the fill recorder use on their records.
+ * the time and grouping helpers both the order sync and the fill recorder use on their records.
  */
 import type { Logger } from '../ops/logger.js';
 import type { HistoryQuery } from '../ports/venue.js';
@@ -19,10 +19,33 @@ export function parseTime(text: string | null | undefined): number | undefined {
   return Number.isFinite(t) ? t : undefined;
 }
 
+/** The incident key of the reads made for every pair at once. */
+export const ALL_PAIRS = '*';
+
+/** Records grouped by their symbol. */
+export function bySymbol<T extends { symbol: string }>(items: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const list = out.get(item.symbol);
+    if (list) list.push(item);
+    else out.set(item.symbol, [item]);
+  }
+  return out;
+}
+
 /** The most items one history read returns. */
 export const HISTORY_READ_LIMIT = PAGE_SIZE * MAX_PAGES;
 
-/** Pages through a history endpoint (newest first, PAGE_SIZE a page); `complete` when the last page was short. */
+/** How far one read pages: at most `maxPages` (MAX_PAGES), or until `enough` says what it read will do. */
+export interface PageBound<T> {
+  maxPages?: number;
+  enough?: (read: ReadonlyMap<string, T>) => boolean;
+}
+
+/**
+ * Pages through a history endpoint (newest first, PAGE_SIZE a page); `complete` when the last page was short.
+ * A read that stopped at its bound (or because it had `enough`) is not complete.
+ */
 export async function readPages<T>(
   guard: TradingGuard,
   logger: Logger,
@@ -30,15 +53,18 @@ export async function readPages<T>(
   fetch: (q: HistoryQuery) => Promise<T[]>,
   query: HistoryQuery,
   id: (item: T) => string,
+  bound: PageBound<T> = {},
 ): Promise<{ items: T[]; complete: boolean }> {
   const byId = new Map<string, T>();
-  for (let page = 1; page <= MAX_PAGES; page++) {
+  const maxPages = Math.min(MAX_PAGES, bound.maxPages ?? MAX_PAGES);
+  for (let page = 1; page <= maxPages; page++) {
     const items = await guard.call(what, () => fetch({ ...query, page, pageSize: PAGE_SIZE }));
     // Newer items arriving between pages push older ones onto the next page: duplicates, never gaps.
     const before = byId.size;
     for (const item of items) byId.set(id(item), item);
     if (items.length < PAGE_SIZE) return { items: [...byId.values()], complete: true };
     if (byId.size === before) break; // the venue ignores `page`: what lies beyond cannot be read
+    if (bound.enough?.(byId)) return { items: [...byId.values()], complete: false };
   }
   // The caller says what an incomplete read means (per incident, not per poll): here it is only traced.
   logger.debug({ query }, `${what}: could not read every page, read incomplete`);

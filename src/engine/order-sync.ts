@@ -8,14 +8,40 @@ import { crashPoint } from '../ops/crash-points.js';
 import type { OrderRecord } from '../ports/venue-records.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { FillRecorder, type FillRecorderOptions, type FillSink } from './fill-recorder.js';
-import { iso, readPages } from './history-pages.js';
+import { FillRecorder, type FillRecorderOptions, type FillSink, type PolledFills } from './fill-recorder.js';
+import { ALL_PAIRS, bySymbol, iso, readPages } from './history-pages.js';
 import { VenueAnswers } from './venue-answers.js';
 import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
 import { ExternalOrders } from './external-orders.js';
 import { Incidents } from '../ops/incident.js';
 
 export type OrderSyncOptions = ReconcilerOptions & Omit<FillRecorderOptions, 'skewMs'>;
+
+/** One symbol's poll between its steps: what open orders said, and what order history must tell. */
+interface SymbolPoll extends PolledFills {
+  adopt: boolean;
+  open: OrderRecord[];
+  seen: Map<string, OrderRecord>;
+  /** Live rows open orders no longer list. */
+  gone: OrderRow[];
+  /** Rows whose create outcome is unknown. */
+  unresolved: OrderRow[];
+  /** Closed rows still owing fills. */
+  outstanding: OrderRow[];
+  /** The venue time order history must be read from (undefined: nothing to look up). */
+  historyFrom: number | undefined;
+}
+
+/** The account's order history read once for several symbols: each symbol's records, or why there are none. */
+type SharedHistory = { bySymbol: Map<string, OrderRecord[]>; complete: boolean } | { error: unknown };
+
+/** Whether a shared read serves the symbol: complete, or holding every order it seeks with no outcome unknown. */
+function covers(shared: { complete: boolean }, poll: SymbolPoll, mine: readonly OrderRecord[]): boolean {
+  if (shared.complete) return true;
+  if (poll.unresolved.length > 0) return false;
+  const ids = new Set(mine.map((o) => o.displayingId));
+  return [...poll.gone, ...poll.outstanding].every((row) => ids.has(row.exchangeId as string));
+}
 
 /** Polls an order may be absent from both open orders and history before the operator is told. */
 const MISSING_REPORT_AFTER = 3;
@@ -41,7 +67,7 @@ export class OrderSync {
     this.historyFailing = new Incidents(
       p.logger,
       () => p.clock.now(),
-      (symbol) => `order history ${symbol}`,
+      (symbol) => (symbol === ALL_PAIRS ? 'order history (all pairs)' : `order history ${symbol}`),
     );
     this.fills = new FillRecorder(p, { ...options, skewMs: options.window.skewMs }, sink, this.answers);
   }
@@ -74,13 +100,7 @@ export class OrderSync {
   ): Promise<void> {
     const { venue, guard } = this.p;
     const read = symbols.length > 1 ? await guard.call('open orders', () => venue.openOrders()) : undefined;
-    for (const symbol of symbols) {
-      try {
-        await this.poll(symbol, adopt(symbol), read);
-      } catch (err) {
-        failed(symbol, err);
-      }
-    }
+    await this.pollAll(symbols, adopt, read, failed);
   }
 
   /** Tells the open orders of another owner the polls counted (external-orders.ts): at start, and after polls. */
@@ -93,7 +113,52 @@ export class OrderSync {
    * count them. `read`: the account's open orders read already (one request for many symbols without journal rows).
    * Throws when open orders cannot be read.
    */
-  async poll(symbol: string, adopt: boolean, read?: readonly OrderRecord[]): Promise<void> {
+  poll(symbol: string, adopt: boolean, read?: readonly OrderRecord[]): Promise<void> {
+    return this.pollAll(
+      [symbol],
+      () => adopt,
+      read,
+      (_, err) => {
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * The poll of `symbols`, in three steps: each symbol's open orders applied; order history, read once for the
+   * account when several symbols must look orders up (else the symbol's own read), each symbol resolving its
+   * rows from it; then fills (FillRecorder.recordMany: trade history likewise). A symbol that fails at a step
+   * goes to `failed` and takes no further step.
+   */
+  private async pollAll(
+    symbols: readonly string[],
+    adopt: (symbol: string) => boolean,
+    read: readonly OrderRecord[] | undefined,
+    failed: (symbol: string, err: unknown) => void,
+  ): Promise<void> {
+    const polls: SymbolPoll[] = [];
+    for (const symbol of symbols) {
+      try {
+        polls.push(await this.openOrders(symbol, adopt(symbol), read));
+      } catch (err) {
+        failed(symbol, err);
+      }
+    }
+    const shared = await this.sharedHistory(polls);
+    const resolved: SymbolPoll[] = [];
+    for (const poll of polls) {
+      try {
+        await this.resolve(poll, shared);
+        resolved.push(poll);
+      } catch (err) {
+        failed(poll.symbol, err);
+      }
+    }
+    await this.fills.recordMany(resolved, failed);
+  }
+
+  /** The symbol's open orders (`read`, or its own read) applied to its live rows; what history must tell. */
+  private async openOrders(symbol: string, adopt: boolean, read?: readonly OrderRecord[]): Promise<SymbolPoll> {
     const { venue, guard, journal } = this.p;
     const open = (read ?? (await guard.call(`open orders ${symbol}`, () => venue.openOrders(symbol)))).filter(
       (o) => o.symbol === symbol,
@@ -121,35 +186,92 @@ export class OrderSync {
     const outstanding = rows.filter(
       (row) => row.exchangeId !== undefined && !isActive(row.status) && hasOutstandingFills(row),
     );
+    const lookups = [...gone, ...unresolved, ...outstanding];
+    // On the venue's clock (each order's own createdAt where the venue gave it): not on ours, which may be off.
+    const historyFrom =
+      lookups.length === 0
+        ? undefined
+        : Math.min(...lookups.map((row) => this.answers.venueTime(row))) - this.options.window.skewMs;
+    return { symbol, adopt, open, seen, missingExecuted, gone, unresolved, outstanding, historyFrom };
+  }
 
+  /**
+   * The account's order history, one read for the symbols that must look orders up, when there are several
+   * (undefined otherwise: a symbol alone reads its own). From the oldest time any of them needs; paged until
+   * complete, or until every order sought by id is in (when no create outcome is unknown: those need the
+   * read in full), and at most one page a symbol, so it never costs more requests than the reads it replaces.
+   */
+  private async sharedHistory(polls: readonly SymbolPoll[]): Promise<SharedHistory | undefined> {
+    const needing = polls.filter((poll) => poll.historyFrom !== undefined);
+    if (needing.length < 2) return undefined;
+    const sought = needing.flatMap((poll) => [...poll.gone, ...poll.outstanding].map((row) => row.exchangeId));
+    const exhaustive = needing.some((poll) => poll.unresolved.length > 0);
+    const from = Math.min(...needing.map((poll) => poll.historyFrom as number));
+    try {
+      const read = await readPages(
+        this.p.guard,
+        this.p.logger,
+        'order history (all pairs)',
+        (q) => this.p.venue.orderHistory(q),
+        { timeFrom: iso(from) },
+        (o) => o.displayingId,
+        {
+          maxPages: needing.length,
+          enough: exhaustive ? undefined : (byId) => sought.every((id) => byId.has(id as string)),
+        },
+      );
+      this.historyFailing.succeeded(ALL_PAIRS, { symbols: needing.length });
+      return { bySymbol: bySymbol(read.items), complete: read.complete };
+    } catch (err) {
+      this.historyUnavailable(ALL_PAIRS, err);
+      return { error: err };
+    }
+  }
+
+  /**
+   * The symbol's rows gone from open orders, closed ones owing fills and unknown outcomes, resolved from order
+   * history: the shared read's records when it covers the symbol (complete, or holding every order sought and
+   * no outcome unknown), else the symbol's own read, as one symbol alone does. A shared read that failed
+   * leaves them as they are until the next poll (no narrow lookups against a venue that just failed).
+   */
+  private async resolve(poll: SymbolPoll, shared: SharedHistory | undefined): Promise<void> {
+    const { symbol, gone, unresolved, outstanding, seen, open } = poll;
     let history: OrderRecord[] = [];
     let historyComplete = false;
     let historyRead = false;
-    const lookups = [...gone, ...unresolved, ...outstanding];
-    if (lookups.length > 0) {
-      // On the venue's clock (each order's own createdAt where the venue gave it): not on ours, which may be off.
-      const from = Math.min(...lookups.map((row) => this.answers.venueTime(row))) - this.options.window.skewMs;
-      try {
-        const read = await readPages(
-          guard,
-          this.p.logger,
-          `order history ${symbol}`,
-          (q) => venue.orderHistory(q),
-          { symbol, timeFrom: iso(from) },
-          (o) => o.displayingId,
-        );
-        history = read.items.filter((o) => o.symbol === symbol);
-        historyComplete = read.complete;
+    let narrow = true;
+    if (poll.historyFrom !== undefined) {
+      const mine = shared === undefined || 'error' in shared ? undefined : (shared.bySymbol.get(symbol) ?? []);
+      if (shared !== undefined && 'error' in shared) narrow = false;
+      else if (shared !== undefined && mine !== undefined && covers(shared, poll, mine)) {
+        history = mine;
+        historyComplete = shared.complete;
         historyRead = true;
-        this.historyFailing.succeeded(symbol, { symbol });
-      } catch (err) {
-        this.historyUnavailable(symbol, err);
+      } else {
+        try {
+          const read = await readPages(
+            this.p.guard,
+            this.p.logger,
+            `order history ${symbol}`,
+            (q) => this.p.venue.orderHistory(q),
+            { symbol, timeFrom: iso(poll.historyFrom) },
+            (o) => o.displayingId,
+          );
+          history = read.items.filter((o) => o.symbol === symbol);
+          historyComplete = read.complete;
+          historyRead = true;
+          this.historyFailing.succeeded(symbol, { symbol });
+        } catch (err) {
+          this.historyUnavailable(symbol, err);
+        }
       }
     }
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
-    const foundNarrowly = historyComplete
-      ? new Set<string>()
-      : await this.lookUpOld(symbol, [...gone.filter((row) => !row.external), ...outstanding], historyById);
+    const foundNarrowly =
+      historyComplete || !narrow
+        ? new Set<string>()
+        : await this.lookUpOld(symbol, [...gone.filter((row) => !row.external), ...outstanding], historyById);
+    const changes: OrderRow[] = [];
     for (const row of gone) {
       const record = historyById.get(row.exchangeId as string);
       if (record) {
@@ -173,8 +295,7 @@ export class OrderSync {
       crashPoint('during-reconcile');
       this.reconciler.reconcile(unresolved, open, history, historyComplete, seen);
     }
-    if (adopt) this.external.observe(symbol, open);
-    await this.fills.recordFills(symbol, seen, missingExecuted);
+    if (poll.adopt) this.external.observe(symbol, open);
   }
 
   /**

@@ -94,13 +94,18 @@ export class FaultyVenue implements Venue {
     this.openOrdersAsked.push(pair);
     return this.guard(() => this.inner.openOrders(pair));
   }
+  /** Each order-history and trade-history page asked for, in order. */
+  readonly historyAsked: HistoryQuery[] = [];
+  readonly tradesAsked: HistoryQuery[] = [];
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
+    this.historyAsked.push({ ...query });
     if (this.historyFails) return Promise.reject(venueError('temporary', 'E_TIMEOUT'));
     return this.guard(async () =>
       (await this.inner.orderHistory(query)).filter((o) => !this.historyForgets.has(o.displayingId)),
     );
   }
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
+    this.tradesAsked.push({ ...query });
     if (this.tradesFail) return Promise.reject(venueError('temporary', 'E_HTTP'));
     return this.guard(() => this.inner.tradeHistory(query));
   }

@@ -229,6 +229,7 @@ export function runVenueContract(name: string, makeHarness: () => Promise<VenueH
 
     it('filters and pages order and trade history, newest first', async () => {
       const a = await venue.createOrder(limitBuy('59000'));
+      await h.setPrice('BTCUSDC', '59990.5'); // a later time for what follows
       const b = await venue.createOrder({ symbol: 'BTCUSDC', side: 'SELL', type: 'MARKET', quantity: '0.1' });
       const c = await venue.createOrder({ symbol: 'BTCUSDT', side: 'SELL', type: 'MARKET', quantity: '0.1' });
       const ids = (records: { displayingId?: string | null }[]) => records.map((r) => r.displayingId);
@@ -239,6 +240,17 @@ export function runVenueContract(name: string, makeHarness: () => Promise<VenueH
       expect((await venue.tradeHistory({ pageSize: 1 })).map((t) => t.orderId)).toEqual([c.displayingId]);
       const future = new Date(Date.parse(a.createdAt!) + 86_400_000).toISOString();
       expect(await venue.orderHistory({ timeFrom: future })).toEqual([]);
+      // Without a symbol (the orders poll's one read for every pair): every pair's records from a time, paged.
+      const since = { timeFrom: b.createdAt! };
+      expect(ids(await venue.orderHistory(since))).toEqual([c, b].map((o) => o.displayingId));
+      expect((await venue.tradeHistory(since)).map((t) => [t.symbol, t.orderId])).toEqual([
+        ['BTCUSDT', c.displayingId],
+        ['BTCUSDC', b.displayingId],
+      ]);
+      expect((await venue.tradeHistory({ ...since, pageSize: 1, page: 2 })).map((t) => t.orderId)).toEqual([
+        b.displayingId,
+      ]);
+      expect((await venue.tradeHistory({ ...since, pageSize: 1, page: 3 })).map((t) => t.orderId)).toEqual([]);
     });
 
     it('rejects invalid orders and cancels with the exchange code of the reason', async () => {
