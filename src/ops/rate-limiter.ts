@@ -14,16 +14,26 @@ export interface RateLimitOptions {
   burst: number;
 }
 
+/** A caller waiting for a token. */
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
 /**
- * Token bucket. A caller that finds the bucket empty takes a token on credit (the count goes negative) and
- * sleeps until that token would have been refilled; the debt makes later callers wait longer, so waiters are
- * served in call order without a queue or a polling loop.
+ * Token bucket. A caller that finds a token (and nobody waiting) goes at once; the others wait in two lanes,
+ * `urgent` before the rest, each in call order, and one sleep at a time hands out the tokens as they refill.
+ * An urgent request (the market watch, whose cadence the strategies decide on) so waits for at most the next
+ * token, not behind every request queued before it; the rate and the burst are the same for both lanes.
  */
 export class RateLimiter {
   private readonly perMs: number;
   private readonly burst: number;
   private tokens: number;
   private last: number;
+  private readonly urgent: Waiter[] = [];
+  private readonly waiting: Waiter[] = [];
+  private sleeping = false;
 
   constructor(
     options: RateLimitOptions,
@@ -42,14 +52,48 @@ export class RateLimiter {
     this.last = now();
   }
 
-  /** Resolves when the caller may send one request. */
-  acquire(): Promise<void> {
+  /** Resolves when the caller may send one request; `urgent` ones are served before the others waiting. */
+  acquire(urgent = false): Promise<void> {
+    this.refill();
+    if (this.tokens >= 1 && this.urgent.length === 0 && this.waiting.length === 0) {
+      this.tokens -= 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      (urgent ? this.urgent : this.waiting).push({ resolve, reject });
+      this.wake();
+    });
+  }
+
+  private refill(): void {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + Math.max(0, now - this.last) * this.perMs);
     this.last = now;
-    this.tokens -= 1;
-    if (this.tokens >= 0) return Promise.resolve();
-    return this.sleep(Math.ceil(-this.tokens / this.perMs));
+  }
+
+  /** Sleeps until the next token, hands out what refilled (urgent first), and again while anyone waits. */
+  private wake(): void {
+    if (this.sleeping) return;
+    this.sleeping = true;
+    const ms = Math.max(1, Math.ceil((1 - this.tokens) / this.perMs));
+    this.sleep(ms).then(
+      () => {
+        this.sleeping = false;
+        this.refill();
+        while (this.tokens >= 1) {
+          const next = this.urgent.shift() ?? this.waiting.shift();
+          if (next === undefined) break;
+          this.tokens -= 1;
+          next.resolve();
+        }
+        if (this.urgent.length > 0 || this.waiting.length > 0) this.wake();
+      },
+      (err: unknown) => {
+        // The sleep was cut short (its owner gives up): every caller waiting fails with it.
+        this.sleeping = false;
+        for (const w of [...this.urgent.splice(0), ...this.waiting.splice(0)]) w.reject(err);
+      },
+    );
   }
 }
 

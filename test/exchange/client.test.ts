@@ -592,17 +592,37 @@ describe('orders are never retried', () => {
 describe('rate limit and logging', () => {
   it('requests wait for the token bucket', async () => {
     const waits: number[] = [];
+    let now = 0;
     const limiter = new RateLimiter(
       { requestsPerSecond: 2, burst: 1 },
-      () => 0,
-      (ms) => (waits.push(ms), Promise.resolve()),
+      () => now,
+      (ms) => (waits.push(ms), (now += ms), Promise.resolve()),
     );
     const c = client({ rateLimit: limiter });
     await c.marketWatch();
     await c.marketWatch();
     await c.createOrder(LIMIT);
-    expect(waits).toEqual([500, 1000]);
+    expect(waits).toEqual([500, 500]);
     expect(server.requests).toHaveLength(3);
+  });
+
+  it('the market watch goes before the requests already waiting for the bucket', async () => {
+    let now = 0;
+    const limiter = new RateLimiter(
+      { requestsPerSecond: 10, burst: 1 },
+      () => now,
+      (ms) => Promise.resolve().then(() => void (now += ms)),
+    );
+    const c = client({ rateLimit: limiter });
+    // Three history reads queue (the first goes at once); then the market job asks for the tickers.
+    const reads = [c.orderHistory(), c.tradeHistory(), c.orderHistory()];
+    await Promise.all([...reads, c.marketWatch()]);
+    expect(server.requests.map((r) => r.path.split('/').pop())).toEqual([
+      'history',
+      'market_watch',
+      'trade',
+      'history',
+    ]);
   });
 
   it('no error message or log line contains the secret or a signature', async () => {

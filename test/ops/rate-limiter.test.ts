@@ -4,10 +4,10 @@ import { RateLimiter } from '../../src/ops/rate-limiter.js';
 /** A clock that only moves when the limiter sleeps (or the test says so). */
 function fakeTime() {
   const t = { now: 0, waits: [] as number[] };
+  // Time passes when the sleep ends (after what was already due at its start has run).
   const sleep = (ms: number) => {
     t.waits.push(ms);
-    t.now += ms;
-    return Promise.resolve();
+    return Promise.resolve().then(() => void (t.now += ms));
   };
   return { t, now: () => t.now, sleep };
 }
@@ -34,15 +34,36 @@ describe('token bucket', () => {
     expect(t.waits).toEqual([500]);
   });
 
-  it('serves concurrent callers in call order, each waiting one interval longer', async () => {
-    const waits: number[] = [];
+  it('serves waiting callers in call order, one interval apart', async () => {
+    const { t, now, sleep } = fakeTime();
+    const limiter = new RateLimiter({ requestsPerSecond: 4, burst: 1 }, now, sleep);
+    const served: string[] = [];
+    await Promise.all(['a', 'b', 'c', 'd'].map((id) => limiter.acquire().then(() => served.push(`${id}@${t.now}`))));
+    expect(served).toEqual(['a@0', 'b@250', 'c@500', 'd@750']);
+  });
+
+  it('serves an urgent caller before those already waiting, within the same rate', async () => {
+    const { t, now, sleep } = fakeTime();
+    const limiter = new RateLimiter({ requestsPerSecond: 10, burst: 1 }, now, sleep);
+    const served: string[] = [];
+    const take = (id: string, urgent = false) => limiter.acquire(urgent).then(() => served.push(`${id}@${t.now}`));
+    // Five history reads queue behind the first; then the market watch asks.
+    const all = [take('r1'), take('r2'), take('r3'), take('r4'), take('r5'), take('market', true)];
+    await Promise.all(all);
+    expect(served).toEqual(['r1@0', 'market@100', 'r2@200', 'r3@300', 'r4@400', 'r5@500']);
+  });
+
+  it('fails every caller waiting when its sleep is cut short', async () => {
+    let now = 0;
     const limiter = new RateLimiter(
-      { requestsPerSecond: 4, burst: 1 },
-      () => 0,
-      (ms) => (waits.push(ms), Promise.resolve()),
+      { requestsPerSecond: 1, burst: 1 },
+      () => now,
+      () => Promise.reject(new Error('gave up')),
     );
-    await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire(), limiter.acquire()]);
-    expect(waits).toEqual([250, 500, 750]);
+    await limiter.acquire();
+    await expect(Promise.all([limiter.acquire(), limiter.acquire(true)])).rejects.toThrow('gave up');
+    now += 1000;
+    await expect(limiter.acquire()).resolves.toBeUndefined();
   });
 
   it('rejects a rate or burst that cannot work', () => {
