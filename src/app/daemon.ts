@@ -9,6 +9,7 @@ import { ProbeState } from '../api/probes.js';
 import { readinessNow } from '../api/public-routes.js';
 import type { Env } from './env.js';
 import { loadStrategyFiles, type StrategyInstance } from '../config/loader.js';
+import { somePairListMayChoose } from '../config/strategy-file.js';
 import { withPairListPairs } from './pair-universe.js';
 import { chartCandleNeeds, warmUpMs, watchedSymbols } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
@@ -287,7 +288,10 @@ export class Daemon {
       };
       const setup = await retryWithBackoff(
         'set up the venue',
-        () => setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver, clock, warmUpMs(instances)),
+        () =>
+          setUpVenue(plan, env, symbols, logger, store, metrics.exchangeObserver, clock, warmUpMs(instances), (s) =>
+            somePairListMayChoose(instances, s),
+          ),
         retry,
       );
       cleanup.push(() => setup.close());

@@ -132,10 +132,15 @@ export async function setUpVenue(
   store: Store,
   /** Sees the trading client's requests (the daemon's metrics). */
   observer?: RequestObserver,
-  /** The venue's time: on paper on recordings the replay clock the feed anchors and paces (default: wall). */
+  /** The venue's time: on paper on recordings the replay clock the feed anchors and paces (default: wall; tests: virtual). */
   clock: ReplayTime = wallClock,
   /** How much recorded data before the replay's start the strategies' candles need (backtest/job.ts warmUpMs). */
   warmUpMs = 0,
+  /**
+   * Paper on live prices: whether a pair the exchange lists after the start is taken up by the simulated exchange
+   * (a pair list may choose it); default none.
+   */
+  listedLater: (symbol: string) => boolean = () => false,
 ): Promise<VenueSetup> {
   if (plan.mode === 'live') {
     const client = new ExchangeClient({
@@ -166,7 +171,7 @@ export async function setUpVenue(
       // The pairs the paper account has orders on too, so its history still reads after a config change.
       const wanted = new Set([...symbols, ...store.paper.symbols()]);
       const pairs = (await upstream.pairConfig()).filter((p) => wanted.has(p.symbol));
-      engine = new MatchingEngine({ ...marketFrom(pairs), clock: wallClock });
+      engine = new MatchingEngine({ ...marketFrom(pairs), clock });
       paper = openPaper(engine, store, env, 'live', logger);
     } catch (err) {
       await upstream.close();
@@ -182,7 +187,9 @@ export async function setUpVenue(
           'paper orders matched against the prices recorded since',
         );
     }
-    feed = proxyFeed({ upstream, warn });
+    // A pair a pair list may choose that the exchange lists later is traded here too, its rules read from it.
+    const from = upstream;
+    feed = proxyFeed({ upstream, clock, warn, newPairs: { wanted: listedLater, rules: () => from.pairConfig() } });
   } else {
     files = await paperDataFiles(env.PAPER_DATA, symbols);
     // Every file read once before anything starts: one that breaks off stops the start, naming where.

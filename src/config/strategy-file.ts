@@ -167,6 +167,11 @@ export function expandPairLists<T extends { config: InstanceConfig }>(
   );
 }
 
+/** Whether a pair list of `instances` may choose `symbol` (a pair the exchange lists later may join it). */
+export function somePairListMayChoose(instances: readonly { config: InstanceConfig }[], symbol: string): boolean {
+  return instances.some((i) => i.config.pairlist !== undefined && isPairListCandidate(i.config.pairlist, symbol));
+}
+
 /** Whether some instance is a pair list's template (its pairs not known yet). */
 export function hasPairListTemplate(instances: readonly { config: InstanceConfig }[]): boolean {
   return instances.some((i) => i.config.symbol === PAIR_LIST_TEMPLATE);

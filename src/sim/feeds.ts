@@ -11,13 +11,15 @@
  *   daemon polling the market moves it one tick per poll. Exhausted, it keeps serving the last tickers.
  * - randomWalkFeed: a seeded walk on the pairs' tick grid, deterministic for a seed.
  * - proxyFeed: paper trading on real market data: the live market watch of an upstream venue, fetched at most
- *   every minIntervalMs when the market watch is asked for.
+ *   every minIntervalMs when the market watch is asked for; with `newPairs`, a pair the upstream lists after the
+ *   start is listed here too once its rules are read (a pair list's newcomer).
  *
  * A ticker the engine refuses (a non-positive price in a recording) is skipped with a warning.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { BotError, describeError } from '../errors.js';
 import type { WireTicker, WireTickerSource } from '../wire/schemas.js';
+import type { PairConfig } from '../ports/venue-records.js';
 import { D, type Dec, dec, type DecimalLike } from '../market/decimal.js';
 import { pairRulesFrom } from '../market/pair-rules.js';
 import type { Clock, ClockReading, Timer } from '../ports/clock.js';
@@ -602,6 +604,13 @@ export function proxyFeed(options: {
   minIntervalMs?: number;
   clock?: ClockReading;
   warn?: (m: string) => void;
+  /**
+   * Pairs the upstream lists after the start (on its market watch, not on the simulated exchange) that `wanted`
+   * says a pair list may choose: their rules read from the upstream (`rules`, one request for all of them), each
+   * TRADING one listed on the simulated exchange and fed from then on. One whose rules cannot be read or that is
+   * not trading yet is tried again `retryMs` later (default a minute). Without it, only the start's pairs trade.
+   */
+  newPairs?: { wanted: (symbol: string) => boolean; rules: () => Promise<readonly PairConfig[]>; retryMs?: number };
 }): PriceFeed {
   const minIntervalMs = options.minIntervalMs ?? 1000;
   const clock = options.clock ?? wallClock;
@@ -611,6 +620,41 @@ export function proxyFeed(options: {
   let engine: MatchingEngine | undefined;
   let fetchedAt = -Infinity;
   let inFlight: Promise<void> | undefined;
+  const newPairs = options.newPairs;
+  /** When each pair listed after the start was last asked about and not listed here. */
+  const tried = new Map<string, number>();
+
+  /** The upstream's pairs of `tickers` that the simulated exchange takes up now (newPairs). */
+  async function listNew(e: MatchingEngine, tickers: readonly WireTicker[]): Promise<void> {
+    if (newPairs === undefined) return;
+    const now = clock.now();
+    const retryMs = newPairs.retryMs ?? 60_000;
+    const fresh: string[] = [];
+    for (const { s } of tickers)
+      if (!e.lists(s) && !(now - (tried.get(s) ?? -Infinity) < retryMs) && newPairs.wanted(s)) fresh.push(s);
+    if (fresh.length === 0) return;
+    for (const s of fresh) tried.set(s, now);
+    let configs: readonly PairConfig[];
+    try {
+      configs = await newPairs.rules();
+    } catch (err) {
+      warn(
+        `proxy feed: ${fresh.join(', ')} listed upstream since the start: its rules could not be read, asked again ` +
+          `in ${retryMs / 1000} s (${describeError(err)})`,
+      );
+      return;
+    }
+    for (const symbol of fresh) {
+      const config = configs.find((c) => c.symbol === symbol);
+      if (config?.status !== 'TRADING' || e.lists(symbol)) continue;
+      try {
+        e.listPair(config);
+        tried.delete(symbol);
+      } catch (err) {
+        warn(`proxy feed: ${symbol} listed upstream since the start: its rules are not usable (${describeError(err)})`);
+      }
+    }
+  }
 
   async function refresh(): Promise<void> {
     fetchedAt = clock.now();
@@ -621,8 +665,9 @@ export function proxyFeed(options: {
       warn(`proxy feed: upstream market watch failed, serving the last tickers (${describeError(err)})`);
       return;
     }
+    if (engine) await listNew(engine, tickers);
     // The live exchange lists many pairs: only those the simulated exchange trades are fed.
-    for (const ticker of tickers) if (engine && engine.pairConfigs(ticker.s).length > 0) feed(engine, ticker);
+    for (const ticker of tickers) if (engine?.lists(ticker.s)) feed(engine, ticker);
   }
 
   function fetchIfDue(): Promise<void> | undefined {

@@ -180,6 +180,7 @@ export class MatchingEngine {
   /** The default fee ratios (a pair's configuration may carry its own). */
   private readonly makerFee: Dec;
   private readonly takerFee: Dec;
+  private readonly fillThroughTicks: number;
   private readonly slippageBps: Dec;
   private readonly participation: Dec | undefined;
   private readonly marketImpact: boolean;
@@ -207,37 +208,10 @@ export class MatchingEngine {
     const ticks = options.fillThroughTicks ?? 1;
     if (!Number.isInteger(ticks) || ticks < 0)
       throw configError(`fillThroughTicks must be a non-negative integer, got ${ticks}`);
-    for (const given of options.pairs ?? DEFAULT_PAIRS) {
-      // A copy of its own that nobody can change: the venues hand it out as it is.
-      const config = deepFreeze(structuredClone(given));
-      const rules = pairRulesFrom(config);
-      const base = this.pairAsset(config, 'base');
-      const quote = this.pairAsset(config, 'quote');
-      if (this.books.has(config.symbol)) throw configError(`pair ${config.symbol} is defined twice`);
-      this.books.set(config.symbol, {
-        pair: { symbol: config.symbol, config, rules, base, quote },
-        through: rules.tickSize.mul(ticks),
-        last: NaN,
-        lastTime: 0,
-        ticker: undefined,
-        downAt: 0,
-        upAt: Infinity,
-        open: [],
-        makerFee: ZERO,
-        takerFee: ZERO,
-        arriving: [],
-        nextArrival: Infinity,
-      });
-    }
+    this.fillThroughTicks = ticks;
     this.makerFee = this.ratio('makerFee', options.makerFee ?? '0.001');
     this.takerFee = this.ratio('takerFee', options.takerFee ?? '0.001');
-    for (const book of this.books.values()) {
-      const { makerFee, takerFee } = book.pair.config;
-      const own = (name: string, v: unknown, fallback: Dec) =>
-        typeof v === 'number' || typeof v === 'string' ? this.ratio(`${book.pair.symbol} ${name}`, v) : fallback;
-      book.makerFee = own('makerFee', makerFee, this.makerFee);
-      book.takerFee = own('takerFee', takerFee, this.takerFee);
-    }
+    for (const given of options.pairs ?? DEFAULT_PAIRS) this.addBook(given);
     this.slippageBps = dec(options.slippageBps ?? 0);
     if (this.slippageBps.lt(0)) throw configError('slippageBps must not be negative');
     if (options.participationRate !== undefined) {
@@ -250,6 +224,63 @@ export class MatchingEngine {
     this.clockIsDataTime = options.clockIsDataTime ?? true;
     if (!(this.latencyMs >= 0 && Number.isFinite(this.latencyMs)))
       throw configError(`latencyMs must be a finite number >= 0, got ${this.latencyMs}`);
+  }
+
+  /** A book for the pair `given` configures, its assets known (a copy of the configuration that nobody can change). */
+  private addBook(given: PairConfig): Book {
+    const config = deepFreeze(structuredClone(given));
+    const rules = pairRulesFrom(config);
+    const base = this.pairAsset(config, 'base');
+    const quote = this.pairAsset(config, 'quote');
+    if (this.books.has(config.symbol)) throw configError(`pair ${config.symbol} is defined twice`);
+    const own = (name: string, v: unknown, fallback: Dec) =>
+      typeof v === 'number' || typeof v === 'string' ? this.ratio(`${config.symbol} ${name}`, v) : fallback;
+    const book: Book = {
+      pair: { symbol: config.symbol, config, rules, base, quote },
+      through: rules.tickSize.mul(this.fillThroughTicks),
+      last: NaN,
+      lastTime: 0,
+      ticker: undefined,
+      downAt: 0,
+      upAt: Infinity,
+      open: [],
+      makerFee: own('makerFee', config.makerFee, this.makerFee),
+      takerFee: own('takerFee', config.takerFee, this.takerFee),
+      arriving: [],
+      nextArrival: Infinity,
+    };
+    this.books.set(config.symbol, book);
+    return book;
+  }
+
+  /** Whether the exchange lists `symbol`. */
+  lists(symbol: string): boolean {
+    return this.books.has(symbol);
+  }
+
+  /**
+   * Lists a pair after the start (paper on live prices: the exchange listed it since). Its assets are the known
+   * ones of the same code, or new ones (with the configuration's id when no other asset has it, else a free one),
+   * which every account holds none of. Returns the configuration as listed, with the ids it ended up with.
+   */
+  listPair(config: PairConfig): PairConfig {
+    if (this.books.has(config.symbol)) throw configError(`pair ${config.symbol} is defined twice`);
+    pairRulesFrom(config); // rules it cannot be traded by change nothing here
+    const asset = (code: string, id: number | null | undefined): SimAsset => {
+      const known = this.assetsByCode.get(code);
+      if (known) return known;
+      const free = id !== undefined && id !== null && !this.assetsById.has(id);
+      const added = { id: free ? id : Math.max(0, ...this.assetsById.keys()) + 1, code };
+      this.assetsById.set(added.id, added);
+      this.assetsByCode.set(code, added);
+      for (const account of this.accounts.values()) account.balances.set(added.id, { free: ZERO, locked: ZERO });
+      return added;
+    };
+    const base = asset(config.baseAsset, config.baseAssetId);
+    const quote = asset(config.quoteAsset, config.quoteAssetId);
+    const book = this.addBook({ ...config, baseAssetId: base.id, quoteAssetId: quote.id });
+    this.changes++;
+    return book.pair.config;
   }
 
   private pairAsset(config: PairConfig, which: 'base' | 'quote'): SimAsset {

@@ -6,11 +6,10 @@
  * hides ETHUSDT until the test lists it.
  */
 import { describe, expect, it } from 'vitest';
-import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/config/strategy-file.js';
-import type { InstanceSpec } from '../../src/engine/instance-runner.js';
 import type { PairConfig, Ticker } from '../../src/ports/venue-records.js';
 import { PriceRecordingVenue } from '../../src/venues/price-recording-venue.js';
-import { defineStrategy, ema, z } from '../../src/strategy/api.js';
+import { ema } from '../../src/strategy/api.js';
+import { usdtInstances } from '../support/pair-list-file.js';
 import { FaultyVenue, Harness, venueError } from './harness.js';
 
 /**
@@ -33,30 +32,6 @@ class ListingVenue extends FaultyVenue {
 }
 
 /**
- * One resting BUY at half the price while none rests, on the list only (entries off it are refused); its EMA's
- * period is its param (the engine's indicatorSpecs show the params an instance runs with).
- */
-const restOnce = defineStrategy({
-  name: 'rest-once',
-  params: z.object({ period: z.number().default(3) }),
-  indicators: (p) => ({ trend: ema('1m', p.period) }),
-  onTick(ctx) {
-    if (ctx.openOrders.length > 0 || ctx.price === undefined) return;
-    ctx.limit('BUY', ctx.price.div(2).toFixed(), '0.01', { tag: 'rest' });
-  },
-});
-
-/** A pair-list file over the USDT pairs, worked out every minute, its market job every 5 seconds. */
-const [template] = fileInstances(
-  StrategyFileSchema.parse({
-    name: 'usdt',
-    strategy: 'inline',
-    pairlist: { quote: 'USDT', refresh: '0 * * * * *' },
-    schedule: '*/5 * * * * *',
-  }),
-);
-
-/**
  * An engine on the list's instances for `universe` (the pairs the market has at the start). `cycle` moves the clock,
  * prices both pairs and runs one market job and one orders poll: through the venue's market watch (`live`, as the
  * daemon), or observing the venue's tickers as a backtest does (`recording`: the data's market watch).
@@ -65,10 +40,7 @@ async function listing(universe: string[], via: 'live' | 'recording') {
   const h = new Harness();
   const venue = new ListingVenue(h.venue.inner);
   venue.rulesKnown = via === 'recording';
-  const instances: InstanceSpec[] = expandPairLists(
-    [{ config: template!, definition: restOnce, params: { period: 3 } }],
-    universe,
-  );
+  const instances = usdtInstances(universe);
   // The daemon's wiring: the prices of the pairs traded kept for `bot status`, a pair taken up later among them.
   const recording = new PriceRecordingVenue(venue, h.store, h.clock, universe);
   const added: string[] = [];
@@ -160,10 +132,7 @@ describe('a pair listed after the start', () => {
 
   it('makes a pair taken up after a reload with the reloaded params, and reloads the pairs it took up', async () => {
     const { venue, engine, cycle } = await listing(['BTCUSDT'], 'live');
-    const spec = (symbol: string, period: number): InstanceSpec => {
-      const [made] = expandPairLists([{ config: template!, definition: restOnce, params: { period } }], [symbol]);
-      return made!;
-    };
+    const spec = (symbol: string, period: number) => usdtInstances([symbol], period)[0]!;
     // An EMA's warm-up grows with its period: the params each instance runs with.
     const warmUp = (name: string) => engine.indicatorSpecs(name).trend?.warmUp;
     await cycle(1_000);

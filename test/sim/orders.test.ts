@@ -337,4 +337,21 @@ describe('engine time, tickers and revision', () => {
       /XYZ.*not a known asset/,
     );
   });
+
+  it('lists a pair after the start: its new asset on every account (its id, or a free one when taken)', () => {
+    const e = engineAt();
+    const usdt = DEFAULT_ASSETS[1]!;
+    const r0 = e.revision;
+    // SOL brings the id 4, which ETH has: SOL gets a free one; the quote is the known USDT whatever id it names.
+    const listed = e.listPair(simPairConfig({ id: 4, code: 'SOL' }, { ...usdt, id: 99 }));
+    expect(e.revision).toBeGreaterThan(r0);
+    expect(listed).toMatchObject({ symbol: 'SOLUSDT', baseAssetId: 5, quoteAssetId: usdt.id });
+    expect(e.pairConfigs('SOLUSDT')).toEqual([listed]);
+    expect(e.assets()).toContainEqual({ id: 5, code: 'SOL' });
+    expect(bal(e, 'SOL')).toEqual(['0', '0']);
+    e.onPrice('SOLUSDT', 20, T0 + 1);
+    place(e, { symbol: 'SOLUSDT', side: 'BUY', type: 'MARKET', quantity: '2' });
+    expect(bal(e, 'SOL')[0]).toBe('1.998');
+    expect(() => e.listPair(listed)).toThrow(/SOLUSDT is defined twice/);
+  });
 });

@@ -403,7 +403,63 @@ describe('random walk feed', () => {
   });
 });
 
+/** A wire ticker's optional figures, none given. */
+const NO_FIGURES = { h: undefined, l: undefined, vb: undefined, vq: undefined, bi: undefined, qi: undefined };
+
 describe('proxy feed', () => {
+  it('lists a pair the upstream lists later once its rules read TRADING, asking again only after retryMs', async () => {
+    const clock = { t: 0 };
+    const warnings: string[] = [];
+    const engine = new MatchingEngine({ pairs: new MatchingEngine().pairConfigs('BTCUSDT') });
+    const eth = new MatchingEngine().pairConfigs('ETHUSDT')[0]!;
+    const rules = { down: true, status: 'BREAK', reads: 0 };
+    const feed = proxyFeed({
+      upstream: {
+        marketWatchEntries: () =>
+          Promise.resolve(
+            (['BTCUSDT', 'ETHUSDT', 'ETHBTC'] as const).map((s, i) => ({
+              s,
+              p: 100 / (i + 1),
+              t: clock.t,
+              ...NO_FIGURES,
+            })),
+          ),
+      },
+      clock: { now: () => clock.t },
+      warn: (m) => warnings.push(m),
+      newPairs: {
+        wanted: (s) => s.endsWith('USDT'),
+        rules: () => {
+          rules.reads++;
+          return rules.down
+            ? Promise.reject(new Error('upstream down'))
+            : Promise.resolve([{ ...eth, status: rules.status }]);
+        },
+      },
+    });
+    const fetchAfter = async (ms: number) => {
+      clock.t += ms;
+      await feed.beforeMarketWatch?.();
+    };
+    await feed.start(engine);
+    expect([rules.reads, engine.lists('ETHUSDT')]).toEqual([1, false]);
+    expect(warnings).toEqual([
+      'proxy feed: ETHUSDT listed upstream since the start: its rules could not be read, asked again in 60 s (E_UNEXPECTED: upstream down)',
+    ]);
+    await fetchAfter(1_000);
+    expect(rules.reads).toBe(1);
+    rules.down = false;
+    await fetchAfter(59_000);
+    expect([rules.reads, engine.lists('ETHUSDT')]).toEqual([2, false]);
+    rules.status = 'TRADING';
+    await fetchAfter(60_000);
+    expect([rules.reads, engine.lists('ETHUSDT')]).toEqual([3, true]);
+    expect(engine.tickers('ETHUSDT')[0]).toMatchObject({ p: 50, t: clock.t });
+    // ETHBTC no list wants: never asked about.
+    await fetchAfter(60_000);
+    expect([rules.reads, engine.lists('ETHBTC')]).toEqual([3, false]);
+  });
+
   it('serves the upstream market watch, refetched at most every minIntervalMs, the last tickers when it fails', async () => {
     const upstream = await startSimServer();
     upstream.engine.onTicker({ s: 'BTCUSDT', p: 63000.5, t: T0, vq: 12 });
