@@ -165,13 +165,19 @@ export interface PairListChange {
   listed: readonly string[];
   added: readonly string[];
   removed: readonly string[];
+  /** Pairs the exchange listed after the start that the list does not hold now, and why (absent: none). */
+  newLeftOut?: Readonly<Record<string, string>>;
 }
 
 /** The change in words, as the log and the notifications say it. */
 export function pairListChangeText(c: PairListChange): string {
+  const newLeft = Object.entries(c.newLeftOut ?? {});
   return (
     `pairlist of ${c.group}: ${c.listed.length} pairs (${c.listed.join(', ') || 'none'})` +
     (c.added.length > 0 ? `; added ${c.added.join(', ')}` : '') +
-    (c.removed.length > 0 ? `; left ${c.removed.join(', ')} (no new entries there)` : '')
+    (c.removed.length > 0 ? `; left ${c.removed.join(', ')} (no new entries there)` : '') +
+    (newLeft.length > 0
+      ? `; newly listed, left out: ${newLeft.map(([symbol, why]) => `${symbol} (${why})`).join(', ')}`
+      : '')
   );
 }

@@ -556,6 +556,7 @@ export class Engine implements FillSink {
 
   private leaveOut(symbol: string, why: string): void {
     this.parts.logger.warn({ symbol }, `pairlist: ${symbol} left out: ${why}; tried again at the next refresh`);
+    this.pairLists.notTakenUp(symbol, why);
   }
 
   /**

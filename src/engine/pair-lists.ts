@@ -11,7 +11,9 @@
  * A pair the exchange starts listing after the start (on the market watch, with no instance) is taken up at the first
  * refresh of a list that may choose it (newcomers): the engine reads its rules from the exchange then, once for all
  * the new pairs, and makes its instance; until its rules are read it is left out (the engine logs why), and
- * tried again at the next refresh. Nothing is traded on a pair before its rules are known.
+ * tried again at the next refresh. Nothing is traded on a pair before its rules are known. While such a pair is not
+ * on the list (its rules not read, or the list's filters leave it out), the list's change event says why, once
+ * for each reason's kind (newcomersLeftOut).
  */
 import {
   isPairListCandidate,
@@ -40,6 +42,11 @@ interface Group {
   listed: ReadonlySet<string>;
   /** Why each pair was left out at the last refresh. */
   leftOut: ReadonlyMap<string, string>;
+  /** Pairs the exchange listed after the start, not on the list yet: how each was last journaled. */
+  newcomers: Map<string, 'new' | 'unread' | 'off'>;
+  /** The newcomers asked about at this refresh, and why those whose rules could not be read were left out. */
+  asked: Set<string>;
+  unread: Map<string, string>;
   /** Per pair, its price at the first market job of each of the last 25 hours and that hour (for the change). */
   hourly: Map<string, Float64Array>;
   sampledHour: number;
@@ -71,6 +78,9 @@ export class PairLists {
           members: new Map(),
           listed: new Set(),
           leftOut: new Map(),
+          newcomers: new Map(),
+          asked: new Set(),
+          unread: new Map(),
           hourly: new Map(),
           sampledHour: NaN,
         };
@@ -86,6 +96,13 @@ export class PairLists {
     const g = r.group === undefined ? undefined : this.groups.get(r.group);
     if (g === undefined) return;
     g.members.set(r.symbol, r);
+    if (!g.newcomers.has(r.symbol)) g.newcomers.set(r.symbol, 'new');
+    g.unread.delete(r.symbol);
+  }
+
+  /** A newcomer asked about at this refresh was not taken up (its rules not read): `why`, for its lists' change. */
+  notTakenUp(symbol: string, why: string): void {
+    for (const g of this.groups.values()) if (g.asked.has(symbol)) g.unread.set(symbol, why);
   }
 
   /** Whether the market job of `schedule` works out some list (it reads the whole market watch then). */
@@ -104,7 +121,10 @@ export class PairLists {
     for (const g of this.groups.values()) {
       if (g.schedule !== schedule || now < g.dueAt) continue;
       for (const { symbol } of tickers)
-        if (!g.members.has(symbol) && isPairListCandidate(g.list, symbol)) out.add(symbol);
+        if (!g.members.has(symbol) && isPairListCandidate(g.list, symbol)) {
+          out.add(symbol);
+          g.asked.add(symbol);
+        }
     }
     return [...out];
   }
@@ -178,10 +198,42 @@ export class PairLists {
     g.listed = listed;
     g.leftOut = new Map(result.left.map((p) => [p.symbol, p.reason] as const));
     for (const s of [...added, ...removed]) g.members.get(s)?.listingChanged();
-    if (added.length === 0 && removed.length === 0) return;
+    const newcomers = this.newcomersLeftOut(g);
+    if (added.length === 0 && removed.length === 0 && !newcomers.changed) return;
     const change: PairListChange = { group: g.name, listed: [...listed], added, removed };
+    if (Object.keys(newcomers.leftOut).length > 0) change.newLeftOut = newcomers.leftOut;
     this.logger.info(change, pairListChangeText(change));
     this.changed(now, change);
+  }
+
+  /**
+   * The pairs the exchange listed after the start that `g` (just worked out) does not hold, and why: their rules
+   * not read, or the list's filters. `changed` when one of them was not told yet or moved from one to the other,
+   * so the list's change is journaled once for each, not at every refresh its figures move. A newcomer on the list
+   * is a pair like the others from then on; one not taken up that was not asked about again (gone from the market
+   * watch) is forgotten.
+   */
+  private newcomersLeftOut(g: Group): { changed: boolean; leftOut: Record<string, string> } {
+    for (const s of g.asked) if (!g.members.has(s) && !g.newcomers.has(s)) g.newcomers.set(s, 'new');
+    const leftOut: Record<string, string> = {};
+    let changed = false;
+    for (const [symbol, was] of g.newcomers) {
+      const unread = g.unread.get(symbol);
+      const member = g.members.has(symbol);
+      if ((member && g.listed.has(symbol)) || (!member && unread === undefined)) {
+        g.newcomers.delete(symbol);
+        continue;
+      }
+      const now = member ? 'off' : 'unread';
+      leftOut[symbol] = unread ?? g.leftOut.get(symbol) ?? 'not worked out yet';
+      if (now !== was) {
+        changed = true;
+        g.newcomers.set(symbol, now);
+      }
+    }
+    g.asked.clear();
+    g.unread.clear();
+    return { changed, leftOut };
   }
 
   /** The first price of each of the last hours, per pair (only when the list ranks by change). */

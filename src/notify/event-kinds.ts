@@ -232,6 +232,10 @@ const KINDS: Record<NoticeKind, KindSpec> = {
         listed: names(d.listed),
         added: names(d.added),
         removed: names(d.removed),
+        newLeftOut:
+          typeof d.newLeftOut === 'object' && d.newLeftOut !== null
+            ? Object.fromEntries(Object.entries(d.newLeftOut).map(([s, why]) => [s, str(why)]))
+            : undefined,
       });
     },
   },

@@ -8,9 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import type { PairConfig, Ticker } from '../../src/ports/venue-records.js';
 import { PriceRecordingVenue } from '../../src/venues/price-recording-venue.js';
+import type { PairList } from '../../src/config/pair-list.js';
 import { ema } from '../../src/strategy/api.js';
 import { usdtInstances } from '../support/pair-list-file.js';
-import { FaultyVenue, Harness, venueError } from './harness.js';
+import { FaultyVenue, Harness, matching, venueError } from './harness.js';
 
 /**
  * The harness venue, with ETHUSDT off the market watch until `listed`, and off the pair configuration until then
@@ -36,11 +37,11 @@ class ListingVenue extends FaultyVenue {
  * prices both pairs and runs one market job and one orders poll: through the venue's market watch (`live`, as the
  * daemon), or observing the venue's tickers as a backtest does (`recording`: the data's market watch).
  */
-async function listing(universe: string[], via: 'live' | 'recording') {
+async function listing(universe: string[], via: 'live' | 'recording', list: Partial<PairList> = {}) {
   const h = new Harness();
   const venue = new ListingVenue(h.venue.inner);
   venue.rulesKnown = via === 'recording';
-  const instances = usdtInstances(universe);
+  const instances = usdtInstances(universe, 3, list);
   // The daemon's wiring: the prices of the pairs traded kept for `bot status`, a pair taken up later among them.
   const recording = new PriceRecordingVenue(venue, h.store, h.clock, universe);
   const added: string[] = [];
@@ -52,8 +53,10 @@ async function listing(universe: string[], via: 'live' | 'recording') {
     },
   });
   const [schedule] = engine.schedules();
-  const quote = (symbol: string, price: number) =>
-    h.sim.onTicker({ s: symbol, p: price, t: h.clock.now(), vq: 1_000_000 });
+  /** Each pair's 24-hour quote volume on the market watch. */
+  const volumes = { BTCUSDT: 1_000_000, ETHUSDT: 1_000_000 };
+  const quote = (symbol: keyof typeof volumes, price: number) =>
+    h.sim.onTicker({ s: symbol, p: price, t: h.clock.now(), vq: volumes[symbol] });
   const cycle = async (ms: number) => {
     h.clock.advance(ms);
     quote('BTCUSDT', 100);
@@ -75,7 +78,8 @@ async function listing(universe: string[], via: 'live' | 'recording') {
       .map((p) => p.symbol)
       .sort();
   };
-  return { h, venue, engine, cycle, names, orders, added, prices };
+  const changes = () => h.store.events.list({ kinds: ['pairlist-changed'] }).map((e) => e.data);
+  return { h, venue, engine, cycle, names, orders, added, prices, volumes, changes };
 }
 
 describe('a pair listed after the start', () => {
@@ -128,6 +132,34 @@ describe('a pair listed after the start', () => {
     const recorded = await run(['BTCUSDT', 'ETHUSDT'], 'recording');
     expect(live.orders.map((o) => o.symbol)).toEqual(['BTCUSDT', 'ETHUSDT']);
     expect(live).toEqual(recorded);
+  });
+
+  it('journals why a newly listed pair is left out, once for each kind of reason: its rules, then a filter', async () => {
+    const { venue, cycle, volumes, changes } = await listing(['BTCUSDT'], 'live', { minQuoteVolume: 500_000 });
+    await cycle(1_000);
+    venue.listed = true;
+    venue.rulesDown = true;
+    volumes.ETHUSDT = 100_000;
+    // Two refreshes its rules cannot be read at; then two it is taken up at but has too little volume (a figure
+    // that moves); then one it has enough at.
+    await cycle(60_000);
+    await cycle(60_000);
+    venue.rulesDown = false;
+    await cycle(60_000);
+    volumes.ETHUSDT = 200_000;
+    await cycle(60_000);
+    volumes.ETHUSDT = 2_000_000;
+    await cycle(60_000);
+    const same = { group: 'usdt', listed: ['BTCUSDT'], added: [], removed: [] };
+    expect(changes()).toEqual([
+      { ...same, added: ['BTCUSDT'] },
+      {
+        ...same,
+        newLeftOut: { ETHUSDT: matching(/^its rules could not be read from the exchange \(E_TIMEOUT/) },
+      },
+      { ...same, newLeftOut: { ETHUSDT: '24-hour quote volume 100000 USDT below minQuoteVolume 500000' } },
+      { ...same, listed: ['ETHUSDT', 'BTCUSDT'], added: ['ETHUSDT'] },
+    ]);
   });
 
   it('makes a pair taken up after a reload with the reloaded params, and reloads the pairs it took up', async () => {

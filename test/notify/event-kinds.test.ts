@@ -44,6 +44,11 @@ describe('notice texts', () => {
     expect(noticeText(notice('pairlist-changed', { ...change, listed: [], added: [], removed: ['BTCUSDT'] }))).toMatch(
       /: 0 pairs \(none\); left BTCUSDT \(no new entries there\)$/,
     );
+    // A pair the exchange listed after the start that the list does not hold: why, for the operator.
+    const newLeftOut = { NEWUSDT: 'no ticker on the market watch', OTHERUSDT: 'its status is BREAK, not TRADING' };
+    expect(noticeText(notice('pairlist-changed', { ...change, added: [], removed: [], newLeftOut }))).toMatch(
+      /: 2 pairs \(BTCUSDT, SOLUSDT\); newly listed, left out: NEWUSDT \(no ticker on the market watch\), OTHERUSDT \(its status is BREAK, not TRADING\)$/,
+    );
   });
 
   it('says every exit and protection a strategy may declare (a new one does not compile here without a sample)', () => {

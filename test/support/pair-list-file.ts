@@ -4,6 +4,7 @@
  */
 import { expandPairLists, fileInstances, StrategyFileSchema } from '../../src/config/strategy-file.js';
 import type { InstanceSpec } from '../../src/engine/instance-runner.js';
+import type { PairList } from '../../src/config/pair-list.js';
 import { defineStrategy, ema, z } from '../../src/strategy/api.js';
 
 /**
@@ -30,7 +31,11 @@ export const [usdtList] = fileInstances(
   }),
 );
 
-/** The file's instances on `universe` (the pairs the market has at the start), running restOnce with `period`. */
-export function usdtInstances(universe: readonly string[], period = 3): InstanceSpec[] {
-  return expandPairLists([{ config: usdtList!, definition: restOnce, params: { period } }], universe);
+/**
+ * The file's instances on `universe` (the pairs the market has at the start), running restOnce with `period`; `list`
+ * sets filters of the pair list.
+ */
+export function usdtInstances(universe: readonly string[], period = 3, list: Partial<PairList> = {}): InstanceSpec[] {
+  const config = { ...usdtList!, pairlist: { ...usdtList!.pairlist!, ...list } };
+  return expandPairLists([{ config, definition: restOnce, params: { period } }], universe);
 }
