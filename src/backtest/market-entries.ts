@@ -26,6 +26,30 @@ export function marketTicker(data: TickData, i: number): TickerInput {
   return t;
 }
 
+/** All seven keys (15: bits 1, 2, 4, 8 of MarketEntries' key sets), the usual recording's entry. */
+const ALL_KEYS = 15;
+
+/**
+ * An entry with all seven keys, in marketTicker's order. A class whose constructor first stores a double in each
+ * number (NaN) keeps those fields as doubles: rewriting one stores in place. A plain object's fields, in a map
+ * shared with every literal of the same keys, ended up generic, so each rewrite of its six numbers took six heap
+ * numbers (96 bytes a tick).
+ */
+class FullEntry implements TickerInput {
+  [key: string]: unknown;
+  s: string;
+  p = NaN;
+  t = NaN;
+  h = NaN;
+  l = NaN;
+  vb = NaN;
+  vq = NaN;
+
+  constructor(symbol: string) {
+    this.s = symbol;
+  }
+}
+
 /**
  * Per symbol of the data, the entry that moves the market, rewritten in place at each of its ticks while it has
  * the same keys (the matching engine keeps only the last one, and copies it when it lists the market).
@@ -49,12 +73,13 @@ export class MarketEntries {
     const b = valueAt(vb, i);
     const q = valueAt(vq, i);
     const keys = (h === h ? 1 : 0) | (l === l ? 2 : 0) | (b === b ? 4 : 0) | (q === q ? 8 : 0);
-    const entry = this.inputs[s];
+    let entry = this.inputs[s];
     if (entry === undefined || this.inputKeys[s] !== keys) {
-      const fresh = marketTicker(this.data, i);
-      this.inputs[s] = fresh;
+      entry =
+        keys === ALL_KEYS ? new FullEntry((this.data.symbols[s] as SymbolInfo).symbol) : marketTicker(this.data, i);
+      this.inputs[s] = entry;
       this.inputKeys[s] = keys;
-      return fresh;
+      if (keys !== ALL_KEYS) return entry;
     }
     entry.p = valueAt(price, i);
     entry.t = valueAt(time, i);

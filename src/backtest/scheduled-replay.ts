@@ -60,6 +60,12 @@ export class ScheduledReplay {
   private readonly offsets: (Float64Array | undefined)[];
   /** The three above as they were before refireUnchanged passed a stretch, to put back when it cannot. */
   private readonly saved: { due: Float64Array; hour: Float64Array; index: Int32Array };
+  /**
+   * [0]: the earliest due time as fireDue last left the jobs (a tick before it has no job to fire first: most
+   * ticks, as a candle's extremes and close share one time); [1]: the last firing a stretch passed (skip()). In
+   * a typed array, as a double in a field or returned would take a heap number at each write.
+   */
+  private readonly times = new Float64Array(2).fill(-Infinity);
   /** Per symbol of the data, the index of its last tick replayed (-1: none yet). */
   private readonly latest: Int32Array;
   /**
@@ -132,8 +138,10 @@ export class ScheduledReplay {
       const t = valueAt(time, i);
       if (this.step === JOBS) {
         // The jobs due before this ticker, with the market as the previous one left it.
-        const pending = this.fireDue(t, false);
-        if (pending) return pending;
+        if ((this.times[0] as number) < t) {
+          const pending = this.fireDue(t, false);
+          if (pending) return pending;
+        }
         this.step = MOVE;
       }
       this.account.sampleUpTo(t);
@@ -156,7 +164,10 @@ export class ScheduledReplay {
       let next = 0;
       for (let j = 1; j < due.length; j++) if ((due[j] as number) < (due[next] as number)) next = j;
       const at = due[next] as number;
-      if (inclusive ? at > limit : at >= limit) return undefined;
+      if (inclusive ? at > limit : at >= limit) {
+        this.times[0] = at;
+        return undefined;
+      }
       const job = this.jobs[next] as Job;
       if (job.kind === MARKET && job.movedAt === this.moved && this.refireUnchanged(next, limit, inclusive)) continue;
       this.advance(next, job);
@@ -172,35 +183,48 @@ export class ScheduledReplay {
    * find the market it last saw. The other jobs due meanwhile are passed with them when a firing of theirs would
    * do nothing (an orders poll with nothing to learn, a refresh with nothing moved: Engine.pollIdle,
    * RefreshGate.idle; passing them changes nothing, so neither can change in the stretch), so a quiet stretch
-   * between two ticks is one step; another market job, or a poll or refresh with work, ends it. When the engine
-   * says none of j's firings would do anything but count a tick (Engine.refireUnchanged: its strategies would
-   * not be called), they are counted at once and passed; true. Otherwise every job's times are left as they
-   * were (false): the jobs fire one by one.
+   * between two ticks is one step; another market job, or a poll or refresh with work, ends it (the first such
+   * firing in time, then the jobs' order). When the engine says none of j's firings would do anything but count
+   * a tick (Engine.refireUnchanged: its strategies would not be called), they are counted at once and passed;
+   * true. Otherwise every job's times are left as they were (false): the jobs fire one by one. Each job skips
+   * its firings of the stretch at once (skip()), not one by one: a schedule every second over a minute's
+   * candle would otherwise step 45 firings of each job at every tick.
    */
   private refireUnchanged(j: number, limit: number, inclusive: boolean): boolean {
-    const { due, dueHour, dueIndex, saved } = this;
+    const { due, dueHour, dueIndex, saved, jobs } = this;
+    if (!this.p.engine.mayRefire((jobs[j] as Job).schedule)) return false;
     const n = due.length;
+    const pollIdle = this.p.engine.pollIdle();
+    const refreshIdle = this.gate.idle();
+    // The firing that ends the stretch: the earliest of a job that cannot be passed, the first of them at a tie.
+    let stopAt = Infinity;
+    let stopJob = n;
+    for (let k = 0; k < n; k++) {
+      if (k === j) continue;
+      const kind = (jobs[k] as Job).kind;
+      const passable = kind === POLL ? pollIdle : kind === REFRESH && refreshIdle;
+      if (!passable && (due[k] as number) < stopAt) {
+        stopAt = due[k] as number;
+        stopJob = k;
+      }
+    }
     saved.due.set(due);
     saved.hour.set(dueHour);
     saved.index.set(dueIndex);
-    const pollIdle = this.p.engine.pollIdle();
-    const refreshIdle = this.gate.idle();
     let firings = 0;
-    let last = due[j] as number;
-    for (;;) {
-      let next = 0;
-      for (let k = 1; k < n; k++) if ((due[k] as number) < (due[next] as number)) next = k;
-      const at = due[next] as number;
-      if (inclusive ? at > limit : at >= limit) break;
-      if (next === j) firings++;
-      else {
-        const kind = (this.jobs[next] as Job).kind;
-        if (kind === MARKET || (kind === POLL ? !pollIdle : !refreshIdle)) break;
-      }
-      last = at;
-      this.advance(next, this.jobs[next] as Job);
+    let last = -Infinity;
+    for (let k = 0; k < n; k++) {
+      const kind = (jobs[k] as Job).kind;
+      if (k !== j && !(kind === POLL ? pollIdle : kind === REFRESH && refreshIdle)) continue;
+      // Job k's firings at times x with x < bound, or x === bound when atBound, are in the stretch.
+      const bound = limit < stopAt ? limit : stopAt;
+      const atBound = (limit > stopAt || inclusive) && (limit < stopAt || k < stopJob);
+      const passed = this.skip(k, bound, atBound);
+      if (passed === 0) continue;
+      if (k === j) firings = passed;
+      if ((this.times[1] as number) > last) last = this.times[1] as number;
     }
-    if (firings > 0 && this.p.engine.refireUnchanged((this.jobs[j] as Job).schedule, firings, last)) {
+    if (firings > 0 && this.p.engine.refireUnchanged((jobs[j] as Job).schedule, firings, last)) {
       this.p.clock.time = last;
       return true;
     }
@@ -208,6 +232,51 @@ export class ScheduledReplay {
     dueHour.set(saved.hour);
     dueIndex.set(saved.index);
     return false;
+  }
+
+  /**
+   * Passes job k's firings at times before `bound` (and at it when `atBound`): returns how many, the last one's
+   * time in times[1]. A schedule with a table of the hour's matches moves to the first firing left by a search
+   * of the table; another steps.
+   */
+  private skip(k: number, bound: number, atBound: boolean): number {
+    const { due, dueHour, dueIndex } = this;
+    const first = due[k] as number;
+    if (!(first < bound || (atBound && first === bound))) return 0;
+    const offsets = this.offsets[k];
+    const index = dueIndex[k] as number;
+    const job = this.jobs[k] as Job;
+    if (offsets === undefined || index < 0) {
+      let passed = 0;
+      for (let at = first; at < bound || (atBound && at === bound); at = due[k] as number) {
+        this.times[1] = at;
+        this.advance(k, job);
+        passed++;
+      }
+      return passed;
+    }
+    const count = offsets.length;
+    let hour = Math.floor(bound / HOUR_MS) * HOUR_MS;
+    const offset = bound - hour;
+    // The first entry of bound's hour not passed: after the bound, or at it when the bound itself is not passed.
+    let lo = 0;
+    let hi = count;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const o = offsets[mid] as number;
+      if (o < offset || (atBound && o === offset)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === count) {
+      lo = 0;
+      hour += HOUR_MS;
+    }
+    this.times[1] = lo === 0 ? hour - HOUR_MS + (offsets[count - 1] as number) : hour + (offsets[lo - 1] as number);
+    const passed = ((hour - (dueHour[k] as number)) / HOUR_MS) * count + lo - index;
+    dueHour[k] = hour;
+    dueIndex[k] = lo;
+    due[k] = hour + (offsets[lo] as number);
+    return passed;
   }
 
   /** Sets job j's next due time after its current one (which is about to fire). */

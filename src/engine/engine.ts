@@ -587,6 +587,17 @@ export class Engine implements FillSink {
   }
 
   /**
+   * Whether refireUnchanged could pass firings of `schedule` now (but for a pair list due meanwhile): false when
+   * a firing would call a strategy (one that does not declare idempotentTick is called at every firing), so the
+   * backtest does not work out a stretch it could not pass.
+   */
+  mayRefire(schedule: string): boolean {
+    if (this.state !== 'running' || this.orders.placedSincePoll) return false;
+    const index = this.roster.onSchedule(schedule);
+    return index === undefined || this.ticks.refireable(index);
+  }
+
+  /**
    * One market job: fetches the tickers of the instances on `schedule` (one request for all their symbols
    * when there are several, else one for the symbol), observes them, and polls orders at once when orders
    * were placed, so fills of marketable orders are seen promptly.

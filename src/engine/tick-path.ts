@@ -59,6 +59,18 @@ export class TickPath {
    * counts them as ticks of its running instances and returns true; otherwise does nothing and returns false.
    */
   refire(index: BySymbol, firings: number): boolean {
+    if (!this.refireable(index)) return false;
+    for (const list of index.values()) {
+      for (let j = 0; j < list.length; j++) {
+        const r = list[j] as InstanceRunner;
+        if (r.status === 'running' && !this.idleOffList(r)) r.countTicks(firings);
+      }
+    }
+    return true;
+  }
+
+  /** A firing of a market job for `index` on the tickers the market holds would do nothing but count a tick. */
+  refireable(index: BySymbol): boolean {
     for (const list of index.values()) {
       for (let j = 0; j < list.length; j++) {
         const r = list[j] as InstanceRunner;
@@ -66,12 +78,6 @@ export class TickPath {
         if (!protects(status)) continue;
         if (r.busy || r.isDirty || !this.exits.idle(r)) return false;
         if (status === 'running' && !r.tickUnchanged && !this.idleOffList(r)) return false;
-      }
-    }
-    for (const list of index.values()) {
-      for (let j = 0; j < list.length; j++) {
-        const r = list[j] as InstanceRunner;
-        if (r.status === 'running' && !this.idleOffList(r)) r.countTicks(firings);
       }
     }
     return true;

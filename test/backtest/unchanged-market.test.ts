@@ -8,6 +8,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runBacktest } from '../../src/backtest/runner.js';
+import { CronSchedule } from '../../src/clocks/cron-schedule.js';
 import { Engine } from '../../src/engine/engine.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { instance, strategy } from '../engine/harness.js';
@@ -68,5 +69,12 @@ describe('a backtest on a schedule that fires between the ticks', () => {
     const firings = run.instances[0]!.counters.ticks;
     expect(firings).toBeGreaterThan(5 * quiet.seen.length);
     expect(observed).toHaveBeenCalledTimes(quiet.seen.length);
+    // Every match of the schedule after the first ticker, up to the last ticker's time and over the hour's turn,
+    // counted once: the stretches passed at once skip exactly the firings they stand for.
+    const cron = new CronSchedule('*/2 * * * * *');
+    let matches = 0;
+    for (let at = cron.next(run.firstTime); at <= run.lastTime; at = cron.next(at)) matches++;
+    expect(run.lastTime - run.firstTime).toBeGreaterThan(HOUR);
+    expect(firings).toBe(matches);
   });
 });
