@@ -1,7 +1,8 @@
 /**
  * The real engine against a venue that lies (design.md invariant 12; issue 36), as a property: fast-check draws
  * histories (a price path, and for each step what the venue lies about: test/support/venue-lies.ts) and every
- * history must hold, after every step:
+ * history must hold, after every step, for each of two pairs traded at once (their orders polled on shared
+ * reads of the account's order and trade history, issue 41; the lies told on every record of both):
  *
  *   1. no fill above its order: no order's recorded fills pass its quantity;
  *   2. no position beyond what the exchange really made: no order's recorded fills pass what the matching
@@ -46,7 +47,11 @@ const T0 = Date.UTC(2024, 0, 2, 10, 0, 0);
 const STEP_MS = 5_000;
 /** Honest steps at the end: past the fill grace (30 s here) and the trade lookback, with dips and rises. */
 const HONEST_STEPS = 16;
-const SYMBOL = 'BTCUSDT';
+/** The pairs and their instances: ETHUSDT's price moves against BTCUSDT's. */
+const PAIRS = [
+  { symbol: 'BTCUSDT', instance: 'a', direction: 1 },
+  { symbol: 'ETHUSDT', instance: 'b', direction: -1 },
+] as const;
 
 /**
  * Enters with a BUY of 0.01 just under the price when flat and nothing works (cancelled once the price has left
@@ -120,36 +125,43 @@ class Run {
   readonly liar: Liar;
   readonly store: Store;
   readonly engine: Engine;
-  price = 100;
+  readonly prices = PAIRS.map(() => 100);
 
   constructor() {
-    this.sim.createAccount({ apiKey: 'k', balances: { USDT: '100000', BTC: '2' } });
-    this.sim.onPrice(SYMBOL, this.price, T0);
+    this.sim.createAccount({ apiKey: 'k', balances: { USDT: '100000', BTC: '2', ETH: '2' } });
+    for (const { symbol } of PAIRS) this.sim.onPrice(symbol, 100, T0);
     this.venue = new LyingVenue(new InProcessVenue(this.sim, 'k'));
     this.liar = new Liar(this.venue);
     this.store = openStore({ path: ':memory:', clock: this.clock });
-    const config = onePairInstance({ name: 'a', strategy: 'cycle', symbol: SYMBOL });
+    const instances = PAIRS.map(({ symbol, instance }) => ({
+      config: onePairInstance({ name: instance, strategy: 'cycle', symbol }),
+      definition: cycle,
+      params: {},
+    }));
     this.engine = new Engine({
       venue: this.venue,
       clock: this.clock,
       store: this.store,
       logger: silentLogger,
-      instances: [{ config, definition: cycle, params: {} }],
+      instances,
       fillGraceMs: 30_000,
       reconcileWindowMs: 20_000,
     });
   }
 
   /**
-   * One step: the price moves by `move` quarter percents with `volume` traded (half of it the bot's to fill), the
-   * venue matches, a market cycle and an orders poll.
+   * One step: each price moves by `move` quarter percents (ETHUSDT's the other way) with `volume` traded (half of
+   * it the bot's to fill), the venue matches, a market cycle and an orders poll.
    */
   async step(move: number, volume: number): Promise<void> {
-    this.price = Math.max(50, Math.round(this.price * (1 + move / 400) * 100) / 100);
     this.clock.time += STEP_MS;
-    this.sim.onPrice(SYMBOL, this.price, this.clock.now(), volume);
+    PAIRS.forEach(({ symbol, direction }, i) => {
+      const price = Math.max(50, Math.round((this.prices[i] as number) * (1 + (direction * move) / 400) * 100) / 100);
+      this.prices[i] = price;
+      this.sim.onPrice(symbol, price, this.clock.now(), volume);
+    });
     try {
-      const observed = this.engine.observe(await this.venue.inner.marketWatch(SYMBOL));
+      const observed = this.engine.observe(await this.venue.inner.marketWatch());
       if (observed) await observed;
       await this.engine.pollOrders();
     } catch {
@@ -176,34 +188,40 @@ class Run {
       const truth = row.exchangeId === undefined ? dec(0) : (executed.get(row.exchangeId) ?? dec(0));
       hold(filled.lte(truth), () => `${at}: ${row.localId} recorded ${row.filledQty}, executed ${truth.toFixed()}`);
     }
-    const fills = this.store.fills.forInstance('a');
-    const folded = fills.reduce((sum, f) => (f.side === 'BUY' ? sum.plus(f.qty) : sum.minus(f.qty)), dec(0));
-    const fees = fills.reduce((sum, f) => (f.feeIn === 'base' ? sum.plus(f.fee) : sum), dec(0));
-    const position = this.store.fills.positions.tracker('a').position.quantity;
-    hold(
-      position.eq(folded.minus(fees)),
-      () => `${at}: the position ${position.toFixed()} is not what the recorded fills add up to`,
-    );
+    for (const { symbol, instance } of PAIRS) {
+      const fills = this.store.fills.forInstance(instance);
+      const folded = fills.reduce((sum, f) => (f.side === 'BUY' ? sum.plus(f.qty) : sum.minus(f.qty)), dec(0));
+      const fees = fills.reduce((sum, f) => (f.feeIn === 'base' ? sum.plus(f.fee) : sum), dec(0));
+      const position = this.store.fills.positions.tracker(instance).position.quantity;
+      hold(
+        position.eq(folded.minus(fees)),
+        () => `${at}: ${instance}'s position ${position.toFixed()} is not what the recorded fills add up to`,
+      );
 
-    const open = this.sim.openOrders('k', SYMBOL);
-    const bySide = (side: 'BUY' | 'SELL') => this.sim.fills('k').filter((f) => f.side === side);
-    const bought = bySide('BUY').reduce((sum, f) => sum.plus(f.baseQty), dec(0));
-    const sold = bySide('SELL').reduce((sum, f) => sum.plus(f.baseQty), dec(0));
-    const offered = open
-      .filter((o) => o.side === 'SELL')
-      .reduce((sum, o) => sum.plus(dec(o.quantity).minus(o.executedQty)), dec(0));
-    hold(
-      sold.plus(offered).lte(bought),
-      () => `${at}: sold ${sold.toFixed()} and offered ${offered.toFixed()} of ${bought.toFixed()} bought`,
-    );
+      const open = this.sim.openOrders('k', symbol);
+      const bySide = (side: 'BUY' | 'SELL') =>
+        this.sim.fills('k').filter((f) => f.side === side && f.symbol === symbol);
+      const bought = bySide('BUY').reduce((sum, f) => sum.plus(f.baseQty), dec(0));
+      const sold = bySide('SELL').reduce((sum, f) => sum.plus(f.baseQty), dec(0));
+      const offered = open
+        .filter((o) => o.side === 'SELL')
+        .reduce((sum, o) => sum.plus(dec(o.quantity).minus(o.executedQty)), dec(0));
+      hold(
+        sold.plus(offered).lte(bought),
+        () => `${at}: ${symbol} sold ${sold.toFixed()} and offered ${offered.toFixed()} of ${bought.toFixed()} bought`,
+      );
 
-    const liveTags = open.map((o) => rows.find((r) => r.exchangeId === String(o.displayingId))?.tag ?? 'unknown');
-    hold(new Set(liveTags).size === liveTags.length, () => `${at}: tags live at the exchange ${liveTags.join(', ')}`);
-    const activeTags = rows.filter((r) => isActive(r.status)).map((r) => r.tag);
-    hold(
-      new Set(activeTags).size === activeTags.length,
-      () => `${at}: tags working in the journal ${activeTags.join(', ')}`,
-    );
+      const liveTags = open.map((o) => rows.find((r) => r.exchangeId === String(o.displayingId))?.tag ?? 'unknown');
+      hold(
+        new Set(liveTags).size === liveTags.length,
+        () => `${at}: ${symbol} tags live at the exchange ${liveTags.join(', ')}`,
+      );
+      const activeTags = rows.filter((r) => r.instance === instance && isActive(r.status)).map((r) => r.tag);
+      hold(
+        new Set(activeTags).size === activeTags.length,
+        () => `${at}: ${instance}'s tags working in the journal ${activeTags.join(', ')}`,
+      );
+    }
   }
 
   /** Invariant 5, after the honest tail. */
@@ -218,7 +236,7 @@ class Run {
         () => `after the honest steps: ${row.localId} recorded ${row.filledQty}, executed ${truth.toFixed()}`,
       );
     }
-    const open = [...this.sim.openOrders('k', SYMBOL)].map((o) => String(o.displayingId)).sort();
+    const open = [...this.sim.openOrders('k')].map((o) => String(o.displayingId)).sort();
     const working = rows
       .filter((r) => isActive(r.status))
       .map((r) => r.exchangeId ?? `${r.localId} (no exchange id)`)
