@@ -131,6 +131,39 @@ describe('order and trade history in a many-pair poll', () => {
     expectOneFillEach(h);
   });
 
+  it('reads trades from the last complete shared read on, not from an order that rested for long', async () => {
+    const h = new Harness({
+      balances: { USDT: '1000000' },
+      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
+    });
+    for (const symbol of SYMBOLS) h.price(100, symbol);
+    const ladder = () =>
+      firstTick((ctx) => {
+        ctx.limit('BUY', '90', '0.01', { tag: 'near' });
+        ctx.limit('BUY', '80', '0.01', { tag: 'far' });
+      });
+    await h.start(SYMBOLS.map((symbol, i) => instance(names[i]!, ladder(), { symbol })));
+    for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
+    const placed = h.clock.now();
+    // An hour later the near levels fill; the first shared trade read goes back to the orders (no trade yet).
+    h.clock.advance(3_600_000);
+    for (const symbol of SYMBOLS) h.sim.onPrice(symbol, 89, h.clock.now());
+    const firstRead = h.clock.now();
+    await h.engine!.pollOrders();
+    expect(Date.parse(h.venue.tradesAsked.at(-1)!.timeFrom!)).toBe(placed - 30_000);
+    // Then the far levels, resting since the start, fill too: each pair's need goes back an hour.
+    h.clock.advance(5_000);
+    for (const symbol of SYMBOLS) h.sim.onPrice(symbol, 79, h.clock.now());
+    h.venue.tradesAsked.length = 0;
+    await h.engine!.pollOrders();
+    // One read, from the first read's start less the lookback (60 s) and the skew (30 s): not an hour back.
+    expect(h.venue.tradesAsked).toHaveLength(1);
+    expect(h.venue.tradesAsked[0]!.symbol).toBeUndefined();
+    expect(Date.parse(h.venue.tradesAsked[0]!.timeFrom!)).toBe(firstRead - 90_000);
+    for (const name of names) expect(h.store.fills.forInstance(name).map((f) => f.price)).toEqual(['90', '80']);
+    expect(h.store.orders.active()).toEqual([]);
+  });
+
   it("a shared trade read that keeps failing: every pair's fills come from executedQty, once", async () => {
     const h = await sixPairsFilled();
     h.venue.tradesFail = true;
