@@ -27,8 +27,13 @@ export interface PolledFills {
   missingExecuted: boolean;
 }
 
-/** The account's trade history read once for several symbols: each symbol's trades and what the read covered. */
-type SharedTrades = { bySymbol: Map<string, TradeRecord[]>; complete: boolean; from: number } | { error: unknown };
+/** The account's trade history read once for several symbols: each symbol's trades (none when it failed), from when. */
+interface SharedTrades {
+  bySymbol: Map<string, TradeRecord[]>;
+  complete: boolean;
+  from: number;
+  failed: boolean;
+}
 
 export interface FillRecorderOptions {
   /** Trade history is read from this long before the newest recorded trade (late or reordered trades). */
@@ -144,10 +149,10 @@ export class FillRecorder {
       if (read.complete) this.sharedWindowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
       if (this.tradesFailing.succeeded(ALL_PAIRS, { symbols: needing.length }))
         for (const n of needing) this.deltaTold.delete(n.poll.symbol);
-      return { bySymbol: bySymbol(read.items), complete: read.complete, from };
+      return { bySymbol: bySymbol(read.items), complete: read.complete, from, failed: false };
     } catch (err) {
       this.tradesFailing.get(ALL_PAIRS).failed(err, undefined, { symbols: needing.length });
-      return { error: err };
+      return { bySymbol: new Map(), complete: false, from, failed: true };
     }
   }
 
@@ -169,7 +174,7 @@ export class FillRecorder {
     }
     let read = false;
     if (shared === undefined) read = await this.readOwn(symbol, from);
-    else if ('error' in shared) this.countFailure(symbol);
+    else if (shared.failed) this.countFailure(symbol);
     else {
       this.recordTrades(symbol, shared.bySymbol.get(symbol) ?? []);
       const owes = this.p.journal.forSymbol(symbol).some((row) => this.owes(row));

@@ -32,8 +32,12 @@ interface SymbolPoll extends PolledFills {
   historyFrom: number | undefined;
 }
 
-/** The account's order history read once for several symbols: each symbol's records, or why there are none. */
-type SharedHistory = { bySymbol: Map<string, OrderRecord[]>; complete: boolean } | { error: unknown };
+/** The account's order history read once for several symbols: each symbol's records (none when it failed). */
+interface SharedHistory {
+  bySymbol: Map<string, OrderRecord[]>;
+  complete: boolean;
+  failed: boolean;
+}
 
 /** Whether a shared read serves the symbol: complete, or holding every order it seeks with no outcome unknown. */
 function covers(shared: { complete: boolean }, poll: SymbolPoll, mine: readonly OrderRecord[]): boolean {
@@ -221,10 +225,10 @@ export class OrderSync {
         },
       );
       this.historyFailing.succeeded(ALL_PAIRS, { symbols: needing.length });
-      return { bySymbol: bySymbol(read.items), complete: read.complete };
+      return { bySymbol: bySymbol(read.items), complete: read.complete, failed: false };
     } catch (err) {
       this.historyUnavailable(ALL_PAIRS, err);
-      return { error: err };
+      return { bySymbol: new Map(), complete: false, failed: true };
     }
   }
 
@@ -239,11 +243,9 @@ export class OrderSync {
     let history: OrderRecord[] = [];
     let historyComplete = false;
     let historyRead = false;
-    let narrow = true;
-    if (poll.historyFrom !== undefined) {
-      const mine = shared === undefined || 'error' in shared ? undefined : (shared.bySymbol.get(symbol) ?? []);
-      if (shared !== undefined && 'error' in shared) narrow = false;
-      else if (shared !== undefined && mine !== undefined && covers(shared, poll, mine)) {
+    const mine = shared?.bySymbol.get(symbol) ?? [];
+    if (poll.historyFrom !== undefined && shared?.failed !== true) {
+      if (shared !== undefined && covers(shared, poll, mine)) {
         history = mine;
         historyComplete = shared.complete;
         historyRead = true;
@@ -268,7 +270,7 @@ export class OrderSync {
     }
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
     const foundNarrowly =
-      historyComplete || !narrow
+      historyComplete || shared?.failed === true
         ? new Set<string>()
         : await this.lookUpOld(symbol, [...gone.filter((row) => !row.external), ...outstanding], historyById);
     const changes: OrderRow[] = [];
