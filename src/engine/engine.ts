@@ -5,6 +5,7 @@
  * virtual clock: the same engine either way. It knows only the ports (Venue, Clock) and the strategy API.
  */
 import { BotError } from '../errors.js';
+import { Incidents } from '../ops/incident.js';
 import type { PairConfig, Ticker } from '../ports/venue-records.js';
 import { isPairListCandidate, type PairList } from '../config/pair-list.js';
 import { pairInstanceName } from '../market/instance-names.js';
@@ -20,7 +21,7 @@ import type { Store } from '../store/store.js';
 import { isWriteFailure } from '../store/database.js';
 import { EngineParts } from './engine-parts.js';
 import { type InstanceSpec, InstanceRunner, isPromise, RunnerDeps } from './instance-runner.js';
-import { Instances, type InstanceSummary } from './instances.js';
+import { type BySymbol, Instances, type InstanceSummary } from './instances.js';
 import type { IndicatorSpecs } from '../strategy/indicators.js';
 import type { CandleBuilder } from '../market/candles.js';
 import { CandleBooks } from './candle-books.js';
@@ -88,6 +89,14 @@ export interface EngineOptions {
    */
   readBalancesApart?: boolean;
   /**
+   * A market job ends once its tickers are in: the decisions on them (each instance's exits and onTick, its
+   * orders, the poll after them) go on beside the next jobs, and a market job that fires while they still run
+   * brings fresh tickers to them (the instances not yet ticked decide on those) instead of waiting its turn.
+   * So the market watch keeps its cadence however long the decisions wait for the request budget (a
+   * many-pair file's placements: bench:live-pairs). Default as readBalancesApart, for the same reason.
+   */
+  decideApart?: boolean;
+  /**
    * Instances that start paused (name to why, and who paused them) and run no onStart: a pause the operator
    * (or an exit) made before the stop holds across it, and an exit asked for before a crash is finished before
    * their strategy may trade again.
@@ -139,6 +148,11 @@ export class Engine implements FillSink {
   private readonly delivery: FillDelivery;
   private readonly poll: OrdersPoll;
   private readonly lock = new Mutex();
+  private readonly decideApart: boolean;
+  /** The decisions of each schedule's last market job while they run (decideApart). */
+  private readonly deciding = new Map<string, Promise<void>>();
+  /** Their failures, told per incident as the scheduler tells a job's (decideApart). */
+  private readonly decisionsFailing: Incidents;
   private readonly stopTimeoutMs: number;
   private readonly adoptOpenOrders: boolean;
   private state: 'new' | 'starting' | 'running' | 'stopping' | 'stopped' = 'new';
@@ -160,6 +174,12 @@ export class Engine implements FillSink {
     });
     this.parts = new EngineParts(venue, clock, store, logger, journal, market, guard);
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.decideApart = options.decideApart ?? !options.clock.awaitsFirings;
+    this.decisionsFailing = new Incidents(
+      options.logger,
+      () => options.clock.now(),
+      (schedule) => `market job decisions (${schedule})`,
+    );
     this.startPaused = options.startPaused ?? new Map();
     this.adoptOpenOrders = options.adoptOpenOrders ?? true;
     this.instanceAdded = options.instanceAdded;
@@ -600,12 +620,36 @@ export class Engine implements FillSink {
   /**
    * One market job: fetches the tickers of the instances on `schedule` (one request for all their symbols
    * when there are several, else one for the symbol), observes them, and polls orders at once when orders
-   * were placed, so fills of marketable orders are seen promptly.
+   * were placed, so fills of marketable orders are seen promptly. With decideApart the job ends once the
+   * tickers are in; while the decisions of an earlier job still run, the tickers are only cached, for them.
    */
   async marketCycle(schedule: string): Promise<void> {
     if (this.state !== 'running') return;
     const group = this.roster.onSchedule(schedule);
     if (!group) return;
+    const tickers = await this.marketWatch(schedule, group);
+    if (!this.decideApart) {
+      const pending = this.observeCycle(tickers, schedule);
+      if (pending) await pending;
+      return;
+    }
+    if (this.deciding.has(schedule)) {
+      this.ticks.cache(tickers);
+      return;
+    }
+    const pending = this.observeCycle(tickers, schedule);
+    if (pending === undefined) return;
+    const decided = pending
+      .then(
+        () => void this.decisionsFailing.succeeded(schedule, { schedule }),
+        (err: unknown) => void this.decisionsFailing.get(schedule).failed(err, undefined, { schedule }),
+      )
+      .finally(() => this.deciding.delete(schedule));
+    this.deciding.set(schedule, decided);
+  }
+
+  /** The tickers of the instances on `schedule`; a pair list's newcomers taken up first. */
+  private async marketWatch(schedule: string, group: BySymbol): Promise<Ticker[]> {
     const { venue, guard } = this.parts;
     const watched = this.roster.watched(schedule) ?? new Set(group.keys());
     // A pair list reads the whole market watch: a pair the exchange lists later joins from it.
@@ -619,8 +663,7 @@ export class Engine implements FillSink {
       if (fresh.length > 0) await this.takeUp(fresh);
       tickers = tickers.filter((t) => watched.has(t.symbol));
     }
-    const pending = this.observeCycle(tickers, schedule);
-    if (pending) await pending;
+    return tickers;
   }
 
   /**
@@ -679,7 +722,8 @@ export class Engine implements FillSink {
     this.state = 'stopping';
     const { logger } = this.parts;
     const work = (async () => {
-      // The balance read after fills and their delivery first (its failure is logged where it runs).
+      // Market jobs' decisions, then the balance read after fills and their delivery (each logs its failure).
+      await Promise.all(this.deciding.values());
       await this.poll.settling?.catch(() => undefined);
       await this.lock.run(async () => {
         for (const r of this.roster.all) {

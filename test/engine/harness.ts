@@ -79,7 +79,10 @@ export class FaultyVenue implements Venue {
     return this.outage ? Promise.reject(this.outage) : fn();
   }
 
+  /** Market-watch reads made. */
+  marketWatchAsked = 0;
   marketWatch(symbol?: string): Promise<Ticker[]> {
+    this.marketWatchAsked++;
     return this.guard(() => this.inner.marketWatch(symbol));
   }
   pairConfig(symbol?: string): Promise<PairConfig[]> {
