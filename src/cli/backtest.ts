@@ -58,11 +58,12 @@ import {
 } from '../backtest/validation-runs.js';
 import { parseDuration, parseHoldout, type Span, type WalkWindow, walkForwardWindows } from '../backtest/validation.js';
 import { recordingFiles } from '../record/recording-reader.js';
-import { BotError, ConfigError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { dec, isPlainDecimal } from '../market/decimal.js';
 import { stepOf } from '../sim/data-step.js';
 import { parseCandlePath, parseParticipation } from '../sim/candle-path.js';
 import { commandSpec, helpText, parseFlags, timeFlag } from './flags.js';
+import { commandFailure } from './command-failure.js';
 import { belowMinDsr, luckLines, minDsrFlag, minDsrRefusal } from '../backtest/luck/luck.js';
 import { valueAt } from '../backtest/number-column.js';
 import { researchImport } from '../ops/research-import.js';
@@ -393,15 +394,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await backtest(argv);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const problem of err.problems) console.error(`backtest: ${problem}`);
-      return 1;
-    }
-    if (err instanceof BotError) {
-      console.error(err.message.startsWith('backtest:') ? err.message : `backtest: ${err.message}`);
-      return err.code === 'E_USAGE' ? 2 : 1;
-    }
-    throw err;
+    return commandFailure('backtest', err);
   }
 }
 

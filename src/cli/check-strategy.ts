@@ -11,9 +11,10 @@ import { checkStrategy, DEFAULT_CHECK, type StrategyCheck } from '../backtest/st
 import { columnCacheDir } from '../backtest/column-cache.js';
 import { loadTicks } from '../backtest/tick-data.js';
 import { recordingFiles } from '../record/recording-reader.js';
-import { BotError, ConfigError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { intFlag, RUN_INPUT_FLAGS, runInputs } from './backtest.js';
 import { commandSpec, parseCommandFlags } from './flags.js';
+import { commandFailure } from './command-failure.js';
 
 export const SPEC = commandSpec({
   name: 'check-strategy',
@@ -48,15 +49,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await check(flags.values);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const problem of err.problems) console.error(`check-strategy: ${problem}`);
-      return 1;
-    }
-    if (err instanceof BotError) {
-      console.error(`check-strategy: ${err.message.replace(/^(backtest|check-strategy): /, '')}`);
-      return err.code === 'E_USAGE' ? 2 : 1;
-    }
-    throw err;
+    return commandFailure('check-strategy', err, { alsoNamed: 'backtest' });
   }
 }
 

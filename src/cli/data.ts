@@ -9,6 +9,7 @@ import { BotError } from '../errors.js';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, type ExportFormat, exportRecordings } from '../record/recording-export.js';
 import { RECORDING_EXTENSION } from '../record/recording-format.js';
 import { commandSpec, helpText, parseCommandFlags, timeFlag } from './flags.js';
+import { commandFailure } from './command-failure.js';
 
 export const SPEC = commandSpec({
   name: 'data export',
@@ -80,9 +81,7 @@ async function exportCommand(argv: string[]): Promise<number> {
       );
     return 0;
   } catch (err) {
-    if (!(err instanceof BotError)) throw err;
-    console.error(err.code === 'E_USAGE' ? `${err.message}\n\n${helpText(SPEC)}` : `data export: ${err.message}`);
-    return err.code === 'E_USAGE' ? 2 : 1;
+    return commandFailure('data export', err, { usageHelp: helpText(SPEC) });
   }
 }
 

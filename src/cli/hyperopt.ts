@@ -52,9 +52,10 @@ import {
   type WalkForwardRecord,
 } from '../backtest/validation-runs.js';
 import { holdoutSplit, type Span } from '../backtest/validation.js';
-import { BotError, ConfigError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { recordingFiles } from '../record/recording-reader.js';
 import { commandSpec, helpText, parseFlags } from './flags.js';
+import { commandFailure } from './command-failure.js';
 import {
   SPEC as BACKTEST,
   checkSpan,
@@ -196,15 +197,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     return await hyperopt(argv);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      for (const problem of err.problems) console.error(`hyperopt: ${problem}`);
-      return 1;
-    }
-    if (err instanceof BotError) {
-      console.error(`hyperopt: ${err.message.replace(/^(backtest|hyperopt): /, '')}`);
-      return err.code === 'E_USAGE' ? 2 : 1;
-    }
-    throw err;
+    return commandFailure('hyperopt', err, { alsoNamed: 'backtest' });
   }
 }
 

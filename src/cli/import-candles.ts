@@ -14,6 +14,7 @@ import { type Assets, importCandles } from '../record/candles.js';
 import { DEFAULT_PAIRS, simPairConfig } from '../sim/default-market.js';
 import { assetIdFor } from '../sim/pair-market.js';
 import { commandSpec, helpText, numberFlag, parseFlags, timeFlag } from './flags.js';
+import { commandFailure } from './command-failure.js';
 
 const RULES = 'Pair rules (written into the recording; backtests and paper trade the pair by them), from flags:';
 
@@ -361,10 +362,6 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (tty) process.stderr.write('\n');
-    if (err instanceof BotError) {
-      console.error(err.message.startsWith('import-candles:') ? err.message : `import-candles: ${err.message}`);
-      return err.code === 'E_USAGE' ? 2 : 1;
-    }
-    throw err;
+    return commandFailure('import-candles', err);
   }
 }

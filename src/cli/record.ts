@@ -5,12 +5,13 @@
  */
 import { loadEnv, parseEnv } from '../app/env.js';
 import { clientOptionsFromEnv } from '../exchange/client-options.js';
-import { BotError, describeError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { ExchangeClient } from '../exchange/client.js';
 import { createLogger } from '../ops/logger.js';
 import { Recorder, marketWatchFetcher, runEvery } from '../record/recorder.js';
 import { type PairFigures, PairListSchema, resolvePairList } from '../config/pair-list.js';
 import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
+import { commandFailure } from './command-failure.js';
 import { marketFigures } from './pair-list-view.js';
 
 export const SPEC = commandSpec({
@@ -181,7 +182,6 @@ export async function run(argv: string[]): Promise<number> {
     logger.info({ signal, ...recorder.status }, 'recorder stopped; files flushed and closed');
     return 0;
   } catch (err) {
-    console.error(`record: ${describeError(err)}`);
-    return err instanceof BotError && err.code === 'E_USAGE' ? 2 : 1;
+    return commandFailure('record', err, { service: true });
   }
 }

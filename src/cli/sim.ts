@@ -7,7 +7,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { loadEnv } from '../app/env.js';
 import { checkPaperData } from '../app/paper-data.js';
-import { BotError, describeError } from '../errors.js';
+import { BotError } from '../errors.js';
 import { isPlainDecimal } from '../market/decimal.js';
 import { createLogger } from '../ops/logger.js';
 import { wallClock } from '../clocks/wall-clock.js';
@@ -16,6 +16,7 @@ import { MatchingEngine } from '../sim/matching-engine.js';
 import { type FeedProgress, lockstepFeed, type PriceFeed, randomWalkFeed, replayFeed } from '../sim/feeds.js';
 import { DEFAULT_PAPER_BALANCES, DEMO_CREDENTIALS, type SimCredentials, startSimServer } from '../sim/sim-server.js';
 import { commandSpec, helpText, numberFlag, parseFlags } from './flags.js';
+import { commandFailure } from './command-failure.js';
 
 const SAMPLES = 'data/samples';
 
@@ -218,7 +219,6 @@ export async function run(argv: string[]): Promise<number> {
     logger.info({ signal, fed, done, simulatedTime: time }, 'simulated exchange stopped');
     return 0;
   } catch (err) {
-    console.error(`sim: ${describeError(err)}`);
-    return err instanceof BotError && err.code === 'E_USAGE' ? 2 : 1;
+    return commandFailure('sim', err, { service: true });
   }
 }

@@ -8,6 +8,7 @@ import { DEFAULT_WORKER_CACHE } from '../backtest/queue/recording-store.js';
 import { BotError } from '../errors.js';
 import { researchImport } from '../ops/research-import.js';
 import { commandSpec, parseCommandFlags } from './flags.js';
+import { commandFailure } from './command-failure.js';
 
 export const SPEC = commandSpec({
   name: 'worker',
@@ -59,8 +60,6 @@ export async function run(argv: string[]): Promise<number> {
     await worker.stop();
     return 0;
   } catch (err) {
-    if (!(err instanceof BotError)) throw err;
-    console.error(`worker: ${err.message}`);
-    return err.code === 'E_USAGE' ? 2 : 1;
+    return commandFailure('worker', err);
   }
 }
