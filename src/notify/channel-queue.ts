@@ -87,7 +87,9 @@ export class ChannelQueue {
     this.limiter = new RateLimiter(
       options.rate,
       () => deps.timers.now(),
-      (ms) => deps.timers.sleep(ms, this.giveUp.signal),
+      // Cut short by the stop's deadline, the sleep rejects (the clock's sleep resolves on an abort): the
+      // limiter would take a resolved sleep for time passed and sleep again at once, for ever on a frozen clock.
+      (ms) => deps.timers.sleep(ms, this.giveUp.signal).then(() => this.giveUp.signal.throwIfAborted()),
     );
   }
 
@@ -162,7 +164,12 @@ export class ChannelQueue {
         await timers.sleep(wait, this.flushNow.signal);
         continue;
       }
-      await this.limiter.acquire();
+      try {
+        await this.limiter.acquire();
+      } catch (err) {
+        if (this.giveUp.signal.aborted) return;
+        throw err;
+      }
       if (this.giveUp.signal.aborted) return;
       const batch = this.queue.splice(0, this.options.maxPerMessage).map((q) => q.notice);
       if (batch.length > 0) await this.deliver(batch);

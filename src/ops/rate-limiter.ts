@@ -2,7 +2,11 @@
  * Pacing outgoing requests, whatever they are for: a token bucket (RateLimiter), the sleep it waits with, and
  * the delay a server's Retry-After asks for. The exchange client and the notification channels both use it.
  */
-/** Sleep for `ms` milliseconds; injectable so tests can run a limiter or a retry loop without waiting. */
+/**
+ * Sleep for `ms` milliseconds; injectable so tests can run a limiter or a retry loop without waiting. A sleep
+ * its owner cuts short (a channel giving up at its stop's deadline) must reject, not resolve: the limiter takes
+ * a resolved sleep for time passed and, still short of a token, sleeps again.
+ */
 export type Sleep = (ms: number) => Promise<void>;
 
 export const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -76,7 +80,8 @@ export class RateLimiter {
     if (this.sleeping) return;
     this.sleeping = true;
     const ms = Math.max(1, Math.ceil((1 - this.tokens) / this.perMs));
-    this.sleep(ms).then(
+    // A sleep that throws at once fails like one that rejects (the executor turns the throw into a rejection).
+    new Promise<void>((resolve) => resolve(this.sleep(ms))).then(
       () => {
         this.sleeping = false;
         this.refill();

@@ -12,7 +12,7 @@ import type { Timers } from '../../src/ports/clock.js';
 import { wallClock } from '../../src/clocks/wall-clock.js';
 import type { Transport } from '../../src/notify/transport.js';
 import { WebhookTransport } from '../../src/notify/webhook.js';
-import { Receiver, VirtualTimers } from './stand-ins.js';
+import { ManualTimers, Receiver, VirtualTimers } from './stand-ins.js';
 import { captureLogger } from '../support/capture-logger.js';
 
 let receiver: Receiver;
@@ -199,6 +199,35 @@ describe('a channel queue', () => {
     expect(log.messages(/delivery failing/)).toHaveLength(1);
     expect(log.messages(/dropping/)).toEqual([]);
     expect(log.messages(/delivering notifications again after \d+ s \(0 dropped meanwhile\)/)).toHaveLength(1);
+  });
+
+  it('stops at its deadline while a message waits for the rate limit, without sleeping again and again', async () => {
+    // A frozen clock: only the test moves it. Before, the limiter took the sleep the deadline cut short for time
+    // passed and slept again at once, in a loop of microtasks that never ended (here cut at 1000 sleeps).
+    const manual = new ManualTimers();
+    let sleeps = 0;
+    let limiterWaits!: () => void;
+    const waiting = new Promise<void>((resolve) => (limiterWaits = resolve));
+    const timers: Timers = {
+      now: () => manual.now(),
+      sleep: (ms, signal) => {
+        if (++sleeps > 1000) return Promise.reject(new Error('still sleeping after 1000 sleeps'));
+        if (ms === 1000) limiterWaits();
+        return manual.sleep(ms, signal);
+      },
+    };
+    const { outcomes, queue, log } = setUp({ groupMs: 0, maxPerMessage: 1 }, timers);
+    queue.push(fill('1'));
+    await settled(outcomes, 1);
+    queue.push(fill('2'));
+    await waiting; // the second message waits a second for the next token
+    const stopped = queue.stop(10);
+    manual.advance(10);
+    await stopped;
+    expect(sleeps).toBeLessThan(5);
+    expect(outcomes).toHaveLength(1);
+    expect(log.messages(/notification queue failed/)).toEqual([]);
+    expect(log.messages(/1 notification\(s\) not sent before the stop; the next start sends them/)).toHaveLength(1);
   });
 
   it('at stop sends what is queued without the group wait, and leaves unrecorded what the deadline cuts off', async () => {

@@ -66,6 +66,24 @@ describe('token bucket', () => {
     await expect(limiter.acquire()).resolves.toBeUndefined();
   });
 
+  it('fails the callers waiting when its sleep throws at once, and serves the next caller', async () => {
+    const { t, now, sleep } = fakeTime();
+    let broken = true;
+    const limiter = new RateLimiter({ requestsPerSecond: 1, burst: 1 }, now, (ms) => {
+      if (broken) throw new Error('no timer');
+      return sleep(ms);
+    });
+    await limiter.acquire();
+    await expect(limiter.acquire()).rejects.toThrow('no timer');
+    broken = false;
+    // Before, the sleep stayed taken and the failed caller stayed queued: every later caller waited for ever.
+    // Fake time runs in microtasks, so the next turn of the event loop comes after any answer due.
+    const next = limiter.acquire().then(() => 'served');
+    const turn = new Promise((resolve) => setImmediate(() => resolve('still waiting')));
+    await expect(Promise.race([next, turn])).resolves.toBe('served');
+    expect(t.waits).toEqual([1000]);
+  });
+
   it('rejects a rate or burst that cannot work', () => {
     expect(() => new RateLimiter({ requestsPerSecond: 0, burst: 1 })).toThrow(/requestsPerSecond/);
     expect(() => new RateLimiter({ requestsPerSecond: 1, burst: 0 })).toThrow(/burst/);
