@@ -42,6 +42,20 @@ const MOVE = 1;
 
 const sym0 = (data: TickData, i: number): number => data.columns.sym[i] as number;
 
+/** The gap between a table of the hour's matches' entries when they are evenly spaced over the hour; else 0. */
+function evenStep(offsets: Float64Array | undefined): number {
+  if (offsets === undefined || offsets.length === 0) return 0;
+  const step = HOUR_MS / offsets.length;
+  if (!Number.isInteger(step) || (offsets[0] as number) >= step) return 0;
+  for (let i = 1; i < offsets.length; i++) if ((offsets[i] as number) - (offsets[i - 1] as number) !== step) return 0;
+  return step;
+}
+
+/** Copies `from` into `to` (a few entries: cheaper than TypedArray.set's call). */
+function copy(from: Float64Array | Int32Array, to: Float64Array | Int32Array): void {
+  for (let i = 0; i < from.length; i++) to[i] = from[i] as number;
+}
+
 export class ScheduledReplay {
   readonly account: TickAccount;
   private i: number;
@@ -58,6 +72,8 @@ export class ScheduledReplay {
   private readonly dueHour: Float64Array;
   private readonly dueIndex: Int32Array;
   private readonly offsets: (Float64Array | undefined)[];
+  /** Per job, the gap between its table's entries when they are evenly spaced over the hour, else 0. */
+  private readonly steps: Float64Array;
   /** The three above as they were before refireUnchanged passed a stretch, to put back when it cannot. */
   private readonly saved: { due: Float64Array; hour: Float64Array; index: Int32Array };
   /**
@@ -115,6 +131,7 @@ export class ScheduledReplay {
     this.due = Float64Array.from(this.jobs, (j) => j.cron.next(now));
     this.dueHour = this.due.map((d) => Math.floor(d / HOUR_MS) * HOUR_MS);
     this.offsets = this.jobs.map((j) => (j.cron.hourly ? Float64Array.from(j.cron.hourly) : undefined));
+    this.steps = Float64Array.from(this.offsets, (o) => evenStep(o));
     this.dueIndex = Int32Array.from(
       this.jobs,
       (_, j) => this.offsets[j]?.indexOf((this.due[j] as number) - (this.dueHour[j] as number)) ?? -1,
@@ -185,7 +202,7 @@ export class ScheduledReplay {
    * RefreshGate.idle; passing them changes nothing, so neither can change in the stretch), so a quiet stretch
    * between two ticks is one step; another market job, or a poll or refresh with work, ends it (the first such
    * firing in time, then the jobs' order). When the engine says none of j's firings would do anything but count
-   * a tick (Engine.refireUnchanged: its strategies would not be called), they are counted at once and passed;
+   * a tick (Engine.mayRefire: its strategies would not be called), they are counted at once and passed;
    * true. Otherwise every job's times are left as they were (false): the jobs fire one by one. Each job skips
    * its firings of the stretch at once (skip()), not one by one: a schedule every second over a minute's
    * candle would otherwise step 45 firings of each job at every tick.
@@ -208,9 +225,9 @@ export class ScheduledReplay {
         stopJob = k;
       }
     }
-    saved.due.set(due);
-    saved.hour.set(dueHour);
-    saved.index.set(dueIndex);
+    copy(due, saved.due);
+    copy(dueHour, saved.hour);
+    copy(dueIndex, saved.index);
     let firings = 0;
     let last = -Infinity;
     for (let k = 0; k < n; k++) {
@@ -228,9 +245,9 @@ export class ScheduledReplay {
       this.p.clock.time = last;
       return true;
     }
-    due.set(saved.due);
-    dueHour.set(saved.hour);
-    dueIndex.set(saved.index);
+    copy(saved.due, due);
+    copy(saved.hour, dueHour);
+    copy(saved.index, dueIndex);
     return false;
   }
 
@@ -260,12 +277,20 @@ export class ScheduledReplay {
     const offset = bound - hour;
     // The first entry of bound's hour not passed: after the bound, or at it when the bound itself is not passed.
     let lo = 0;
-    let hi = count;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const o = offsets[mid] as number;
-      if (o < offset || (atBound && o === offset)) lo = mid + 1;
-      else hi = mid;
+    const step = this.steps[k] as number;
+    if (step > 0) {
+      // Entries evenly spaced (*/2, */5, a minute's second...): the index (offset - first) / step, rounded.
+      const x = (offset - (offsets[0] as number)) / step;
+      lo = atBound ? (x < 0 ? 0 : Math.floor(x) + 1) : x <= 0 ? 0 : Math.ceil(x);
+      if (lo > count) lo = count;
+    } else {
+      let hi = count;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const o = offsets[mid] as number;
+        if (o < offset || (atBound && o === offset)) lo = mid + 1;
+        else hi = mid;
+      }
     }
     if (lo === count) {
       lo = 0;

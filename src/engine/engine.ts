@@ -594,27 +594,26 @@ export class Engine implements FillSink {
   }
 
   /**
-   * `firings` firings of the market job of `schedule` on the tickers the engine already holds (a backtest's job
-   * between two ticks), when none of them would do anything but count a tick (TickPath.refire) and no order
-   * placed since the last poll is waiting for one (nor a pair list due by `last`, the last firing's time): counted,
-   * and true. Otherwise false, and nothing done: the
-   * caller fires them one by one.
-   */
-  refireUnchanged(schedule: string, firings: number, last: number): boolean {
-    if (this.state !== 'running' || this.orders.placedSincePoll || this.pairLists.dueBy(last)) return false;
-    const index = this.roster.onSchedule(schedule);
-    return index === undefined || this.ticks.refire(index, firings);
-  }
-
-  /**
-   * Whether refireUnchanged could pass firings of `schedule` now (but for a pair list due meanwhile): false when
-   * a firing would call a strategy (one that does not declare idempotentTick is called at every firing), so the
-   * backtest does not work out a stretch it could not pass.
+   * Whether firings of the market job of `schedule` on the tickers the engine already holds (a backtest's job
+   * between two ticks) would do nothing but count a tick (TickPath.refireable), with no order placed since the
+   * last poll waiting for one; refireUnchanged then passes them. A strategy that does not declare idempotentTick
+   * is called at every firing: false.
    */
   mayRefire(schedule: string): boolean {
     if (this.state !== 'running' || this.orders.placedSincePoll) return false;
     const index = this.roster.onSchedule(schedule);
     return index === undefined || this.ticks.refireable(index);
+  }
+
+  /**
+   * `firings` such firings, the last at `last`, right after mayRefire said yes (nothing ran since): counted as
+   * ticks, and true; false, and nothing done, when a pair list is due by `last` (the caller fires them one by one).
+   */
+  refireUnchanged(schedule: string, firings: number, last: number): boolean {
+    if (this.pairLists.dueBy(last)) return false;
+    const index = this.roster.onSchedule(schedule);
+    if (index !== undefined) this.ticks.countFirings(index, firings);
+    return true;
   }
 
   /**

@@ -53,23 +53,23 @@ export class TickPath {
   }
 
   /**
-   * `firings` firings of a market job on the tickers the market already holds, when each would do nothing but
-   * count a tick: every instance of `index` is stopped, or idle (not busy, its exits and protections idle, its
-   * state saved) and, when running, one whose onTick would not be called (InstanceRunner.tickUnchanged). Then
-   * counts them as ticks of its running instances and returns true; otherwise does nothing and returns false.
+   * `firings` firings of a market job on the tickers the market already holds, each of which would do nothing but
+   * count a tick (refireable said so, and nothing ran since): counted as ticks of its running instances.
    */
-  refire(index: BySymbol, firings: number): boolean {
-    if (!this.refireable(index)) return false;
+  countFirings(index: BySymbol, firings: number): void {
     for (const list of index.values()) {
       for (let j = 0; j < list.length; j++) {
         const r = list[j] as InstanceRunner;
         if (r.status === 'running' && !this.idleOffList(r)) r.countTicks(firings);
       }
     }
-    return true;
   }
 
-  /** A firing of a market job for `index` on the tickers the market holds would do nothing but count a tick. */
+  /**
+   * A firing of a market job for `index` on the tickers the market holds would do nothing but count a tick: every
+   * instance of `index` is stopped, or idle (not busy, its exits and protections idle, its state saved) and, when
+   * running, one whose onTick would not be called (InstanceRunner.tickUnchanged).
+   */
   refireable(index: BySymbol): boolean {
     for (const list of index.values()) {
       for (let j = 0; j < list.length; j++) {

@@ -69,12 +69,27 @@ describe('a backtest on a schedule that fires between the ticks', () => {
     const firings = run.instances[0]!.counters.ticks;
     expect(firings).toBeGreaterThan(5 * quiet.seen.length);
     expect(observed).toHaveBeenCalledTimes(quiet.seen.length);
-    // Every match of the schedule after the first ticker, up to the last ticker's time and over the hour's turn,
-    // counted once: the stretches passed at once skip exactly the firings they stand for.
-    const cron = new CronSchedule('*/2 * * * * *');
-    let matches = 0;
-    for (let at = cron.next(run.firstTime); at <= run.lastTime; at = cron.next(at)) matches++;
-    expect(run.lastTime - run.firstTime).toBeGreaterThan(HOUR);
-    expect(firings).toBe(matches);
+    expect(firings).toBe(matches('*/2 * * * * *', run));
+  });
+
+  it('counts every firing of a schedule whose matches are not evenly spaced', async () => {
+    const quiet = counted(true);
+    const schedule = '3,4,17,50 * * * * *';
+    const run = await runBacktest([instance('quiet', quiet.definition, { schedule })], data, {
+      balances: { USDT: '1000' },
+    });
+    expect(run.instances[0]!.counters.ticks).toBe(matches(schedule, run));
   });
 });
+
+/**
+ * Every match of the schedule after the run's first ticker up to its last one's time, over the hour's turn: the
+ * firings a replay counts when the stretches it passes at once skip exactly the firings they stand for.
+ */
+function matches(schedule: string, run: { firstTime: number; lastTime: number }): number {
+  expect(run.lastTime - run.firstTime).toBeGreaterThan(HOUR);
+  const cron = new CronSchedule(schedule);
+  let n = 0;
+  for (let at = cron.next(run.firstTime); at <= run.lastTime; at = cron.next(at)) n++;
+  return n;
+}
