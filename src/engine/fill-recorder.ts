@@ -216,7 +216,6 @@ export class FillRecorder {
         (t) => t._id,
       );
       this.readSucceeded(symbol, read.complete);
-      if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
       this.recordTrades(symbol, read.items);
       return true;
     } catch (err) {
@@ -227,8 +226,10 @@ export class FillRecorder {
     }
   }
 
+  /** The symbol's trades were read (its own read, or a shared one that served it): its failures are over. */
   private readSucceeded(symbol: string, complete: boolean): void {
     this.tradeFailures.delete(symbol);
+    if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
     if (complete) this.tradesPartial.succeeded(symbol, { symbol });
     else {
       const detail = `more than ${HISTORY_READ_LIMIT} trades since the oldest one owed: older trades are not read`;

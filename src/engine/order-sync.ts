@@ -249,6 +249,7 @@ export class OrderSync {
         history = mine;
         historyComplete = shared.complete;
         historyRead = true;
+        this.historyFailing.succeeded(symbol, { symbol });
       } else {
         try {
           const read = await readPages(
