@@ -2,7 +2,8 @@
  * The entries that move the simulated market in a backtest, one per tick: the daemon's feed gives the simulated
  * exchange the same keys (price, time, the 24-hour high, low and volumes a taker's impact reads).
  */
-import type { TickerInput } from '../sim/matching-engine.js';
+import type { MatchingEngine, TickerInput } from '../sim/matching-engine.js';
+import type { CandleInfo } from './candle-ticks.js';
 import { valueAt } from './number-column.js';
 import type { SymbolInfo } from './tick-columns.js';
 import type { TickData } from './tick-data.js';
@@ -58,10 +59,46 @@ export class MarketEntries {
   private readonly inputs: (TickerInput | undefined)[];
   /** Which of h, l, vb, vq (bits 1, 2, 4, 8) each symbol's entry has. */
   private readonly inputKeys: Int8Array;
+  /** Per symbol, the tick that moved its price without its entry given to the market yet (-1: none). */
+  private readonly pending: Int32Array;
+  /** Whether some symbol has a pending entry. */
+  private anyPending = false;
 
   constructor(private readonly data: TickData) {
     this.inputs = new Array<TickerInput | undefined>(data.symbols.length).fill(undefined);
     this.inputKeys = new Int8Array(data.symbols.length);
+    this.pending = new Int32Array(data.symbols.length).fill(-1);
+  }
+
+  /**
+   * Moves the market by tick i. A tick that crosses no resting order's threshold and brings no order's arrival
+   * (MatchingEngine.quietPrice: most ticks) only moves the last price: its entry is given to the market when
+   * something may read it (flush(), before the engine runs). Any other tick goes in full, with its entry and the
+   * base volume it carries.
+   */
+  move(sim: MatchingEngine, i: number, volume: CandleInfo | undefined): void {
+    const { sym, time, price } = this.data.columns;
+    const s = sym[i] as number;
+    if (sim.quietPrice((this.data.symbols[s] as SymbolInfo).symbol, valueAt(price, i), valueAt(time, i))) {
+      this.pending[s] = i;
+      this.anyPending = true;
+      return;
+    }
+    this.pending[s] = -1;
+    sim.onTicker(this.at(i), volume?.at(i));
+  }
+
+  /** Gives the market the entries of the ticks that moved it quietly: before anything reads the market watch. */
+  flush(sim: MatchingEngine): void {
+    if (!this.anyPending) return;
+    this.anyPending = false;
+    const pending = this.pending;
+    for (let s = 0; s < pending.length; s++) {
+      const i = pending[s] as number;
+      if (i === -1) continue;
+      pending[s] = -1;
+      sim.setTicker(this.at(i));
+    }
   }
 
   /** The entry of tick i: its symbol's, rewritten, or a new one when its keys differ. */

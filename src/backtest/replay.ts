@@ -215,19 +215,21 @@ export class Replay {
         clock.time = t;
         if (t >= this.nextRefresh) {
           this.nextRefresh = (Math.floor(t / this.refreshMs) + 1) * this.refreshMs;
+          this.entries.flush(sim);
           const refreshed = this.gate.refresh();
           if (refreshed) return this.resumeAt(MARKET, refreshed);
         }
         this.step = MARKET;
       }
       if (this.step === MARKET) {
-        if (i !== this.first) sim.onTicker(this.entries.at(i), this.p.volume?.at(i));
+        if (i !== this.first) this.entries.move(sim, i, this.p.volume);
         prices[k] = p;
         // A candle's extremes are the modelled path: the market walks it, no strategy observes it (invariant 15).
         if (this.p.volume?.inPath(i) === true) {
           this.account.settle(t, k, p);
           continue;
         }
+        this.entries.flush(sim);
         this.batch[0] = tickerAt(this.data, infos, i, this.p.volume);
         const observed = engine.observe(this.batch);
         if (observed) return this.resumeAt(POLL, observed);
@@ -239,6 +241,7 @@ export class Replay {
       }
       this.account.settle(t, k, p);
     }
+    this.entries.flush(sim);
     return undefined;
   }
 

@@ -164,14 +164,16 @@ export class ScheduledReplay {
       this.account.sampleUpTo(t);
       clock.time = t;
       const p = valueAt(price, i);
-      if (i !== this.first) sim.onTicker(this.entries.at(i), this.p.volume?.at(i));
+      if (i !== this.first) this.entries.move(sim, i, this.p.volume);
       this.latest[sym[i] as number] = i;
       this.moved++;
       equity.prices[k] = p;
       this.account.settle(t, k, p);
     }
     // The jobs due up to the last ticker's time, after it (the daemon's clock stops there in the parity test).
-    return this.fireDue(clock.time, true);
+    const pending = this.fireDue(clock.time, true);
+    if (pending === undefined) this.entries.flush(sim);
+    return pending;
   }
 
   /** Fires, in time order (then the jobs' order), the jobs due before `limit` (or at it when inclusive). */
@@ -343,6 +345,7 @@ export class ScheduledReplay {
 
   private fire(job: Job): Promise<void> | undefined {
     const engine: Engine = this.p.engine;
+    this.entries.flush(this.p.sim);
     if (job.kind === MARKET) return engine.observeCycle(this.marketWatch(job), job.schedule);
     if (job.kind === POLL) return engine.pollOrders();
     return this.gate.refresh();

@@ -489,6 +489,26 @@ export class MatchingEngine {
     this.onPrice(ticker.s, ticker.p, ticker.t, volume);
   }
 
+  /**
+   * onPrice's usual case alone: a tick strictly between the pair's thresholds, with no order arriving by its time,
+   * moves the last price and time, and true. Otherwise nothing is done, and false: the tick goes through onPrice or
+   * onTicker in full. The pair's market-watch entry stays as it was: a backtest gives it (setTicker) before
+   * anything reads it, and moves most ticks without building one.
+   */
+  quietPrice(symbol: string, price: number, timeMs: number): boolean {
+    const book = this.books.get(symbol);
+    if (book === undefined || !(price > book.downAt && price < book.upAt && timeMs < book.nextArrival)) return false;
+    book.last = price;
+    book.lastTime = timeMs;
+    this.tickTime = timeMs;
+    return true;
+  }
+
+  /** The pair's market-watch entry, as onTicker keeps it, for a price already moved (quietPrice). */
+  setTicker(ticker: TickerInput): void {
+    this.book(ticker.s).ticker = ticker;
+  }
+
   /** Market-watch entries of the pairs that have a price (one pair when `symbol` is given). */
   tickers(symbol?: string): SimTicker[] {
     const out: SimTicker[] = [];
