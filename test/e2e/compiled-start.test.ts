@@ -193,7 +193,13 @@ export default defineStrategy<typeof params, { n?: number }>({
     const run = bot(['backtest', '--config', config, '--data', SAMPLE, ...DAY, '--out', out]);
     expect(run.status, run.stderr).toBe(1);
     expect(run.stderr).toContain('FAILED');
-    expect(existsSync(join(clone, 'dist/strategies/crash.js'))).toBe(true);
+    // The build's map gives the mappings and the source's name, not its text (which every run would hold).
+    const built = readFileSync(join(clone, 'dist/strategies/crash.js'), 'utf8');
+    const map = JSON.parse(
+      Buffer.from(/sourceMappingURL=data:application\/json;base64,(\S+)/.exec(built)![1]!, 'base64').toString(),
+    ) as { sources: string[]; sourcesContent?: unknown };
+    expect(map.sources).toEqual(['../../strategies/crash.ts']);
+    expect(map.sourcesContent).toBeUndefined();
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { errors: { at: string | null }[] };
     expect(summary.errors[0]!.at).toBe(`${source}:10:11`);
     expect(run.stderr).toContain(`(at ${source}:10:11)`);
