@@ -55,6 +55,11 @@ export class JournalCache {
   private readonly totals = new Map<string, Totals>();
   /** Local ids whose create request is on its way: their PENDING rows are not reconciled meanwhile. */
   private readonly sending = new Set<string>();
+  /**
+   * The row last mirrored out of `live`, as committed: a fill's transaction commits its order's final row before
+   * fillRecorded counts the fill, so the row is read back at once (from here, not the database).
+   */
+  private dropped: OrderRow | undefined;
 
   constructor(private readonly store: Store) {}
 
@@ -65,6 +70,7 @@ export class JournalCache {
     this.undelivered.clear();
     this.parts.clear();
     this.totals.clear();
+    this.dropped = undefined;
     for (const [localId, n] of this.store.fills.undeliveredByOrder()) this.undelivered.set(localId, n);
     for (const row of [...this.store.orders.active(), ...this.store.orders.withOutstandingFills()]) this.mirror(row);
     for (const localId of this.undelivered.keys()) {
@@ -122,7 +128,10 @@ export class JournalCache {
   }
 
   get(localId: string): OrderRow | undefined {
-    return this.live.get(localId) ?? this.store.orders.get(localId);
+    const dropped = this.dropped;
+    return (
+      this.live.get(localId) ?? (dropped?.localId === localId ? dropped : undefined) ?? this.store.orders.get(localId)
+    );
   }
 
   byExchangeId(exchangeId: string): OrderRow | undefined {
@@ -218,9 +227,11 @@ export class JournalCache {
     if (isActive(row.status) || hasOutstandingFills(row) || this.undelivered.has(row.localId)) {
       this.live.set(row.localId, row);
       if (row.exchangeId !== undefined) this.byExchange.set(row.exchangeId, row);
+      if (this.dropped?.localId === row.localId) this.dropped = undefined;
     } else {
       this.live.delete(row.localId);
       if (row.exchangeId !== undefined) this.byExchange.delete(row.exchangeId);
+      this.dropped = row;
     }
     if (isUnresolved(row) || hasOutstandingFills(row)) this.attention.add(row.localId);
     else this.attention.delete(row.localId);

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { expect, it } from 'vitest';
+import { expect, it, vi } from 'vitest';
 import { HELD_STOP_TAG, isHeldExit } from '../../src/engine/exits/exit-orders.js';
 import { JournalCache } from '../../src/engine/journal-cache.js';
 import { D, type Dec, ZERO } from '../../src/market/decimal.js';
@@ -118,6 +118,8 @@ it('keeps every instance exposure equal to the fold over its view, whatever happ
             } else if (step.kind === 'fillRecorded') cache.fillRecorded(localId);
             else cache.fillDelivered(localId);
           }
+          // The cache gives each row as the journal holds it (live, the last one dropped, or read back).
+          for (const localId of rows) expect(cache.get(localId)).toEqual(store.orders.get(localId));
           for (const instance of INSTANCES) {
             expect(kept(cache, instance)).toEqual(folded(cache, instance));
             expect(
@@ -140,4 +142,25 @@ it('keeps every instance exposure equal to the fold over its view, whatever happ
     }),
     { numRuns: 60 },
   );
+});
+
+it('reads the row a fill closed back from memory when the fill is counted', () => {
+  const store = openStore({ path: join(dir, 'dropped.db'), clock: { now: () => 1000 } });
+  try {
+    const cache = new JournalCache(store);
+    cache.load();
+    cache.insert(orderRow({ localId: 'a-1', instance: 'a', seq: 1, side: 'BUY', quantity: '0.01', status: 'OPEN' }));
+    // The fill's transaction commits the final row (it leaves the live rows), then the fill is counted.
+    const filled = { ...cache.get('a-1')!, status: 'FILLED', filledQty: '0.01', execQty: '0.01', updatedAt: 2000 };
+    cache.save(filled);
+    const read = vi.spyOn(store.orders, 'get');
+    cache.fillRecorded('a-1');
+    expect(read).not.toHaveBeenCalled();
+    expect(cache.activeFor('a')).toEqual([filled]);
+    cache.fillDelivered('a-1');
+    expect(cache.activeFor('a')).toEqual([]);
+    expect(cache.get('a-1')).toEqual(filled);
+  } finally {
+    store.close();
+  }
 });
