@@ -37,6 +37,33 @@ function totalChanges(h: Harness): number {
   return h.store.db.prepare('SELECT total_changes() AS n').pluck().get() as number;
 }
 
+/**
+ * Started on a harness at price 100: an instance placing, on its n-th tick, a resting-or-not BUY of 0.01 at each
+ * price of plan[n]; and the market job as the daemon runs it (its tickers observed, then a poll at once when
+ * something was sent), one cycle 5 s after the last at `price`.
+ */
+async function placingPerTick(plan: readonly string[][]): Promise<(price?: number) => Promise<void>> {
+  h = new Harness();
+  h.price(100);
+  let step = 0;
+  await h.start([
+    instance(
+      'a',
+      strategy({
+        onTick(ctx) {
+          for (const price of plan[step++] ?? []) ctx.limit('BUY', price, '0.01');
+        },
+      }),
+    ),
+  ]);
+  const schedule = h.engine!.schedules()[0]!;
+  return async (price = 100) => {
+    h.clock.advance(5_000);
+    h.sim.onPrice('BTCUSDT', price, h.clock.now());
+    await h.engine!.marketCycle(schedule);
+  };
+}
+
 describe('order flow', () => {
   it('journals the order durably before the venue sees the request', async () => {
     h = new Harness();
@@ -202,31 +229,11 @@ describe('order flow', () => {
   });
 
   it('skips the poll after placements whose answers said all (resting, nothing executed), not after one that filled', async () => {
-    h = new Harness();
-    h.price(100);
     // Per tick: two resting BUYs; nothing; a resting BUY on the tick that fills the one at 91; a marketable BUY.
-    const plan: string[][] = [['90', '91'], [], ['80'], ['101']];
-    let step = 0;
-    await h.start([
-      instance(
-        'a',
-        strategy({
-          onTick(ctx) {
-            for (const price of plan[step++] ?? []) ctx.limit('BUY', price, '0.01');
-          },
-        }),
-      ),
-    ]);
+    const cycle = await placingPerTick([['90', '91'], [], ['80'], ['101']]);
     await h.engine!.pollOrders();
     const reads = () => h.venue.openOrdersAsked.length;
     const before = reads();
-    // The market job as the daemon runs it: its tickers observed, then a poll at once when something was sent.
-    const schedule = h.engine!.schedules()[0]!;
-    const cycle = async (price: number) => {
-      h.clock.advance(5_000);
-      h.sim.onPrice('BTCUSDT', price, h.clock.now());
-      await h.engine!.marketCycle(schedule);
-    };
     await cycle(100);
     expect(reads()).toBe(before);
     expect(h.engine!.pollIdle()).toBe(true);
@@ -249,28 +256,9 @@ describe('order flow', () => {
   });
 
   it('skips the poll after a resting placement that follows a complete poll at the revision the last one left', async () => {
-    h = new Harness();
-    h.price(100);
     // Per tick: a resting BUY; another; another after a tick with nothing.
-    const plan: string[][] = [['90'], ['89'], [], ['88']];
-    let step = 0;
-    await h.start([
-      instance(
-        'a',
-        strategy({
-          onTick(ctx) {
-            for (const price of plan[step++] ?? []) ctx.limit('BUY', price, '0.01');
-          },
-        }),
-      ),
-    ]);
+    const cycle = await placingPerTick([['90'], ['89'], [], ['88']]);
     const reads = () => h.venue.openOrdersAsked.length;
-    const schedule = h.engine!.schedules()[0]!;
-    const cycle = async () => {
-      h.clock.advance(5_000);
-      h.sim.onPrice('BTCUSDT', 100, h.clock.now());
-      await h.engine!.marketCycle(schedule);
-    };
     // No poll yet: the first runs, complete at the revision the placement left.
     await cycle();
     const first = reads();
