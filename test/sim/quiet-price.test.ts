@@ -18,7 +18,7 @@ describe('quietPrice', () => {
     expect(engine.quietPrice('BTCUSDT', 58990, T0 + 2000)).toBe(false);
     expect(engine.lastPrice('BTCUSDT')).toBe(59000);
     expect(engine.now()).toBe(T0 + 1500);
-    expect(engine.openOrders('test-key', 'BTCUSDT').map((o) => o.orderId)).toEqual([buy.orderId]);
+    expect(engine.openOrders('test-key', 'BTCUSDT').map((o) => o.displayingId)).toEqual([buy.displayingId]);
     engine.onPrice('BTCUSDT', 58990, T0 + 2000);
     expect(engine.openOrders('test-key', 'BTCUSDT')).toEqual([]);
   });
