@@ -11,7 +11,15 @@ import type { OrderRecord, TradeRecord } from '../ports/venue-records.js';
 import type { FeeIn, FillRow } from '../store/fills.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
-import { ALL_PAIRS, bySymbol, HISTORY_READ_LIMIT, iso, parseTime, readPages } from './history-pages.js';
+import {
+  ALL_PAIRS,
+  bySymbol,
+  HISTORY_READ_LIMIT,
+  iso,
+  parseTime,
+  readPages,
+  SharedReadTurns,
+} from './history-pages.js';
 import { isLiveVenueStatus, type VenueAnswers } from './venue-answers.js';
 
 /** Where a newly recorded fill goes (the engine: the position, the strategy's onFill). */
@@ -66,6 +74,8 @@ export class FillRecorder {
   private readonly tradesPartial: Incidents;
   /** Symbols whose incident has told that fills come from executedQty deltas. */
   private readonly deltaTold = new Set<string>();
+  /** Whether trade history is read for the account or a pair at a time (after a shared read failed). */
+  private readonly sharedTurns = new SharedReadTurns();
   /** Where the next shared trade read may start: the last complete one's start, less the lookback and the skew. */
   private sharedWindowFrom = -Infinity;
 
@@ -102,7 +112,7 @@ export class FillRecorder {
   async recordMany(polls: readonly PolledFills[], failed: (symbol: string, err: unknown) => void): Promise<void> {
     const needs = polls.map((poll) => ({ poll, from: this.tradesNeeded(poll.symbol, poll.missingExecuted) }));
     const needing = needs.filter((n): n is { poll: PolledFills; from: number } => n.from !== undefined);
-    const shared = needing.length > 1 ? await this.sharedTrades(needing) : undefined;
+    const shared = this.sharedTurns.shared(needing.length) ? await this.sharedTrades(needing) : undefined;
     for (const { poll, from } of needs) {
       try {
         await this.recordFills(poll, from, shared);
@@ -146,11 +156,13 @@ export class FillRecorder {
         (t) => t._id,
         { maxPages: needing.length },
       );
+      this.sharedTurns.succeeded();
       if (read.complete) this.sharedWindowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
       if (this.tradesFailing.succeeded(ALL_PAIRS, { symbols: needing.length }))
         for (const n of needing) this.deltaTold.delete(n.poll.symbol);
       return { bySymbol: bySymbol(read.items), complete: read.complete, from, failed: false };
     } catch (err) {
+      this.sharedTurns.failed();
       this.tradesFailing.get(ALL_PAIRS).failed(err, undefined, { symbols: needing.length });
       return { bySymbol: new Map(), complete: false, from, failed: true };
     }

@@ -22,6 +22,39 @@ export function parseTime(text: string | null | undefined): number | undefined {
 /** The incident key of the reads made for every pair at once. */
 export const ALL_PAIRS = '*';
 
+/** Polls that read their own history after a shared read failed, at most (the wait doubles up to this). */
+const SHARED_RETRY_MAX_POLLS = 16;
+
+/**
+ * Whether a poll reads a history once for the account or each pair its own. A shared read that failed is not
+ * tried again for the next poll, then two, four... up to SHARED_RETRY_MAX_POLLS while it keeps failing: in
+ * between each pair reads its own, so what fails the wide read (a record of one pair the reader refuses fails
+ * its whole page, a wide read that times out, a venue that limits symbol-less history) stops at most the pair
+ * it belongs to. The failing poll itself does not fall back: its read was retried by the adapter already, and
+ * a burst of a read a pair against a venue that just failed is what the shared read is for avoiding.
+ */
+export class SharedReadTurns {
+  private failures = 0;
+  private ownPolls = 0;
+
+  /** Whether `needing` symbols read once for the account this poll (a poll of several that does not counts). */
+  shared(needing: number): boolean {
+    if (needing < 2) return false;
+    if (this.ownPolls === 0) return true;
+    this.ownPolls--;
+    return false;
+  }
+
+  failed(): void {
+    this.failures++;
+    this.ownPolls = Math.min(SHARED_RETRY_MAX_POLLS, 2 ** (this.failures - 1));
+  }
+
+  succeeded(): void {
+    this.failures = 0;
+  }
+}
+
 /** Records grouped by their symbol. */
 export function bySymbol<T extends { symbol: string }>(items: readonly T[]): Map<string, T[]> {
   const out = new Map<string, T[]>();

@@ -9,7 +9,7 @@ import type { OrderRecord } from '../ports/venue-records.js';
 import { hasOutstandingFills, isActive, type OrderRow } from '../store/order-journal.js';
 import type { EngineParts } from './engine-parts.js';
 import { FillRecorder, type FillRecorderOptions, type FillSink, type PolledFills } from './fill-recorder.js';
-import { ALL_PAIRS, bySymbol, iso, readPages } from './history-pages.js';
+import { ALL_PAIRS, bySymbol, iso, readPages, SharedReadTurns } from './history-pages.js';
 import { VenueAnswers } from './venue-answers.js';
 import { OutcomeReconciler, type ReconcilerOptions } from './outcome-reconciler.js';
 import { ExternalOrders } from './external-orders.js';
@@ -52,8 +52,12 @@ const MISSING_REPORT_AFTER = 3;
 
 export class OrderSync {
   private readonly missing = new Map<string, number>();
+  /** Symbols whose orders to look up in history went unread last poll (its read failed): the next poll must come. */
+  private readonly historyOwed = new Set<string>();
   /** Order history reads failing, by symbol: told per incident (a fault that flaps is one), never per poll. */
   private readonly historyFailing: Incidents;
+  /** Whether order history is read for the account or a pair at a time (after a shared read failed). */
+  private readonly sharedTurns = new SharedReadTurns();
   private readonly reconciler: OutcomeReconciler;
   private readonly external: ExternalOrders;
   private readonly fills: FillRecorder;
@@ -78,7 +82,7 @@ export class OrderSync {
 
   /** Whether a poll could change something even if the venue reports no change (time-based decisions). */
   hasPendingWork(): boolean {
-    if (this.missing.size > 0) return true;
+    if (this.missing.size > 0 || this.historyOwed.size > 0) return true;
     if (this.fills.hasPendingWork()) return true;
     return this.p.journal.needsAttention();
   }
@@ -207,7 +211,7 @@ export class OrderSync {
    */
   private async sharedHistory(polls: readonly SymbolPoll[]): Promise<SharedHistory | undefined> {
     const needing = polls.filter((poll) => poll.historyFrom !== undefined);
-    if (needing.length < 2) return undefined;
+    if (!this.sharedTurns.shared(needing.length)) return undefined;
     const sought = needing.flatMap((poll) => [...poll.gone, ...poll.outstanding].map((row) => row.exchangeId));
     const exhaustive = needing.some((poll) => poll.unresolved.length > 0);
     const from = Math.min(...needing.map((poll) => poll.historyFrom as number));
@@ -224,9 +228,11 @@ export class OrderSync {
           enough: exhaustive ? undefined : (byId) => sought.every((id) => byId.has(id as string)),
         },
       );
+      this.sharedTurns.succeeded();
       this.historyFailing.succeeded(ALL_PAIRS, { symbols: needing.length });
       return { bySymbol: bySymbol(read.items), complete: read.complete, failed: false };
     } catch (err) {
+      this.sharedTurns.failed();
       this.historyUnavailable(ALL_PAIRS, err);
       return { bySymbol: new Map(), complete: false, failed: true };
     }
@@ -236,7 +242,8 @@ export class OrderSync {
    * The symbol's rows gone from open orders, closed ones owing fills and unknown outcomes, resolved from order
    * history: the shared read's records when it covers the symbol (complete, or holding every order sought and
    * no outcome unknown), else the symbol's own read, as one symbol alone does. A shared read that failed
-   * leaves them as they are until the next poll (no narrow lookups against a venue that just failed).
+   * leaves them as they are until the next poll (no narrow lookups against a venue that just failed), which
+   * reads each symbol's own (SharedReadTurns).
    */
   private async resolve(poll: SymbolPoll, shared: SharedHistory | undefined): Promise<void> {
     const { symbol, gone, unresolved, outstanding, seen, open } = poll;
@@ -269,6 +276,8 @@ export class OrderSync {
         }
       }
     }
+    if (poll.historyFrom !== undefined && !historyRead) this.historyOwed.add(symbol);
+    else this.historyOwed.delete(symbol);
     const historyById = new Map(history.map((o) => [o.displayingId, o]));
     const foundNarrowly =
       historyComplete || shared?.failed === true

@@ -48,16 +48,22 @@ export function venueError(meaning: VenueErrorMeaning, code: ErrorCode, venueCod
   return new VenueError(code, meaning, `${code} injected by the test venue`, { venueCode });
 }
 
+function picked(fault: boolean | ((query: HistoryQuery) => boolean), query: HistoryQuery = {}): boolean {
+  return typeof fault === 'function' ? fault(query) : fault;
+}
+
 /** Delegates to the in-process venue; each field, when set, injects one fault. */
 export class FaultyVenue implements Venue {
   /** Called with the request before it reaches the venue (e.g. to assert the journal row exists). */
   beforeCreate: ((request: OrderRequest) => void) | undefined;
   /** 'after-place': the order is placed, then the answer is lost. 'before-place': lost before reaching the venue. */
   createFault: { when: 'after-place' | 'before-place'; error: Error } | undefined;
-  historyFails = false;
+  /** Order history reads fail (all of them, or those the function picks: e.g. a record it cannot read). */
+  historyFails: boolean | ((query: HistoryQuery) => boolean) = false;
   /** Exchange ids order history no longer lists (an exchange that keeps only recent history). */
   readonly historyForgets = new Set<string>();
-  tradesFail = false;
+  /** Trade history reads fail (all of them, or those the function picks). */
+  tradesFail: boolean | ((query: HistoryQuery) => boolean) = false;
   /** Every call fails with this error (an exchange outage). */
   outage: Error | undefined;
   creates = 0;
@@ -102,14 +108,14 @@ export class FaultyVenue implements Venue {
   readonly tradesAsked: HistoryQuery[] = [];
   orderHistory(query?: HistoryQuery): Promise<OrderRecord[]> {
     this.historyAsked.push({ ...query });
-    if (this.historyFails) return Promise.reject(venueError('temporary', 'E_TIMEOUT'));
+    if (picked(this.historyFails, query)) return Promise.reject(venueError('temporary', 'E_TIMEOUT'));
     return this.guard(async () =>
       (await this.inner.orderHistory(query)).filter((o) => !this.historyForgets.has(o.displayingId)),
     );
   }
   tradeHistory(query?: HistoryQuery): Promise<TradeRecord[]> {
     this.tradesAsked.push({ ...query });
-    if (this.tradesFail) return Promise.reject(venueError('temporary', 'E_HTTP'));
+    if (picked(this.tradesFail, query)) return Promise.reject(venueError('temporary', 'E_HTTP'));
     return this.guard(() => this.inner.tradeHistory(query));
   }
   async createOrder(request: OrderRequest): Promise<OrderRecord> {

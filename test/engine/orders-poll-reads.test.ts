@@ -80,6 +80,20 @@ function defaultPairs() {
   return [simPairConfig(btc, USDT)];
 }
 
+/** A record of the first pair that the reader refuses: every read that would hold it fails. */
+const POISONED = SYMBOLS[0]!;
+const holdsPoison = (q: { symbol?: string }) => q.symbol === undefined || q.symbol === POISONED;
+
+/** The five other pairs have their one fill, from trades, FILLED; the poisoned pair's order is still working. */
+function expectOthersFilledFromTrades(h: Harness): void {
+  names.forEach((name, i) => {
+    const fills = h.store.fills.forInstance(name);
+    if (SYMBOLS[i] === POISONED) expect(fills, name).toEqual([]);
+    else expect(fills.map((f) => f.source), name).toEqual(['trade']);
+  });
+  expect(h.store.orders.active().map((o) => o.symbol)).toEqual([POISONED]);
+}
+
 /** Each instance's fills: exactly one each, of its own order, FILLED. */
 function expectOneFillEach(h: Harness): void {
   for (const name of names) {
@@ -171,9 +185,40 @@ describe('order and trade history in a many-pair poll', () => {
       h.clock.advance(5_000);
       await h.engine!.pollOrders();
     }
-    // One shared read a poll (not one a pair), each failure counted for every pair that needed it.
-    expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined, undefined, undefined]);
+    // The shared read, then each pair its own (failing too), then the shared read again: each failure counted
+    // for every pair that needed the read.
+    expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined, ...SYMBOLS, undefined]);
     expectOneFillEach(h);
     for (const name of names) expect(h.store.fills.forInstance(name)[0]!.source).toBe('delta');
+  });
+
+  it('order history: a shared read that fails stops only the pair that fails it, from the next poll on', async () => {
+    const h = await sixPairsFilled();
+    h.venue.historyFails = holdsPoison;
+    await h.engine!.pollOrders();
+    // The failed shared read leaves the orders as they are for this poll.
+    expect(h.store.orders.active()).toHaveLength(SYMBOLS.length);
+    h.clock.advance(5_000);
+    await h.engine!.pollOrders();
+    // Before, every poll tried the shared read again and no pair ever learnt its order had filled. Now each
+    // pair reads its own (the poisoned one also the narrow look-up around its order, failing too).
+    expect(h.venue.historyAsked.map((q) => q.symbol)).toEqual([undefined, POISONED, POISONED, ...SYMBOLS.slice(1)]);
+    expectOthersFilledFromTrades(h);
+    // Once the record can be read, the last pair catches up.
+    h.venue.historyFails = false;
+    h.clock.advance(5_000);
+    await h.engine!.pollOrders();
+    expectOneFillEach(h);
+  });
+
+  it('trade history: a shared read that fails stops only the pair that fails it, from the next poll on', async () => {
+    const h = await sixPairsFilled();
+    h.venue.tradesFail = holdsPoison;
+    await h.engine!.pollOrders();
+    h.clock.advance(5_000);
+    await h.engine!.pollOrders();
+    // Before, every poll tried the shared read again; after three, every pair's fills came from deltas.
+    expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined, ...SYMBOLS]);
+    expectOthersFilledFromTrades(h);
   });
 });
