@@ -35,11 +35,10 @@ export interface PolledFills {
   missingExecuted: boolean;
 }
 
-/** The account's trade history read once for several symbols: each symbol's trades (none when it failed), from when. */
+/** The account's trade history read once for several symbols: each symbol's trades (none when it failed). */
 interface SharedTrades {
   bySymbol: Map<string, TradeRecord[]>;
   complete: boolean;
-  from: number;
   failed: boolean;
 }
 
@@ -76,8 +75,12 @@ export class FillRecorder {
   private readonly deltaTold = new Set<string>();
   /** Whether trade history is read for the account or a pair at a time (after a shared read failed). */
   private readonly sharedTurns = new SharedReadTurns();
-  /** Where the next shared trade read may start: the last complete one's start, less the lookback and the skew. */
-  private sharedWindowFrom = -Infinity;
+  /**
+   * By symbol, where its next shared trade read may start: the start of the last complete shared read that
+   * covered it, less the lookback and the skew. Set only for the symbols a read covered: a symbol missing from
+   * a read (not polled then, or needing nothing) keeps the window of the last one it was in.
+   */
+  private readonly sharedWindowFrom = new Map<string, number>();
 
   constructor(
     private readonly p: EngineParts,
@@ -137,14 +140,16 @@ export class FillRecorder {
   }
 
   /**
-   * The account's trade history, one read for the symbols `needing` it: from the oldest need, but not before
-   * the last complete shared read's start less the lookback and the skew (what was read then is not read again
-   * every poll; a symbol needing older trades that still owes after this read reads its own). Bounded by one
-   * page a symbol, so it never costs more requests than the reads it replaces.
+   * The account's trade history, one read for the symbols `needing` it: from the oldest need, each need no
+   * older than the symbol's shared window (the last complete shared read that covered it: what was read then is
+   * not read again every poll). Bounded by one page a symbol, so it never costs more requests than the reads it
+   * replaces; a symbol it does not cover (it stopped short) and still owing reads its own.
    */
   private async sharedTrades(needing: readonly { poll: PolledFills; from: number }[]): Promise<SharedTrades> {
     const { guard, logger, venue, clock } = this.p;
-    const from = Math.max(Math.min(...needing.map((n) => n.from)), this.sharedWindowFrom);
+    const from = Math.min(
+      ...needing.map((n) => Math.max(n.from, this.sharedWindowFrom.get(n.poll.symbol) ?? -Infinity)),
+    );
     const startedAt = this.answers.toVenueTime(clock.now());
     try {
       const read = await readPages(
@@ -157,14 +162,17 @@ export class FillRecorder {
         { maxPages: needing.length },
       );
       this.sharedTurns.succeeded();
-      if (read.complete) this.sharedWindowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
+      if (read.complete) {
+        const windowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
+        for (const n of needing) this.sharedWindowFrom.set(n.poll.symbol, windowFrom);
+      }
       if (this.tradesFailing.succeeded(ALL_PAIRS, { symbols: needing.length }))
         for (const n of needing) this.deltaTold.delete(n.poll.symbol);
-      return { bySymbol: bySymbol(read.items), complete: read.complete, from, failed: false };
+      return { bySymbol: bySymbol(read.items), complete: read.complete, failed: false };
     } catch (err) {
       this.sharedTurns.failed();
       this.tradesFailing.get(ALL_PAIRS).failed(err, undefined, { symbols: needing.length });
-      return { bySymbol: new Map(), complete: false, from, failed: true };
+      return { bySymbol: new Map(), complete: false, failed: true };
     }
   }
 
@@ -190,14 +198,14 @@ export class FillRecorder {
     else {
       this.recordTrades(symbol, shared.bySymbol.get(symbol) ?? []);
       const owes = this.p.journal.forSymbol(symbol).some((row) => this.owes(row));
-      // Served by the shared read: it covered all the symbol needs; or nothing is owed any more after it and it
-      // was complete from its window on (older trades were read by the one before), or the journal would show
-      // a fill it missed (an order without executedQty shows its fills only in trades).
-      const covered = shared.complete && shared.from <= from;
-      if (covered || (!owes && (shared.complete || !missingExecuted))) {
-        this.readSucceeded(symbol, true);
-        read = true;
-      } else read = await this.readOwn(symbol, from);
+      // Served by the shared read: complete, it covered the symbol from its need or its window on (older trades
+      // were read by the complete read that set the window, which covered the symbol too); or, stopped short,
+      // nothing is owed any more after it and the journal would show a fill it missed (an order without
+      // executedQty shows its fills only in trades). Not read in full, it says nothing of tradesPartial.
+      if (shared.complete) this.readSucceeded(symbol, true);
+      else if (!owes && !missingExecuted) this.tradeFailures.delete(symbol);
+      if (shared.complete || (!owes && !missingExecuted)) read = true;
+      else read = await this.readOwn(symbol, from);
     }
     const deltaMode = !read && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
     const now = this.p.clock.now();

@@ -89,7 +89,11 @@ function expectOthersFilledFromTrades(h: Harness): void {
   names.forEach((name, i) => {
     const fills = h.store.fills.forInstance(name);
     if (SYMBOLS[i] === POISONED) expect(fills, name).toEqual([]);
-    else expect(fills.map((f) => f.source), name).toEqual(['trade']);
+    else
+      expect(
+        fills.map((f) => f.source),
+        name,
+      ).toEqual(['trade']);
   });
   expect(h.store.orders.active().map((o) => o.symbol)).toEqual([POISONED]);
 }
@@ -176,6 +180,33 @@ describe('order and trade history in a many-pair poll', () => {
     expect(Date.parse(h.venue.tradesAsked[0]!.timeFrom!)).toBe(firstRead - 90_000);
     for (const name of names) expect(h.store.fills.forInstance(name).map((f) => f.price)).toEqual(['90', '80']);
     expect(h.store.orders.active()).toEqual([]);
+  });
+
+  it('a pair is read from its own need, not from a window set by shared reads it was not in', async () => {
+    const h = new Harness({
+      balances: { USDT: '1000000' },
+      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
+    });
+    for (const symbol of SYMBOLS) h.price(100, symbol);
+    await h.start(specs());
+    for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
+    const placed = h.clock.now();
+    // An hour later the first three pairs fill: their shared read is complete and sets their window.
+    h.clock.advance(3_600_000);
+    const [first, later] = [SYMBOLS.slice(0, 3), SYMBOLS.slice(3)];
+    for (const symbol of first) h.sim.onPrice(symbol, 89, h.clock.now());
+    await h.engine!.pollOrders();
+    expect(Date.parse(h.venue.tradesAsked.at(-1)!.timeFrom!)).toBe(placed - 30_000);
+    // Then the other three, resting as long, fill: none was in that read, so none has a window yet. Before,
+    // one window for the account started their read at the first read's start less 90 s, trusting a read
+    // that never looked for their trades.
+    h.clock.advance(5_000);
+    for (const symbol of later) h.sim.onPrice(symbol, 89, h.clock.now());
+    h.venue.tradesAsked.length = 0;
+    await h.engine!.pollOrders();
+    expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined]);
+    expect(Date.parse(h.venue.tradesAsked[0]!.timeFrom!)).toBe(placed - 30_000);
+    expectOneFillEach(h);
   });
 
   it("a shared trade read that keeps failing: every pair's fills come from executedQty, once", async () => {
