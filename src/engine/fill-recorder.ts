@@ -73,6 +73,8 @@ export class FillRecorder {
   private readonly tradesPartial: Incidents;
   /** Symbols whose incident has told that fills come from executedQty deltas. */
   private readonly deltaTold = new Set<string>();
+  /** Symbols whose fills came to deltas in this recordMany: told in one line (a shared failure: every pair). */
+  private readonly deltaNow: string[] = [];
   /** Whether trade history is read for the account or a pair at a time (after a shared read failed). */
   private readonly sharedTurns = new SharedReadTurns();
   /**
@@ -123,6 +125,13 @@ export class FillRecorder {
         failed(poll.symbol, err);
       }
     }
+    const symbols = this.deltaNow.splice(0);
+    if (symbols.length > 0)
+      this.p.logger.warn(
+        { symbols: symbols.slice(0, 20), pairs: symbols.length, failures: this.options.tradeHistoryFallbackAfter },
+        `trade history still unavailable for ${symbols.length === 1 ? symbols[0] : `${symbols.length} pairs`}: ` +
+          'fills now come from executedQty deltas',
+      );
   }
 
   /** Whether the venue may owe the row fills: more executed than recorded, or closed without a figure to believe. */
@@ -166,8 +175,9 @@ export class FillRecorder {
         const windowFrom = startedAt - this.options.tradeLookbackMs - this.options.skewMs;
         for (const n of needing) this.sharedWindowFrom.set(n.poll.symbol, windowFrom);
       }
+      // The shared incident over: a symbol told of deltas may be told again, unless its own reads still fail.
       if (this.tradesFailing.succeeded(ALL_PAIRS, { symbols: needing.length }))
-        for (const n of needing) this.deltaTold.delete(n.poll.symbol);
+        for (const symbol of this.deltaTold) if (!this.tradesFailing.ongoing(symbol)) this.deltaTold.delete(symbol);
       return { bySymbol: bySymbol(read.items), complete: read.complete, failed: false };
     } catch (err) {
       this.sharedTurns.failed();
@@ -246,7 +256,7 @@ export class FillRecorder {
     }
   }
 
-  /** The symbol's trades were read (its own read, or a shared one that served it): its failures are over. */
+  /** The symbol's trades were read (its own read, or a complete shared one): its failing incident may end. */
   private readSucceeded(symbol: string, complete: boolean): void {
     this.tradeFailures.delete(symbol);
     if (this.tradesFailing.succeeded(symbol, { symbol })) this.deltaTold.delete(symbol);
@@ -263,10 +273,7 @@ export class FillRecorder {
     this.tradeFailures.set(symbol, failures);
     if (failures === this.options.tradeHistoryFallbackAfter && !this.deltaTold.has(symbol)) {
       this.deltaTold.add(symbol);
-      this.p.logger.warn(
-        { symbol, failures },
-        'trade history still unavailable: fills now come from executedQty deltas',
-      );
+      this.deltaNow.push(symbol);
     }
   }
 

@@ -233,7 +233,7 @@ export class OrderSync {
       return { bySymbol: bySymbol(read.items), complete: read.complete, failed: false };
     } catch (err) {
       this.sharedTurns.failed();
-      this.historyUnavailable(ALL_PAIRS, err);
+      this.historyUnavailable(ALL_PAIRS, err, { symbols: needing.length });
       return { bySymbol: new Map(), complete: false, failed: true };
     }
   }
@@ -344,11 +344,12 @@ export class OrderSync {
     return complete;
   }
 
-  private historyUnavailable(symbol: string, err: unknown): void {
+  /** `data`: what the lines carry (default the symbol; the shared read's: how many symbols it was for). */
+  private historyUnavailable(symbol: string, err: unknown, data: Record<string, unknown> = { symbol }): void {
     const message = err instanceof Error ? err.message : String(err);
     this.historyFailing
       .get(symbol)
-      .failed(err, `${message} (orders gone from open orders stay as they are until it answers)`, { symbol });
+      .failed(err, `${message} (orders gone from open orders stay as they are until it answers)`, data);
   }
 
   /** What the venue reports, into `changes`; `live`: the record came from open orders (whatever its status says). */

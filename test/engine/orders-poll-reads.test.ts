@@ -8,6 +8,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
+import type { Logger } from '../../src/ops/logger.js';
+import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { firstTick, Harness, instance } from './harness.js';
 
 const restingBuy = (price: string) => firstTick((ctx) => ctx.limit('BUY', price, '0.01', { tag: 'rest' }));
@@ -56,14 +59,14 @@ const names = SYMBOLS.map((_, i) => `p${i}`);
 const specs = () => SYMBOLS.map((symbol, i) => instance(names[i]!, restingBuy('90'), { symbol }));
 
 /** Six pairs, each with a resting BUY at 90, all filled on the venue (price 89) and not yet polled. */
-async function sixPairsFilled(): Promise<Harness> {
+async function sixPairsFilled(logger?: Logger): Promise<Harness> {
   const h = new Harness({
     balances: { USDT: '1000000', BTC: '10' },
     sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: [...PAIRS, ...defaultPairs()] },
   });
   for (const symbol of SYMBOLS) h.price(100, symbol);
   h.price(100);
-  await h.start(specs());
+  await h.start(specs(), logger === undefined ? {} : { logger });
   for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
   await h.engine!.pollOrders();
   expect(h.store.orders.active()).toHaveLength(SYMBOLS.length);
@@ -209,8 +212,9 @@ describe('order and trade history in a many-pair poll', () => {
     expectOneFillEach(h);
   });
 
-  it("a shared trade read that keeps failing: every pair's fills come from executedQty, once", async () => {
-    const h = await sixPairsFilled();
+  it("a shared trade read that keeps failing: every pair's fills come from executedQty, once, told once", async () => {
+    const log = captureLogger();
+    const h = await sixPairsFilled(log.logger);
     h.venue.tradesFail = true;
     for (let i = 0; i < 3; i++) {
       h.clock.advance(5_000);
@@ -221,6 +225,35 @@ describe('order and trade history in a many-pair poll', () => {
     expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined, ...SYMBOLS, undefined]);
     expectOneFillEach(h);
     for (const name of names) expect(h.store.fills.forInstance(name)[0]!.source).toBe('delta');
+    // One line for the six pairs (before: a line a pair, a hundred at once on a hundred pairs).
+    expect(log.messages(/fills now come from executedQty deltas/)).toEqual([
+      'trade history still unavailable for 6 pairs: fills now come from executedQty deltas',
+    ]);
+  });
+
+  it.each([
+    ['order history', 'historyFails'],
+    ['trade history', 'tradesFail'],
+  ] as const)('%s: a pair whose own reads failed recovers when a shared read serves it', async (what, fault) => {
+    const log = captureLogger();
+    const h = await sixPairsFilled(log.logger);
+    // Every read fails: the shared read, then each pair's own.
+    h.venue[fault] = true;
+    await h.engine!.pollOrders();
+    h.clock.advance(5_000);
+    await h.engine!.pollOrders();
+    expect(log.messages(new RegExp(`^${what} ${POISONED} failing`))).toHaveLength(1);
+    // The venue answers again; past the incidents' quiet time, the shared read serves every pair.
+    h.venue[fault] = false;
+    h.clock.advance(INCIDENT_QUIET_MS + 1_000);
+    await h.engine!.pollOrders();
+    expectOneFillEach(h);
+    // Before, a pair served by the shared read never closed its own incident.
+    for (const symbol of SYMBOLS) expect(log.messages(new RegExp(`^${what} ${symbol} recovered`))).toHaveLength(1);
+    expect(log.messages(new RegExp(`^${what} \\(all pairs\\) recovered`))).toHaveLength(1);
+    // The shared read's lines say how many pairs it was for, never a symbol '*'.
+    const lines = log.lines.map((l) => JSON.parse(l) as { symbol?: string });
+    expect(lines.filter((l) => l.symbol === '*')).toEqual([]);
   });
 
   it('order history: a shared read that fails stops only the pair that fails it, from the next poll on', async () => {
