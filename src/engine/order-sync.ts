@@ -39,10 +39,21 @@ interface SharedHistory {
   failed: boolean;
 }
 
-/** Whether a shared read serves the symbol: complete, or holding every order it seeks with no outcome unknown. */
+/**
+ * Whether the symbol's order history may come from a shared read: not with a create outcome unknown. The
+ * reconciler takes an order missing from a complete read for "not placed" and sends it again, and `complete`
+ * is a page shorter than PAGE_SIZE: the contract says nothing of how the live venue pages a symbol-less history
+ * (spot-api.md §2 and Limits: page size default and maximum not shown; exchange-notes.md neither), so a lower
+ * cap there would look complete while leaving records out. Such a symbol reads its own, as the reconciler was
+ * built on; unknown outcomes are rare (a create whose answer was lost), so that costs little.
+ */
+function mayShare(poll: SymbolPoll): boolean {
+  return poll.unresolved.length === 0;
+}
+
+/** Whether a shared read serves the symbol: complete, or holding every order it seeks. */
 function covers(shared: { complete: boolean }, poll: SymbolPoll, mine: readonly OrderRecord[]): boolean {
   if (shared.complete) return true;
-  if (poll.unresolved.length > 0) return false;
   const ids = new Set(mine.map((o) => o.displayingId));
   return [...poll.gone, ...poll.outstanding].every((row) => ids.has(row.exchangeId as string));
 }
@@ -205,15 +216,14 @@ export class OrderSync {
 
   /**
    * The account's order history, one read for the symbols that must look orders up, when there are several
-   * (undefined otherwise: a symbol alone reads its own). From the oldest time any of them needs; paged until
-   * complete, or until every order sought by id is in (when no create outcome is unknown: those need the
-   * read in full), and at most one page a symbol, so it never costs more requests than the reads it replaces.
+   * (undefined otherwise: a symbol alone reads its own; so does one with a create outcome unknown, mayShare).
+   * From the oldest time any of them needs; paged until complete, or until every order sought by id is in, and
+   * at most one page a symbol, so it never costs more requests than the reads it replaces.
    */
   private async sharedHistory(polls: readonly SymbolPoll[]): Promise<SharedHistory | undefined> {
-    const needing = polls.filter((poll) => poll.historyFrom !== undefined);
+    const needing = polls.filter((poll) => poll.historyFrom !== undefined && mayShare(poll));
     if (!this.sharedTurns.shared(needing.length)) return undefined;
     const sought = needing.flatMap((poll) => [...poll.gone, ...poll.outstanding].map((row) => row.exchangeId));
-    const exhaustive = needing.some((poll) => poll.unresolved.length > 0);
     const from = Math.min(...needing.map((poll) => poll.historyFrom as number));
     try {
       const read = await readPages(
@@ -225,7 +235,7 @@ export class OrderSync {
         (o) => o.displayingId,
         {
           maxPages: needing.length,
-          enough: exhaustive ? undefined : (byId) => sought.every((id) => byId.has(id as string)),
+          enough: (byId) => sought.every((id) => byId.has(id as string)),
         },
       );
       this.sharedTurns.succeeded();
@@ -245,8 +255,10 @@ export class OrderSync {
    * leaves them as they are until the next poll (no narrow lookups against a venue that just failed), which
    * reads each symbol's own (SharedReadTurns).
    */
-  private async resolve(poll: SymbolPoll, shared: SharedHistory | undefined): Promise<void> {
+  private async resolve(poll: SymbolPoll, sharedRead: SharedHistory | undefined): Promise<void> {
     const { symbol, gone, unresolved, outstanding, seen, open } = poll;
+    // One that may not share was not among the shared read's needs: whatever became of that read, it reads its own.
+    const shared = mayShare(poll) ? sharedRead : undefined;
     let history: OrderRecord[] = [];
     let historyComplete = false;
     let historyRead = false;

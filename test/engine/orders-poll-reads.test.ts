@@ -11,7 +11,7 @@ import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import type { Logger } from '../../src/ops/logger.js';
 import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
 import { captureLogger } from '../support/capture-logger.js';
-import { firstTick, Harness, instance } from './harness.js';
+import { firstTick, Harness, instance, venueError } from './harness.js';
 
 const restingBuy = (price: string) => firstTick((ctx) => ctx.limit('BUY', price, '0.01', { tag: 'rest' }));
 
@@ -183,6 +183,26 @@ describe('order and trade history in a many-pair poll', () => {
     expect(Date.parse(h.venue.tradesAsked[0]!.timeFrom!)).toBe(firstRead - 90_000);
     for (const name of names) expect(h.store.fills.forInstance(name).map((f) => f.price)).toEqual(['90', '80']);
     expect(h.store.orders.active()).toEqual([]);
+  });
+
+  it('a pair whose create outcome is unknown reads its own order history, not the shared read', async () => {
+    const h = new Harness({
+      balances: { USDT: '1000000' },
+      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
+    });
+    for (const symbol of SYMBOLS) h.price(100, symbol);
+    await h.start(specs());
+    // The first pair's order is placed, but its answer is lost: its outcome is unknown until history says.
+    h.venue.createFault = { when: 'after-place', error: venueError('outcome-unknown', 'E_OUTCOME_UNKNOWN') };
+    for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
+    h.clock.advance(5_000);
+    for (const symbol of SYMBOLS) h.sim.onPrice(symbol, 89, h.clock.now());
+    h.venue.historyAsked.length = 0;
+    await h.engine!.pollOrders();
+    // The shared read for the five others, the first pair's own (before: the shared read served it too).
+    expect(h.venue.historyAsked.map((q) => q.symbol)).toEqual([undefined, SYMBOLS[0]]);
+    expectOneFillEach(h);
+    expect(h.venue.creates).toBe(SYMBOLS.length);
   });
 
   it('a pair is read from its own need, not from a window set by shared reads it was not in', async () => {
