@@ -58,6 +58,16 @@ const SYMBOLS = PAIRS.map((p) => p.symbol);
 const names = SYMBOLS.map((_, i) => `p${i}`);
 const specs = () => SYMBOLS.map((symbol, i) => instance(names[i]!, restingBuy('90'), { symbol }));
 
+/** The six pairs at 100 on an account of USDT alone, nothing started. */
+function sixPairsAt100(): Harness {
+  const h = new Harness({
+    balances: { USDT: '1000000' },
+    sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
+  });
+  for (const symbol of SYMBOLS) h.price(100, symbol);
+  return h;
+}
+
 /** Six pairs, each with a resting BUY at 90, all filled on the venue (price 89) and not yet polled. */
 async function sixPairsFilled(logger?: Logger): Promise<Harness> {
   const h = new Harness({
@@ -153,11 +163,7 @@ describe('order and trade history in a many-pair poll', () => {
   });
 
   it('reads trades from the last complete shared read on, not from an order that rested for long', async () => {
-    const h = new Harness({
-      balances: { USDT: '1000000' },
-      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
-    });
-    for (const symbol of SYMBOLS) h.price(100, symbol);
+    const h = sixPairsAt100();
     const ladder = () =>
       firstTick((ctx) => {
         ctx.limit('BUY', '90', '0.01', { tag: 'near' });
@@ -186,11 +192,7 @@ describe('order and trade history in a many-pair poll', () => {
   });
 
   it('a pair whose create outcome is unknown reads its own order history, not the shared read', async () => {
-    const h = new Harness({
-      balances: { USDT: '1000000' },
-      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
-    });
-    for (const symbol of SYMBOLS) h.price(100, symbol);
+    const h = sixPairsAt100();
     await h.start(specs());
     // The first pair's order is placed, but its answer is lost: its outcome is unknown until history says.
     h.venue.createFault = { when: 'after-place', error: venueError('outcome-unknown', 'E_OUTCOME_UNKNOWN') };
@@ -206,11 +208,7 @@ describe('order and trade history in a many-pair poll', () => {
   });
 
   it('a pair is read from its own need, not from a window set by shared reads it was not in', async () => {
-    const h = new Harness({
-      balances: { USDT: '1000000' },
-      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
-    });
-    for (const symbol of SYMBOLS) h.price(100, symbol);
+    const h = sixPairsAt100();
     await h.start(specs());
     for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
     const placed = h.clock.now();
