@@ -151,8 +151,8 @@ export class FillRecorder {
   /**
    * The account's trade history, one read for the symbols `needing` it: from the oldest need, each need no
    * older than the symbol's shared window (the last complete shared read that covered it: what was read then is
-   * not read again every poll). Bounded by one page a symbol, so it never costs more requests than the reads it
-   * replaces; a symbol it does not cover (it stopped short) and still owing reads its own.
+   * not read again every poll). Bounded by one page a symbol (as many requests as the reads it replaces at
+   * most); a symbol it does not cover (it stopped short) and still owing reads its own as well.
    */
   private async sharedTrades(needing: readonly { poll: PolledFills; from: number }[]): Promise<SharedTrades> {
     const { guard, logger, venue, clock } = this.p;

@@ -218,7 +218,8 @@ export class OrderSync {
    * The account's order history, one read for the symbols that must look orders up, when there are several
    * (undefined otherwise: a symbol alone reads its own; so does one with a create outcome unknown, mayShare).
    * From the oldest time any of them needs; paged until complete, or until every order sought by id is in, and
-   * at most one page a symbol, so it never costs more requests than the reads it replaces.
+   * at most one page a symbol (as many requests as the reads it replaces at most; a symbol it does not cover
+   * then reads its own as well).
    */
   private async sharedHistory(polls: readonly SymbolPoll[]): Promise<SharedHistory | undefined> {
     const needing = polls.filter((poll) => poll.historyFrom !== undefined && mayShare(poll));
