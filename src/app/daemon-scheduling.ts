@@ -5,7 +5,7 @@
  */
 import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
 import { BotError } from '../errors.js';
-import type { Scheduler } from '../ports/scheduler.js';
+import type { JobStats, Scheduler } from '../ports/scheduler.js';
 import type { Engine } from '../engine/engine.js';
 
 export class DaemonScheduling {
@@ -18,7 +18,7 @@ export class DaemonScheduling {
   /** Schedules every job; call after engine.start(). */
   start(): void {
     for (const cron of this.engine.schedules()) {
-      this.scheduler.schedule(`market ${cron}`, cron, () => this.engine.marketCycle(cron));
+      this.scheduler.schedule(marketJob(cron), cron, () => this.engine.marketCycle(cron));
     }
     this.scheduler.schedule('orders poll', this.schedule.ordersPoll, async () => {
       await this.engine.pollOrders();
@@ -34,4 +34,22 @@ export class DaemonScheduling {
     await this.scheduler.stop(timeoutMs);
     await this.engine.stop();
   }
+}
+
+const marketJob = (cron: string) => `market ${cron}`;
+
+/**
+ * The scheduler's figures with each market job's decisions that still run apart (Engine.decisionRuns) counted
+ * as the job's run going on: the job itself ends once its tickers are in, so without them a run of decisions
+ * that never ends would show no job running, and liveness's stuck-run check (api/probes.ts) would not see it.
+ */
+export function withDecisions(jobs: JobStats[], runs: readonly { schedule: string; since: number }[]): JobStats[] {
+  if (runs.length === 0) return jobs;
+  const since = new Map(runs.map((run) => [marketJob(run.schedule), run.since]));
+  return jobs.map((job) => {
+    const began = since.get(job.name);
+    if (began === undefined) return job;
+    const lastStartedAt = job.running ? Math.min(job.lastStartedAt ?? began, began) : began;
+    return { ...job, running: true, lastStartedAt };
+  });
 }

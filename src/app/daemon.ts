@@ -13,7 +13,7 @@ import { somePairListMayChoose } from '../config/strategy-file.js';
 import { withPairListPairs } from './pair-universe.js';
 import { chartCandleNeeds, warmUpMs, watchedSymbols } from '../strategy/candle-needs.js';
 import { ClockScheduler } from './clock-scheduler.js';
-import { DaemonScheduling } from './daemon-scheduling.js';
+import { DaemonScheduling, withDecisions } from './daemon-scheduling.js';
 import { Engine, type PauseCause } from '../engine/engine.js';
 import { DEFAULT_CIRCUIT_BREAKER } from '../engine/risk.js';
 import { ConfigError, errorCode } from '../errors.js';
@@ -395,7 +395,7 @@ export class Daemon {
           wallNow: () => wallClock.now(),
           replay: clock instanceof ReplayClock ? () => ({ lagMs: clock.lagMs(), speed: clock.pace }) : undefined,
           killSwitchFile: env.KILL_SWITCH_FILE,
-          jobs: () => scheduler.stats(),
+          jobs: () => withDecisions(scheduler.stats(), engine.decisionRuns()),
           prices: () => venue.recentPrices(),
           logs: (n) => logTail(logger)?.recent(n) ?? [],
           chartCandles: (symbol) => venue.chartCandles(symbol),

@@ -149,8 +149,8 @@ export class Engine implements FillSink {
   private readonly poll: OrdersPoll;
   private readonly lock = new Mutex();
   private readonly decideApart: boolean;
-  /** The decisions of each schedule's last market job while they run (decideApart). */
-  private readonly deciding = new Map<string, Promise<void>>();
+  /** The decisions of each schedule's last market job while they run, and when they began (decideApart). */
+  private readonly deciding = new Map<string, { since: number; done: Promise<void> }>();
   /** Their failures, told per incident as the scheduler tells a job's (decideApart). */
   private readonly decisionsFailing: Incidents;
   private readonly stopTimeoutMs: number;
@@ -626,7 +626,9 @@ export class Engine implements FillSink {
     if (this.state !== 'running') return;
     const group = this.roster.onSchedule(schedule);
     if (!group) return;
-    const tickers = await this.marketWatch(schedule, group);
+    // While an earlier job's decisions run, a pair list's newcomers wait for the next run: only a run's start
+    // moves the list's refresh on (observe), and taking them up waits for the lock those decisions hold.
+    const tickers = await this.marketWatch(schedule, group, !this.deciding.has(schedule));
     if (!this.decideApart) {
       const pending = this.observeCycle(tickers, schedule);
       if (pending) await pending;
@@ -638,17 +640,22 @@ export class Engine implements FillSink {
     }
     const pending = this.observeCycle(tickers, schedule);
     if (pending === undefined) return;
-    const decided = pending
+    const done = pending
       .then(
         () => void this.decisionsFailing.succeeded(schedule, { schedule }),
         (err: unknown) => void this.decisionsFailing.get(schedule).failed(err, undefined, { schedule }),
       )
       .finally(() => this.deciding.delete(schedule));
-    this.deciding.set(schedule, decided);
+    this.deciding.set(schedule, { since: this.parts.clock.now(), done });
   }
 
-  /** The tickers of the instances on `schedule`; a pair list's newcomers taken up first. */
-  private async marketWatch(schedule: string, group: BySymbol): Promise<Ticker[]> {
+  /** The market jobs' decisions running apart now (decideApart): each one's schedule and when it began. */
+  decisionRuns(): { schedule: string; since: number }[] {
+    return [...this.deciding].map(([schedule, run]) => ({ schedule, since: run.since }));
+  }
+
+  /** The tickers of the instances on `schedule`; a pair list's newcomers taken up first (with `takeUp`). */
+  private async marketWatch(schedule: string, group: BySymbol, takeUp: boolean): Promise<Ticker[]> {
     const { venue, guard } = this.parts;
     const watched = this.roster.watched(schedule) ?? new Set(group.keys());
     // A pair list reads the whole market watch: a pair the exchange lists later joins from it.
@@ -658,7 +665,7 @@ export class Engine implements FillSink {
         ? await guard.call(`market watch ${only}`, () => venue.marketWatch(only))
         : await guard.call('market watch', () => venue.marketWatch());
     if (only === undefined) {
-      const fresh = this.pairLists.newcomers(tickers, schedule, this.parts.clock.now());
+      const fresh = takeUp ? this.pairLists.newcomers(tickers, schedule, this.parts.clock.now()) : [];
       if (fresh.length > 0) await this.takeUp(fresh);
       tickers = tickers.filter((t) => watched.has(t.symbol));
     }
@@ -719,10 +726,12 @@ export class Engine implements FillSink {
       return;
     }
     this.state = 'stopping';
+    this.ticks.halt();
     const { logger } = this.parts;
     const work = (async () => {
-      // Market jobs' decisions, then the balance read after fills and their delivery (each logs its failure).
-      await Promise.all(this.deciding.values());
+      // The balance read after fills and their delivery (it logs its failure), then onStop at the lock's next
+      // turn: a market job's decisions still running (decideApart) are not waited for first. The instance
+      // they are processing ends its turn; no instance after it decides (the tick path is halted).
       await this.poll.settling?.catch(() => undefined);
       await this.lock.run(async () => {
         for (const r of this.roster.all) {
@@ -735,6 +744,8 @@ export class Engine implements FillSink {
         }
         this.candles.save();
       });
+      // What is left of those decisions: instances stopped, nothing to decide; the poll after them sees 'stopping'.
+      await Promise.all([...this.deciding.values()].map((run) => run.done));
     })().catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
     const finished = await within(work, this.stopTimeoutMs);
     if (!finished) logger.warn(`engine stop: work in flight did not finish within ${this.stopTimeoutMs} ms`);

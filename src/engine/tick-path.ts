@@ -32,6 +32,14 @@ export class TickPath {
     private readonly portfolios: Portfolios,
   ) {}
 
+  /** The engine is stopping: no strategy decides any more (a market job's decisions still running apart). */
+  private halted = false;
+
+  /** From now on ticks run exits and protections only: no onTick (the engine's stop). */
+  halt(): void {
+    this.halted = true;
+  }
+
   /** A pair off its file's pair list that holds nothing (no position, no working order): its strategy is not called. */
   private idleOffList(r: InstanceRunner): boolean {
     return this.lists.offList(r) && r.openOrderViews().length === 0 && !this.portfolios.holds(r);
@@ -121,7 +129,7 @@ export class TickPath {
     if (!protects(status) || r.busy) return undefined;
     const exiting = this.exits.tick(r);
     if (exiting) return exiting;
-    if (status !== 'running' || (r.group !== undefined && this.idleOffList(r))) return undefined;
+    if (status !== 'running' || this.halted || (r.group !== undefined && this.idleOffList(r))) return undefined;
     const ok = r.callTick();
     if (ok === true) return this.afterTick(r);
     if (ok === false) return undefined;

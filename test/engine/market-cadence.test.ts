@@ -5,17 +5,22 @@
  * market-watch request in a minute) brings its tickers to them: the instances not yet ticked decide on those.
  */
 import { expect, it } from 'vitest';
+import { loopCheck, STUCK_RUN_MS } from '../../src/api/probes.js';
+import { withDecisions } from '../../src/app/daemon-scheduling.js';
+import type { JobStats } from '../../src/ports/scheduler.js';
 import type { OrderRequest } from '../../src/ports/venue.js';
 import type { OrderRecord } from '../../src/ports/venue-records.js';
 import { Harness, instance, strategy } from './harness.js';
 
 const SCHEDULE = '*/2 * * * * *';
 
-it('a market job fired while the last one still places its orders brings fresh tickers to its decisions', async () => {
+/** Two instances on one schedule (btc, eth), each resting one BUY at its first tick; the first order held. */
+async function twoBuyersFirstOrderHeld() {
   const h = new Harness({ balances: { USDT: '100000', BTC: '2', ETH: '2' } });
   h.price(100);
   h.price(50, 'ETHUSDT');
   const decided: string[] = [];
+  const stopped: string[] = [];
   const buyOnce = () => {
     let done = false;
     return strategy({
@@ -23,6 +28,9 @@ it('a market job fired while the last one still places its orders brings fresh t
         decided.push(`${ctx.symbol} at ${ctx.price?.toFixed()}`);
         if (!done) ctx.limit('BUY', ctx.price!.mul('0.9'), '0.01', { tag: 'rest' });
         done = true;
+      },
+      onStop(ctx) {
+        stopped.push(ctx.symbol);
       },
     });
   };
@@ -48,6 +56,11 @@ it('a market job fired while the last one still places its orders brings fresh t
     }
     return create(request);
   };
+  return { h, decided, stopped, inCreate, release };
+}
+
+it('a market job fired while the last one still places its orders brings fresh tickers to its decisions', async () => {
+  const { h, decided, inCreate, release } = await twoBuyersFirstOrderHeld();
   const watched = () => h.venue.marketWatchAsked;
   await h.engine!.marketCycle(SCHEDULE);
   await inCreate;
@@ -60,8 +73,57 @@ it('a market job fired while the last one still places its orders brings fresh t
   expect(watched()).toBe(2);
   expect(decided).toHaveLength(1);
   release();
+  // The second instance decides after the first's order went out, on the second job's ticker.
+  await expect.poll(() => h.venue.creates).toBe(2);
   await h.engine!.stop();
-  // The second instance decided after the first's order went out, on the second job's ticker.
   expect(decided).toEqual([expect.stringMatching(/ at (100|50)$/), expect.stringMatching(/ at (102|51)$/)]);
   expect(h.venue.creates).toBe(2);
+});
+
+it("a stop while the decisions wait runs onStop at the lock's next turn: the instances not yet ticked decide nothing", async () => {
+  const { h, decided, stopped, inCreate, release } = await twoBuyersFirstOrderHeld();
+  await h.engine!.marketCycle(SCHEDULE);
+  await inCreate;
+  const stopping = h.engine!.stop();
+  release();
+  await stopping;
+  // The first order went out (its turn of the lock had begun); onStop came next for both, and eth, whose tick
+  // had not come, neither decided nor sent an order after the stop (it did when the stop waited for the run).
+  expect(stopped).toEqual(['BTCUSDT', 'ETHUSDT']);
+  expect(decided).toEqual(['BTCUSDT at 100']);
+  expect(h.venue.creates).toBe(1);
+});
+
+it("decisions that run apart count as their market job's run going on, so liveness sees one that is stuck", async () => {
+  const { h, inCreate, release } = await twoBuyersFirstOrderHeld();
+  await h.engine!.marketCycle(SCHEDULE);
+  await inCreate;
+  const began = h.clock.now();
+  expect(h.engine!.decisionRuns()).toEqual([{ schedule: SCHEDULE, since: began }]);
+  // Past the stuck-run limit the scheduler still fires the job every 2 s, and each firing ends once its tickers
+  // are in: by the scheduler's figures alone the loop looks alive.
+  const now = began + STUCK_RUN_MS + 1;
+  const job: JobStats = {
+    name: `market ${SCHEDULE}`,
+    cron: SCHEDULE,
+    runs: 151,
+    failures: 0,
+    overlapsSkipped: 0,
+    missed: 0,
+    running: false,
+    scheduledAt: began - 2_000,
+    intervalMs: 2_000,
+    lastStartedAt: now - 1_000,
+    lastLagMs: 0,
+    lastSucceededAt: now - 1_000,
+  };
+  expect(loopCheck(job, now).ok).toBe(true);
+  const [seen] = withDecisions([job], h.engine!.decisionRuns());
+  expect(seen).toMatchObject({ running: true, lastStartedAt: began });
+  const check = loopCheck(seen!, now);
+  expect(check.ok).toBe(false);
+  expect(check.detail).toContain('a run going on for 300 s');
+  release();
+  await h.engine!.stop();
+  expect(h.engine!.decisionRuns()).toEqual([]);
 });

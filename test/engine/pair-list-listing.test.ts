@@ -11,6 +11,9 @@ import { PriceRecordingVenue } from '../../src/venues/price-recording-venue.js';
 import type { PairList } from '../../src/config/pair-list.js';
 import { ema } from '../../src/strategy/api.js';
 import { usdtInstances } from '../support/pair-list-file.js';
+import type { EngineOptions } from '../../src/engine/engine.js';
+import type { OrderRequest } from '../../src/ports/venue.js';
+import type { OrderRecord } from '../../src/ports/venue-records.js';
 import { FaultyVenue, Harness, matching, venueError } from './harness.js';
 
 /**
@@ -37,7 +40,12 @@ class ListingVenue extends FaultyVenue {
  * prices both pairs and runs one market job and one orders poll: through the venue's market watch (`live`, as the
  * daemon), or observing the venue's tickers as a backtest does (`recording`: the data's market watch).
  */
-async function listing(universe: string[], via: 'live' | 'recording', list: Partial<PairList> = {}) {
+async function listing(
+  universe: string[],
+  via: 'live' | 'recording',
+  list: Partial<PairList> = {},
+  options: Partial<EngineOptions> = {},
+) {
   const h = new Harness();
   const venue = new ListingVenue(h.venue.inner);
   venue.rulesKnown = via === 'recording';
@@ -46,6 +54,7 @@ async function listing(universe: string[], via: 'live' | 'recording', list: Part
   const recording = new PriceRecordingVenue(venue, h.store, h.clock, universe);
   const added: string[] = [];
   const engine = await h.start(instances, {
+    ...options,
     venue: recording,
     instanceAdded: (spec) => {
       added.push(spec.config.name);
@@ -116,6 +125,43 @@ describe('a pair listed after the start', () => {
     expect(orders('ETHUSDT')).toEqual([
       { instance: 'usdt/ETHUSDT', symbol: 'ETHUSDT', side: 'BUY', price: '5', createdAt: h.clock.now() - 15_000 },
     ]);
+  });
+
+  it('is not asked about at every market job while the decisions of an earlier one still run (decideApart)', async () => {
+    const { h, venue, engine, names } = await listing(['BTCUSDT'], 'live', {}, { decideApart: true });
+    const [schedule] = engine.schedules();
+    // The first job's order waits (for the request budget, as it were): its decisions run on.
+    let release!: () => void;
+    let held!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const inCreate = new Promise<void>((r) => (held = r));
+    const create = venue.createOrder.bind(venue);
+    venue.createOrder = async (request: OrderRequest): Promise<OrderRecord> => {
+      held();
+      await gate;
+      return create(request);
+    };
+    const job = async (ms: number) => {
+      h.clock.advance(ms);
+      h.sim.onTicker({ s: 'BTCUSDT', p: 100, t: h.clock.now(), vq: 1_000_000 });
+      h.sim.onTicker({ s: 'ETHUSDT', p: 10, t: h.clock.now(), vq: 1_000_000 });
+      await engine.marketCycle(schedule!);
+    };
+    await job(1_000);
+    await inCreate;
+    // Listed, its rules not readable, the list due: the jobs while the decisions run only bring tickers.
+    venue.listed = true;
+    venue.rulesDown = true;
+    const before = venue.pairConfigReads;
+    await job(60_000);
+    for (let i = 0; i < 5; i++) await job(5_000);
+    expect(venue.pairConfigReads - before).toBe(0);
+    // Once they end, the next job asks once (and leaves it out), and the ones after it do not ask again.
+    release();
+    await expect.poll(() => engine.decisionRuns()).toEqual([]);
+    for (let i = 0; i < 3; i++) await job(5_000);
+    expect(venue.pairConfigReads - before).toBe(1);
+    expect(names()).toEqual(['usdt/BTCUSDT running']);
   });
 
   it('enters as a recording whose market watch shows the pair from the same moment does (parity)', async () => {
