@@ -162,6 +162,50 @@ describe('a declared stop held on the exchange', () => {
     expect(sells(h)).toEqual([{ price: '20600', qty: '0.00999', tag: 'own-exit' }]);
   });
 
+  it("stays held when a pause lands between the strategy's SELL and its turn of the lock (the SELL is dropped)", async () => {
+    h = new Harness({ balances: { USDT: '10000' } });
+    h.price(20_000);
+    h.price(50, 'ETHUSDT');
+    const restsOnce = defineStrategy({
+      name: 'rests',
+      params: z.object({}),
+      onTick(ctx) {
+        if (ctx.openOrders.length === 0) ctx.limit('BUY', '40', '0.5', { tag: 'rest' });
+      },
+    });
+    await h.start([
+      instance('b', buyer({ stopLossPct: 2 }, { sellAt: 20_500 })),
+      instance('e', restsOnce, { symbol: 'ETHUSDT' }),
+    ]);
+    await h.tick(20_000);
+    expect(sellOrders(h)).toEqual([['STOP_LIMIT', 'exit:stop-loss', 'OPEN']]);
+    // e's order holds the engine's lock (its create waits, as for the request budget) ...
+    let release!: () => void;
+    let held!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const inCreate = new Promise<void>((r) => (held = r));
+    const create = h.venue.createOrder.bind(h.venue);
+    h.venue.createOrder = async (request) => {
+      if (request.symbol === 'ETHUSDT') {
+        held();
+        await gate;
+      }
+      return create(request);
+    };
+    const eth = h.marketTick(50, 1_000, 'ETHUSDT');
+    await inCreate;
+    // ... while b decides to sell and waits for its turn, and the operator pauses b meanwhile.
+    const btc = h.marketTick(20_600, 1_000);
+    await new Promise((r) => setImmediate(r)); // the in-process market watch answered and b's onTick ran
+    expect(h.engine!.pauseInstance('b', 'paused by the operator (test)')).toBe(true);
+    release();
+    await Promise.all([eth, btc]);
+    await h.engine!.pollOrders();
+    // The SELL was dropped (b no longer runs), and the stop that protects the position is still on the exchange.
+    expect(sellOrders(h)).toEqual([['STOP_LIMIT', 'exit:stop-loss', 'OPEN']]);
+    expect(sells(h)).toEqual([]);
+  });
+
   it("is cancelled by the operator's exit, which sells the position once", async () => {
     const { h } = await started({ stopLossPct: 2 });
     const exit = await h.engine!.exitPosition('b', { type: 'MARKET' }, 'operator exit');

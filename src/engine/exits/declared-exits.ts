@@ -188,9 +188,12 @@ export class DeclaredExits implements EntryGate {
 
   /**
    * `r`'s strategy is about to send these intents: a stop held for it would lock the base a SELL needs, so it is
-   * released first (the next poll holds what the position still calls for). The caller holds the engine's lock.
+   * released first (the next poll holds what the position still calls for). Not when `r` no longer runs (paused
+   * or stopped between its hook and the lock): the order manager drops those intents, and the stop stays held
+   * (invariant 13). The caller holds the engine's lock.
    */
   async strategySends(r: InstanceRunner, intents: readonly Intent[]): Promise<void> {
+    if (r.status !== 'running') return;
     if (this.watches.has(r) && intents.some((i) => i.kind !== 'CANCEL' && i.side === 'SELL'))
       await this.held.release(r);
   }
