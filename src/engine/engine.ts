@@ -746,6 +746,10 @@ export class Engine implements FillSink {
       });
       // What is left of those decisions: instances stopped, nothing to decide; the poll after them sees 'stopping'.
       await Promise.all([...this.deciding.values()].map((run) => run.done));
+      // So orders sent in the stop's last moments (a decision's turn of the lock, onStop's own) are polled here:
+      // a marketable one has filled at once, and its fill is recorded now, as the job's own poll did when the
+      // market job was whole (a clock that awaits its jobs still polls inside them: nothing left here).
+      if (this.decideApart && this.orders.placedSincePoll) await this.poll.run();
     })().catch((err: unknown) => logger.error({ err }, 'engine stop failed'));
     const finished = await within(work, this.stopTimeoutMs);
     if (!finished) logger.warn(`engine stop: work in flight did not finish within ${this.stopTimeoutMs} ms`);

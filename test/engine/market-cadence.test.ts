@@ -14,8 +14,11 @@ import { Harness, instance, strategy } from './harness.js';
 
 const SCHEDULE = '*/2 * * * * *';
 
-/** Two instances on one schedule (btc, eth), each resting one BUY at its first tick; the first order held. */
-async function twoBuyersFirstOrderHeld() {
+/**
+ * Two instances on one schedule (btc, eth), each placing one BUY at `limitAt` times the price at its first tick
+ * (below 1: it rests; above: it fills at once); the first order held.
+ */
+async function twoBuyersFirstOrderHeld(limitAt = '0.9') {
   const h = new Harness({ balances: { USDT: '100000', BTC: '2', ETH: '2' } });
   h.price(100);
   h.price(50, 'ETHUSDT');
@@ -26,7 +29,7 @@ async function twoBuyersFirstOrderHeld() {
     return strategy({
       onTick(ctx) {
         decided.push(`${ctx.symbol} at ${ctx.price?.toFixed()}`);
-        if (!done) ctx.limit('BUY', ctx.price!.mul('0.9'), '0.01', { tag: 'rest' });
+        if (!done) ctx.limit('BUY', ctx.price!.mul(limitAt), '0.01', { tag: 'rest' });
         done = true;
       },
       onStop(ctx) {
@@ -92,6 +95,21 @@ it("a stop while the decisions wait runs onStop at the lock's next turn: the ins
   expect(stopped).toEqual(['BTCUSDT', 'ETHUSDT']);
   expect(decided).toEqual(['BTCUSDT at 100']);
   expect(h.venue.creates).toBe(1);
+});
+
+it("a stop records the fill of an order its last decision sent, as the job's own poll did", async () => {
+  const { h, stopped, inCreate, release } = await twoBuyersFirstOrderHeld('1.1');
+  await h.engine!.marketCycle(SCHEDULE);
+  await inCreate;
+  const stopping = h.engine!.stop();
+  release();
+  await stopping;
+  expect(stopped).toEqual(['BTCUSDT', 'ETHUSDT']);
+  // The held BUY was marketable: it filled on the venue, and the journal has its fill (before: the row stayed
+  // open, the fill unknown until the next start's reconciliation).
+  expect(h.venue.creates).toBe(1);
+  expect(h.store.orders.all().map((o) => [o.symbol, o.status])).toEqual([['BTCUSDT', 'FILLED']]);
+  expect(h.store.db.prepare('SELECT COUNT(*) AS n FROM fills').get()).toEqual({ n: 1 });
 });
 
 it("decisions that run apart count as their market job's run going on, so liveness sees one that is stuck", async () => {
