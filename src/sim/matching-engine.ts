@@ -455,14 +455,9 @@ export class MatchingEngine {
    * previous tick when partial fills are on. Fills, triggers and cancels whatever the price crosses.
    */
   onPrice(symbol: string, price: number, timeMs: number, volume?: number): void {
+    if (this.quietPrice(symbol, price, timeMs)) return;
     const book = this.books.get(symbol);
     if (book === undefined) throw unknownSymbol(symbol);
-    if (price > book.downAt && price < book.upAt && timeMs < book.nextArrival) {
-      book.last = price;
-      book.lastTime = timeMs;
-      this.tickTime = timeMs;
-      return;
-    }
     if (!(price > 0 && price < Infinity))
       throw new SimRejectError('INVALID_NUMBER', `price for ${symbol} must be a positive finite number, got ${price}`, {
         symbol,
@@ -490,9 +485,9 @@ export class MatchingEngine {
   }
 
   /**
-   * onPrice's usual case alone: a tick strictly between the pair's thresholds, with no order arriving by its time,
-   * moves the last price and time, and true. Otherwise nothing is done, and false: the tick goes through onPrice or
-   * onTicker in full. The pair's market-watch entry stays as it was: a backtest gives it (setTicker) before
+   * onPrice's usual case alone (onPrice starts with it): a tick strictly between the pair's thresholds, with no
+   * order arriving by its time, moves the last price and time, and true. Otherwise nothing is done, and false: the
+   * tick goes through the rest of onPrice. The pair's market-watch entry stays as it was: a backtest gives it (setTicker) before
    * anything reads it, and moves most ticks without building one.
    */
   quietPrice(symbol: string, price: number, timeMs: number): boolean {
