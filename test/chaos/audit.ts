@@ -16,6 +16,7 @@ import { D } from '../../src/market/decimal.js';
 
 export interface JournalOrder {
   localId: string;
+  symbol: string;
   exchangeId: string | undefined;
   status: string;
   filledQty: string;
@@ -71,12 +72,13 @@ export function readJournal(path: string): Journal {
 
 export function journalOf(db: Database.Database): Journal {
   const orders = db
-    .prepare<[], { local_id: string; exchange_id: string | null; status: string; filled_qty: string }>(
-      'SELECT local_id, exchange_id, status, filled_qty FROM orders ORDER BY local_id',
+    .prepare<[], { local_id: string; symbol: string; exchange_id: string | null; status: string; filled_qty: string }>(
+      'SELECT local_id, symbol, exchange_id, status, filled_qty FROM orders ORDER BY local_id',
     )
     .all()
     .map((r) => ({
       localId: r.local_id,
+      symbol: r.symbol,
       exchangeId: r.exchange_id ?? undefined,
       status: r.status,
       filledQty: r.filled_qty,

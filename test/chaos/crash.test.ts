@@ -3,7 +3,10 @@
  * with SIGKILL over and over, at random moments and at each lifecycle step of an order (after its journal
  * row and before its request, after the exchange accepted it and before the answer is journaled, after a
  * fill is seen and before it is recorded, during reconciliation), each time restarted on the same database.
- * Then the audit: no untracked or duplicate order, no lost or doubled fill, balances exact, no secret leaked.
+ * It trades two pairs from one strategy file, so the orders poll's shared reads of the account's order and
+ * trade history (no symbol, each pair taking its records: issue 41) are killed too; the proxy counts them.
+ * Then the audit, pair by pair: no untracked or duplicate order, no lost or doubled fill, balances exact, no
+ * secret leaked.
  * CHAOS_KILLS sets the count (default 25; `npm run test:chaos -- --kills 1000` for a release).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CRASH_POINTS } from '../../src/ops/crash-points.js';
 import { mulberry32 } from '../../src/sim/prng.js';
 import { DaemonProcess, journal, waitFor } from '../e2e/daemon-process.js';
-import { auditAgainstExchange } from './exchange-audit.js';
+import { auditAgainstExchange, pairCounts } from './exchange-audit.js';
 import { FaultProxy } from './fault-proxy.js';
 import { API_TOKEN, chaosEnv, churnFile, sleep } from './run-files.js';
 import { findSecrets, runFiles } from './secrets.js';
@@ -21,7 +24,8 @@ import { tempDir } from '../support/temp-dir.js';
 
 const KILLS = Number(process.env.CHAOS_KILLS ?? 25);
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-const BALANCES = { USDT: '100000', BTC: '5' };
+const SYMBOLS = ['BTCUSDT', 'ETHUSDT'];
+const BALANCES = { USDT: '100000', BTC: '5', ETH: '50' };
 const PAUSE_MS = 2_000;
 
 const dir = tempDir('chaos-crash');
@@ -31,9 +35,10 @@ let proxy: FaultProxy;
 const outputs: string[] = [];
 
 beforeAll(async () => {
-  const walk = '--random-walk --seed 7 --symbols BTCUSDT --start BTCUSDT=20000 --balance USDT=100000,BTC=5';
+  const walk = `--random-walk --seed 7 --symbols ${SYMBOLS.join(',')} --start BTCUSDT=20000,ETHUSDT=1500 --balance USDT=100000,BTC=5,ETH=50`;
   sim = await SimProcess.start(walk.split(' '), credentials);
-  // No faults: the proxy is there to see every signature the daemon sends, for the secrets scan.
+  // No faults: the proxy is there to see every signature the daemon sends (for the secrets scan) and every
+  // history read without a symbol (the shared reads under test).
   proxy = await FaultProxy.start(sim.url!, 1_500);
 });
 
@@ -51,7 +56,7 @@ describe('crash-restart with SIGKILL at random moments and at each lifecycle ste
     `survives ${KILLS} kills without an untracked or duplicate order, or a lost or doubled fill`,
     async () => {
       mkdirSync(join(dir, 'config'));
-      writeFileSync(join(dir, 'config', 'churn.json'), churnFile('churn'));
+      writeFileSync(join(dir, 'config', 'churn.json'), churnFile('churn', SYMBOLS));
       const db = join(dir, 'bot.db');
       const random = mulberry32(SEED);
       const counts = new Map<string, number>();
@@ -96,9 +101,12 @@ describe('crash-restart with SIGKILL at random moments and at each lifecycle ste
       outputs.push(...last.lines);
 
       const exchange = sim.client(credentials);
-      const audit = await auditAgainstExchange(db, exchange, { symbol: 'BTCUSDT', startBalances: BALANCES });
+      const audit = await auditAgainstExchange(db, exchange, { symbols: SYMBOLS, startBalances: BALANCES });
       await exchange.close();
       expect(audit.problems).toEqual([]);
+      for (const symbol of SYMBOLS) expect(audit.pairs.get(symbol)?.fills, symbol).toBeGreaterThan(0);
+      expect(proxy.accountReads.orders, 'order history read for the account').toBeGreaterThan(0);
+      expect(proxy.accountReads.trades, 'trade history read for the account').toBeGreaterThan(0);
       const leaks = findSecrets(
         [{ name: 'daemon output', text: outputs.join('\n') }, ...runFiles(dir)],
         [credentials.apiSecret, API_TOKEN],
@@ -111,8 +119,9 @@ describe('crash-restart with SIGKILL at random moments and at each lifecycle ste
         [
           `crash-restart: ${KILLS} SIGKILLs (seed ${SEED}) in ${((Date.now() - started) / 1000).toFixed(0)} s, then a clean run`,
           ...[...counts].map(([how, n]) => `  ${String(n).padStart(5)} at ${how}`),
-          `audit: ${audit.orders} exchange orders, ${audit.trades} trades, ${audit.fills} fills, journal ` +
-            `${[...statuses].map(([s, n]) => `${s} ${n}`).join(', ')}: no problem`,
+          `audit: ${audit.orders} exchange orders, ${audit.trades} trades, ${audit.fills} fills (${pairCounts(audit)}), ` +
+            `journal ${[...statuses].map(([s, n]) => `${s} ${n}`).join(', ')}: no problem`,
+          `history read for the account (no symbol): ${proxy.accountReads.orders} of orders, ${proxy.accountReads.trades} of trades`,
           `secrets scan: ${proxy.signatures.size} signatures, the secret and the API token: none found`,
         ].join('\n'),
       );

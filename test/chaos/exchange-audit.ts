@@ -5,6 +5,7 @@
  * add up to the exchange's trades exactly), no row left unresolved, and balances that are exactly the
  * starting balances plus the recorded fills, minus their fees.
  *
+ * Every pair it is given is read on its own, its orders and fills checked to be journaled on it.
  * It reads the journal with audit.ts's readJournal; unlike auditJournal it matches fills to trades per order
  * by quantity, not per trade id, because a fault suite may push the bot onto fills from executedQty deltas
  * (after repeated trade-history failures), which are keyed by order; and it checks the balances.
@@ -12,13 +13,15 @@
 import { D, type Dec } from '../../src/market/decimal.js';
 import type { ExchangeClient } from '../../src/exchange/client.js';
 import { readDb } from '../e2e/daemon-process.js';
-import { type JournalFill, type JournalOrder, readJournal } from './audit.js';
+import { type JournalOrder, readJournal } from './audit.js';
 
 export interface AuditResult {
   problems: string[];
   orders: number;
   fills: number;
   trades: number;
+  /** The same counts for each audited pair. */
+  pairs: Map<string, { orders: number; fills: number; trades: number }>;
 }
 
 async function allPages<T>(read: (page: number) => Promise<T[]>): Promise<T[]> {
@@ -37,12 +40,15 @@ interface FeeAsset {
   fee_asset: string | null;
 }
 
+/**
+ * Audits the journal against the exchange's books of every pair in `symbols` (each read with its own symbol,
+ * so a fill journaled on the wrong pair is found), the balances over all their assets from `startBalances`.
+ */
 export async function auditAgainstExchange(
   dbPath: string,
   exchange: ExchangeClient,
-  options: { symbol: string; startBalances: Record<string, string> },
+  options: { symbols: readonly string[]; startBalances: Record<string, string> },
 ): Promise<AuditResult> {
-  const { symbol } = options;
   const problems: string[] = [];
   const { orders: rows, fills } = readJournal(dbPath);
   const feeAssets = new Map(
@@ -51,13 +57,21 @@ export async function auditAgainstExchange(
       f.fee_asset,
     ]),
   );
-  const orders = await allPages((page) => exchange.orderHistory({ symbol, page, pageSize: 100 }));
-  const trades = await allPages((page) => exchange.tradeHistory({ symbol, page, pageSize: 100 }));
+  const books = [];
+  for (const symbol of options.symbols) {
+    const [pair] = await exchange.pairConfig(symbol);
+    if (!pair) throw new Error(`no pair config for ${symbol}`);
+    books.push({
+      symbol,
+      pair,
+      orders: await allPages((page) => exchange.orderHistory({ symbol, page, pageSize: 100 })),
+      trades: await allPages((page) => exchange.tradeHistory({ symbol, page, pageSize: 100 })),
+    });
+  }
   const balances = await exchange.balance();
-  const [pair] = await exchange.pairConfig(symbol);
-  if (!pair) throw new Error(`no pair config for ${symbol}`);
+  const pairOf = new Map(books.map((b) => [b.symbol, b.pair]));
 
-  // Orders: one journal row per exchange order, and nothing in the journal the exchange does not have.
+  // Orders: one journal row per exchange order, on the order's pair, and nothing the exchange does not have.
   const byExchangeId = new Map<string, JournalOrder>();
   for (const row of rows) {
     if (row.status === 'PENDING' || row.status === 'UNKNOWN') problems.push(`${row.localId} is still ${row.status}`);
@@ -70,35 +84,40 @@ export async function auditAgainstExchange(
       problems.push(`exchange order ${row.exchangeId} is journaled twice (${row.localId})`);
     byExchangeId.set(row.exchangeId, row);
   }
-  const onExchange = new Set(orders.map((o) => String(o.displayingId)));
-  if (onExchange.size !== orders.length) problems.push('the exchange lists an order twice');
-  for (const id of onExchange) if (!byExchangeId.has(id)) problems.push(`exchange order ${id} is not in the journal`);
+  const onExchange = new Map<string, string>();
+  for (const { symbol, orders } of books)
+    for (const o of orders) {
+      const id = String(o.displayingId);
+      if (onExchange.has(id)) problems.push(`the exchange lists order ${id} twice`);
+      onExchange.set(id, symbol);
+      const row = byExchangeId.get(id);
+      if (!row) problems.push(`${symbol}: exchange order ${id} is not in the journal`);
+      else if (row.symbol !== symbol) problems.push(`${symbol}: exchange order ${id} is journaled on ${row.symbol}`);
+    }
   for (const id of byExchangeId.keys())
     if (!onExchange.has(id)) problems.push(`journal order ${id} is not on the exchange`);
 
-  // Fills: per order, what the journal recorded equals the exchange's trades, exactly.
+  // Fills: per order, what the journal recorded on the order's pair equals the exchange's trades, exactly.
   const localToExchange = new Map(rows.map((r) => [r.localId, r.exchangeId]));
-  const recorded = new Map<string, { qty: Dec; fee: Dec; quote: Dec }>();
+  const recorded = new Map<string, { qty: Dec; symbols: Set<string> }>();
   for (const f of fills) {
     const id = localToExchange.get(f.orderLocalId) ?? `local:${f.orderLocalId}`;
-    const sum = recorded.get(id) ?? { qty: new D(0), fee: new D(0), quote: new D(0) };
-    recorded.set(id, {
-      qty: sum.qty.plus(f.qty),
-      fee: sum.fee.plus(f.fee),
-      quote: sum.quote.plus(new D(f.qty).mul(f.price)),
-    });
+    const sum = recorded.get(id) ?? { qty: new D(0), symbols: new Set<string>() };
+    recorded.set(id, { qty: sum.qty.plus(f.qty), symbols: sum.symbols.add(f.symbol) });
   }
-  const traded = new Map<string, { qty: Dec; fee: Dec }>();
-  for (const t of trades) {
-    const id = String(t.orderId);
-    const sum = traded.get(id) ?? { qty: new D(0), fee: new D(0) };
-    traded.set(id, { qty: sum.qty.plus(dec(t.baseQty)), fee: sum.fee.plus(dec(t.feeMetadata?.feeValue ?? 0)) });
-  }
+  const traded = new Map<string, { qty: Dec; symbol: string }>();
+  for (const { symbol, trades } of books)
+    for (const t of trades) {
+      const id = String(t.orderId);
+      traded.set(id, { qty: (traded.get(id)?.qty ?? new D(0)).plus(dec(t.baseQty)), symbol });
+    }
   for (const [id, t] of traded) {
     const r = recorded.get(id);
-    if (!r) problems.push(`exchange order ${id}: ${t.qty.toFixed()} traded, no fill recorded (lost)`);
+    if (!r) problems.push(`${t.symbol}: exchange order ${id}: ${t.qty.toFixed()} traded, no fill recorded (lost)`);
     else if (!r.qty.eq(t.qty))
-      problems.push(`exchange order ${id}: traded ${t.qty.toFixed()}, recorded ${r.qty.toFixed()}`);
+      problems.push(`${t.symbol}: exchange order ${id}: traded ${t.qty.toFixed()}, recorded ${r.qty.toFixed()}`);
+    else if (r.symbols.size !== 1 || !r.symbols.has(t.symbol))
+      problems.push(`${t.symbol}: exchange order ${id}: fills recorded on ${[...r.symbols].join(', ')}`);
   }
   for (const [id, r] of recorded)
     if (!traded.has(id)) problems.push(`fill of ${id} (${r.qty.toFixed()}) has no trade on the exchange`);
@@ -108,31 +127,55 @@ export async function auditAgainstExchange(
     if (!new D(row.filledQty).eq(rowFilled.get(row.localId) ?? 0))
       problems.push(`${row.localId}: filled_qty ${row.filledQty} differs from its fills`);
 
-  // Balances: start + fills - fees, exactly, in the pair's two assets.
-  const expected = new Map<string, Dec>([
-    [pair.baseAsset, new D(options.startBalances[pair.baseAsset] ?? 0)],
-    [pair.quoteAsset, new D(options.startBalances[pair.quoteAsset] ?? 0)],
-  ]);
-  const feeAsset = (f: JournalFill) =>
-    feeAssets.get(f.fillKey) ??
-    (f.feeIn === 'base' || (f.feeIn !== 'quote' && f.side === 'BUY') ? pair.baseAsset : pair.quoteAsset);
+  // Balances: start + fills - fees, exactly, in the pairs' assets.
+  const expected = new Map<string, Dec>();
+  const ids = new Map<string, string>();
+  for (const { pair } of books)
+    for (const [asset, id] of [
+      [pair.baseAsset, pair.baseAssetId],
+      [pair.quoteAsset, pair.quoteAssetId],
+    ] as const) {
+      expected.set(asset, new D(options.startBalances[asset] ?? 0));
+      ids.set(asset, String(id));
+    }
   const add = (asset: string, amount: Dec) => expected.set(asset, (expected.get(asset) ?? new D(0)).plus(amount));
   for (const f of fills) {
+    const pair = pairOf.get(f.symbol);
+    if (!pair) {
+      problems.push(`fill ${f.fillKey} is on ${f.symbol}, no audited pair`);
+      continue;
+    }
+    const feeAsset =
+      feeAssets.get(f.fillKey) ??
+      (f.feeIn === 'base' || (f.feeIn !== 'quote' && f.side === 'BUY') ? pair.baseAsset : pair.quoteAsset);
     const qty = new D(f.qty);
     const quote = qty.mul(f.price);
     add(pair.baseAsset, f.side === 'BUY' ? qty : qty.neg());
     add(pair.quoteAsset, f.side === 'BUY' ? quote.neg() : quote);
-    add(feeAsset(f), new D(f.fee).neg());
+    add(feeAsset, new D(f.fee).neg());
   }
-  const ids = new Map([
-    [pair.baseAsset, String(pair.baseAssetId)],
-    [pair.quoteAsset, String(pair.quoteAssetId)],
-  ]);
   for (const [asset, want] of expected) {
     const entry = balances[ids.get(asset) ?? ''];
     const have = entry === undefined ? new D(0) : dec(entry.value);
     if (!have.eq(want))
       problems.push(`balance of ${asset}: exchange ${have.toFixed()}, journal implies ${want.toFixed()}`);
   }
-  return { problems, orders: orders.length, fills: fills.length, trades: trades.length };
+  const pairs = new Map(
+    books.map((b) => [
+      b.symbol,
+      { orders: b.orders.length, trades: b.trades.length, fills: fills.filter((f) => f.symbol === b.symbol).length },
+    ]),
+  );
+  return {
+    problems,
+    orders: books.reduce((n, b) => n + b.orders.length, 0),
+    fills: fills.length,
+    trades: books.reduce((n, b) => n + b.trades.length, 0),
+    pairs,
+  };
+}
+
+/** The per-pair counts of an audit, for its summary line: `BTCUSDT 40 fills, ETHUSDT 38 fills`. */
+export function pairCounts(audit: AuditResult): string {
+  return [...audit.pairs].map(([symbol, p]) => `${symbol} ${p.fills} fills`).join(', ');
 }

@@ -43,6 +43,10 @@ interface Upstream {
 }
 
 const CREATE = 'POST /api/v4/spot/order';
+const HISTORY_ROUTES = new Map<string, 'orders' | 'trades'>([
+  ['GET /api/v4/spot/history', 'orders'],
+  ['GET /api/v4/spot/trade', 'trades'],
+]);
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -55,6 +59,8 @@ export class FaultProxy {
   readonly signatures = new Set<string>();
   /** Order creates the exchange accepted and whose answer reached the daemon intact. */
   readonly creates: number[] = [];
+  /** History reads without a symbol (the account's, shared by its pairs), of orders and of trades, however answered. */
+  readonly accountReads = { orders: 0, trades: 0 };
   /** Requests answered with a fault, by fault. */
   readonly injected = new Map<Fault, number>();
   /** When the last answer with the fault set began, and to what (undefined: none since it was set). */
@@ -139,6 +145,8 @@ export class FaultProxy {
     const signature = url.searchParams.get('signature');
     if (signature) this.signatures.add(signature);
     const route = `${req.method} ${url.pathname}`;
+    const history = HISTORY_ROUTES.get(route);
+    if (history && !url.searchParams.has('symbol')) this.accountReads[history]++;
     const fault = this.fault;
     const create = route === CREATE;
     const slow = fault === 'trickle' || fault === 'huge';

@@ -5,12 +5,14 @@
  * resumes placing orders within twice the configured pause (breaker pause and reconcile window) of the fault
  * ending, and writes a handful of warning lines per incident, not one per retry. At the end the journal and
  * fills are audited against the exchange's own history, trades and balances, and no output holds a secret.
+ * It trades two pairs from one strategy file, so the faults land on the orders poll's shared reads of the
+ * account's order and trade history too (no symbol, each pair taking its records: issue 41).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonProcess, fillKeys, journal, waitFor, writeSwingRecording } from '../e2e/daemon-process.js';
-import { auditAgainstExchange } from './exchange-audit.js';
+import { auditAgainstExchange, pairCounts } from './exchange-audit.js';
 import { FAULTS, FaultProxy } from './fault-proxy.js';
 import { API_TOKEN, chaosEnv, churnFile, levelOf, sleep } from './run-files.js';
 import { findSecrets, runFiles } from './secrets.js';
@@ -19,7 +21,8 @@ import { tempDir } from '../support/temp-dir.js';
 
 const PAUSE_MS = 2_000;
 const PHASE_MS = Number(process.env.CHAOS_PHASE_MS ?? 2_500);
-const BALANCES = { USDT: '10000', BTC: '0.5' };
+const SYMBOLS = ['BTCUSDT', 'ETHUSDT'];
+const BALANCES = { USDT: '10000', BTC: '0.5', ETH: '5' };
 
 const dir = tempDir('chaos-faults');
 const credentials = freshCredentials();
@@ -28,10 +31,11 @@ let proxy: FaultProxy;
 let daemon: DaemonProcess | undefined;
 
 beforeAll(async () => {
-  const recording = join(dir, 'BTCUSDT-swing.jsonl.gz');
-  await writeSwingRecording(recording, { count: 600, amplitudePct: 0.5 });
+  const recordings = [join(dir, 'BTCUSDT-swing.jsonl.gz'), join(dir, 'ETHUSDT-swing.jsonl.gz')];
+  await writeSwingRecording(recordings[0]!, { count: 600, amplitudePct: 0.5 });
+  await writeSwingRecording(recordings[1]!, { symbol: 'ETHUSDT', mid: 1_500, count: 600, amplitudePct: 0.5 });
   sim = await SimProcess.start(
-    ['--data', recording, '--loop', '--speed', '1', '--balance', 'USDT=10000,BTC=0.5'],
+    ['--data', recordings.join(','), '--loop', '--speed', '1', '--balance', 'USDT=10000,BTC=0.5,ETH=5'],
     credentials,
   );
   proxy = await FaultProxy.start(sim.url!, 1_500);
@@ -46,7 +50,7 @@ afterAll(async () => {
 describe('fault injection between the daemon and the simulated exchange (both real processes)', () => {
   it('rides out every fault class, resumes promptly, logs each incident once and loses nothing', async () => {
     mkdirSync(join(dir, 'config'));
-    writeFileSync(join(dir, 'config', 'churn.json'), churnFile('churn'));
+    writeFileSync(join(dir, 'config', 'churn.json'), churnFile('churn', SYMBOLS));
     const db = join(dir, 'bot.db');
     daemon = new DaemonProcess(chaosEnv(dir, proxy.url, credentials, PAUSE_MS));
     const d = daemon;
@@ -92,10 +96,13 @@ describe('fault injection between the daemon and the simulated exchange (both re
     expect(await d.stop('SIGTERM')).toEqual({ code: 0, signal: null });
 
     const exchange = sim.client(credentials);
-    const audit = await auditAgainstExchange(db, exchange, { symbol: 'BTCUSDT', startBalances: BALANCES });
+    const audit = await auditAgainstExchange(db, exchange, { symbols: SYMBOLS, startBalances: BALANCES });
     await exchange.close();
     expect(audit.problems).toEqual([]);
     expect(audit.fills).toBeGreaterThan(10);
+    for (const symbol of SYMBOLS) expect(audit.pairs.get(symbol)?.fills, symbol).toBeGreaterThan(0);
+    expect(proxy.accountReads.orders, 'order history read for the account').toBeGreaterThan(0);
+    expect(proxy.accountReads.trades, 'trade history read for the account').toBeGreaterThan(0);
 
     const leaks = findSecrets(
       [{ name: 'daemon output', text: d.lines.join('\n') }, ...runFiles(dir)],
@@ -107,7 +114,8 @@ describe('fault injection between the daemon and the simulated exchange (both re
       [
         `fault injection: ${FAULTS.length} phases of ${PHASE_MS} ms, breaker pause and reconcile window ${PAUSE_MS} ms`,
         ...figures,
-        `audit: ${audit.orders} exchange orders, ${audit.trades} trades, ${audit.fills} fills: no problem`,
+        `audit: ${audit.orders} exchange orders, ${audit.trades} trades, ${audit.fills} fills (${pairCounts(audit)}): no problem`,
+        `history read for the account (no symbol): ${proxy.accountReads.orders} of orders, ${proxy.accountReads.trades} of trades`,
         `secrets scan: ${proxy.signatures.size} signatures, the secret and the API token: none found in ` +
           `${d.lines.length} output lines and ${runFiles(dir).length} files`,
       ].join('\n'),

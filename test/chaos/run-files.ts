@@ -52,12 +52,15 @@ export function levelOf(line: string): number | undefined {
   }
 }
 
-/** A churning strategy file: one marketable LIMIT per second, alternating sides. */
-export function churnFile(name: string): string {
+/**
+ * A churning strategy file: one marketable LIMIT per second, alternating sides, on each of `symbols` (several:
+ * one file of `symbols`, so the orders poll reads the account's history once for them all, issue 41).
+ */
+export function churnFile(name: string, symbols: readonly string[] = ['BTCUSDT']): string {
   return JSON.stringify({
     name,
     strategy: 'chatty',
-    symbol: 'BTCUSDT',
+    ...(symbols.length === 1 ? { symbol: symbols[0] } : { symbols }),
     schedule: '* * * * * *',
     params: { churn: true },
   });
