@@ -83,13 +83,19 @@ it('a market job fired while the last one still places its orders brings fresh t
   expect(h.venue.creates).toBe(2);
 });
 
-it("a stop while the decisions wait runs onStop at the lock's next turn: the instances not yet ticked decide nothing", async () => {
-  const { h, decided, stopped, inCreate, release } = await twoBuyersFirstOrderHeld();
-  await h.engine!.marketCycle(SCHEDULE);
-  await inCreate;
-  const stopping = h.engine!.stop();
-  release();
+/** twoBuyersFirstOrderHeld after one market job, stopped while the first order is held (then released). */
+async function stoppedWhileFirstOrderHeld(limitAt?: string) {
+  const held = await twoBuyersFirstOrderHeld(limitAt);
+  await held.h.engine!.marketCycle(SCHEDULE);
+  await held.inCreate;
+  const stopping = held.h.engine!.stop();
+  held.release();
   await stopping;
+  return held;
+}
+
+it("a stop while the decisions wait runs onStop at the lock's next turn: the instances not yet ticked decide nothing", async () => {
+  const { h, decided, stopped } = await stoppedWhileFirstOrderHeld();
   // The first order went out (its turn of the lock had begun); onStop came next for both, and eth, whose tick
   // had not come, neither decided nor sent an order after the stop (it did when the stop waited for the run).
   expect(stopped).toEqual(['BTCUSDT', 'ETHUSDT']);
@@ -98,12 +104,7 @@ it("a stop while the decisions wait runs onStop at the lock's next turn: the ins
 });
 
 it("a stop records the fill of an order its last decision sent, as the job's own poll did", async () => {
-  const { h, stopped, inCreate, release } = await twoBuyersFirstOrderHeld('1.1');
-  await h.engine!.marketCycle(SCHEDULE);
-  await inCreate;
-  const stopping = h.engine!.stop();
-  release();
-  await stopping;
+  const { h, stopped } = await stoppedWhileFirstOrderHeld('1.1');
   expect(stopped).toEqual(['BTCUSDT', 'ETHUSDT']);
   // The held BUY was marketable: it filled on the venue, and the journal has its fill (before: the row stayed
   // open, the fill unknown until the next start's reconciliation).
