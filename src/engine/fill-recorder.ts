@@ -197,7 +197,7 @@ export class FillRecorder {
     from: number | undefined,
     shared: SharedTrades | undefined,
   ): Promise<void> {
-    const { symbol, seen, missingExecuted } = poll;
+    const { symbol, seen } = poll;
     if (from === undefined) {
       this.tradeFailures.delete(symbol);
       return;
@@ -205,17 +205,17 @@ export class FillRecorder {
     let read = false;
     if (shared === undefined) read = await this.readOwn(symbol, from);
     else if (shared.failed) this.countFailure(symbol);
-    else {
+    else if (shared.complete) {
+      // Served by the shared read: it covered the symbol from its need or its window on (older trades were read
+      // by the complete read that set the window, which covered the symbol too).
       this.recordTrades(symbol, shared.bySymbol.get(symbol) ?? []);
-      const owes = this.p.journal.forSymbol(symbol).some((row) => this.owes(row));
-      // Served by the shared read: complete, it covered the symbol from its need or its window on (older trades
-      // were read by the complete read that set the window, which covered the symbol too); or, stopped short,
-      // nothing is owed any more after it and the journal would show a fill it missed (an order without
-      // executedQty shows its fills only in trades). Not read in full, it says nothing of tradesPartial.
-      if (shared.complete) this.readSucceeded(symbol, true);
-      else if (!owes && !missingExecuted) this.tradeFailures.delete(symbol);
-      if (shared.complete || (!owes && !missingExecuted)) read = true;
-      else read = await this.readOwn(symbol, from);
+      this.readSucceeded(symbol, true);
+      read = true;
+    } else {
+      // Stopped short, newest first: what it holds of the symbol is its newest trades. The symbol's own read
+      // brings them with the older ones, all recorded in the venue's time order (recording the newest first
+      // could fold a SELL before the BUY it closes: positions fold in recording order).
+      read = await this.readOwn(symbol, from);
     }
     const deltaMode = !read && (this.tradeFailures.get(symbol) ?? 0) >= this.options.tradeHistoryFallbackAfter;
     const now = this.p.clock.now();

@@ -162,6 +162,42 @@ describe('order and trade history in a many-pair poll', () => {
     expectOneFillEach(h);
   });
 
+  it("a shared read that stops short: the pair's own read records its trades in the venue's time order", async () => {
+    const h = new Harness({
+      balances: { USDT: '1000000', BTC: '10', QA: '1' },
+      sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: [...PAIRS, ...defaultPairs()] },
+    });
+    for (const symbol of SYMBOLS) h.price(100, symbol);
+    h.price(100);
+    // p0 rests a BUY at 90 and a SELL at 110 (of base it holds); p1 a BUY at 90.
+    const both = firstTick((ctx) => {
+      ctx.limit('BUY', '90', '0.01', { tag: 'buy' });
+      ctx.limit('SELL', '110', '0.01', { tag: 'sell' });
+    });
+    await h.start([
+      instance('p0', both, { symbol: SYMBOLS[0] }),
+      instance('p1', restingBuy('90'), { symbol: SYMBOLS[1] }),
+    ]);
+    for (const symbol of SYMBOLS.slice(0, 2)) await h.marketTick(100, 0, symbol);
+    await h.engine!.pollOrders();
+    expect(h.store.orders.active()).toHaveLength(3);
+    // Unpolled: both BUYs fill, then 700 trades of another owner, then p0's SELL: the newest of all.
+    h.clock.advance(5_000);
+    for (const symbol of SYMBOLS.slice(0, 2)) h.sim.onPrice(symbol, 89, h.clock.now());
+    for (let i = 0; i < 700; i++) {
+      h.clock.advance(10);
+      await h.venue.inner.createOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.0001' });
+    }
+    h.clock.advance(5_000);
+    h.sim.onPrice(SYMBOLS[0]!, 111, h.clock.now());
+    await h.engine!.pollOrders();
+    // The shared read (two pages) held p0's SELL and not its BUY: p0's fills are folded BUY then SELL, as traded
+    // (before: the SELL from the shared read first, then the BUY from p0's own read).
+    expect(h.store.fills.forInstance('p0').map((f) => f.side)).toEqual(['BUY', 'SELL']);
+    expect(h.store.fills.forInstance('p1').map((f) => f.side)).toEqual(['BUY']);
+    expect(h.store.orders.active()).toEqual([]);
+  });
+
   it('reads trades from the last complete shared read on, not from an order that rested for long', async () => {
     const h = sixPairsAt100();
     const ladder = () =>
