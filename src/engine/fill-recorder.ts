@@ -134,15 +134,11 @@ export class FillRecorder {
       );
   }
 
-  /** Whether the venue may owe the row fills: more executed than recorded, or closed without a figure to believe. */
-  private owes(row: OrderRow): boolean {
-    return hasOutstandingFills(row) || (isActive(row.status) && closedOnVenue(row));
-  }
-
   /** The venue time the symbol's trade history must be read from, or undefined when it need not be read. */
   private tradesNeeded(symbol: string, missingExecuted: boolean): number | undefined {
     const rows = this.p.journal.forSymbol(symbol).filter((row) => row.exchangeId !== undefined);
-    const owing = rows.filter((row) => this.owes(row));
+    // Owing fills: more executed than recorded, or closed on the venue without a figure to believe (its trades tell).
+    const owing = rows.filter((row) => hasOutstandingFills(row) || (isActive(row.status) && closedOnVenue(row)));
     // Fills show as executedQty above what is recorded; without that figure, read trades whenever orders are live.
     if (owing.length === 0 && !(missingExecuted && rows.length > 0)) return undefined;
     return this.tradesFrom(symbol, rows, owing);
