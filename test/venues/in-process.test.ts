@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { InProcessVenue } from '../../src/venues/in-process-venue.js';
 import { MatchingEngine } from '../../src/sim/matching-engine.js';
 import { VenueError } from '../../src/ports/venue-errors.js';
+import type { OrderRequest } from '../../src/ports/venue.js';
 import { SimRejectError } from '../../src/sim/error-codes.js';
+import { BalancesSchema, OrderRecordSchema, TradeRecordSchema } from '../../src/wire/schemas.js';
 import { CONTRACT_BALANCES, runVenueContract, type VenueHarness } from './venue-contract.js';
 
 const KEY = 'contract-key';
@@ -70,5 +72,82 @@ describe('InProcessVenue', () => {
     const err: unknown = await pending.catch((e: unknown) => e);
     expect((err as Error).cause).toBeInstanceOf(SimRejectError);
     expect((err as Error).cause).toMatchObject({ reason: 'NO_MARKET_PRICE' });
+  });
+
+  it("hands over the engine's records as the wire schemas parse them, without parsing: same keys, order, values", async () => {
+    // Partial fills on, so records are seen half filled too; every order type, filled, resting, triggered, cancelled.
+    // A twin engine driven alike gives the raw records of creates and cancels to parse.
+    const [engine, twin] = [0, 1].map(() => {
+      const e = new MatchingEngine({ participationRate: '0.5' });
+      e.createAccount({ apiKey: KEY, balances: CONTRACT_BALANCES });
+      return e;
+    }) as [MatchingEngine, MatchingEngine];
+    const venue = new InProcessVenue(engine, KEY);
+    let time = T0;
+    const price = (p: number, volume: number) => {
+      time += 1000;
+      for (const e of [engine, twin]) e.onPrice('BTCUSDT', p, time, volume);
+    };
+    const same = (made: object, parsed: object) => {
+      expect(made).toStrictEqual(parsed);
+      // Same keys in the same order: whatever serialises a record (logs, state) writes the same text.
+      expect(JSON.stringify(made)).toBe(JSON.stringify(parsed));
+      expect(Object.isFrozen(made)).toBe(true);
+    };
+    const place = async (request: OrderRequest) => {
+      const made = await venue.createOrder(request);
+      same(made, OrderRecordSchema.parse(twin.placeOrder(KEY, request)));
+      return made;
+    };
+    price(60000, 10);
+    await place({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.4', price: '59000' });
+    await place({ symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', quantity: '0.3', price: '61000' });
+    await place({ symbol: 'BTCUSDT', side: 'SELL', type: 'MARKET', quantity: '0.05' });
+    await place({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quoteOrderQty: '1000', useQuoteQty: true });
+    await place({
+      symbol: 'BTCUSDT',
+      side: 'SELL',
+      type: 'STOP_LIMIT',
+      quantity: '0.2',
+      stopPrice: '58500',
+      price: '58400',
+    });
+    await place({
+      symbol: 'BTCUSDT',
+      side: 'SELL',
+      type: 'OCO',
+      quantity: '0.1',
+      price: '62000',
+      stopPrice: '57000',
+      limitPrice: '56900',
+    });
+    const last = await place({ symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.01', price: '50000' });
+    price(58990, 0.5); // the BUY half filled
+    price(62100, 0.2); // the SELL LIMIT and the OCO's limit leg, in part
+    price(58300, 4); // the stop triggers and fills
+    same(
+      await venue.cancelOrder('BTCUSDT', last.displayingId),
+      OrderRecordSchema.parse(twin.cancelOrder(KEY, 'BTCUSDT', last.displayingId)),
+    );
+    const kinds = new Set<string>();
+    const engineOrders = [...engine.orderHistory(KEY, { pageSize: 100 }), ...engine.openOrders(KEY)];
+    const venueOrders = [...(await venue.orderHistory({ pageSize: 100 })), ...(await venue.openOrders())];
+    expect(venueOrders).toHaveLength(engineOrders.length);
+    engineOrders.forEach((raw, i) => {
+      same(venueOrders[i]!, OrderRecordSchema.parse(raw));
+      kinds.add(`${raw.type} ${raw.status}`);
+    });
+    const engineTrades = engine.tradeHistory(KEY, { pageSize: 100 });
+    const venueTrades = await venue.tradeHistory({ pageSize: 100 });
+    expect(venueTrades).toHaveLength(engineTrades.length);
+    engineTrades.forEach((raw, i) => same(venueTrades[i]!, TradeRecordSchema.parse(raw)));
+    expect(await venue.balance()).toStrictEqual(BalancesSchema.parse(engine.balances(KEY)));
+    // The case covers what it says: every type, partly filled, filled and cancelled, and several trades.
+    expect([...kinds]).toEqual(
+      expect.arrayContaining(['LIMIT CANCELED', 'LIMIT FILLED', 'LIMIT PARTIALLY_FILLED', 'MARKET FILLED']),
+    );
+    expect([...kinds].some((k) => k.startsWith('OCO'))).toBe(true);
+    expect([...kinds].some((k) => k.startsWith('STOP_LIMIT'))).toBe(true);
+    expect(engineTrades.length).toBeGreaterThan(4);
   });
 });
