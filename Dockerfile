@@ -75,6 +75,7 @@ WORKDIR /app
 # Code and shipped files stay root-owned (the bot cannot change them); only the data folder belongs to node.
 COPY --from=build /app/dist/src ./src
 COPY --from=build /app/dist/strategies ./strategies
+COPY --from=build /app/dist/bundle ./bundle
 COPY --from=build /out/build-info.json /out/package.json ./
 COPY config ./config
 # The samples live outside the data volume, so a host folder mounted on /app/data hides nothing shipped.

@@ -7,22 +7,33 @@
  * Commands: --version, check-config on the shipped config, a backtest of one day of the sample (the column
  * cache warm), a sweep of 4 combinations on 2 workers, and the daemon on paper until it runs ("daemon running":
  * its jobs scheduled, the replay started; printed against issue 39's goal of 5 s on a quiet machine).
+ * `--against DIR` adds a third way, another checkout's build (its bin/bot.js, e.g. one of the commit before a
+ * change of the build: `git worktree add` or `git archive` it, with a node_modules), alternated with the two, and
+ * prints this build's CPU seconds against it (the CPU a process costs, what a sweep's workers and every
+ * `bot status` pay). ROUNDS=n sets the rounds.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { daemonEnv, ROOT } from '../test/e2e/daemon-process.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? '5');
 const dir = mkdtempSync(join(tmpdir(), 'bench-startup-'));
 const SAMPLE = join(ROOT, 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz');
 
+const againstAt = process.argv.indexOf('--against');
+const against = againstAt < 0 ? undefined : process.argv[againstAt + 1];
+if (againstAt >= 0 && (against === undefined || !existsSync(join(against, 'bin/bot.js'))))
+  throw new Error('--against DIR: expected a checkout with bin/bot.js (and its node_modules)');
+
 const ways = {
   tsx: ['--import', 'tsx', join(ROOT, 'src/cli.ts')],
   compiled: [join(ROOT, 'bin/bot.js')],
-} as const;
+  against: against === undefined ? [] : [resolve(against, 'bin/bot.js')],
+};
 type Way = keyof typeof ways;
+const WAYS: Way[] = against === undefined ? ['tsx', 'compiled'] : ['tsx', 'compiled', 'against'];
 
 const DAY = ['--from', '2023-03-08', '--to', '2023-03-09'];
 
@@ -43,21 +54,22 @@ const commands: Record<string, (out: string) => string[]> = {
 interface Sample {
   ms: number;
   rssMB: number;
-  /** The daemon's CPU seconds (all its threads) from its start to "daemon running". */
-  cpu?: number;
+  /** CPU seconds, user and system, start to exit (the daemon's: all its threads, from its start to "daemon running"). */
+  cpu: number;
 }
 
 function once(way: Way, args: string[]): Sample {
   const times = join(dir, 'time.txt');
   const t = performance.now();
-  const run = spawnSync('/usr/bin/time', ['-o', times, '-f', '%M', process.execPath, ...ways[way], ...args], {
+  const run = spawnSync('/usr/bin/time', ['-o', times, '-f', '%M %U %S', process.execPath, ...ways[way], ...args], {
     cwd: ROOT,
     env: daemonEnv({}),
     encoding: 'utf8',
   });
   const ms = performance.now() - t;
   if (run.status !== 0) throw new Error(`${way} ${args.join(' ')} exited ${run.status}: ${run.stderr}`);
-  return { ms, rssMB: Number(readFileSync(times, 'utf8').trim().split('\n').pop()) / 1024 };
+  const [kb, user, sys] = readFileSync(times, 'utf8').trim().split('\n').pop()!.split(' ').map(Number);
+  return { ms, rssMB: kb! / 1024, cpu: user! + sys! };
 }
 
 /** The daemon on paper (the shipped config, the samples, lockstep) from spawn to "daemon running", and its VmHWM then. */
@@ -91,11 +103,12 @@ async function daemon(way: Way, round: number): Promise<Sample> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  // The build brought up to date first: the rounds time the check, not a first compile (about half a second).
+  // The builds brought up to date first: the rounds time the check, not a first compile (about half a second).
   spawnSync(process.execPath, [join(ROOT, 'bin/build.js')], { cwd: ROOT, stdio: 'inherit' });
+  if (against !== undefined) spawnSync(process.execPath, [join(against, 'bin/build.js')], { stdio: 'inherit' });
   const samples = new Map<string, Record<Way, Sample[]>>();
   const names = [...Object.keys(commands), 'daemon to running'];
-  for (const name of names) samples.set(name, { tsx: [], compiled: [] });
+  for (const name of names) samples.set(name, { tsx: [], compiled: [], against: [] });
   console.log(
     `load average ${loadavg()
       .map((l) => l.toFixed(1))
@@ -103,8 +116,8 @@ async function main(): Promise<void> {
   );
   for (let round = 0; round < ROUNDS; round++) {
     process.stdout.write(`round ${round + 1}/${ROUNDS}…\n`);
-    // Alternated: tsx first on even rounds, the build first on odd ones.
-    const order: Way[] = round % 2 === 0 ? ['tsx', 'compiled'] : ['compiled', 'tsx'];
+    // Alternated: in order on even rounds, in reverse on odd ones.
+    const order: Way[] = round % 2 === 0 ? WAYS : [...WAYS].reverse();
     for (const [name, args] of Object.entries(commands))
       for (const way of order)
         samples.get(name)![way].push(once(way, args(join(dir, `${way}-${name.replace(/\W+/g, '')}`))));
@@ -122,9 +135,22 @@ async function main(): Promise<void> {
     );
   }
   console.log(`\nmedians of ${ROUNDS} rounds; peak RSS per process (a sweep's includes its worker threads)`);
+  if (against !== undefined) {
+    console.log(`\nCPU seconds (user + system), this build against ${against}'s, medians of ${ROUNDS} rounds:`);
+    console.log(
+      `${'command'.padEnd(20)} ${'against'.padStart(8)} ${'this'.padStart(8)} ${'this/against'.padStart(13)}`,
+    );
+    for (const name of names) {
+      const s = samples.get(name)!;
+      const [a, c] = [median(s.against.map((x) => x.cpu)), median(s.compiled.map((x) => x.cpu))];
+      console.log(
+        `${name.padEnd(20)} ${a.toFixed(3).padStart(8)} ${c.toFixed(3).padStart(8)} ${(c / a).toFixed(2).padStart(13)}`,
+      );
+    }
+  }
   const built = samples.get('daemon to running')!.compiled;
   const ready = median(built.map((x) => x.ms)) / 1000;
-  const cpu = median(built.map((x) => x.cpu ?? NaN));
+  const cpu = median(built.map((x) => x.cpu));
   console.log(
     `paper daemon (the shipped configs on the samples, from the build) ready after ${ready.toFixed(2)} s: ` +
       `goal <= 5 s on a quiet machine (${ready <= 5 ? 'met' : 'not met'} here, load average ${loadavg()[0]!.toFixed(1)}); ` +

@@ -1,6 +1,13 @@
 // The compiled build that `bot`, `npm start`, the sweep workers and the image run: dist/src and dist/strategies,
 // the TypeScript of src/ and strategies/ transpiled file by file by esbuild (what tsx does in memory at every
-// start; checking the types is `npm run typecheck`'s job) and the other files there (the dashboard's) copied.
+// start; checking the types is `npm run typecheck`'s job) and the other files there (the dashboard's) copied;
+// and dist/bundle, src/ bundled by esbuild from the modules a process starts from (ENTRIES), split at each lazy
+// import (a command's module, the report's, ...) into chunks shared between them. What a process loads comes
+// from the bundle: the entries' files in dist/src only re-export theirs (dist/src/cli.js, the strategy API a
+// strategy module imports, the workers' modules), so every module has one instance per thread, the strategies'
+// API included. A start then loads a few dozen files instead of ~400 (a small backtest: ~0.13 CPU s less).
+// Where src/ does not bundle (a source that does not compile), the entries' files are their own compiled
+// modules instead and the process runs file by file, as before, the broken module failing where imported.
 //
 // It is made when needed and never run stale. dist/sources.json records, for every source file, its size, mtime
 // and ctime as they were before the file was read (ctime: no tool sets it back, so a checkout, `git pull`, an
@@ -11,15 +18,37 @@
 // compile becomes a module that throws its error when imported, so a broken strategy fails as that strategy, as
 // it would under tsx. `node bin/build.js` (`npm run build`) makes it and says what it did.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DIST = join(ROOT, 'dist');
 const SOURCES = ['src', 'strategies'];
 const RECORD = join(DIST, 'sources.json');
+const BUNDLE = join(DIST, 'bundle');
 /** Raised when what the build makes of a source changes (its options, its layout): everything is made again. */
-const FORMAT = 3;
+const FORMAT = 4;
+/**
+ * The modules a process starts from, by their name in dist/bundle: the command line, the strategy API (what
+ * strategy modules import: the bundle's own, so a strategy and the engine share its decimals and indicators) and
+ * the modules worker threads start from (workerEntry: the name is the file's).
+ */
+const ENTRIES = {
+  cli: 'src/cli.ts',
+  api: 'src/strategy/api.ts',
+  'sweep-worker': 'src/backtest/sweep-worker.ts',
+  'migration-worker': 'src/store/migration-worker.ts',
+};
+/**
+ * Packages compiled into the bundle; the others stay imports from node_modules. Only a package that no module
+ * outside the bundle shares may be: strategies import zod themselves (the loader checks their schemas with
+ * `instanceof`), tsx and pino start threads from their own files, better-sqlite3 is native. trading-signals is
+ * reached only through src/strategy/indicators.ts and is 176 ES modules: one load instead of 176.
+ */
+const BUNDLED_PACKAGES = new Set(['trading-signals']);
+/** Bundle files no longer part of the bundle are deleted when older than this: a process started before a
+ * rebuild may still import one of its chunks (a command's lazy import). */
+const STALE_MS = 24 * 3600_000;
 /** tsconfig.json's options that change what a file compiles to (esbuild reads these, as tsx does). */
 const TSCONFIG = { compilerOptions: { target: 'ES2022', useDefineForClassFields: true, verbatimModuleSyntax: true } };
 
@@ -49,6 +78,12 @@ function record() {
 
 /** dist/<source>, a .ts as .js. */
 const outputOf = (source) => join(DIST, source.endsWith('.ts') ? source.replace(/\.ts$/, '.js') : source);
+
+/** `to` as an import specifier from a module in `fromDir`. */
+function specifier(fromDir, to) {
+  const rel = relative(fromDir, to).split(sep).join('/');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
 
 function writeAtomically(path, content) {
   mkdirSync(dirname(path), { recursive: true });
@@ -90,6 +125,95 @@ async function compile(source, transform) {
 }
 
 /**
+ * Every module of src/ keeps, in the bundle, the import.meta.url of its own file in dist/src: what it finds
+ * beside itself (strategies/, the dashboard's files, a worker's module, dist/sources.json) is where it was.
+ */
+const ownUrl = {
+  name: 'own-import-meta-url',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (!args.path.startsWith(join(ROOT, 'src', sep))) return undefined;
+      const code = readFileSync(args.path, 'utf8');
+      if (!code.includes('import.meta.url')) return undefined;
+      const own = JSON.stringify(specifier(BUNDLE, outputOf(relative(ROOT, args.path))));
+      return { contents: code.replaceAll('import.meta.url', `new URL(${own}, import.meta.url).href`), loader: 'ts' };
+    });
+  },
+};
+
+/** A module in dist/src that is ENTRIES[name]'s bundle file: its hashbang, and everything it exports. */
+function reexport(source, name, exports) {
+  const first = readFileSync(join(ROOT, source), 'utf8').split('\n', 1)[0];
+  const to = JSON.stringify(specifier(dirname(outputOf(source)), join(BUNDLE, `${name}.js`)));
+  return [
+    ...(first.startsWith('#!') ? [first] : []),
+    `// ${source} runs from the bundle (bin/build.js).`,
+    `export * from ${to};`,
+    ...(exports.includes('default') ? [`export { default } from ${to};`] : []),
+    '',
+  ].join('\n');
+}
+
+/**
+ * Bundles src/ into dist/bundle and points the entries' files in dist/src at it. When src/ does not bundle, the
+ * entries' files are their own compiled modules instead: the build runs file by file.
+ */
+async function bundle(esbuild) {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
+    .filter((p) => !BUNDLED_PACKAGES.has(p))
+    .flatMap((p) => [p, `${p}/*`]);
+  let result;
+  try {
+    result = await esbuild.build({
+      absWorkingDir: ROOT,
+      entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, source]) => [name, join(ROOT, source)])),
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      outdir: BUNDLE,
+      chunkNames: 'chunk-[hash]',
+      // As the files' own maps: a stack trace names src/x.ts and its line, without the sources' text.
+      sourcemap: 'inline',
+      sourcesContent: false,
+      external,
+      plugins: [ownUrl],
+      tsconfigRaw: TSCONFIG,
+      metafile: true,
+      write: false,
+      logLevel: 'silent',
+    });
+  } catch {
+    await Promise.all(
+      Object.values(ENTRIES).map(async (source) =>
+        writeAtomically(outputOf(source), await compile(source, esbuild.transform)),
+      ),
+    );
+    return;
+  }
+  const made = new Set();
+  for (const file of result.outputFiles) {
+    writeAtomically(file.path, file.contents);
+    made.add(basename(file.path));
+  }
+  for (const [name, source] of Object.entries(ENTRIES)) {
+    const output =
+      result.metafile.outputs[
+        relative(ROOT, join(BUNDLE, `${name}.js`))
+          .split(sep)
+          .join('/')
+      ];
+    writeAtomically(outputOf(source), reexport(source, name, output?.exports ?? []));
+  }
+  for (const file of readdirSync(BUNDLE)) {
+    const path = join(BUNDLE, file);
+    if (!made.has(file) && statSync(path).mtimeMs < Date.now() - STALE_MS) rmSync(path, { force: true });
+  }
+}
+
+/**
  * Brings dist/ up to date with the sources. Returns how many files it made (0: it was up to date) and how long
  * that took. Throws when the build cannot be written (a read-only checkout) or esbuild is missing.
  */
@@ -99,20 +223,30 @@ export async function ensureBuild() {
   let built = record();
   if (built === undefined) {
     // No record (a first build, or one by another tool or format): nothing there is known to be current.
-    for (const top of SOURCES) rmSync(join(DIST, top), { recursive: true, force: true });
+    for (const top of [...SOURCES, 'bundle']) rmSync(join(DIST, top), { recursive: true, force: true });
     built = {};
   }
   const changed = Object.keys(now).filter((f) => built[f] !== now[f]);
   const gone = Object.keys(built).filter((f) => !(f in now));
   if (changed.length === 0 && gone.length === 0) return { made: 0, ms: performance.now() - started };
-  const { transform } = await import('esbuild');
+  const esbuild = await import('esbuild');
+  // The entries' files are written by bundle(): their own compiled module only where src/ does not bundle.
+  const entries = new Set(Object.values(ENTRIES));
   await Promise.all(
-    changed.map(async (source) => {
-      const content = source.endsWith('.ts') ? await compile(source, transform) : readFileSync(join(ROOT, source));
-      writeAtomically(outputOf(source), content);
-    }),
+    changed
+      .filter((source) => !entries.has(source))
+      .map(async (source) => {
+        const content = source.endsWith('.ts')
+          ? await compile(source, esbuild.transform)
+          : readFileSync(join(ROOT, source));
+        writeAtomically(outputOf(source), content);
+      }),
   );
   for (const source of gone) rmSync(outputOf(source), { force: true });
+  // The bundle is made again when anything in src/ changed (a first build: everything).
+  if ([...changed, ...gone].some((f) => f.startsWith('src/'))) {
+    await bundle(esbuild);
+  }
   writeAtomically(RECORD, `${JSON.stringify({ format: FORMAT, files: now })}\n`);
   return { made: changed.length, ms: performance.now() - started };
 }

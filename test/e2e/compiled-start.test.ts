@@ -146,6 +146,68 @@ describe('the compiled build', () => {
     expect(summary.split('\n').filter((l) => /^\d/.test(l))).toHaveLength(4);
   }, 120_000);
 
+  it('runs from the bundle: of dist/src a process loads only what re-exports it, in every thread', () => {
+    // Every module loaded, by any thread of the process (workers inherit --import), appended to a file.
+    const loads = join(work, 'loads.txt');
+    const hooks = join(work, 'trace-hooks.mjs');
+    writeFileSync(
+      hooks,
+      `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) { appendFileSync(${JSON.stringify(loads)}, url + '\\n'); return next(url, context); }
+`,
+    );
+    const trace = join(work, 'trace.mjs');
+    writeFileSync(
+      trace,
+      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const out = join(work, 'traced');
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        trace,
+        join(clone, 'bin/bot.js'),
+        'backtest',
+        '--config',
+        join(clone, 'config/grid-btcusdt.json'),
+      ].concat(['--data', SAMPLE, ...DAY, '--sweep', 'spacingPct=0.2,0.3', '--workers', '2', '--out', out]),
+      { cwd: clone, env: daemonEnv({}), encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const loaded = readFileSync(loads, 'utf8').trim().split('\n');
+    const dist = pathToFileURL(join(clone, 'dist')).href;
+    const fromSrc = [...new Set(loaded.filter((u) => u.startsWith(`${dist}/src/`)))];
+    // cli.js, the strategy API (the grid imports it) and the sweep's worker module: each only re-exports.
+    expect(fromSrc.map((u) => u.slice(dist.length + 1)).sort()).toEqual(
+      ['src/backtest/sweep-worker.js', 'src/cli.js', 'src/strategy/api.js'].sort(),
+    );
+    for (const url of fromSrc) expect(readFileSync(new URL(url), 'utf8')).toMatch(/^export \* from "[./]*\/bundle\//m);
+    expect(loaded.filter((u) => u.startsWith(`${dist}/bundle/`)).length).toBeGreaterThan(3);
+    expect(loaded).toContain(`${dist}/strategies/grid.js`);
+    // trading-signals is part of the bundle (the indicators' 176 files); zod stays the one strategies import.
+    expect(loaded.filter((u) => u.includes('/node_modules/trading-signals/'))).toEqual([]);
+    expect(loaded.some((u) => u.includes('/node_modules/zod/'))).toBe(true);
+  }, 120_000);
+
+  it('starts every worker thread from the bundle', () => {
+    // A worker's module found beside its caller (workerEntry) is one of the bundle's entries: a thread started
+    // from a file-by-file module would hold a second instance of the engine's modules beside the API's.
+    const names = readdirSync(join(clone, 'src'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => [
+        ...readFileSync(join(clone, 'src', f), 'utf8').matchAll(/workerEntry\(import\.meta\.url, '([\w-]+)'\)/g),
+      ])
+      .map((m) => m[1]!);
+    expect(names.length).toBeGreaterThan(0);
+    const built = readdirSync(join(clone, 'dist/src'), { recursive: true, encoding: 'utf8' });
+    for (const name of names) {
+      const file = built.filter((f) => f.endsWith(`/${name}.js`));
+      expect(file, name).toHaveLength(1);
+      expect(readFileSync(join(clone, 'dist/src', file[0]!), 'utf8')).toContain(`bundle/${name}.js`);
+    }
+  });
+
   it('names a shipped strategy by its source (path and sha256), as a run from the sources does', () => {
     const out = join(work, 'grid');
     const run = bot([
@@ -243,6 +305,21 @@ export default defineStrategy<typeof params, { n?: number }>({
     // The other commands still run.
     expect(bot(['--version']).stdout).toMatch(/^spot-bot \d+\.\d+\.\d+/);
   }, 120_000);
+
+  it('runs file by file where src/ does not bundle: only the broken module fails, naming its file and line', () => {
+    const source = join(clone, 'src/cli/status.ts');
+    const original = readFileSync(source, 'utf8');
+    writeFileSync(source, `${original}\nexport const broken = ;\n`);
+    const line = original.split('\n').length + 1;
+    expect(bot(['--version']).stdout).toMatch(/^spot-bot \d+\.\d+\.\d+/);
+    expect(readFileSync(join(clone, 'dist/src/cli.js'), 'utf8')).not.toContain('bundle/');
+    const status = bot(['status']);
+    expect(status.status).toBe(1);
+    expect(status.stderr).toContain(`src/cli/status.ts:${line}:`);
+    writeFileSync(source, original);
+    expect(bot(['--version']).status).toBe(0);
+    expect(readFileSync(join(clone, 'dist/src/cli.js'), 'utf8')).toContain('bundle/cli.js');
+  }, 60_000);
 
   it('runs the sources through tsx, saying so, where the build cannot be written', () => {
     rmSync(join(clone, 'dist'), { recursive: true, force: true });
