@@ -76,7 +76,12 @@ export class RunLog {
         hooks: {
           logMethod(args, method) {
             const object = args[0] as LogObject | string;
-            if (typeof object === 'object' && object !== null) {
+            // Only a refusal or an error needs the line's instance: reading the bindings parses them (pino).
+            if (
+              typeof object === 'object' &&
+              object !== null &&
+              ((typeof object.reason === 'string' && object.intent !== undefined) || object.err instanceof Error)
+            ) {
               const bound = (this.bindings() as { instance?: unknown }).instance;
               const instance = typeof bound === 'string' ? bound : '';
               const side = object.intent?.side;

@@ -8,6 +8,8 @@ import { LATEST_VERSION, MIGRATIONS } from '../../src/store/migrations.js';
 import type { OrderRow } from '../../src/store/order-journal.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { orderRow } from './fixtures.js';
+import { DEFAULT_PAIRS } from '../../src/sim/default-market.js';
+import { deepFreeze } from '../../src/sim/records.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const clock = { now: () => 1_700_000_000_000 };
@@ -160,6 +162,36 @@ describe('Store', () => {
     ).toThrow('crash');
     expect(store.fills.forOrder('grid-1')).toEqual([]);
     expect(store.orders.get('grid-1')?.filledQty).toBe('0');
+  });
+
+  it('writes a pair configuration again unless it is the same frozen object last written and committed', () => {
+    const stored = () => store.db.prepare('SELECT config, updated_at AS at FROM pair_rules').all();
+    // A row changed behind the store's back shows whether a put ran its statement.
+    const tamper = () => store.db.prepare("UPDATE pair_rules SET config = 'x', updated_at = 0").run();
+    const frozen = deepFreeze(structuredClone(DEFAULT_PAIRS[0]!));
+    store.pairRules.put([frozen], 1);
+    expect(stored()).toEqual([{ config: JSON.stringify(frozen), at: 1 }]);
+    // The same frozen object again: no statement (the in-process venue hands the same one at every refresh).
+    tamper();
+    store.pairRules.put([frozen], 2);
+    expect(stored()).toEqual([{ config: 'x', at: 0 }]);
+    // A write that was rolled back is written again next time.
+    const other = deepFreeze({ ...structuredClone(DEFAULT_PAIRS[0]!), status: 'HALT' });
+    expect(() =>
+      store.transaction(() => {
+        store.pairRules.put([other], 3);
+        throw new Error('rolled back');
+      }),
+    ).toThrow('rolled back');
+    expect(stored()).toEqual([{ config: 'x', at: 0 }]);
+    store.pairRules.put([other], 4);
+    expect(stored()).toEqual([{ config: JSON.stringify(other), at: 4 }]);
+    // An object that is not frozen may have changed since: always written.
+    const open = structuredClone(DEFAULT_PAIRS[0]!);
+    store.pairRules.put([open], 5);
+    tamper();
+    store.pairRules.put([open], 6);
+    expect(stored()).toEqual([{ config: JSON.stringify(open), at: 6 }]);
   });
 
   it('persists strategy state and events across reopening', () => {
