@@ -356,6 +356,32 @@ function sideOf(grid: Ladder, band: number): GridState['outside'] {
   return band >= grid.levels ? 'above' : band < -grid.levels ? 'below' : undefined;
 }
 
+/** A hair inside a level (a relative 1e-12): a level is an exact decimal, the price it is compared with a double. */
+const HAIR = 1e-12;
+
+/**
+ * Tells the engine the prices at which this quiet call's outcome stays the same (ctx.quietBetween): arm() reads the
+ * price only through which side of the range's two edges and of each unarmed slot's buy level it lies (an armed
+ * slot places nothing wherever the price is), so the band runs from the nearest of those levels below the price
+ * to the nearest above, a hair inside each. None when the price sits on one of them.
+ */
+function declareQuiet(ctx: Ctx, m: Memo, p: number): void {
+  const grid = m.ladder;
+  const open = openTags(m, ctx.openOrders);
+  const slots = ctx.state.slots;
+  let low = -Infinity;
+  let high = Infinity;
+  for (let j = -grid.levels; j <= grid.levels; j++) {
+    const edge = j === -grid.levels || j === grid.levels;
+    if (!edge && (armed(grid, open, j) || (j >= 0 && slots?.[j] === undefined))) continue;
+    const x = grid.level(j).price.toNumber();
+    if (x === p) return;
+    if (x < p && x > low) low = x;
+    if (x > p && x < high) high = x;
+  }
+  ctx.quietBetween(low * (1 + HAIR), high * (1 - HAIR));
+}
+
 /**
  * The tick path. arm() depends on the price only through which levels it lies between, and otherwise on the
  * open orders, the free balances, the pair rules and the slots (changed only by fills, which re-arm in
@@ -377,13 +403,19 @@ function onTick(ctx: Ctx): void {
   if (q !== undefined && (q.orders !== orders || q.base !== base || q.quote !== quote || q.rules !== ctx.rules)) {
     q = m.quiet = undefined;
   }
-  if (band !== undefined && q?.bands.has(band) && sideOf(m.ladder, band) === m.outside) return;
+  if (band !== undefined && q?.bands.has(band) && sideOf(m.ladder, band) === m.outside) {
+    declareQuiet(ctx, m, p);
+    return;
+  }
   const placed = arm(ctx);
   if (placed > 0) m.quiet = undefined;
   else if (band === undefined)
     return; // learnt nothing: the exact comparisons decided
-  else if (q !== undefined) q.bands.add(band);
-  else m.quiet = { bands: new Set([band]), orders, base, quote, rules: ctx.rules };
+  else {
+    if (q !== undefined) q.bands.add(band);
+    else m.quiet = { bands: new Set([band]), orders, base, quote, rules: ctx.rules };
+    declareQuiet(ctx, m, p);
+  }
 }
 
 /** Book a fill into its slot: a buy adds base and cost, a sell removes base and its share of the cost. */

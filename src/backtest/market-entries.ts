@@ -77,15 +77,19 @@ export class MarketEntries {
    * base volume it carries.
    */
   move(sim: MatchingEngine, i: number, volume: CandleInfo | undefined): void {
+    if (this.moveQuiet(sim, i)) return;
+    this.pending[this.data.columns.sym[i] as number] = -1;
+    sim.onTicker(this.at(i), volume?.at(i));
+  }
+
+  /** move()'s usual case alone: true when tick i was quiet and moved the market; else false, nothing moved. */
+  moveQuiet(sim: MatchingEngine, i: number): boolean {
     const { sym, time, price } = this.data.columns;
     const s = sym[i] as number;
-    if (sim.quietPrice((this.data.symbols[s] as SymbolInfo).symbol, valueAt(price, i), valueAt(time, i))) {
-      this.pending[s] = i;
-      this.anyPending = true;
-      return;
-    }
-    this.pending[s] = -1;
-    sim.onTicker(this.at(i), volume?.at(i));
+    if (!sim.quietPrice((this.data.symbols[s] as SymbolInfo).symbol, valueAt(price, i), valueAt(time, i))) return false;
+    this.pending[s] = i;
+    this.anyPending = true;
+    return true;
   }
 
   /** Gives the market the entries of the ticks that moved it quietly: before anything reads the market watch. */

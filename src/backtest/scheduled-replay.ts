@@ -16,6 +16,7 @@ import type { Engine } from '../engine/engine.js';
 import type { Ticker } from '../ports/venue-records.js';
 import { MarketEntries } from './market-entries.js';
 import { RefreshGate, type ReplayParts, TickAccount, tickerAt } from './replay.js';
+import type { SymbolInfo } from './tick-columns.js';
 import type { TickData } from './tick-data.js';
 import { valueAt } from './number-column.js';
 
@@ -30,10 +31,21 @@ interface Job {
   cron: CronSchedule;
   /** A market job's symbols (the unit's slots), in the order the venue's market watch lists them. */
   slots: number[];
+  /** The slots' symbols. */
+  symbols: string[];
   /** The tickers a market job hands the engine, refilled at each firing (the engine keeps none of the array). */
   watch: Ticker[];
-  /** `moved` when the job last fired: equal to it, no tick moved the market since. */
+  /** `moved` when the job last fired or was passed: equal to it, no tick moved the market since. */
   movedAt: number;
+  /**
+   * The price bands within which its firings on new tickers would call nothing (Engine.quietBands; two entries a
+   * slot), asked when `fires` was bandAt (nothing the engine decides from has changed since), and whether any.
+   */
+  bands: Float64Array;
+  bandAt: number;
+  bandOk: boolean;
+  /** Per symbol of the data, its slot's index in `slots` (-1: not one of the job's). */
+  slotOf: Int32Array;
 }
 
 /** Steps of one tick at which the loop may stop for a promise and resume. */
@@ -78,10 +90,12 @@ export class ScheduledReplay {
   private readonly saved: { due: Float64Array; hour: Float64Array; index: Int32Array };
   /**
    * [0]: the earliest due time as fireDue last left the jobs (a tick before it has no job to fire first: most
-   * ticks, as a candle's extremes and close share one time); [1]: the last firing a stretch passed (skip()). In
-   * a typed array, as a double in a field or returned would take a heap number at each write.
+   * ticks, as a candle's extremes and close share one time); [1]: the last firing a stretch passed (skip()); [2]:
+   * the time the last stretch stopped at (refireUnchanged: a job it could not pass, or a pair list due); [3]: the
+   * last firing of its market job that stretch passed. In a typed array, as a double in a field or returned would
+   * take a heap number at each write.
    */
-  private readonly times = new Float64Array(2).fill(-Infinity);
+  private readonly times = new Float64Array(4).fill(-Infinity);
   /** Per symbol of the data, the index of its last tick replayed (-1: none yet). */
   private readonly latest: Int32Array;
   /**
@@ -96,6 +110,23 @@ export class ScheduledReplay {
   private readonly entries: MarketEntries;
   /** Ticks that moved the market so far. */
   private moved = 0;
+  /** Jobs fired so far: the engine decides nothing between two (a market job's bands hold until the next). */
+  private fires = 0;
+  /**
+   * Per symbol of the data, the tick whose ticker market jobs passed in a quiet band would have kept (-1: none
+   * since the engine last got them): given to the engine before any job fires (catchUp), as the daemon's firings
+   * would have left its market state.
+   */
+  private readonly kept: Int32Array;
+  private behind = false;
+  private readonly caught: Ticker[] = [];
+  /**
+   * A market job just passed in its quiet bands, the jobs it passed with it passable still: the ticks that follow
+   * may move the market at once (passQuiet), with no job stepped, while nothing can change (see there).
+   */
+  private quiet: Job | undefined;
+  /** The simulated exchange's revision when `quiet` was set: a move since that changed it ends the stretch. */
+  private quietRevision = -1;
 
   constructor(
     private readonly data: TickData,
@@ -113,6 +144,7 @@ export class ScheduledReplay {
     this.latest[sym0(data, first)] = first;
     this.tickers = new Array<Ticker | undefined>(slot.length).fill(undefined);
     this.tickerOf = new Int32Array(slot.length).fill(-1);
+    this.kept = new Int32Array(slot.length).fill(-1);
     this.entries = new MarketEntries(data);
     const listed = p.sim.pairConfigs().map((c) => c.symbol);
     const job = (kind: number, schedule: string): Job => {
@@ -121,7 +153,14 @@ export class ScheduledReplay {
       const slots = listed
         .filter((name) => symbols.has(name))
         .map((name) => data.symbols.findIndex((info) => info.symbol === name));
-      return { kind, schedule, cron, slots, watch: [], movedAt: -1 };
+      const names = slots.map((s) => (data.symbols[s] as SymbolInfo).symbol);
+      const bands = new Float64Array(2 * slots.length);
+      const slotOf = new Int32Array(slot.length).fill(-1);
+      slots.forEach((s, j) => (slotOf[s] = j));
+      return {
+        ...{ kind, schedule, cron, slots, symbols: names, watch: [], movedAt: -1 },
+        ...{ bands, bandAt: -1, bandOk: false, slotOf },
+      };
     };
     this.jobs = [
       ...p.engine.schedules().map((s) => job(MARKET, s)),
@@ -169,11 +208,14 @@ export class ScheduledReplay {
       this.moved++;
       equity.prices[k] = p;
       this.account.settle(t, k, p);
+      if (this.quiet !== undefined) this.passQuiet(this.quiet);
     }
     // The jobs due up to the last ticker's time, after it (the daemon's clock stops there in the parity test).
     const pending = this.fireDue(clock.time, true);
-    if (pending === undefined) this.entries.flush(sim);
-    return pending;
+    if (pending !== undefined) return pending;
+    if (this.behind) this.catchUp();
+    this.entries.flush(sim);
+    return undefined;
   }
 
   /** Fires, in time order (then the jobs' order), the jobs due before `limit` (or at it when inclusive). */
@@ -188,7 +230,23 @@ export class ScheduledReplay {
         return undefined;
       }
       const job = this.jobs[next] as Job;
-      if (job.kind === MARKET && job.movedAt === this.moved && this.refireUnchanged(next, limit, inclusive)) continue;
+      if (job.kind === MARKET) {
+        // Its firings on the market it last saw, or on tickers whose prices stay in its quiet bands, call nothing.
+        const moved = job.movedAt !== this.moved;
+        const inBands = this.inBands(job);
+        if ((!moved || inBands) && this.refireUnchanged(next, limit, inclusive)) {
+          if (moved) this.keep(job);
+          if (inBands) {
+            this.quiet = job;
+            this.quietRevision = this.p.sim.revision;
+          }
+          continue;
+        }
+      } else if (job.kind === POLL ? this.p.engine.pollNoop() : this.gate.idle()) {
+        // A firing that would do nothing at all (the engine's state untouched) is passed.
+        this.advance(next, job);
+        continue;
+      }
       this.advance(next, job);
       this.p.clock.time = at;
       job.movedAt = this.moved;
@@ -215,9 +273,10 @@ export class ScheduledReplay {
     const n = due.length;
     const pollIdle = this.p.engine.pollIdle();
     const refreshIdle = this.gate.idle();
-    // The firing that ends the stretch: the earliest of a job that cannot be passed, the first of them at a tie.
-    let stopAt = Infinity;
-    let stopJob = n;
+    // The firing that ends the stretch: the earliest of a job that cannot be passed, the first of them at a tie;
+    // none at the time a pair list is due (a firing then works it out: Engine.refireUnchanged).
+    let stopAt = this.p.engine.pairListsDueAt();
+    let stopJob = -1;
     for (let k = 0; k < n; k++) {
       if (k === j) continue;
       const kind = (jobs[k] as Job).kind;
@@ -227,6 +286,7 @@ export class ScheduledReplay {
         stopJob = k;
       }
     }
+    this.times[2] = stopAt;
     copy(due, saved.due);
     copy(dueHour, saved.hour);
     copy(dueIndex, saved.index);
@@ -240,7 +300,10 @@ export class ScheduledReplay {
       const atBound = (limit > stopAt || inclusive) && (limit < stopAt || k < stopJob);
       const passed = this.skip(k, bound, atBound);
       if (passed === 0) continue;
-      if (k === j) firings = passed;
+      if (k === j) {
+        firings = passed;
+        this.times[3] = this.times[1] as number;
+      }
       if ((this.times[1] as number) > last) last = this.times[1] as number;
     }
     if (firings > 0 && this.p.engine.refireUnchanged((jobs[j] as Job).schedule, firings, last)) {
@@ -306,6 +369,49 @@ export class ScheduledReplay {
     return passed;
   }
 
+  /**
+   * The ticks after the current one while market job `job`'s firings would still call nothing and the other jobs
+   * stay passable: each moves the market at once (sampled and charted as in run()), with no job stepped, until one
+   * that a firing must see (a price out of the job's quiet bands, a move that reaches an order: MarketEntries.
+   * moveQuiet), or the time the stretch stops at (a job that cannot be passed, a pair list due). Nothing the engine
+   * decides from can change meanwhile: it runs no job, and the simulated exchange moves only its last prices. The
+   * next tick then goes through run(), whose refireUnchanged passes the whole stretch's firings at once.
+   */
+  private passQuiet(job: Job): void {
+    this.quiet = undefined;
+    const { sym, time, price } = this.data.columns;
+    const { clock, sim, equity } = this.p;
+    const { slotOf, bands } = job;
+    const stopAt = this.times[2] as number;
+    const n = this.data.length;
+    // The current tick, which run() moved after the firings were passed, must have left all as they saw it too.
+    let i = this.i;
+    const s0 = sym[i] as number;
+    const j0 = slotOf[s0] as number;
+    const p0 = valueAt(price, i);
+    if (sim.revision !== this.quietRevision) return;
+    if (j0 !== -1 && !((bands[2 * j0] as number) < p0 && p0 < (bands[2 * j0 + 1] as number))) return;
+    i++;
+    for (; i < n; i++) {
+      const s = sym[i] as number;
+      const k = this.slot[s] as number;
+      if (k === -1) continue;
+      const t = valueAt(time, i);
+      if (t > stopAt) break;
+      const p = valueAt(price, i);
+      const j = slotOf[s] as number;
+      if (j !== -1 && !((bands[2 * j] as number) < p && p < (bands[2 * j + 1] as number))) break;
+      if (!this.entries.moveQuiet(sim, i)) break;
+      this.account.sampleUpTo(t);
+      clock.time = t;
+      this.latest[s] = i;
+      this.moved++;
+      equity.prices[k] = p;
+      this.account.settle(t, k, p);
+    }
+    this.i = i - 1;
+  }
+
   /** Sets job j's next due time after its current one (which is about to fire). */
   private advance(j: number, job: Job): void {
     const offsets = this.offsets[j];
@@ -323,6 +429,73 @@ export class ScheduledReplay {
     this.due[j] = (this.dueHour[j] as number) + (offsets[k] as number);
   }
 
+  /**
+   * Market job `job`, due with ticks since it last fired: whether every one of its symbols' last prices lies in the
+   * quiet band the engine gives for it (Engine.quietBands, asked again only after a job fired).
+   */
+  private inBands(job: Job): boolean {
+    if (job.bandAt !== this.fires) {
+      job.bandAt = this.fires;
+      job.bandOk = this.p.engine.quietBands(job.schedule, job.symbols, job.bands);
+    }
+    if (!job.bandOk) return false;
+    const { slots, bands } = job;
+    const price = this.data.columns.price;
+    for (let j = 0; j < slots.length; j++) {
+      const i = this.latest[slots[j] as number] as number;
+      if (i === -1) continue;
+      const p = valueAt(price, i);
+      if (!((bands[2 * j] as number) < p && p < (bands[2 * j + 1] as number))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Market job `job`'s firings were passed in its quiet bands: the tickers they would have kept, for catchUp. The
+   * last of them saw each symbol's last tick at or before its time: after passQuiet, ticks later than it may have
+   * moved the market already (a candle's extremes and close share one time, the next firing's).
+   */
+  private keep(job: Job): void {
+    const { slots } = job;
+    const { sym, time } = this.data.columns;
+    const last = this.times[3] as number;
+    for (let j = 0; j < slots.length; j++) {
+      const s = slots[j] as number;
+      let i = this.latest[s] as number;
+      while (i !== -1 && valueAt(time, i) > last) {
+        do i--;
+        while (i >= this.first && sym[i] !== s);
+        if (i < this.first) i = -1;
+      }
+      if (i !== -1) this.kept[s] = i;
+    }
+    job.movedAt = this.moved;
+    this.behind = true;
+  }
+
+  /** Gives the engine the tickers that firings passed in their quiet bands would have kept. */
+  private catchUp(): void {
+    this.behind = false;
+    const { kept, caught } = this;
+    caught.length = 0;
+    for (let s = 0; s < kept.length; s++) {
+      const i = kept[s] as number;
+      if (i === -1) continue;
+      kept[s] = -1;
+      caught.push(this.tickerFor(s, i));
+    }
+    this.p.engine.cacheTickers(caught);
+  }
+
+  /** The ticker of tick i of symbol s: one object per tick, however many firings read it. */
+  private tickerFor(s: number, i: number): Ticker {
+    if (this.tickerOf[s] !== i) {
+      this.tickers[s] = tickerAt(this.data, this.p.symbols, i, this.p.volume);
+      this.tickerOf[s] = i;
+    }
+    return this.tickers[s] as Ticker;
+  }
+
   /** What the daemon's market job would read: a ticker per symbol, as the last tick left it. */
   private marketWatch(job: Job): Ticker[] {
     const { slots, watch } = job;
@@ -330,14 +503,7 @@ export class ScheduledReplay {
     for (let j = 0; j < slots.length; j++) {
       const s = slots[j] as number;
       const i = this.latest[s] as number;
-      if (i === -1) continue;
-      let ticker = this.tickers[s];
-      if (this.tickerOf[s] !== i) {
-        ticker = tickerAt(this.data, this.p.symbols, i, this.p.volume);
-        this.tickers[s] = ticker;
-        this.tickerOf[s] = i;
-      }
-      watch[n++] = ticker as Ticker;
+      if (i !== -1) watch[n++] = this.tickerFor(s, i);
     }
     if (watch.length !== n) watch.length = n;
     return watch;
@@ -345,6 +511,10 @@ export class ScheduledReplay {
 
   private fire(job: Job): Promise<void> | undefined {
     const engine: Engine = this.p.engine;
+    this.fires++;
+    this.quiet = undefined;
+    // A poll that has nothing to learn reads no market: the catch-up waits for a job that may.
+    if (this.behind && !(job.kind === POLL && engine.pollIdle())) this.catchUp();
     this.entries.flush(this.p.sim);
     if (job.kind === MARKET) return engine.observeCycle(this.marketWatch(job), job.schedule);
     if (job.kind === POLL) return engine.pollOrders();

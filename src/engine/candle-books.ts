@@ -53,6 +53,11 @@ export class CandleBooks {
     return this.books.get(symbol);
   }
 
+  /** Whether candles of `symbol` are kept: each of its tickers then counts (observe). */
+  keeps(symbol: string): boolean {
+    return this.books.has(symbol);
+  }
+
   /**
    * A ticker observed: its symbol's candles take it (cheap when no instance declared any: the tick path); one that
    * closes a candle (Ticker.candle, candle data) brings the candle's open, high and low first, so the candles are

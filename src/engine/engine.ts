@@ -617,6 +617,29 @@ export class Engine implements FillSink {
   }
 
   /**
+   * For a backtest's market job of `schedule` whose tickers moved since it last fired: whether its firings would
+   * still do nothing but keep the new tickers and count a tick while each symbol of `symbols` keeps its price in a
+   * band, with the bands (TickPath.quietBands; [low, high] exclusive, two entries a symbol). The caller then passes
+   * them as refireUnchanged does, and hands the engine the tickers they would have kept (cacheTickers) before
+   * anything else runs.
+   */
+  quietBands(schedule: string, symbols: readonly string[], bands: Float64Array): boolean {
+    if (!this.mayRefire(schedule)) return false;
+    const index = this.roster.onSchedule(schedule);
+    return index === undefined || this.ticks.quietBands(index, symbols, bands);
+  }
+
+  /** The earliest time a pair list is due (Infinity: none): a market job's firing from then on works it out. */
+  pairListsDueAt(): number {
+    return this.pairLists.dueAt();
+  }
+
+  /** Tickers that firings which called nothing would have kept (a backtest's quiet stretch): in the market state. */
+  cacheTickers(tickers: readonly Ticker[]): void {
+    this.ticks.cache(tickers);
+  }
+
+  /**
    * One market job: fetches the tickers of the instances on `schedule` (one request for all their symbols
    * when there are several, else one for the symbol), observes them, and polls orders at once when orders
    * were placed, so fills of marketable orders are seen promptly. With decideApart the job ends once the
@@ -702,6 +725,11 @@ export class Engine implements FillSink {
   /** pollOrders() now would do nothing and return undefined (the backtest passes such firings at once). */
   pollIdle(): boolean {
     return this.state !== 'running' || this.poll.idle();
+  }
+
+  /** An orders poll now would do nothing at all: nothing to learn (pollIdle), and no placement waiting for one. */
+  pollNoop(): boolean {
+    return this.pollIdle() && !this.orders.placedSincePoll;
   }
 
   /**

@@ -212,6 +212,10 @@ class InstanceContext extends IntentQueue implements StrategyContext<unknown, St
   get indicators(): IndicatorViews<IndicatorSpecs> {
     return this.runner.indicators;
   }
+
+  quietBetween(low: number, high: number): void {
+    this.runner.declareQuiet(low, high);
+  }
 }
 
 /** What an instance did so far: ticks its strategy saw, intents, refusals, orders placed, fills recorded. */
@@ -269,6 +273,8 @@ export class InstanceRunner {
   private kept: CandleNeeds = {};
   /** Closed candles it may read of each informative pair. */
   private informativeKept: ReadonlyMap<string, CandleNeeds> = new Map();
+  /** It reads candles or indicators (its own or an informative pair's): more than the price changes a call. */
+  private readsCandles = false;
   private indicatorSet = new IndicatorSet({});
   /** The running hook read ctx.now(). */
   private clockRead = false;
@@ -281,6 +287,12 @@ export class InstanceRunner {
   private quietBalances = -1;
   private quietRules = -1;
   private quietInputs = -1;
+  /**
+   * The band of last prices the last quiet onTick declared (ctx.quietBetween), [low, high] exclusive: a ticker whose
+   * price lies in it counts as the one that call saw. NaN when none; bandNow is what the running call declared.
+   */
+  private readonly quietBand = new Float64Array([NaN, NaN]);
+  private readonly bandNow = new Float64Array([NaN, NaN]);
   /** Bumped by whatever else changes what onTick sees: a fill, another hook, new params, a resume. */
   private inputs = 0;
 
@@ -308,6 +320,7 @@ export class InstanceRunner {
   private makeIndicators(spec: InstanceSpec): void {
     this.kept = candleNeeds(spec.definition, spec.params);
     this.informativeKept = informativeNeeds(spec.definition, spec.params);
+    this.readsCandles = Object.keys(this.kept).length > 0 || this.informativeKept.size > 0;
     this.indicatorSet = new IndicatorSet(this.definition.indicators?.(spec.params) ?? {});
   }
 
@@ -561,6 +574,7 @@ export class InstanceRunner {
     this.feedIndicators();
     this.inHook = true;
     this.clockRead = false;
+    this.bandNow[0] = this.bandNow[1] = NaN;
     if (this.deps.measureSync === true) this.hookStarted = performance.now();
     let result: void | Promise<void>;
     try {
@@ -576,6 +590,10 @@ export class InstanceRunner {
   /** After an onTick call: what it saw, when it changed nothing (queued no intent, wrote no key, read no clock). */
   private noteQuiet(ok: boolean | Promise<boolean>): void {
     const ticker = this.deps.market.tickers.get(this.symbol);
+    const band = this.bandNow;
+    const low = band[0] as number;
+    const high = band[1] as number;
+    band[0] = band[1] = NaN;
     // An informative pair's market is not among what is compared: such a strategy is always called.
     if (
       ok !== true ||
@@ -589,23 +607,59 @@ export class InstanceRunner {
       return;
     }
     this.quietTicker = ticker;
+    // A band holds only prices: a strategy that reads candles or indicators sees more change with each ticker.
+    const held = low < ticker.last && ticker.last < high && !this.readsCandles;
+    this.quietBand[0] = held ? low : NaN;
+    this.quietBand[1] = held ? high : NaN;
     this.quietOrders = this.deps.journal.version(this.name);
     this.quietBalances = this.deps.market.balancesVersion;
     this.quietRules = this.deps.market.rulesVersion;
     this.quietInputs = this.inputs;
   }
 
-  /** onTick would not be called now: it saw this context at its last call, which changed nothing. */
+  /**
+   * onTick would not be called now: it saw this context at its last call, which changed nothing, or the same but
+   * for a ticker whose price lies in the band that call declared.
+   */
   get tickUnchanged(): boolean {
-    if (this.quietTicker === undefined) return false;
+    if (this.quietTicker === undefined || !this.quietContext) return false;
+    const ticker = this.deps.market.tickers.get(this.symbol);
+    return ticker === this.quietTicker || (ticker !== undefined && this.inQuietBand(ticker.last));
+  }
+
+  /** Whether its last quiet onTick's context is unchanged but for the ticker: orders, balances, rules, inputs. */
+  private get quietContext(): boolean {
     const { market, journal } = this.deps;
     return (
-      market.tickers.get(this.symbol) === this.quietTicker &&
       journal.version(this.name) === this.quietOrders &&
       market.balancesVersion === this.quietBalances &&
       market.rulesVersion === this.quietRules &&
       this.inputs === this.quietInputs
     );
+  }
+
+  private inQuietBand(price: number): boolean {
+    return (this.quietBand[0] as number) < price && price < (this.quietBand[1] as number);
+  }
+
+  /**
+   * The band of prices in which a new ticker would leave onTick uncalled (tickUnchanged), into `band` ([low,
+   * high], exclusive): false when there is none (no quiet call, or its context changed, or it declared none).
+   */
+  quietPrices(band: Float64Array): boolean {
+    if (this.quietTicker === undefined || !this.quietContext) return false;
+    band[0] = this.quietBand[0] as number;
+    band[1] = this.quietBand[1] as number;
+    return band[0] === band[0];
+  }
+
+  /** ctx.quietBetween from the running onTick: kept when the call turns out quiet (noteQuiet). */
+  declareQuiet(low: number, high: number): void {
+    if (!this.inHook || this.definition.idempotentTick !== true) return;
+    // From onTick only: callTick clears it before the call and noteQuiet reads it after; another hook's is
+    // cleared by the next callTick before anything reads it.
+    this.bandNow[0] = low;
+    this.bandNow[1] = high;
   }
 
   /** The one safe wrapper (no closure per call: onTick runs up to a million times a second in a backtest). */

@@ -134,6 +134,11 @@ export class PairLists {
     return time >= this.earliest;
   }
 
+  /** The earliest time some list is due (Infinity: no pair list). */
+  dueAt(): number {
+    return this.earliest;
+  }
+
   /**
    * A market job of `schedule` at `now`, its tickers in the market state: samples the hourly prices, and works out
    * each list of that schedule that is due. Cheap when none is.

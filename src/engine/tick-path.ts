@@ -34,6 +34,8 @@ export class TickPath {
 
   /** The engine is stopping: no strategy decides any more (a market job's decisions still running apart). */
   private halted = false;
+  /** One instance's quiet band, read into it by quietBands. */
+  private readonly band = new Float64Array(2);
 
   /** From now on ticks run exits and protections only: no onTick (the engine's stop). */
   halt(): void {
@@ -87,6 +89,33 @@ export class TickPath {
         if (r.busy || r.isDirty || !this.exits.idle(r)) return false;
         if (status === 'running' && !r.tickUnchanged && !this.idleOffList(r)) return false;
       }
+    }
+    return true;
+  }
+
+  /**
+   * Once refireable(index) holds: the price bands, per symbol of `symbols`, within which firings on new tickers would
+   * still do nothing but keep them and count a tick (each running instance's quiet band for its symbol, intersected;
+   * -Infinity to Infinity where none asks), into `bands` ([low, high] exclusive, two entries a symbol). False when
+   * some running instance has no band, or a symbol's candles are kept (they take every ticker).
+   */
+  quietBands(index: BySymbol, symbols: readonly string[], bands: Float64Array): boolean {
+    const band = this.band;
+    for (let s = 0; s < symbols.length; s++) {
+      const symbol = symbols[s] as string;
+      if (this.candles.keeps(symbol)) return false;
+      let low = -Infinity;
+      let high = Infinity;
+      const list = index.get(symbol) ?? [];
+      for (let j = 0; j < list.length; j++) {
+        const r = list[j] as InstanceRunner;
+        if (r.status !== 'running' || this.idleOffList(r)) continue;
+        if (!r.quietPrices(band)) return false;
+        if ((band[0] as number) > low) low = band[0] as number;
+        if ((band[1] as number) < high) high = band[1] as number;
+      }
+      bands[2 * s] = low;
+      bands[2 * s + 1] = high;
     }
     return true;
   }

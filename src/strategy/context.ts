@@ -175,4 +175,13 @@ export interface StrategyContext<
   tickerOf(symbol: string): Ticker | undefined;
   /** The indicators the definition declares, updated by the engine on every closed candle of their timeframe. */
   readonly indicators: IndicatorViews<I>;
+  /**
+   * From onTick of a strategy that declares idempotentTick, when this call queues nothing and changes nothing: any
+   * last price strictly between `low` and `high` would give the same outcome, whatever the ticker's other figures,
+   * while the rest of the context is as this call saw it. The engine then does not call onTick on a new ticker
+   * whose price lies in that band (docs/strategies.md, "Quiet price bands"). Ignored from another hook, from a
+   * call that queued an intent, assigned a key of ctx.state or read ctx.now(), from a strategy that reads candles,
+   * indicators or informative pairs, and when the band does not hold the price this call saw.
+   */
+  quietBetween(low: number, high: number): void;
 }

@@ -82,6 +82,8 @@ export class Harness<S extends object = Record<string, unknown>> {
   readonly placed: Intent[] = [];
   readonly rejected: Rejection[] = [];
   readonly logs: { level: string; msg: string }[] = [];
+  /** The band the last onTick declared with ctx.quietBetween (undefined: none): test that it holds with tick(). */
+  quietBand: { low: number; high: number } | undefined;
   private readonly venue: VenueMemory;
   private nextId = 1;
   /** The engine's own candle builder and indicator set, fed with this harness's ticks. */
@@ -185,6 +187,9 @@ export class Harness<S extends object = Record<string, unknown>> {
           ? []
           : this.candleBook.candles(tf, count, options?.forming === true),
       indicators: this.indicators.views,
+      quietBetween: (low, high) => {
+        this.quietBand = { low, high };
+      },
       ...intentBuilders(() => rules, queue),
     };
   }
@@ -259,6 +264,7 @@ export class Harness<S extends object = Record<string, unknown>> {
     this.candleBook.tick(this.time, this.price.toNumber(), NaN);
     this.indicators.feed(this.candleBook);
     const queue: Intent[] = [];
+    this.quietBand = undefined;
     await this.definition.onTick(this.context(queue));
     return this.settle(queue);
   }

@@ -11,10 +11,12 @@ import { runBacktest } from '../../src/backtest/runner.js';
 import { CronSchedule } from '../../src/clocks/cron-schedule.js';
 import { Engine } from '../../src/engine/engine.js';
 import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import { D, floorTo } from '../../src/strategy/api.js';
 import { instance, strategy } from '../engine/harness.js';
 import { SAMPLE } from './fixtures.js';
 
 const FROM = Date.parse('2023-03-09T00:00:00Z');
+const APRIL_BTC = 'data/samples/2023-04/BTCUSDT-2023-04-13_15.jsonl.gz';
 const HOUR = 3_600_000;
 
 let data: TickData;
@@ -79,6 +81,80 @@ describe('a backtest on a schedule that fires between the ticks', () => {
       balances: { USDT: '1000' },
     });
     expect(run.instances[0]!.counters.ticks).toBe(matches(schedule, run));
+  });
+});
+
+describe('a backtest on a strategy that declares quiet price bands', () => {
+  /**
+   * Once the price dips 0.05 % under the first it saw, rests a buy of 0.002 0.02 % under it, then a sell 0.05 % over
+   * the entry, and so on; with `bands`, says which prices change nothing (ctx.quietBetween): any while an order
+   * rests, above the dip while flat. onFill notes the price and ticker time it sees: the market the engine holds.
+   */
+  function dipper(bands: boolean) {
+    let calls = 0;
+    const seen: string[] = [];
+    const definition = strategy({
+      idempotentTick: true,
+      onTick(ctx) {
+        calls++;
+        const price = ctx.price!;
+        if (ctx.state.ref === undefined) ctx.state.ref = price.toNumber();
+        const ref = ctx.state.ref as number;
+        const held = floorTo(ctx.position.quantity, ctx.rules.stepSize);
+        if (ctx.openOrders.length > 0) {
+          if (bands) ctx.quietBetween(-Infinity, Infinity);
+        } else if (!held.isZero() && held.gte(ctx.rules.minQty)) {
+          const exit = ctx.position.averagePrice.mul('1.0005');
+          ctx.limit('SELL', exit.toDecimalPlaces(2, D.ROUND_UP), held);
+        } else if (price.toNumber() < ref * 0.9995) {
+          ctx.limit('BUY', floorTo(price.mul('0.9998'), ctx.rules.tickSize), '0.002');
+        } else if (bands) ctx.quietBetween(ref * 0.9995, Infinity);
+      },
+      onFill(ctx, fill) {
+        seen.push(`${fill.side} at ${ctx.price?.toFixed()} (ticker of ${ctx.ticker?.time})`);
+        if (fill.side === 'SELL') delete ctx.state.ref; // the next dip is measured from the price after the exit
+      },
+    });
+    return { definition, seen, calls: () => calls };
+  }
+
+  /** The dipper with and without its bands over `ticks`: what each run did, its calls and market jobs observed. */
+  async function both(ticks: TickData) {
+    const observed = vi.spyOn(Engine.prototype, 'observeCycle');
+    const run = async (bands: boolean) => {
+      const s = dipper(bands);
+      observed.mockClear();
+      const result = await runBacktest([instance('dip', s.definition, { schedule: '*/2 * * * * *' })], ticks, {
+        balances: { USDT: '1000' },
+      });
+      return { ...s, result, observed: observed.mock.calls.length };
+    };
+    return { plain: await run(false), banded: await run(true) };
+  }
+
+  it('moves the market through the ticks in them at once, and trades as the same strategy without them', async () => {
+    const { plain, banded } = await both(data);
+    expect(plain.seen.length).toBeGreaterThanOrEqual(4);
+    expect(banded.result.trace).toEqual(plain.result.trace);
+    expect(banded.seen).toEqual(plain.seen);
+    expect(banded.result.equity).toEqual(plain.result.equity);
+    expect(banded.result.finalEquity.toFixed()).toBe(plain.result.finalEquity.toFixed());
+    expect(banded.result.instances[0]!.counters).toEqual(plain.result.instances[0]!.counters);
+    // Called only when the price left its band, or something else changed: a few times per trade.
+    expect(banded.calls()).toBeLessThan(plain.calls() / 10);
+    expect(banded.observed).toBeLessThan(plain.observed / 10);
+  });
+
+  it('does so on candles, whose extremes and close share the time of the next firing', async () => {
+    // Imported one-minute candles: four ticks each, the last three at the candle's close.
+    const from = Date.parse('2023-04-15T00:00:00Z');
+    const candles = await loadTicks([APRIL_BTC], { from, to: from + 8 * HOUR });
+    const { plain, banded } = await both(candles);
+    expect(plain.seen.length).toBeGreaterThanOrEqual(4);
+    expect(banded.seen).toEqual(plain.seen);
+    expect(banded.result.trace).toEqual(plain.result.trace);
+    expect(banded.result.equity).toEqual(plain.result.equity);
+    expect(banded.calls()).toBeLessThan(plain.calls() / 5);
   });
 });
 

@@ -15,9 +15,11 @@ afterEach(() => h.close());
 function counted(
   tick: (ctx: StrategyContext) => void,
   idempotentTick = true,
+  more: Partial<StrategyDefinition> = {},
 ): { definition: StrategyDefinition; calls: () => number } {
   let calls = 0;
   const definition = strategy({
+    ...more,
     idempotentTick,
     onTick(ctx) {
       calls++;
@@ -116,5 +118,75 @@ describe('firings on an unchanged market', () => {
     await refire();
     expect(buys.calls()).toBe(afterFill + 1);
     expect(h.sim.openOrders('k').map((o) => o.side)).toEqual(['SELL']); // only the order from elsewhere
+  });
+});
+
+describe('a quiet price band (ctx.quietBetween)', () => {
+  /** Declares the prices from 95 to 105 (exclusive) quiet. */
+  const band = (ctx: StrategyContext) => ctx.quietBetween(95, 105);
+
+  it('does not call onTick on a new ticker whose price lies in the band its last quiet call declared', async () => {
+    h = new Harness();
+    h.price(100);
+    const banded = counted(band);
+    const plain = counted(() => undefined);
+    await h.start([instance('banded', banded.definition), instance('plain', plain.definition)]);
+    await h.marketTick(100);
+    await h.marketTick(101);
+    await h.marketTick(95.01);
+    await refire();
+    expect(banded.calls()).toBe(1);
+    expect(plain.calls()).toBe(3); // new tickers: the plain idempotent one is called on each
+    expect(ticksOf('banded')).toBe(4); // every firing counts
+    await h.marketTick(105); // the band's ends are out of it, and a band that does not hold the price is none
+    await h.marketTick(104.9);
+    expect(banded.calls()).toBe(3);
+    await h.marketTick(104);
+    expect(banded.calls()).toBe(3);
+    await h.marketTick(94);
+    expect(banded.calls()).toBe(4);
+  });
+
+  it('holds only what a quiet call of an idempotent strategy that reads no candles declared about its price', async () => {
+    h = new Harness();
+    h.price(100);
+    const notIdempotent = counted(band, false);
+    const readsCandles = counted(band, true, { candles: { '1m': 5 } });
+    const aside = counted((ctx) => ctx.quietBetween(101, 110)); // does not hold the price it saw
+    const buys = counted((ctx) => {
+      band(ctx);
+      if (ctx.openOrders.length === 0) ctx.limit('BUY', '90', '0.01');
+    });
+    await h.start([
+      instance('notIdempotent', notIdempotent.definition),
+      instance('readsCandles', readsCandles.definition),
+      instance('aside', aside.definition),
+      instance('buys', buys.definition),
+    ]);
+    await h.marketTick(100);
+    await h.marketTick(100.5);
+    await h.marketTick(101.5); // in `aside`'s band now, but its last call saw 100.5, outside it
+    expect(notIdempotent.calls()).toBe(3);
+    expect(readsCandles.calls()).toBe(3);
+    expect(aside.calls()).toBe(3);
+    // The first call placed the buy (not quiet: no band); the second saw it open, placed nothing, declared it.
+    expect(buys.calls()).toBe(2);
+  });
+
+  it('calls onTick in the band again once something else it sees changed', async () => {
+    h = new Harness();
+    h.price(100);
+    const banded = counted(band);
+    await h.start([instance('banded', banded.definition)]);
+    await h.marketTick(100);
+    await h.marketTick(101);
+    expect(banded.calls()).toBe(1);
+    // Funds locked by an order from elsewhere: the next refresh finds the balances changed.
+    h.sim.placeOrder('k', { symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', price: '500', quantity: '0.5' });
+    await h.engine!.refresh();
+    await h.marketTick(102);
+    expect(banded.calls()).toBe(2);
+    await h.marketTick(103);
+    expect(banded.calls()).toBe(2);
   });
 });

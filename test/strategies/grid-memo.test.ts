@@ -1,8 +1,10 @@
 /**
- * The grid skips its work on ticks whose inputs are as quiet ticks saw them (strategies/grid.ts, onTick).
- * That must be an optimisation only: the same run with the memo defeated (a fresh context object for every
- * hook call, so nothing is ever remembered) must place the same orders, get the same fills, log the same
- * messages (leaving the range, notices) and end with the same state.
+ * The grid skips its work on ticks whose inputs are as quiet ticks saw them (strategies/grid.ts, onTick), and
+ * tells the engine the price band in which a quiet call's outcome holds (ctx.quietBetween), so that the engine
+ * does not call it there at all. Both must be optimisations only: the same run with the memo defeated (a fresh
+ * context object for every hook call, so nothing is ever remembered) and no band declared (every new ticker
+ * calls it) must place the same orders, get the same fills, log the same messages (leaving the range, notices)
+ * and end with the same state.
  */
 import { describe, expect, it } from 'vitest';
 import grid from '../../strategies/grid.js';
@@ -28,7 +30,10 @@ const configs = {
 
 type Ctx = StrategyContext<unknown, Record<string, unknown>>;
 
-/** The grid run through contexts that record what it logs: one per engine context, or a new one per call. */
+/**
+ * The grid run through contexts that record what it logs: one per engine context, or (`memo` false) a new one per
+ * call that declares no quiet band.
+ */
 function recorded(memo: boolean) {
   const logs: string[] = [];
   let state = '';
@@ -42,7 +47,10 @@ function recorded(memo: boolean) {
       warn: (msg, data) => logs.push(`warn ${msg} ${JSON.stringify(data)}`),
       error: (msg, data) => logs.push(`error ${msg} ${JSON.stringify(data)}`),
     };
-    const wrapper = Object.create(ctx, { log: { value: log } }) as Ctx;
+    const wrapper = Object.create(ctx, {
+      log: { value: log },
+      ...(memo ? {} : { quietBetween: { value: () => undefined } }),
+    }) as Ctx;
     wrappers.set(ctx, wrapper);
     return wrapper;
   };
@@ -59,9 +67,9 @@ function recorded(memo: boolean) {
   return { definition, logs, state: () => state };
 }
 
-describe('grid tick memo', () => {
+describe('grid tick memo and quiet bands', () => {
   it.each(Object.entries(configs))(
-    'changes nothing (%s): same orders, fills, logs and state with and without it',
+    'changes nothing (%s): same orders, fills, logs and state with and without them',
     async (_, p) => {
       const config = onePairInstance({ name: 'grid-memo', strategy: 'grid', symbol: 'BTCUSDT', params: p });
       const params: unknown = grid.params.parse(config.params);
