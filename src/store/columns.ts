@@ -8,8 +8,18 @@ export interface ColumnMapper<Row extends object> {
   columns: string;
   /** `@a, @b, @c` for INSERT … VALUES. */
   params: string;
+  /** `?, ?, ?` for INSERT … VALUES bound by position (`values()`). */
+  marks: string;
   toDb(row: Row): Record<string, unknown>;
   fromDb(record: Record<string, unknown>): Row;
+  /** The column of a field. */
+  column(field: keyof Row & string): string;
+  /**
+   * A row's values for `fields` (default: every column, in `columns` order), in that order, converted as toDb
+   * does: what a statement's `?` parameters take. Binding by position spares building an object of every column
+   * and looking each parameter up by name in it (the journal's writes on every order's and fill's path).
+   */
+  values(fields?: readonly (keyof Row & string)[]): (row: Row) => unknown[];
 }
 
 export function columnMapper<Row extends object>(
@@ -21,6 +31,7 @@ export function columnMapper<Row extends object>(
   return {
     columns: entries.map(([, column]) => column).join(', '),
     params: entries.map(([, column]) => `@${column}`).join(', '),
+    marks: entries.map(() => '?').join(', '),
     toDb(row) {
       const out: Record<string, unknown> = {};
       for (const [field, column] of entries) {
@@ -36,6 +47,20 @@ export function columnMapper<Row extends object>(
         out[field] = isFlag.has(field) ? value === 1 : (value ?? undefined);
       }
       return out as Row;
+    },
+    column(field) {
+      return fields[field];
+    },
+    values(wanted = entries.map(([field]) => field)) {
+      const flagged = wanted.map((field) => isFlag.has(field));
+      return (row) => {
+        const out: unknown[] = new Array(wanted.length);
+        for (let i = 0; i < wanted.length; i++) {
+          const value: unknown = row[wanted[i]!];
+          out[i] = flagged[i] ? (value ? 1 : 0) : (value ?? null);
+        }
+        return out;
+      };
     },
   };
 }

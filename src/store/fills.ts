@@ -49,6 +49,7 @@ const FILL = columnMapper<FillRow>(
 type DbFill = Record<string, unknown>;
 const COLUMNS = FILL.columns;
 const fromDb = (r: DbFill): FillRow => FILL.fromDb(r);
+const insertValues = FILL.values();
 
 export interface FillTotal {
   instance: string | null;
@@ -82,10 +83,10 @@ export class FillStore {
   constructor(db: Db) {
     this.db = db;
     this.positions = new PositionFolds(db);
-    this.insertStmt = db.prepare<[DbFill]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.params})`);
+    this.insertStmt = db.prepare<unknown[]>(`INSERT OR IGNORE INTO fills (${COLUMNS}) VALUES (${FILL.marks})`);
     // The fill and its instance's fold together or not at all (a savepoint inside the caller's transaction).
     this.insertFill = db.transaction((fill: FillRow): boolean => {
-      const result = this.insertStmt.run(FILL.toDb(fill));
+      const result = this.insertStmt.run(insertValues(fill));
       if (result.changes !== 1) return false;
       if (fill.instance !== undefined) this.positions.apply(fill.instance, fill, Number(result.lastInsertRowid));
       return true;

@@ -157,6 +157,24 @@ const ORDER = columnMapper<OrderRow>(
 );
 type DbOrder = Record<string, unknown>;
 const COLUMNS = ORDER.columns;
+/** Identity (local id, instance, what was asked) never changes after insert; only the outcome does. */
+const OUTCOME = [
+  'status',
+  'venueStatus',
+  'exchangeId',
+  'filledQty',
+  'avgPrice',
+  'execQty',
+  'fillSource',
+  'rejectCode',
+  'rejectReason',
+  'matchMethod',
+  'sentAt',
+  'venueCreatedAt',
+  'updatedAt',
+] as const;
+const insertValues = ORDER.values();
+const updateValues = ORDER.values([...OUTCOME, 'localId']);
 const ACTIVE_LIST = ACTIVE_STATUSES.map((s) => `'${s}'`).join(', ');
 
 export class OrderJournal {
@@ -173,14 +191,10 @@ export class OrderJournal {
   private readonly countsStmt;
 
   constructor(private readonly db: Db) {
-    this.insertStmt = db.prepare<[DbOrder]>(`INSERT INTO orders (${COLUMNS}) VALUES (${ORDER.params})`);
-    // Identity (local id, instance, what was asked) never changes after insert; only the outcome does.
-    this.updateStmt = db.prepare<[DbOrder]>(
-      'UPDATE orders SET status = @status, venue_status = @venue_status, exchange_id = @exchange_id, filled_qty = @filled_qty, ' +
-        'avg_price = @avg_price, exec_qty = @exec_qty, fill_source = @fill_source, reject_code = @reject_code, ' +
-        'reject_reason = @reject_reason, match_method = @match_method, sent_at = @sent_at, ' +
-        'venue_created_at = @venue_created_at, updated_at = @updated_at ' +
-        'WHERE local_id = @local_id',
+    // Bound by position (ORDER.values): the journal's writes are on every order's and every fill's path.
+    this.insertStmt = db.prepare<unknown[]>(`INSERT INTO orders (${COLUMNS}) VALUES (${ORDER.marks})`);
+    this.updateStmt = db.prepare<unknown[]>(
+      `UPDATE orders SET ${OUTCOME.map((f) => `${ORDER.column(f)} = ?`).join(', ')} WHERE local_id = ?`,
     );
     this.getStmt = db.prepare<[string], DbOrder>(`SELECT ${COLUMNS} FROM orders WHERE local_id = ?`);
     this.byExchangeIdStmt = db.prepare<[string], DbOrder>(`SELECT ${COLUMNS} FROM orders WHERE exchange_id = ?`);
@@ -222,12 +236,12 @@ export class OrderJournal {
   }
 
   insert(row: OrderRow): void {
-    this.insertStmt.run(ORDER.toDb(row));
+    this.insertStmt.run(insertValues(row));
   }
 
   /** Writes the row's outcome fields (status, exchange id, fills, reject, match method, times). */
   update(row: OrderRow): void {
-    const result = this.updateStmt.run(ORDER.toDb(row));
+    const result = this.updateStmt.run(updateValues(row));
     if (result.changes !== 1) throw new Error(`order ${row.localId} is not in the journal`);
   }
 
