@@ -91,7 +91,7 @@ export class ScheduledReplay {
   /**
    * [0]: the earliest due time as fireDue last left the jobs (a tick before it has no job to fire first: most
    * ticks, as a candle's extremes and close share one time); [1]: the last firing a stretch passed (skip()); [2]:
-   * the time the last stretch stopped at (refireUnchanged: a job it could not pass, or a pair list due); [3]: the
+   * the time a stretch stops at (stretchStop: a job it cannot pass, or a pair list due); [3]: the
    * last firing of its market job that stretch passed. In a typed array, as a double in a field or returned would
    * take a heap number at each write.
    */
@@ -273,20 +273,8 @@ export class ScheduledReplay {
     const n = due.length;
     const pollIdle = this.p.engine.pollIdle();
     const refreshIdle = this.gate.idle();
-    // The firing that ends the stretch: the earliest of a job that cannot be passed, the first of them at a tie;
-    // none at the time a pair list is due (a firing then works it out: Engine.refireUnchanged).
-    let stopAt = this.p.engine.pairListsDueAt();
-    let stopJob = -1;
-    for (let k = 0; k < n; k++) {
-      if (k === j) continue;
-      const kind = (jobs[k] as Job).kind;
-      const passable = kind === POLL ? pollIdle : kind === REFRESH && refreshIdle;
-      if (!passable && (due[k] as number) < stopAt) {
-        stopAt = due[k] as number;
-        stopJob = k;
-      }
-    }
-    this.times[2] = stopAt;
+    const stopJob = this.stretchStop(j, pollIdle, refreshIdle);
+    const stopAt = this.times[2] as number;
     copy(due, saved.due);
     copy(dueHour, saved.hour);
     copy(dueIndex, saved.index);
@@ -314,6 +302,28 @@ export class ScheduledReplay {
     copy(saved.hour, dueHour);
     copy(saved.index, dueIndex);
     return false;
+  }
+
+  /**
+   * The firing that ends a stretch of market job j's firings, in times[2], and its job (returned; -1 for none): the
+   * earliest of a job that cannot be passed now (another market job, a poll or refresh with work), the first of
+   * them at a tie; none at the time a pair list is due (a firing then works it out: Engine.refireUnchanged).
+   */
+  private stretchStop(j: number, pollIdle: boolean, refreshIdle: boolean): number {
+    const { due, jobs } = this;
+    let stopAt = this.p.engine.pairListsDueAt();
+    let stopJob = -1;
+    for (let k = 0; k < due.length; k++) {
+      if (k === j) continue;
+      const kind = (jobs[k] as Job).kind;
+      const passable = kind === POLL ? pollIdle : kind === REFRESH && refreshIdle;
+      if (!passable && (due[k] as number) < stopAt) {
+        stopAt = due[k] as number;
+        stopJob = k;
+      }
+    }
+    this.times[2] = stopAt;
+    return stopJob;
   }
 
   /**
@@ -382,6 +392,9 @@ export class ScheduledReplay {
     const { sym, time, price } = this.data.columns;
     const { clock, sim, equity } = this.p;
     const { slotOf, bands } = job;
+    // Worked out now, from the jobs as they stand after the current tick's firings: another market job passed
+    // after this one (its market unchanged) is due again, and its next firing must see the ticks before it.
+    this.stretchStop(this.jobs.indexOf(job), this.p.engine.pollIdle(), this.gate.idle());
     const stopAt = this.times[2] as number;
     const n = this.data.length;
     // The current tick, which run() moved after the firings were passed, must have left all as they saw it too.

@@ -145,6 +145,30 @@ describe('a backtest on a strategy that declares quiet price bands', () => {
     expect(banded.observed).toBeLessThan(plain.observed / 10);
   });
 
+  it("stops where another schedule's firing must see the market before its next tick", async () => {
+    // A slow schedule whose strategy finds every price quiet, beside a fast one whose strategy declares no band:
+    // the fast one sees the same tickers, in the same order, whatever the slow one declares.
+    const run = async (bands: boolean) => {
+      const fast = counted(true);
+      const slow = strategy({
+        idempotentTick: true,
+        onTick: (ctx) => (bands ? ctx.quietBetween(-Infinity, Infinity) : undefined),
+      });
+      await runBacktest(
+        [
+          instance('slow', slow, { schedule: '15 */5 * * * *' }),
+          instance('fast', fast.definition, { schedule: '* * * * * *' }),
+        ],
+        data,
+        { balances: { USDT: '1000' } },
+      );
+      return fast.seen;
+    };
+    const plain = await run(false);
+    expect(await run(true)).toEqual(plain);
+    expect(plain.length).toBeGreaterThan(100);
+  });
+
   it('does so on candles, whose extremes and close share the time of the next firing', async () => {
     // Imported one-minute candles: four ticks each, the last three at the candle's close.
     const from = Date.parse('2023-04-15T00:00:00Z');
