@@ -11,6 +11,7 @@
 import type { CandleRange } from '../ports/venue-records.js';
 import { type CandlePath, candleTickVolume, isCandle, swapsExtremes } from '../sim/candle-path.js';
 import { type NumberColumn, setValue, valueAt, withValues } from './number-column.js';
+import type { TickColumns } from './tick-columns.js';
 import type { TickData } from './tick-data.js';
 
 /**
@@ -66,6 +67,125 @@ export class CandleInfo {
     }
     const v = this.volume[s] as number;
     return v === v ? v : undefined;
+  }
+}
+
+/**
+ * Raised whenever what findCandles finds changes (isCandle's test, CANDLE_TICK_OFFSETS_MS, the walk below): the
+ * column cache keeps each recording's roles with the version that found them, and an entry of another version
+ * is not read (column-cache.ts).
+ */
+export const CANDLE_DETECTOR_VERSION = 1;
+
+/**
+ * What the candle detection found in a load's columns (candleRoles: 1 to 4 for a candle's open, first extreme,
+ * second extreme and close; 0 outside candles), for exactly the columns `of`: any other columns (a slice, a copy,
+ * columns let go) are detected again. Kept with the columns in the column cache, so a warm run does not detect.
+ */
+export interface KnownRoles {
+  of: TickColumns;
+  roles: Uint8Array;
+}
+
+/** The candle roles of ticks [from, to) of the columns, found by findCandles over each symbol's ticks. */
+export function candleRoles(columns: TickColumns, from: number, to: number, symbols: number): Uint8Array {
+  const role = new Uint8Array(to - from);
+  const sym = columns.sym.subarray(from, to);
+  const time = withValues(columns.time, columns.time.values.subarray(from, to));
+  const price = withValues(columns.price, columns.price.values.subarray(from, to));
+  findCandles(sym, to - from, time, price, symbols, (a, b, c, d) => {
+    role[a] = 1;
+    role[b] = 2;
+    role[c] = 3;
+    role[d] = 4;
+  });
+  return role;
+}
+
+/**
+ * The roles of a file's ticks as a load keeps them (the ticks [0, stop) of the file, those at or after `from`),
+ * from `roles` found over the whole file (rewritten in place), when they are what detection would find over the
+ * kept ticks; else undefined. The detection walks each symbol's ticks from its first with nothing held, and holds nothing after a
+ * candle's close: so a symbol's kept ticks (when they are all its ticks from some point on) are found alike when
+ * the tick before them closed a candle. Those of a candle closing at or after `stop` are then in none. `end`
+ * false: the detection goes on into the next file's ticks, which it finds alike only if every symbol ends on a
+ * candle's close.
+ */
+export function keptRoles(
+  roles: Uint8Array,
+  columns: TickColumns,
+  start: number,
+  stop: number,
+  from: number,
+  symbols: number,
+  end: boolean,
+): Uint8Array | undefined {
+  const { sym, time } = columns;
+  // As the load keeps them (tick-data.ts: all of them without a `from`).
+  const keeps = (i: number) => from === -Infinity || valueAt(time, start + i) >= from;
+  const kept = roles;
+  const before = new Uint8Array(symbols).fill(4);
+  const keeping = new Uint8Array(symbols);
+  let n = 0;
+  for (let i = 0; i < stop; i++) {
+    const s = sym[start + i] as number;
+    if (keeps(i)) {
+      keeping[s] = 1;
+      kept[n++] = roles[i] as number;
+    } else if (keeping[s] === 1) return undefined;
+    else before[s] = roles[i] as number;
+  }
+  if (before.some((r) => r !== 4)) return undefined;
+  // Backwards: a symbol's ticks after its last close are in no candle (a candle cut by `stop`).
+  const closed = new Uint8Array(symbols);
+  for (let k = n - 1, i = stop - 1; k >= 0; i--) {
+    if (!keeps(i)) continue;
+    const s = sym[start + i] as number;
+    if (kept[k] === 4) closed[s] = 1;
+    else if (closed[s] === 0) {
+      if (!end) return undefined;
+      kept[k] = 0;
+    }
+    k--;
+  }
+  return kept.subarray(0, n);
+}
+
+/**
+ * The known roles of the data's ticks [a, b) (sliceTicks: a run from --from, a window), when detection over
+ * those ticks alone finds the same: each symbol's last tick before them closed a candle (or there is none).
+ */
+export function slicedRoles(data: TickData, a: number, b: number): Uint8Array | undefined {
+  const known = data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+  if (known === undefined) return undefined;
+  const { sym } = data.columns;
+  const symbols = data.symbols.length;
+  const seen = new Uint8Array(symbols);
+  for (let i = a - 1, left = symbols; i >= 0 && left > 0; i--) {
+    const s = sym[i] as number;
+    if (seen[s] === 1) continue;
+    if (known[i] !== 4) return undefined;
+    seen[s] = 1;
+    left--;
+  }
+  return keptRoles(known.slice(a, b), data.columns, a, b - a, -Infinity, symbols, true);
+}
+
+/** Calls `candle` with the four ticks of each candle the roles say, in the order of their closes (as findCandles). */
+function eachCandle(
+  role: Uint8Array,
+  sym: Uint16Array,
+  length: number,
+  symbols: number,
+  candle: (a: number, b: number, c: number, d: number) => void,
+): void {
+  const held = new Int32Array(3 * symbols);
+  for (let i = 0; i < length; i++) {
+    const r = role[i] as number;
+    if (r === 0) continue;
+    const at = 3 * (sym[i] as number);
+    if (r < 4) held[at + r - 1] = i;
+    else candle(held[at] as number, held[at + 1] as number, held[at + 2] as number, i);
   }
 }
 
@@ -169,7 +289,9 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
   const room = inPlace ? 2 * Math.ceil(data.length / 4) : 0;
   const swaps = new Int32Array(room);
   const ranges = new Float64Array(room);
-  const role = new Uint8Array(data.length);
+  // The roles the load found (the column cache's), else found here.
+  const known = data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+  const role = known ?? new Uint8Array(data.length);
   let candles = 0;
   let swapped = 0;
   const swap = (b: number, c: number) => {
@@ -179,10 +301,12 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
   };
   const candle = (a: number, b: number, c: number, d: number) => {
     candles++;
-    role[a] = 1;
-    role[b] = 2;
-    role[c] = 3;
-    role[d] = 4;
+    if (known === undefined) {
+      role[a] = 1;
+      role[b] = 2;
+      role[c] = 3;
+      role[d] = 4;
+    }
     // The candle happens at its close: both extremes at the close's time (sim/candle-path.ts).
     const close = valueAt(time, d);
     set(time, b, close);
@@ -201,7 +325,8 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
     set(high, b, Math.max(valueAt(high, a), p2));
     set(low, b, Math.min(valueAt(low, a), p2));
   };
-  findCandles(sym, data.length, time, price, data.symbols.length, candle);
+  if (known) eachCandle(known, sym, data.length, data.symbols.length, candle);
+  else findCandles(sym, data.length, time, price, data.symbols.length, candle);
   if (candles === 0) return none;
   const restore = () => {
     for (let k = 0; k < swapped; k++) {

@@ -9,9 +9,11 @@
  *  12  uint32   layout version (COLUMN_CACHE_VERSION)
  *  16  M bytes  meta JSON (CachedMeta), padded with spaces to a multiple of 8
  *      then the columns of `count` ticks: time, price, high, low, vb, vq, each uint32 (whole units: the meta's
- *      `units`, tick-data.ts's groups) or float64 (wide), then sym (uint16)
+ *      `units`, tick-data.ts's groups) or float64 (wide), then sym (uint16), then the candle roles (uint8:
+ *      candle-ticks.ts's candleRoles over the file's ticks, found by the meta's `detector` version)
  * A file is written under a temporary name and renamed into place, so a crash mid-write leaves no file under
- * the final name; a file whose magic, version, sha256 or size do not match is ignored and written anew. The
+ * the final name; a file whose magic, version, sha256, size or candle detector do not match is ignored and
+ * written anew (a changed detector never reads roles another one found). The
  * name is the content's hash: a recording that changes gets another entry, never a stale one.
  *
  * Beside the entries, `paths/` holds a hint per recording file met (by its resolved path): the sha256 it had at
@@ -28,6 +30,7 @@ import path from 'node:path';
 import type { DirectVariable } from '../config/env.js';
 import type { PairConfig } from '../ports/venue-records.js';
 import type { RecordingHeader } from '../record/recording-format.js';
+import { CANDLE_DETECTOR_VERSION } from './candle-ticks.js';
 import { columnIn, FLOAT_KEYS, type FloatKey, type NumberColumn } from './number-column.js';
 import type { SymbolInfo, TickColumns } from './tick-columns.js';
 
@@ -42,12 +45,12 @@ export const COLUMN_CACHE_VARIABLE: DirectVariable = {
     "backtests, sweeps and workers: where recordings' decoded columns are cached (a second run of the same data reads them instead of decompressing it); off turns the cache off",
 };
 /** Bumped whenever the layout or what the scanner puts in the columns changes: older files are ignored. */
-export const COLUMN_CACHE_VERSION = 2;
+export const COLUMN_CACHE_VERSION = 3;
 
 const MAGIC = Buffer.from('SBCOLS\0\0', 'latin1');
 const HEAD = 16;
-/** Bytes per tick: the float columns' (4 narrow, 8 wide) and the uint16 symbol's. */
-const tickBytes = (units: Record<FloatKey, number>) => FLOAT_KEYS.reduce((n, k) => n + (units[k] === -1 ? 8 : 4), 2);
+/** Bytes per tick: the float columns' (4 narrow, 8 wide), the uint16 symbol's and the uint8 candle role's. */
+const tickBytes = (units: Record<FloatKey, number>) => FLOAT_KEYS.reduce((n, k) => n + (units[k] === -1 ? 8 : 4), 3);
 
 /** What the columns alone do not say: the file's symbols (sym is an index into them), header and pair lines. */
 export interface CachedMeta {
@@ -57,6 +60,8 @@ export interface CachedMeta {
   symbols: SymbolInfo[];
   /** Per float column, the unit of its group (tick-data.ts's COLUMN_GROUPS; -1: float64). */
   units: Record<FloatKey, number>;
+  /** The CANDLE_DETECTOR_VERSION that found the candle roles. */
+  detector: number;
   header?: RecordingHeader;
   /** Pair-configuration lines, each with the number of ticks before it. */
   pairs: { config: PairConfig; t: number; at: number }[];
@@ -76,16 +81,21 @@ export function cacheFile(dir: string, sha256: string): string {
 
 const usable = endianness() === 'LE';
 const pad8 = (n: number) => (n + 7) & ~7;
-const bytesOf = (a: Float64Array | Uint32Array | Uint16Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+const bytesOf = (a: Float64Array | Uint32Array | Uint16Array | Uint8Array) =>
+  new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /** A cached file's meta, and a reader of its columns. */
 export interface CachedColumns {
   meta: CachedMeta;
   /**
    * Reads the columns into views of exactly meta.count ticks: sym and the float columns `into` holds in the
-   * cache's units (`same`) there; gives the others back in the cache's units, on memory of their own.
+   * cache's units (`same`) there; gives the others back in the cache's units, on memory of their own, with the
+   * candle roles.
    */
-  read(into: TickColumns, same: ReadonlySet<FloatKey>): Promise<Record<FloatKey, NumberColumn>>;
+  read(
+    into: TickColumns,
+    same: ReadonlySet<FloatKey>,
+  ): Promise<{ own: Record<FloatKey, NumberColumn>; roles: Uint8Array }>;
   close(): Promise<void>;
 }
 
@@ -110,6 +120,7 @@ export async function openCached(dir: string, sha256: string): Promise<CachedCol
     if (
       meta.version !== COLUMN_CACHE_VERSION ||
       meta.sha256 !== sha256 ||
+      meta.detector !== CANDLE_DETECTOR_VERSION ||
       size !== start + meta.count * tickBytes(meta.units)
     ) {
       await handle.close();
@@ -126,13 +137,14 @@ export async function openCached(dir: string, sha256: string): Promise<CachedCol
           own[k] = columnIn(k, unit, unit === -1 ? new Float64Array(meta.count) : new Uint32Array(meta.count));
           return own[k].values;
         });
-        for (const column of [...columns, into.sym]) {
+        const roles = new Uint8Array(meta.count);
+        for (const column of [...columns, into.sym, roles]) {
           const bytes = bytesOf(column);
           const { bytesRead } = await handle.read(bytes, 0, bytes.length, position);
           if (bytesRead !== bytes.length) throw new Error(`${cacheFile(dir, sha256)}: shorter than its meta says`);
           position += bytes.length;
         }
-        return own;
+        return { own, roles };
       },
       close: () => handle.close(),
     };
@@ -180,10 +192,15 @@ export async function writePathHint(dir: string, file: string, stats: Stats, sha
 }
 
 /**
- * Writes a recording's columns (views of exactly meta.count ticks) under a temporary name and renames it into
- * place. Rejects when the folder cannot be written (the caller goes on without the cache).
+ * Writes a recording's columns (views of exactly meta.count ticks) and their candle roles under a temporary name
+ * and renames it into place. Rejects when the folder cannot be written (the caller goes on without the cache).
  */
-export async function writeCached(dir: string, meta: CachedMeta, columns: TickColumns): Promise<void> {
+export async function writeCached(
+  dir: string,
+  meta: CachedMeta,
+  columns: TickColumns,
+  roles: Uint8Array,
+): Promise<void> {
   if (!usable) return;
   await mkdir(dir, { recursive: true });
   const final = cacheFile(dir, meta.sha256);
@@ -198,7 +215,7 @@ export async function writeCached(dir: string, meta: CachedMeta, columns: TickCo
     const handle = await open(temp, 'w');
     try {
       await handle.write(head);
-      for (const column of [...FLOAT_KEYS.map((k) => columns[k].values), columns.sym])
+      for (const column of [...FLOAT_KEYS.map((k) => columns[k].values), columns.sym, roles])
         await handle.write(bytesOf(column));
     } finally {
       await handle.close();

@@ -37,6 +37,7 @@ import {
   withValues,
 } from './number-column.js';
 import type { SymbolInfo, TickColumns } from './tick-columns.js';
+import { candleRoles, CANDLE_DETECTOR_VERSION, keptRoles, type KnownRoles, slicedRoles } from './candle-ticks.js';
 
 export interface RecordingFile {
   /** As given. */
@@ -58,6 +59,8 @@ export interface TickData {
   symbols: SymbolInfo[];
   length: number;
   columns: TickColumns;
+  /** The candle roles of these columns, when the load knows them (the column cache's): candle-ticks.ts. */
+  candleRoles?: KnownRoles;
 }
 
 /** The columns each through `f`, which gives back storage of the kind it is given (a view, a copy…). */
@@ -325,6 +328,8 @@ export interface LoadTicksOptions {
 /** One file's part of a load, however it was read. */
 interface FileRead {
   header: RecordingHeader | undefined;
+  /** The candle roles of the file's ticks (all `count` of them), when known. */
+  roles?: Uint8Array;
   pairs: { config: PairConfig; t: number; at: number }[];
   /** Ticks in the builder (from the file's start), and how many of them the reader would have read. */
   count: number;
@@ -354,6 +359,8 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   };
   const builder = new ColumnBuilder();
   const fileStarts: number[] = [];
+  // Each file's candle roles as kept; one unknown, and the load's are found again by each run.
+  const fileRoles: (Uint8Array | undefined)[] = [];
   const warn = options.warn ?? ((m: string) => process.emitWarning(m, 'RecordingWarning'));
   const pairs = new RecordedPairs(warn, 'the backtest');
   const to = options.to ?? Infinity;
@@ -416,7 +423,13 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
           count: scan.count,
           symbols: local,
           units: builder.units(),
+          detector: CANDLE_DETECTOR_VERSION,
         };
+        // Found once, kept with the columns (zeros where the file holds no candles: no run looks there).
+        read.roles =
+          scan.header?.source === 'candles'
+            ? candleRoles(builder, start, start + scan.count, symbols.length)
+            : new Uint8Array(scan.count);
         try {
           // The same bytes under another name may have their entry already: it stays, and the next load reads it.
           const entry = hinted === undefined ? await openCached(cacheDir, info.sha256) : undefined;
@@ -426,6 +439,7 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
               cacheDir,
               { ...meta, header: scan.header, pairs: scan.pairs },
               localColumns(builder.views(start, start + scan.count), global),
+              read.roles,
             );
           await writePathHint(cacheDir, file, stats, info.sha256);
         } catch (err) {
@@ -443,6 +457,9 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
       partial(file, { ...options, warn }, warn, read.broken);
       info.partial = { lines: read.broken.lines, byte: read.broken.byte ?? -1, reason: read.broken.reason };
     }
+    fileRoles.push(
+      read.roles && keptRoles(read.roles, builder, start, read.stop, from, symbols.length, k === files.length - 1),
+    );
     if (from === -Infinity) builder.length = start + read.stop;
     else builder.keep(start, start + read.stop, from);
   }
@@ -463,13 +480,18 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
     for (let i = 0; i < length; i++) picked[i] = column[order[i] as number] as number;
     return picked;
   };
-  return {
-    files: infos,
-    pairs: [...pairs.bySymbol.values()],
-    symbols,
-    length,
-    columns: eachColumn(builder, pick),
-  };
+  const columns = eachColumn(builder, pick);
+  return { files: infos, pairs: [...pairs.bySymbol.values()], symbols, length, columns, candleRoles: known() };
+
+  /** The load's candle roles from its files', where each file's are known and its ticks follow the previous'. */
+  function known(): KnownRoles | undefined {
+    if (order !== undefined || fileRoles.some((r, k) => r?.length !== fileStarts[k + 1]! - fileStarts[k]!))
+      return undefined;
+    if (fileRoles.length === 1) return { of: columns, roles: fileRoles[0]! };
+    const roles = new Uint8Array(length);
+    fileRoles.forEach((r, k) => roles.set(r!, fileStarts[k]));
+    return { of: columns, roles };
+  }
 }
 
 /**
@@ -488,7 +510,7 @@ async function fromCache(
   try {
     const same = builder.adopt(meta.units, start, meta.count, file);
     const views = builder.views(start, start + meta.count);
-    const read = await cached.read(views, same);
+    const { own: read, roles } = await cached.read(views, same);
     for (const keys of COLUMN_GROUPS) {
       if (same.has(keys[0] as FloatKey)) continue;
       const columns = keys.map((k) => read[k]);
@@ -510,7 +532,7 @@ async function fromCache(
           stop = i;
           break;
         }
-    return { header: meta.header, pairs: meta.pairs, count: meta.count, stop };
+    return { header: meta.header, pairs: meta.pairs, count: meta.count, stop, roles };
   } finally {
     await cached.close();
   }
@@ -618,9 +640,7 @@ export function firstTickAt(data: TickData, t: number): number {
 export function sliceTicks(data: TickData, from: number, to: number): TickData {
   const a = firstTickAt(data, from);
   const b = Math.max(a, firstTickAt(data, to));
-  return {
-    ...data,
-    length: b - a,
-    columns: eachColumn(data.columns, (column) => column.subarray(a, b) as typeof column),
-  };
+  const columns = eachColumn(data.columns, (column) => column.subarray(a, b) as typeof column);
+  const roles = slicedRoles(data, a, b);
+  return { ...data, length: b - a, columns, candleRoles: roles && { of: columns, roles } };
 }

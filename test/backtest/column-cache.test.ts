@@ -5,10 +5,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CANDLE_DETECTOR_VERSION, candleRoles } from '../../src/backtest/candle-ticks.js';
 import { cacheFile, type CachedMeta, columnCacheDir } from '../../src/backtest/column-cache.js';
 import { columnIn, encode, valueAt } from '../../src/backtest/number-column.js';
 import { columnArrays } from '../support/tick-columns.js';
-import { loadTicks, type TickData } from '../../src/backtest/tick-data.js';
+import { loadTicks, sliceTicks, type TickData } from '../../src/backtest/tick-data.js';
 import { bot, gridConfig, SAMPLE, sliceFlags } from './fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -109,6 +110,68 @@ describe('column cache', () => {
     expect(fingerprint(await loadTicks([SAMPLE, OTHER], { cacheDir: cache }))).toEqual(
       fingerprint(await loadTicks([SAMPLE, OTHER])),
     );
+  });
+
+  it('keeps the candle roles with the columns: a warm load knows what detection finds on its ticks, or not at all', async () => {
+    const cache = join(dir, 'cache');
+    /** The load's known roles, checked against detection over exactly its ticks; undefined when not known. */
+    const known = (data: TickData) => {
+      const roles = data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+      if (roles !== undefined)
+        expect(Buffer.from(roles)).toEqual(Buffer.from(candleRoles(data.columns, 0, data.length, data.symbols.length)));
+      return roles;
+    };
+    const cold = await loadTicks([SAMPLE], { cacheDir: cache });
+    const warm = await loadTicks([SAMPLE], { cacheDir: cache });
+    expect(known(cold)?.filter((r) => r === 4).length).toBe(warm.length / 4);
+    expect(known(warm)).toBeDefined();
+    expect(known(await loadTicks([SAMPLE]))).toBeUndefined();
+    // Cut at whole minutes (a candle's open) and inside candles (at its +20 s: between its extremes).
+    const at = (iso: string) => Date.parse(iso);
+    const minute = { from: at('2023-03-05T00:00:00Z'), to: at('2023-03-09T00:00:00Z') };
+    expect(known(await loadTicks([SAMPLE], { ...minute, cacheDir: cache }))).toBeDefined();
+    const inside = { from: at('2023-03-05T00:00:20Z'), to: at('2023-03-09T00:00:20Z') };
+    expect(known(await loadTicks([SAMPLE], { ...inside, cacheDir: cache }))).toBeUndefined();
+    const cutTo = await loadTicks([SAMPLE], { to: inside.to, cacheDir: cache });
+    expect(known(cutTo)?.at(-1)).toBe(0);
+    // A run's part of a load (sliceTicks: --from, a window) knows them as well, or does not.
+    expect(known(sliceTicks(warm, minute.from, minute.to))).toBeDefined();
+    expect(known(sliceTicks(warm, inside.from, minute.to))).toBeUndefined();
+    expect(known(sliceTicks(warm, minute.from, inside.to))?.at(-1)).toBe(0);
+    // A pair's recording in two files, cut at a whole minute or inside a candle: the second's detection follows
+    // the first's.
+    const lines = gunzipSync(readFileSync(SAMPLE)).toString('utf8').trimEnd().split('\n');
+    const split = (name: string, cut: number) => {
+      const files = [join(dir, `${name}-a.jsonl.gz`), join(dir, `${name}-b.jsonl.gz`)];
+      writeFileSync(files[0]!, gzipSync(`${lines.slice(0, cut).join('\n')}\n`));
+      writeFileSync(files[1]!, gzipSync(`${[lines[0], ...lines.slice(cut)].join('\n')}\n`));
+      return files;
+    };
+    const whole = split('whole', 1 + 4 * 1440);
+    expect(known(await loadTicks(whole, { cacheDir: cache }))).toBeDefined();
+    expect(known(await loadTicks(whole, { cacheDir: cache }))).toBeDefined();
+    const broken = split('broken', 1 + 4 * 1440 + 2);
+    await loadTicks(broken, { cacheDir: cache });
+    expect(known(await loadTicks(broken, { cacheDir: cache }))).toBeUndefined();
+    // Interleaved pairs are merged by time: detection runs again.
+    expect(known(await loadTicks([OTHER, SAMPLE], { cacheDir: cache }))).toBeUndefined();
+
+    // What a warm load knows is the entry's: a role marked there comes back.
+    const file = cacheFile(cache, sha256(SAMPLE));
+    const bytes = readFileSync(file);
+    expect(bytes.at(-1)).toBe(4);
+    bytes[bytes.length - 1] = 0;
+    writeFileSync(file, bytes);
+    expect((await loadTicks([SAMPLE], { cacheDir: cache })).candleRoles?.roles.at(-1)).toBe(0);
+    // Roles another detector found are never read: the entry is written anew by this one.
+    const metaBytes = bytes.readUInt32LE(8);
+    const meta = bytes.subarray(16, 16 + metaBytes).toString('utf8');
+    expect(meta).toContain(`"detector":${CANDLE_DETECTOR_VERSION}`);
+    bytes.write(meta.replace(`"detector":${CANDLE_DETECTOR_VERSION}`, `"detector":${CANDLE_DETECTOR_VERSION + 1}`), 16);
+    writeFileSync(file, bytes);
+    expect(known(await loadTicks([SAMPLE], { cacheDir: cache }))?.at(-1)).toBe(4);
+    expect(readFileSync(file).toString('utf8', 16, 16 + metaBytes)).toContain(`"detector":${CANDLE_DETECTOR_VERSION}`);
+    expect(readFileSync(file).at(-1)).toBe(4);
   });
 
   it('is keyed by content: a changed recording is read anew, never served from the old entry', async () => {
