@@ -279,9 +279,11 @@ export class FillRecorder {
       .filter((t) => t.symbol === symbol)
       .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
       .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
+    // Most trades of the lookback are recorded already: one lookup of all their keys, not a row, a fill and a
+    // transaction each (a read holds each trade once: readPages keys them by id).
+    const recorded = this.p.store.fills.recorded(ordered.map(({ t }) => t._id));
     for (const { t, time } of ordered) {
-      // Most trades of the lookback are recorded already: one key lookup, not a row, a fill and a transaction.
-      if (this.p.store.fills.has(t._id)) continue;
+      if (recorded.has(t._id)) continue;
       const row = this.p.journal.byExchangeId(t.orderId);
       // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
       if (!row || row.fillSource === 'delta') continue;

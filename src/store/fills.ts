@@ -74,6 +74,7 @@ export class FillStore {
   private readonly latestTimeStmt;
   private readonly undeliveredOrdersStmt;
   private readonly hasStmt;
+  private readonly recordedStmt;
   private readonly totalsStmt;
   private readonly db: Db;
   private readonly afterStmt;
@@ -115,6 +116,9 @@ export class FillStore {
       'SELECT order_local_id AS id, COUNT(*) AS n FROM fills WHERE delivered = 0 AND instance IS NOT NULL GROUP BY order_local_id',
     );
     this.hasStmt = db.prepare<[string], { n: number }>('SELECT 1 AS n FROM fills WHERE fill_key = ?');
+    this.recordedStmt = db
+      .prepare<[string], string>('SELECT fill_key FROM fills WHERE fill_key IN (SELECT value FROM json_each(?))')
+      .pluck();
     this.symbolsStmt = db.prepare<[string], { symbol: string }>(
       'SELECT DISTINCT symbol FROM fill_totals WHERE instance = ? ORDER BY symbol',
     );
@@ -135,6 +139,12 @@ export class FillStore {
   /** Whether a fill with this key is recorded. */
   has(fillKey: string): boolean {
     return this.hasStmt.get(fillKey) !== undefined;
+  }
+
+  /** Which of `fillKeys` are recorded: one statement for a page of trades, however many it holds. */
+  recorded(fillKeys: readonly string[]): Set<string> {
+    if (fillKeys.length === 0) return new Set();
+    return new Set(this.recordedStmt.all(JSON.stringify(fillKeys)));
   }
 
   markDelivered(fillKey: string): void {

@@ -14,7 +14,22 @@ interface DbPosition {
   realised: string;
 }
 
+/** An instance's fold as this object last wrote it, and the row number of the fill it ends on. */
+interface Folded {
+  seq: number;
+  tracker: PositionTracker;
+  day: number;
+  dayRealised: Dec;
+}
+
 export class PositionFolds {
+  /**
+   * Each instance's fold as last written here, so the next fill folds on from memory instead of reading the row
+   * and its day back and parsing them. The row's fill_seq says whether the table still holds it (a transaction
+   * that rolled back since would have put back an earlier one): one integer read, checked before each use.
+   */
+  private readonly folded = new Map<string, Folded>();
+  private readonly seqStmt;
   private readonly getStmt;
   private readonly putStmt;
   private readonly dayStmt;
@@ -22,6 +37,7 @@ export class PositionFolds {
   private readonly daysStmt;
 
   constructor(db: Db) {
+    this.seqStmt = db.prepare<[string], number>('SELECT fill_seq FROM positions WHERE instance = ?').pluck();
     this.getStmt = db.prepare<[string], DbPosition>(
       'SELECT quantity, cost, realised FROM positions WHERE instance = ?',
     );
@@ -74,14 +90,22 @@ export class PositionFolds {
 
   /** Folds one newly recorded fill in (`seq`: its row number). Call inside the fill's own transaction. */
   apply(instance: string, fill: FillFigures, seq: number): void {
-    const tracker = this.tracker(instance);
+    let kept = this.folded.get(instance);
+    // Taken out until this fill's fold is written: a fold that fails half-way is read back from the table.
+    this.folded.delete(instance);
+    if (kept !== undefined && this.seqStmt.get(instance) !== kept.seq) kept = undefined;
+    const tracker = kept?.tracker ?? this.tracker(instance);
     const realised = tracker.apply(positionFill(fill));
     const day = utcDay(fill.time);
-    this.write(instance, seq, tracker, new Map([[day, new D(this.realisedOn(instance, day)).plus(realised)]]));
+    const before = kept !== undefined && kept.day === day ? kept.dayRealised : new D(this.realisedOn(instance, day));
+    const dayRealised = before.plus(realised);
+    this.write(instance, seq, tracker, new Map([[day, dayRealised]]));
+    this.folded.set(instance, { seq, tracker, day, dayRealised });
   }
 
   /** Stores the fold and the given days' realised PnL. */
   write(instance: string, seq: number, tracker: PositionTracker, days: ReadonlyMap<number, Dec>): void {
+    this.folded.delete(instance);
     const { quantity, cost, realised } = tracker.book;
     this.putStmt.run(instance, seq, plain(quantity), plain(cost), plain(realised));
     for (const [day, value] of days) this.putDayStmt.run(instance, day, plain(value));

@@ -93,6 +93,25 @@ describe('journal aggregates', () => {
     store.close();
   });
 
+  it('equal a recount when transactions roll back after their fill was folded (the fold kept in memory too)', () => {
+    const store = openStore({ path, clock, synchronous: 'NORMAL' });
+    const writer = journalWriter(store, 5);
+    let rolledBack = 0;
+    for (let i = 0; i < 900; i++) {
+      try {
+        store.transaction(() => {
+          if (writer.step() === 'fill' && i % 3 === 0) throw new Error('rolled back');
+        });
+      } catch (err) {
+        if ((err as Error).message !== 'rolled back') throw err;
+        rolledBack++;
+      }
+    }
+    expect(rolledBack).toBeGreaterThan(30);
+    expectConsistent(store);
+    store.close();
+  });
+
   it('record a fill only together with its fold: a fold that cannot be written leaves no fill', () => {
     const store = openStore({ path, clock, synchronous: 'NORMAL' });
     writeSteps(store, 3, 300);

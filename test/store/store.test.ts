@@ -145,6 +145,10 @@ describe('Store', () => {
     expect(store.fills.undelivered('grid')).toEqual([]);
     expect(store.fills.latestTradeTime('BTCUSDT')).toBe(2000);
     expect(store.fills.latestTradeTime('ETHUSDT')).toBeUndefined();
+    // Which keys of a page of trades are recorded, in one lookup (keys with quotes and the like are plain text).
+    store.fills.insert(fill({ fillKey: 'it\'s "2"', time: 2500 }));
+    expect(store.fills.recorded(['t-0', 't-1', 'it\'s "2"', 't-3'])).toEqual(new Set(['t-1', 'it\'s "2"']));
+    expect(store.fills.recorded([])).toEqual(new Set());
   });
 
   it('refuses a fill for an order the journal does not have (foreign key)', () => {
