@@ -36,6 +36,11 @@ export class CandleInfo {
     this.volume = new Float64Array(data.symbols.length);
   }
 
+  /** A new one on the same ticks, with nothing worked out yet: for another run on the same walk (CandleWalks). */
+  fresh(): CandleInfo {
+    return new CandleInfo(this.data, this.role);
+  }
+
   /** Whether tick i is one of a candle's extremes: the path inside it, which no strategy observes. */
   inPath(i: number): boolean {
     const r = this.role[i] as number;
@@ -265,6 +270,27 @@ const nothing = () => undefined;
 
 /** The extremes' offsets before their close as recorded (+15 s and +30 s of a candle closing at +45 s). */
 const EXTREME_BEFORE_CLOSE = [0, 30_000, 15_000] as const;
+
+/**
+ * The walks a thread that runs backtest after backtest on one data object (a sweep's worker) made on copies, by
+ * candle path, for the runs that follow: a walk on copies is only read, so each run after the first takes it with
+ * a CandleInfo of its own (fresh()) instead of copying four columns and finding the candles again. Another data
+ * object (a run on a slice of the data: --from, a window) replaces them.
+ */
+export class CandleWalks {
+  private data: TickData | undefined;
+  private readonly walks = new Map<CandlePath, CandleTicks>();
+
+  of(data: TickData, path: CandlePath): CandleTicks {
+    if (data !== this.data) {
+      this.walks.clear();
+      this.data = data;
+    }
+    let walk = this.walks.get(path);
+    if (walk === undefined) this.walks.set(path, (walk = candleTicks(data, path)));
+    return { ...walk, volume: walk.volume?.fresh() };
+  }
+}
 
 /**
  * The ticks walked by `path`: on copies of the price, high, low and time columns, or with `inPlace` on the columns

@@ -31,7 +31,7 @@ import { VirtualClock } from '../clocks/virtual-clock.js';
 import { DEFAULT_DAEMON_SCHEDULE, type DaemonSchedule } from '../config/env.js';
 import { ScheduledReplay } from './scheduled-replay.js';
 import { marketTicker } from './market-entries.js';
-import { type CandleTicks, candleTicks } from './candle-ticks.js';
+import { type CandleTicks, candleTicks, type CandleWalks } from './candle-ticks.js';
 import { type CandlePath, DEFAULT_CANDLE_PATH } from '../sim/candle-path.js';
 import { valueAt } from './number-column.js';
 
@@ -156,6 +156,8 @@ export interface RunOptions {
    * path is walked on them in place and undone after the run, instead of on copies (candle-ticks.ts). Default false.
    */
   inPlace?: boolean;
+  /** The candle walks of earlier runs on the same data, to take instead of walking again (a sweep's worker). */
+  walks?: CandleWalks;
 }
 
 /** Per symbol of the data (by index): how many ticks it has from `from` on, and the index of its first (one pass). */
@@ -260,7 +262,10 @@ export async function runBacktest(
   // The data's step from the times as recorded: the walk moves a candle's extremes to its close.
   const s = recorded.symbols.findIndex((info) => info.symbol === instances[0]!.config.symbol);
   const dataStepMs = s < 0 ? 0 : stepOf(symbolTimes(recorded, s));
-  const walked = candleTicks(recorded, candlePath, options.inPlace === true);
+  const walked =
+    options.walks !== undefined
+      ? options.walks.of(recorded, candlePath)
+      : candleTicks(recorded, candlePath, options.inPlace === true);
   try {
     return await runWalked(instances, walked, candlePath, dataStepMs, settings, options);
   } finally {

@@ -4,6 +4,7 @@
  * queue's worker) or in a message once it is read (a SweepPool).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { CandleWalks } from './candle-ticks.js';
 import { equityCurve } from './equity-tracker.js';
 import { sampleReturns } from './performance-metrics.js';
 import { runJob } from './job.js';
@@ -26,6 +27,8 @@ process.setSourceMapsEnabled(true);
 // The modules load now; a problem with them is the first combination's to report.
 const loaded = Promise.all(sources.map((s) => instancesOf(s))).catch(() => undefined);
 let data: TickData | undefined = given.data;
+/** The candle walks of this worker's runs on `data`, taken again by the next run on it. */
+const walks = new CandleWalks();
 
 port.on('message', (request: WorkerRequest) => {
   if ('data' in request) {
@@ -38,7 +41,14 @@ port.on('message', (request: WorkerRequest) => {
     : undefined;
   loaded
     .then(() =>
-      runJob(sources, data as TickData, settings, request.overrides, { onProgress, keepLog: false }, request.window),
+      runJob(
+        sources,
+        data as TickData,
+        settings,
+        request.overrides,
+        { onProgress, keepLog: false, walks },
+        request.window,
+      ),
     )
     // A timer turn before the answer: what the run left due on the timer queue (a strategy's stray
     // setTimeout that throws) fails while the run is still the one the main thread holds this worker to.
