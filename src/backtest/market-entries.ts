@@ -63,11 +63,14 @@ export class MarketEntries {
   private readonly pending: Int32Array;
   /** Whether some symbol has a pending entry. */
   private anyPending = false;
+  /** Per symbol of the data, its name. */
+  private readonly names: string[];
 
   constructor(private readonly data: TickData) {
     this.inputs = new Array<TickerInput | undefined>(data.symbols.length).fill(undefined);
     this.inputKeys = new Int8Array(data.symbols.length);
     this.pending = new Int32Array(data.symbols.length).fill(-1);
+    this.names = data.symbols.map((info) => info.symbol);
   }
 
   /**
@@ -85,8 +88,12 @@ export class MarketEntries {
   /** move()'s usual case alone: true when tick i was quiet and moved the market; else false, nothing moved. */
   moveQuiet(sim: MatchingEngine, i: number): boolean {
     const { sym, time, price } = this.data.columns;
-    const s = sym[i] as number;
-    if (!sim.quietPrice((this.data.symbols[s] as SymbolInfo).symbol, valueAt(price, i), valueAt(time, i))) return false;
+    return this.moveQuietAt(sim, sym[i] as number, i, valueAt(price, i), valueAt(time, i));
+  }
+
+  /** moveQuiet with tick i's symbol, price and time already read (the replay's quiet stretches). */
+  moveQuietAt(sim: MatchingEngine, s: number, i: number, price: number, time: number): boolean {
+    if (!sim.quietPrice(this.names[s] as string, price, time)) return false;
     this.pending[s] = i;
     this.anyPending = true;
     return true;

@@ -62,7 +62,7 @@ export class ReplayParts {
     readonly sim: MatchingEngine,
     readonly engine: Engine,
     readonly equity: EquityTracker,
-    /** One per symbol of the unit. */
+    /** One per symbol of the unit; none when the run gathers no chart. */
     readonly charts: ChartSeries[],
     readonly balances: BalanceReader,
     /** Per symbol of the data: the assets its tickers name (the market's, ids made unique). */
@@ -135,7 +135,8 @@ export class TickAccount {
     const { sim, balances, equity, charts } = this.p;
     if (sim.revision !== balances.revision) balances.read();
     const e = equity.update(t);
-    (charts[k] as ChartSeries).add(t, price, e);
+    // No chart at all when the run gathers none (RunOptions.charts).
+    charts[k]?.add(t, price, e);
     if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
   }
 }

@@ -158,6 +158,11 @@ export interface RunOptions {
   inPlace?: boolean;
   /** The candle walks of earlier runs on the same data, to take instead of walking again (a sweep's worker). */
   walks?: CandleWalks;
+  /**
+   * false: no report chart is gathered (`charts` is empty): a sweep's combinations, whose page draws their equity
+   * curves, not report.html. Default true.
+   */
+  charts?: boolean;
 }
 
 /** Per symbol of the data (by index): how many ticks it has from `from` on, and the index of its first (one pass). */
@@ -340,7 +345,7 @@ async function runWalked(
       instances
         .filter((i) => i.config.symbol === symbol)
         .map((i) => ({ instance: i.config.name, specs: i.definition.indicators?.(i.params) ?? {} }));
-    const charts = symbols.map(
+    const charts = (options.charts === false ? [] : symbols).map(
       (symbol) =>
         new ChartSeries(
           chartNeeds(
@@ -478,7 +483,7 @@ function warmUp(
     const t = valueAt(time, i);
     const p = valueAt(price, i);
     engine.warmUp(data.symbols[s]!.symbol, t, p, valueAt(vb, i));
-    (charts[k] as ChartSeries).warm(t, p);
+    charts[k]?.warm(t, p);
   }
 }
 

@@ -392,11 +392,6 @@ export class ScheduledReplay {
     const { sym, time, price } = this.data.columns;
     const { clock, sim, equity } = this.p;
     const { slotOf, bands } = job;
-    // Worked out now, from the jobs as they stand after the current tick's firings: another market job passed
-    // after this one (its market unchanged) is due again, and its next firing must see the ticks before it.
-    this.stretchStop(this.jobs.indexOf(job), this.p.engine.pollIdle(), this.gate.idle());
-    const stopAt = this.times[2] as number;
-    const n = this.data.length;
     // The current tick, which run() moved after the firings were passed, must have left all as they saw it too.
     let i = this.i;
     const s0 = sym[i] as number;
@@ -404,24 +399,32 @@ export class ScheduledReplay {
     const p0 = valueAt(price, i);
     if (sim.revision !== this.quietRevision) return;
     if (j0 !== -1 && !((bands[2 * j0] as number) < p0 && p0 < (bands[2 * j0 + 1] as number))) return;
-    i++;
-    for (; i < n; i++) {
+    // Worked out now, from the jobs as they stand after the current tick's firings: another market job passed
+    // after this one (its market unchanged) is due again, and its next firing must see the ticks before it.
+    this.stretchStop(this.jobs.indexOf(job), this.p.engine.pollIdle(), this.gate.idle());
+    const stopAt = this.times[2] as number;
+    const n = this.data.length;
+    const { entries, latest, slot, account } = this;
+    let t = clock.time;
+    for (i++; i < n; i++) {
       const s = sym[i] as number;
-      const k = this.slot[s] as number;
+      const k = slot[s] as number;
       if (k === -1) continue;
-      const t = valueAt(time, i);
-      if (t > stopAt) break;
+      const at = valueAt(time, i);
+      if (at > stopAt) break;
       const p = valueAt(price, i);
       const j = slotOf[s] as number;
       if (j !== -1 && !((bands[2 * j] as number) < p && p < (bands[2 * j + 1] as number))) break;
-      if (!this.entries.moveQuiet(sim, i)) break;
-      this.account.sampleUpTo(t);
-      clock.time = t;
-      this.latest[s] = i;
+      if (!entries.moveQuietAt(sim, s, i, p, at)) break;
+      t = at;
+      account.sampleUpTo(t);
+      latest[s] = i;
       this.moved++;
       equity.prices[k] = p;
-      this.account.settle(t, k, p);
+      account.settle(t, k, p);
     }
+    // Nothing reads the clock inside the stretch: it is where its last tick left it.
+    clock.time = t;
     this.i = i - 1;
   }
 

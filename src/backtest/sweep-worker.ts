@@ -46,7 +46,7 @@ port.on('message', (request: WorkerRequest) => {
         data as TickData,
         settings,
         request.overrides,
-        { onProgress, keepLog: false, walks },
+        { onProgress, keepLog: false, walks, charts: false },
         request.window,
       ),
     )
