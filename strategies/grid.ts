@@ -90,6 +90,8 @@ const tag = (level: number, side: 'buy' | 'sell'): string => `grid:${level}:${si
 /** One level of the ladder, with the buy it would place there (rounded by the pair's rules). */
 interface Level {
   price: Dec;
+  /** The price as a double: only to tell the engine the band a quiet call holds for (declareQuiet). */
+  value: number;
   buyTag: string;
   sellTag: string;
   bid: Dec;
@@ -139,7 +141,8 @@ class Ladder {
     const bidQty = floorTo(this.quantityAt(price), rules.stepSize);
     const bidCost = bid.mul(bidQty);
     const small = bidQty.lte(0) || bidQty.lt(rules.minQty) || bidCost.lt(rules.minNotional) || bid.lt(rules.minPrice);
-    return { price, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
+    const value = price.toNumber();
+    return { price, value, buyTag: tag(j, 'buy'), sellTag: tag(j, 'sell'), bid, bidQty, bidCost, small };
   }
 }
 
@@ -374,7 +377,7 @@ function declareQuiet(ctx: Ctx, m: Memo, p: number): void {
   for (let j = -grid.levels; j <= grid.levels; j++) {
     const edge = j === -grid.levels || j === grid.levels;
     if (!edge && (armed(grid, open, j) || (j >= 0 && slots?.[j] === undefined))) continue;
-    const x = grid.level(j).price.toNumber();
+    const x = grid.level(j).value;
     if (x === p) return;
     if (x < p && x > low) low = x;
     if (x > p && x < high) high = x;
