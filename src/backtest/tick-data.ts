@@ -483,9 +483,17 @@ export async function loadTicks(files: readonly string[], options: LoadTicksOpti
   const columns = eachColumn(builder, pick);
   return { files: infos, pairs: [...pairs.bySymbol.values()], symbols, length, columns, candleRoles: known() };
 
-  /** The load's candle roles from its files', where each file's are known and its ticks follow the previous'. */
+  /**
+   * The load's candle roles from its files', where each file's are known and its ticks follow the previous'. Only
+   * when every file is candles: detection runs over the whole load, so a file of tickers after a candle file can
+   * complete or end one of its candles (a ticker file's stored roles are zeros).
+   */
   function known(): KnownRoles | undefined {
-    if (order !== undefined || fileRoles.some((r, k) => r?.length !== fileStarts[k + 1]! - fileStarts[k]!))
+    if (
+      order !== undefined ||
+      infos.some((f) => f.source !== 'candles') ||
+      fileRoles.some((r, k) => r?.length !== fileStarts[k + 1]! - fileStarts[k]!)
+    )
       return undefined;
     if (fileRoles.length === 1) return { of: columns, roles: fileRoles[0]! };
     const roles = new Uint8Array(length);

@@ -5,7 +5,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CANDLE_DETECTOR_VERSION, candleRoles } from '../../src/backtest/candle-ticks.js';
+import { CANDLE_DETECTOR_VERSION, candleRoles, candleTicks } from '../../src/backtest/candle-ticks.js';
 import { cacheFile, type CachedMeta, columnCacheDir } from '../../src/backtest/column-cache.js';
 import { columnIn, encode, valueAt } from '../../src/backtest/number-column.js';
 import { columnArrays } from '../support/tick-columns.js';
@@ -172,6 +172,30 @@ describe('column cache', () => {
     expect(known(await loadTicks([SAMPLE], { cacheDir: cache }))?.at(-1)).toBe(4);
     expect(readFileSync(file).toString('utf8', 16, 16 + metaBytes)).toContain(`"detector":${CANDLE_DETECTOR_VERSION}`);
     expect(readFileSync(file).at(-1)).toBe(4);
+  });
+
+  it('knows no candle roles of a load that is not all candles: a ticker file after candles is detected with them', async () => {
+    // An hour of candles ending on a close, then four tickers polled 15 s apart on an exact clock (a recorder on
+    // the replay clock): detection over the whole load takes them for a candle, as it did before the cache kept
+    // roles (found by review of f29c92f: the cache's zeros for the ticker file made the runs differ).
+    const cache = join(dir, 'cache');
+    const lines = gunzipSync(readFileSync(SAMPLE)).toString('utf8').trimEnd().split('\n');
+    const candles = join(dir, 'mixed-candles.jsonl.gz');
+    writeFileSync(candles, gzipSync(`${lines.slice(0, 1 + 4 * 60).join('\n')}\n`));
+    const last = JSON.parse(lines[4 * 60]!) as { t: number };
+    const header = { format: 'spot-bot-recording', version: 1, symbol: 'BTCUSDT', source: 'market-watch' };
+    const ticks = [100, 105, 95, 101].map((p, k) =>
+      JSON.stringify({ ...last, p, h: 110, l: 90, t: last.t + 60_000 + 15_000 * k }),
+    );
+    const tickers = join(dir, 'mixed-tickers.jsonl.gz');
+    writeFileSync(tickers, gzipSync(`${[JSON.stringify(header), ...ticks].join('\n')}\n`));
+    const plain = await loadTicks([candles, tickers]);
+    await loadTicks([candles, tickers], { cacheDir: cache });
+    const warm = await loadTicks([candles, tickers], { cacheDir: cache });
+    expect(warm.candleRoles).toBeUndefined();
+    const found = (data: TickData) => candleTicks(data, 'nearer-first').candles;
+    expect(found(plain)).toBe(61);
+    expect(found(warm)).toBe(found(plain));
   });
 
   it('is keyed by content: a changed recording is read anew, never served from the old entry', async () => {
