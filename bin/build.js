@@ -52,15 +52,34 @@ const STALE_MS = 24 * 3600_000;
 /** tsconfig.json's options that change what a file compiles to (esbuild reads these, as tsx does). */
 const TSCONFIG = { compilerOptions: { target: 'ES2022', useDefineForClassFields: true, verbatimModuleSyntax: true } };
 
-/** Every file under src/ and strategies/, by its path from the root, with its size, mtime and ctime. */
+/** A key of sources() for a package compiled into the bundle (not a file to compile on its own). */
+const PACKAGE = 'package:';
+
+/**
+ * Every file under src/ and strategies/, by its path from the root, with its size, mtime and ctime; and each
+ * package the bundle compiles in, by its package.json's (an upgrade by `npm ci` or `npm update` changes it, and
+ * the bundle is made again).
+ */
 function sources() {
   const files = {};
+  const stamp = (path) => {
+    const s = statSync(path);
+    return `${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  };
   for (const top of SOURCES) {
     for (const entry of readdirSync(join(ROOT, top), { recursive: true, withFileTypes: true })) {
       if (!entry.isFile()) continue;
       const path = join(entry.parentPath, entry.name);
-      const s = statSync(path);
-      files[relative(ROOT, path).split(sep).join('/')] = `${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+      files[relative(ROOT, path).split(sep).join('/')] = stamp(path);
+    }
+  }
+  for (const name of BUNDLED_PACKAGES) {
+    const manifest = join(ROOT, 'node_modules', name, 'package.json');
+    try {
+      const { version } = JSON.parse(readFileSync(manifest, 'utf8'));
+      files[`${PACKAGE}${name}`] = `${version}:${stamp(manifest)}`;
+    } catch {
+      files[`${PACKAGE}${name}`] = 'missing';
     }
   }
   return files;
@@ -194,7 +213,10 @@ async function bundle(esbuild) {
     return;
   }
   const made = new Set();
-  for (const file of result.outputFiles) {
+  // The entries last: a process that imports an entry (a worker thread starting meanwhile) finds its chunks.
+  const entryFiles = new Set(Object.keys(ENTRIES).map((name) => `${name}.js`));
+  const last = (file) => (entryFiles.has(basename(file.path)) ? 1 : 0);
+  for (const file of [...result.outputFiles].sort((a, b) => last(a) - last(b))) {
     writeAtomically(file.path, file.contents);
     made.add(basename(file.path));
   }
@@ -228,12 +250,13 @@ export async function ensureBuild() {
   }
   const changed = Object.keys(now).filter((f) => built[f] !== now[f]);
   const gone = Object.keys(built).filter((f) => !(f in now));
+  const files = (keys) => keys.filter((f) => !f.startsWith(PACKAGE));
   if (changed.length === 0 && gone.length === 0) return { made: 0, ms: performance.now() - started };
   const esbuild = await import('esbuild');
   // The entries' files are written by bundle(): their own compiled module only where src/ does not bundle.
   const entries = new Set(Object.values(ENTRIES));
   await Promise.all(
-    changed
+    files(changed)
       .filter((source) => !entries.has(source))
       .map(async (source) => {
         const content = source.endsWith('.ts')
@@ -242,9 +265,9 @@ export async function ensureBuild() {
         writeAtomically(outputOf(source), content);
       }),
   );
-  for (const source of gone) rmSync(outputOf(source), { force: true });
-  // The bundle is made again when anything in src/ changed (a first build: everything).
-  if ([...changed, ...gone].some((f) => f.startsWith('src/'))) {
+  for (const source of files(gone)) rmSync(outputOf(source), { force: true });
+  // The bundle is made again when anything in src/ or a package it compiles in changed (a first build: everything).
+  if ([...changed, ...gone].some((f) => f.startsWith('src/') || f.startsWith(PACKAGE))) {
     await bundle(esbuild);
   }
   writeAtomically(RECORD, `${JSON.stringify({ format: FORMAT, files: now })}\n`);

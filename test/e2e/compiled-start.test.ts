@@ -9,13 +9,16 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -304,6 +307,31 @@ export default defineStrategy<typeof params, { n?: number }>({
     expect(broken.stdout + broken.stderr).toMatch(/cannot be loaded: strategies\/broken\.ts:2:\d+: /);
     // The other commands still run.
     expect(bot(['--version']).stdout).toMatch(/^spot-bot \d+\.\d+\.\d+/);
+  }, 120_000);
+
+  it('makes the bundle again when a package it compiles in is upgraded', () => {
+    // The clone's node_modules as links to the repository's, but for a copy of trading-signals (bundled in).
+    const modules = join(clone, 'node_modules');
+    const shared = readlinkSync(modules);
+    rmSync(modules);
+    mkdirSync(modules);
+    for (const name of readdirSync(shared)) {
+      if (name === 'trading-signals') cpSync(join(shared, name), join(modules, name), { recursive: true });
+      else symlinkSync(join(shared, name), join(modules, name));
+    }
+    const stamp = () =>
+      (JSON.parse(readFileSync(join(clone, 'dist/sources.json'), 'utf8')) as { files: Record<string, string> }).files[
+        'package:trading-signals'
+      ];
+    expect(bot(['--version']).status).toBe(0);
+    const manifest = join(modules, 'trading-signals/package.json');
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+    expect(stamp()?.split(':')[0]).toBe(pkg.version);
+    writeFileSync(manifest, JSON.stringify({ ...pkg, version: '99.0.0' }));
+    expect(bot(['--version']).status).toBe(0);
+    expect(stamp()?.split(':')[0]).toBe('99.0.0');
+    rmSync(modules, { recursive: true });
+    symlinkSync(shared, modules, 'dir');
   }, 120_000);
 
   it('runs file by file where src/ does not bundle: only the broken module fails, naming its file and line', () => {
