@@ -293,6 +293,8 @@ export class InstanceRunner {
    */
   private readonly quietBand = new Float64Array([NaN, NaN]);
   private readonly bandNow = new Float64Array([NaN, NaN]);
+  /** A ctx.quietBetween that can never count was warned of (once an instance). */
+  private quietWarned = false;
   /** Bumped by whatever else changes what onTick sees: a fill, another hook, new params, a resume. */
   private inputs = 0;
 
@@ -594,6 +596,9 @@ export class InstanceRunner {
     const low = band[0] as number;
     const high = band[1] as number;
     band[0] = band[1] = NaN;
+    if (low === low && (ok instanceof Promise || this.readsCandles)) {
+      this.warnQuiet(ok instanceof Promise ? 'onTick is asynchronous' : 'the strategy reads candles or indicators');
+    }
     // An informative pair's market is not among what is compared: such a strategy is always called.
     if (
       ok !== true ||
@@ -655,11 +660,22 @@ export class InstanceRunner {
 
   /** ctx.quietBetween from the running onTick: kept when the call turns out quiet (noteQuiet). */
   declareQuiet(low: number, high: number): void {
-    if (!this.inHook || this.definition.idempotentTick !== true) return;
+    if (!this.inHook) return;
+    if (this.definition.idempotentTick !== true) {
+      this.warnQuiet('the strategy does not declare idempotentTick');
+      return;
+    }
     // From onTick only: callTick clears it before the call and noteQuiet reads it after; another hook's is
     // cleared by the next callTick before anything reads it.
     this.bandNow[0] = low;
     this.bandNow[1] = high;
+  }
+
+  /** Says once why a ctx.quietBetween of this instance's strategy never counts: the author meant it to. */
+  private warnQuiet(why: string): void {
+    if (this.quietWarned) return;
+    this.quietWarned = true;
+    this.logger.warn(`ctx.quietBetween is ignored: ${why} (docs/strategies.md, "Quiet price bands")`);
   }
 
   /** The one safe wrapper (no closure per call: onTick runs up to a million times a second in a backtest). */

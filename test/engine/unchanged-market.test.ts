@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrategyContext, StrategyDefinition } from '../../src/strategy/api.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { Harness, instance, strategy } from './harness.js';
 
 let h: Harness;
@@ -157,12 +158,16 @@ describe('a quiet price band (ctx.quietBetween)', () => {
       band(ctx);
       if (ctx.openOrders.length === 0) ctx.limit('BUY', '90', '0.01');
     });
-    await h.start([
-      instance('notIdempotent', notIdempotent.definition),
-      instance('readsCandles', readsCandles.definition),
-      instance('aside', aside.definition),
-      instance('buys', buys.definition),
-    ]);
+    const log = captureLogger();
+    await h.start(
+      [
+        instance('notIdempotent', notIdempotent.definition),
+        instance('readsCandles', readsCandles.definition),
+        instance('aside', aside.definition),
+        instance('buys', buys.definition),
+      ],
+      { logger: log.logger },
+    );
     await h.marketTick(100);
     await h.marketTick(100.5);
     await h.marketTick(101.5); // in `aside`'s band now, but its last call saw 100.5, outside it
@@ -171,6 +176,18 @@ describe('a quiet price band (ctx.quietBetween)', () => {
     expect(aside.calls()).toBe(3);
     // The first call placed the buy (not quiet: no band); the second saw it open, placed nothing, declared it.
     expect(buys.calls()).toBe(2);
+    // A band that can never count is told once an instance, with the reason; one that missed its price is not.
+    const warned = log.lines.map((l) => JSON.parse(l) as { instance?: string; msg: string });
+    expect(warned.filter((l) => l.msg.startsWith('ctx.quietBetween is ignored'))).toEqual([
+      expect.objectContaining({
+        instance: 'notIdempotent',
+        msg: expect.stringContaining('does not declare idempotentTick'),
+      }),
+      expect.objectContaining({
+        instance: 'readsCandles',
+        msg: expect.stringContaining('reads candles or indicators'),
+      }),
+    ]);
   });
 
   it('calls onTick in the band again once something else it sees changed', async () => {
