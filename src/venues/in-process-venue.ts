@@ -4,8 +4,12 @@
  * here the engine's records (sim/records.ts) are turned into the port's directly, to exactly what those schemas
  * would give (the same keys in the same order, ids as text: test/venues/in-process.test.ts compares them over
  * every kind of order and trade the engine makes). Skipping the parse is safe because the engine's record types
- * guarantee every check it makes: each number field is a `number` built from an exact decimal, side, type and
- * status are the engine's own enums, the times are ISO text, and the ids the schemas turn into text are integers.
+ * guarantee every check it makes (each number field is a `number` built from an exact decimal, side, type and
+ * status are the engine's own enums, the times are ISO text, and the ids the schemas turn into text are integers)
+ * but zod's refusal of a number that is not finite, which only a balance past the doubles' range could be (checked
+ * in balance()); and what the engine believes of any venue's records is judged after this, as for the wire's
+ * (engine/venue-answers.ts: amounts finite and not negative, prices within the pair's bounds, fills within their
+ * order).
  * Pair configs are still parsed (once each: they never change). Methods are async only to fit the port: no
  * timers, no I/O, the engine is already synchronous.
  *
@@ -14,7 +18,7 @@
  * reader can change what another one is handed).
  */
 import type { Balances, OrderRecord, PairConfig, Ticker, TradeRecord } from '../ports/venue-records.js';
-import { PairConfigSchema, tickerFromWire, TickerSchema } from '../wire/schemas.js';
+import { BalancesSchema, PairConfigSchema, tickerFromWire, TickerSchema } from '../wire/schemas.js';
 import { VenueError } from '../ports/venue-errors.js';
 import type { BalanceQuery, HistoryQuery, OrderRequest, Venue } from '../ports/venue.js';
 import type { MatchingEngine } from '../sim/matching-engine.js';
@@ -122,7 +126,16 @@ export class InProcessVenue implements Venue {
 
   balance(query?: BalanceQuery): Promise<Balances> {
     // Built fresh at each read, in the schema's shape ({value, locked_value, type} of numbers by currency id).
-    return this.call((): Balances => this.engine.balances(this.apiKey, query));
+    return this.call((): Balances => {
+      const balances = this.engine.balances(this.apiKey, query);
+      // The one check the engine's types do not carry: an amount past the doubles' range (an account configured
+      // with a balance of 309 digits) is Infinity; the schema refuses it here as it would on the wire.
+      for (const id in balances) {
+        const b = balances[id] as Balances[string];
+        if (!Number.isFinite(b.value) || !Number.isFinite(b.locked_value)) return BalancesSchema.parse(balances);
+      }
+      return balances;
+    });
   }
 
   openOrders(pair?: string): Promise<OrderRecord[]> {

@@ -74,6 +74,14 @@ describe('InProcessVenue', () => {
     expect((err as Error).cause).toMatchObject({ reason: 'NO_MARKET_PRICE' });
   });
 
+  it('refuses a balance past the range of a double, as the wire schema does, rather than hand over Infinity', async () => {
+    const engine = new MatchingEngine();
+    engine.createAccount({ apiKey: KEY, balances: { ...CONTRACT_BALANCES, USDT: `1${'0'.repeat(309)}` } });
+    const venue = new InProcessVenue(engine, KEY);
+    await expect(venue.balance()).rejects.toThrow(/value/);
+    expect(Object.values(await harness().venue.balance()).every((b) => Number.isFinite(b.value))).toBe(true);
+  });
+
   it("hands over the engine's records as the wire schemas parse them, without parsing: same keys, order, values", async () => {
     // Partial fills on, so records are seen half filled too; every order type, filled, resting, triggered, cancelled.
     // A twin engine driven alike gives the raw records of creates and cancels to parse.
