@@ -80,19 +80,18 @@ export class MarketEntries {
    * base volume it carries.
    */
   move(sim: MatchingEngine, i: number, volume: CandleInfo | undefined): void {
-    if (this.moveQuiet(sim, i)) return;
-    this.pending[this.data.columns.sym[i] as number] = -1;
+    const { sym, time, price } = this.data.columns;
+    const s = sym[i] as number;
+    if (this.moveQuiet(sim, s, i, valueAt(price, i), valueAt(time, i))) return;
+    this.pending[s] = -1;
     sim.onTicker(this.at(i), volume?.at(i));
   }
 
-  /** move()'s usual case alone: true when tick i was quiet and moved the market; else false, nothing moved. */
-  moveQuiet(sim: MatchingEngine, i: number): boolean {
-    const { sym, time, price } = this.data.columns;
-    return this.moveQuietAt(sim, sym[i] as number, i, valueAt(price, i), valueAt(time, i));
-  }
-
-  /** moveQuiet with tick i's symbol, price and time already read (the replay's quiet stretches). */
-  moveQuietAt(sim: MatchingEngine, s: number, i: number, price: number, time: number): boolean {
+  /**
+   * move()'s usual case alone, for tick i of symbol s at `price` and `time` (read by the caller): true when it was
+   * quiet and moved the market; else false, nothing moved.
+   */
+  moveQuiet(sim: MatchingEngine, s: number, i: number, price: number, time: number): boolean {
     if (!sim.quietPrice(this.names[s] as string, price, time)) return false;
     this.pending[s] = i;
     this.anyPending = true;

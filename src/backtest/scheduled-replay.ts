@@ -415,7 +415,7 @@ export class ScheduledReplay {
       const p = valueAt(price, i);
       const j = slotOf[s] as number;
       if (j !== -1 && !((bands[2 * j] as number) < p && p < (bands[2 * j + 1] as number))) break;
-      if (!entries.moveQuietAt(sim, s, i, p, at)) break;
+      if (!entries.moveQuiet(sim, s, i, p, at)) break;
       t = at;
       account.sampleUpTo(t);
       latest[s] = i;

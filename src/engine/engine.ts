@@ -610,7 +610,7 @@ export class Engine implements FillSink {
    * ticks, and true; false, and nothing done, when a pair list is due by `last` (the caller fires them one by one).
    */
   refireUnchanged(schedule: string, firings: number, last: number): boolean {
-    if (this.pairLists.dueBy(last)) return false;
+    if (last >= this.pairLists.dueAt()) return false;
     const index = this.roster.onSchedule(schedule);
     if (index !== undefined) this.ticks.countFirings(index, firings);
     return true;

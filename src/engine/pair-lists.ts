@@ -129,12 +129,10 @@ export class PairLists {
     return [...out];
   }
 
-  /** Whether some list is due by `time` (a backtest passing firings at once must not pass one). */
-  dueBy(time: number): boolean {
-    return time >= this.earliest;
-  }
-
-  /** The earliest time some list is due (Infinity: no pair list). */
+  /**
+   * The earliest time some list is due (Infinity: no pair list): a backtest passing firings at once passes none
+   * from then on.
+   */
   dueAt(): number {
     return this.earliest;
   }
