@@ -1,14 +1,15 @@
 /**
  * `npm start` and `bot backtest` run the compiled build (bin/build.js makes dist/ on the first start of a clean
  * clone, with no build step) and still load a strategy written in TypeScript from a folder outside the checkout,
- * in the daemon and in a sweep's worker threads: the strategy module reports which `spot-bot/strategy` it was
- * handed, the build's .js or the sources' .ts. The build is never run stale: an edited source (even one whose
+ * in the daemon and in a sweep's worker threads: the strategy module reports which `spot-bot/strategy` and which
+ * zod it was handed (the build's, one instance of each in a process). The build is never run stale: an edited source (even one whose
  * size and mtime are put back), a deleted strategy and a strategy that does not compile each show at the next
  * start; where the build cannot be written, the sources run through tsx and one line says so.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  appendFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -44,7 +45,8 @@ import { threadId } from 'node:worker_threads';
 import { defineStrategy, z, type StrategyContext } from 'spot-bot/strategy';
 
 const api: string = import.meta.resolve('spot-bot/strategy');
-writeFileSync(\`\${process.env.PROBE_DIR}/\${process.pid}-\${threadId}.json\`, JSON.stringify({ api, threadId }));
+const zod: string = import.meta.resolve('zod');
+writeFileSync(\`\${process.env.PROBE_DIR}/\${process.pid}-\${threadId}.json\`, JSON.stringify({ api, zod, threadId }));
 
 const params = z.object({ below: z.number().positive() });
 
@@ -71,6 +73,7 @@ const probeFile = (below = 50) =>
 
 interface Probe {
   api: string;
+  zod: string;
   threadId: number;
 }
 
@@ -79,6 +82,8 @@ function readProbes(): Probe[] {
 }
 
 const BUILT_API = () => pathToFileURL(join(clone, 'dist/src/strategy/api.js')).href;
+/** The zod of the build (bin/build.js's PREBUILT_PACKAGES), the one its modules import. */
+const BUILT_ZOD = () => pathToFileURL(join(clone, 'dist/node_modules/zod/index.js')).href;
 
 function bot(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [join(clone, 'bin/bot.js'), ...args], {
@@ -113,7 +118,7 @@ describe('the compiled build', () => {
     });
     npm.kill('SIGTERM');
     expect(await exitCode).toBe(0);
-    expect(readProbes()).toEqual([{ api: BUILT_API(), threadId: 0 }]);
+    expect(readProbes()).toEqual([{ api: BUILT_API(), zod: BUILT_ZOD(), threadId: 0 }]);
     expect(existsSync(join(clone, 'dist/src/cli.js'))).toBe(true);
     expect(existsSync(join(clone, 'dist/strategies/grid.js'))).toBe(true);
     expect(existsSync(join(clone, 'dist/src/api/dashboard/index.html'))).toBe(true);
@@ -145,6 +150,7 @@ describe('the compiled build', () => {
     expect(seen.filter((p) => p.threadId === 0)).toHaveLength(1);
     expect(new Set(seen.filter((p) => p.threadId !== 0).map((p) => p.threadId)).size).toBe(2);
     expect(new Set(seen.map((p) => p.api))).toEqual(new Set([BUILT_API()]));
+    expect(new Set(seen.map((p) => p.zod))).toEqual(new Set([BUILT_ZOD()]));
     const summary = readFileSync(join(out, 'sweep.csv'), 'utf8');
     expect(summary.split('\n').filter((l) => /^\d/.test(l))).toHaveLength(4);
   }, 120_000);
@@ -188,10 +194,63 @@ export async function load(url, context, next) { appendFileSync(${JSON.stringify
     for (const url of fromSrc) expect(readFileSync(new URL(url), 'utf8')).toMatch(/^export \* from "[./]*\/bundle\//m);
     expect(loaded.filter((u) => u.startsWith(`${dist}/bundle/`)).length).toBeGreaterThan(3);
     expect(loaded).toContain(`${dist}/strategies/grid.js`);
-    // trading-signals is part of the bundle (the indicators' 176 files); zod stays the one strategies import.
+    // trading-signals is part of the bundle (the indicators' 176 files); zod, which the grid imports itself, is
+    // one instance in every thread: the build's prebuilt package, a handful of files instead of zod's 95.
     expect(loaded.filter((u) => u.includes('/node_modules/trading-signals/'))).toEqual([]);
-    expect(loaded.some((u) => u.includes('/node_modules/zod/'))).toBe(true);
+    const zod = [...new Set(loaded.filter((u) => u.includes('/zod/')))];
+    expect(zod).toContain(`${dist}/node_modules/zod/index.js`);
+    expect(zod.filter((u) => !u.startsWith(`${dist}/node_modules/zod/`))).toEqual([]);
+    expect(zod.length).toBeLessThanOrEqual(10);
   }, 120_000);
+
+  it("checks every strategy's params against the engine's zod: a shipped one, and .ts ones importing zod themselves", () => {
+    // A strategy's schema meets the engine's zod (src/config: a plain z.object made strict, the schema walked for
+    // a misspelt key's suggestion, the issues worded): the messages read as they did with node_modules' zod.
+    const grid = JSON.parse(readFileSync(join(clone, 'config/grid-btcusdt.json'), 'utf8')) as {
+      params: Record<string, unknown>;
+    };
+    const badGrid = join(work, 'bad-grid.json');
+    writeFileSync(badGrid, JSON.stringify({ ...grid, params: { ...grid.params, spacingPct: 'wide', levelz: 3 } }));
+    writeFileSync(
+      join(mine, 'plain.ts'),
+      `import { z } from 'zod';
+import { defineStrategy } from 'spot-bot/strategy';
+const params = z.object({ below: z.number().positive(), side: z.enum(['BUY', 'SELL']) });
+export default defineStrategy<typeof params>({ name: 'plain', params, onTick() {} });
+`,
+    );
+    const plain = join(work, 'bad-plain.json');
+    const probe = join(work, 'bad-probe.json');
+    writeFileSync(
+      plain,
+      probeFile()
+        .replace('"probe"', '"plain"')
+        .replace('probe-btcusdt', 'plain-btcusdt')
+        .replace('{"below":50}', '{"below":"x","side":"HOLD","extra":1}'),
+    );
+    writeFileSync(probe, probeFile().replace('{"below":50}', '{"below":-1,"belwo":2}'));
+    const shipped = bot(['check-config', badGrid]);
+    expect(shipped.status).toBe(1);
+    expect(shipped.stdout + shipped.stderr).toBe(
+      [
+        `${badGrid}: params.spacingPct: expected a positive decimal, found "wide"`,
+        `${badGrid}: params.levelz: unknown key (did you mean levels?)`,
+        '',
+      ].join('\n'),
+    );
+    const own = bot(['check-config', '--strategies', '.', plain, probe]);
+    expect(own.status).toBe(1);
+    expect(own.stdout + own.stderr).toBe(
+      [
+        `${plain}: params.below: expected a number, found "x"`,
+        `${plain}: params.side: expected one of "BUY", "SELL", found "HOLD"`,
+        `${plain}: params.extra: unknown key (allowed: below, side)`,
+        `${probe}: params.below: expected a number > 0, found -1`,
+        `${probe}: params.belwo: unknown key (did you mean below?)`,
+        '',
+      ].join('\n'),
+    );
+  }, 60_000);
 
   it('starts every worker thread from the bundle', () => {
     // A worker's module found beside its caller (workerEntry) is one of the bundle's entries: a thread started
@@ -309,27 +368,42 @@ export default defineStrategy<typeof params, { n?: number }>({
     expect(bot(['--version']).stdout).toMatch(/^spot-bot \d+\.\d+\.\d+/);
   }, 120_000);
 
-  it('makes the bundle again when a package it compiles in is upgraded', () => {
-    // The clone's node_modules as links to the repository's, but for a copy of trading-signals (bundled in).
+  it('makes the bundle and the prebuilt zod again when a package they are made of is upgraded', () => {
+    // The clone's node_modules as links to the repository's, but for copies of trading-signals (bundled in) and
+    // zod (made again as dist/node_modules/zod).
     const modules = join(clone, 'node_modules');
     const shared = readlinkSync(modules);
     rmSync(modules);
     mkdirSync(modules);
     for (const name of readdirSync(shared)) {
-      if (name === 'trading-signals') cpSync(join(shared, name), join(modules, name), { recursive: true });
+      if (name === 'trading-signals' || name === 'zod')
+        cpSync(join(shared, name), join(modules, name), { recursive: true });
       else symlinkSync(join(shared, name), join(modules, name));
     }
-    const stamp = () =>
+    const stamp = (name: string) =>
       (JSON.parse(readFileSync(join(clone, 'dist/sources.json'), 'utf8')) as { files: Record<string, string> }).files[
-        'package:trading-signals'
+        `package:${name}`
       ];
+    const prebuilt = () =>
+      (JSON.parse(readFileSync(join(clone, 'dist/node_modules/zod/package.json'), 'utf8')) as { version: string })
+        .version;
     expect(bot(['--version']).status).toBe(0);
-    const manifest = join(modules, 'trading-signals/package.json');
-    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
-    expect(stamp()?.split(':')[0]).toBe(pkg.version);
-    writeFileSync(manifest, JSON.stringify({ ...pkg, version: '99.0.0' }));
+    for (const name of ['trading-signals', 'zod']) {
+      const manifest = join(modules, name, 'package.json');
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+      expect(stamp(name)?.split(':')[0]).toBe(pkg.version);
+      if (name === 'zod') {
+        expect(prebuilt()).toBe(pkg.version);
+        appendFileSync(join(modules, 'zod/index.js'), '\nexport const upgraded = true;\n');
+      }
+      writeFileSync(manifest, JSON.stringify({ ...pkg, version: '99.0.0' }));
+    }
     expect(bot(['--version']).status).toBe(0);
-    expect(stamp()?.split(':')[0]).toBe('99.0.0');
+    expect(stamp('trading-signals')?.split(':')[0]).toBe('99.0.0');
+    expect(stamp('zod')?.split(':')[0]).toBe('99.0.0');
+    expect(prebuilt()).toBe('99.0.0');
+    // The new version's code is what the prebuilt package holds.
+    expect(readFileSync(join(clone, 'dist/node_modules/zod/index.js'), 'utf8')).toContain('upgraded = true');
     rmSync(modules, { recursive: true });
     symlinkSync(shared, modules, 'dir');
   }, 120_000);
