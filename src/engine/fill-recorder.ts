@@ -58,6 +58,9 @@ function closedOnVenue(row: OrderRow): boolean {
   return row.venueStatus !== undefined && !isLiveVenueStatus(row.venueStatus);
 }
 
+/** Trade keys the recorder remembers as recorded at most: twice what one trade history read can bring. */
+const RECORDED_MEMO_MAX = 2 * HISTORY_READ_LIMIT;
+
 function compareIds(a: string, b: string): number {
   if (/^\d+$/.test(a) && /^\d+$/.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   return a < b ? -1 : a > b ? 1 : 0;
@@ -83,6 +86,13 @@ export class FillRecorder {
    * a read (not polled then, or needing nothing) keeps the window of the last one it was in.
    */
   private readonly sharedWindowFrom = new Map<string, number>();
+  /**
+   * Trade keys known to be recorded: inserted here once their transaction committed, or found recorded by a
+   * lookup. Each poll's read brings back the trades of its lookback, most recorded already; those known here
+   * need no lookup (fills are never deleted: a key once recorded stays so). A memo, not a record: it forgets
+   * all past RECORDED_MEMO_MAX keys, and what it does not hold is looked up.
+   */
+  private readonly knownRecorded = new Set<string>();
 
   constructor(
     private readonly p: EngineParts,
@@ -277,18 +287,25 @@ export class FillRecorder {
   private recordTrades(symbol: string, trades: readonly TradeRecord[]): void {
     const ordered = trades
       .filter((t) => t.symbol === symbol)
-      .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0 }))
+      .map((t) => ({ t, time: parseTime(t.createdAt) ?? 0, known: this.knownRecorded.has(t._id) }))
       .sort((a, b) => a.time - b.time || compareIds(a.t._id, b.t._id));
-    // Most trades of the lookback are recorded already: one lookup of all their keys, not a row, a fill and a
-    // transaction each (a read holds each trade once: readPages keys them by id).
-    const recorded = this.p.store.fills.recorded(ordered.map(({ t }) => t._id));
-    for (const { t, time } of ordered) {
-      if (recorded.has(t._id)) continue;
+    // Most trades of the lookback are recorded already (known here, or one lookup of the other keys), not a
+    // row, a fill and a transaction each (a read holds each trade once: readPages keys them by id).
+    const recorded = this.p.store.fills.recorded(ordered.filter((o) => !o.known).map(({ t }) => t._id));
+    for (const key of recorded) this.knownToBeRecorded(key);
+    for (const { t, time, known } of ordered) {
+      if (known || recorded.has(t._id)) continue;
       const row = this.p.journal.byExchangeId(t.orderId);
       // Fills of an order recorded from deltas are never mixed with trades: that would count them twice.
       if (!row || row.fillSource === 'delta') continue;
       this.insertTrade(row, t, time);
     }
+  }
+
+  /** `fillKey` is recorded, committed: no lookup asks again (the memo forgets all when it is full). */
+  private knownToBeRecorded(fillKey: string): void {
+    if (this.knownRecorded.size >= RECORDED_MEMO_MAX) this.knownRecorded.clear();
+    this.knownRecorded.add(fillKey);
   }
 
   /**
@@ -417,7 +434,10 @@ export class FillRecorder {
     const { store, journal } = this.p;
     crashPoint('before-fill-record');
     const inserted = store.transaction(() => {
-      if (!store.fills.insert(fill)) return undefined;
+      const added = store.fills.insert(fill);
+      // Recorded once this commits (now, or anyway before): never if it rolls back, when the trade must come again.
+      if (fill.source === 'trade') store.whenCommitted(() => this.knownToBeRecorded(fill.fillKey));
+      if (!added) return undefined;
       const current = journal.get(row.localId) ?? row;
       const before = new D(current.filledQty);
       const qty = new D(fill.qty);

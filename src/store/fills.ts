@@ -47,6 +47,8 @@ const FILL = columnMapper<FillRow>(
   ['delivered'],
 );
 type DbFill = Record<string, unknown>;
+/** Keys looked up one by one at most (FillStore.recorded); more go in one statement. */
+const FEW_KEYS = 4;
 const COLUMNS = FILL.columns;
 const fromDb = (r: DbFill): FillRow => FILL.fromDb(r);
 const insertValues = FILL.values();
@@ -141,9 +143,12 @@ export class FillStore {
     return this.hasStmt.get(fillKey) !== undefined;
   }
 
-  /** Which of `fillKeys` are recorded: one statement for a page of trades, however many it holds. */
+  /**
+   * Which of `fillKeys` are recorded: one statement for a page of trades, however many it holds; a key or two
+   * (a poll's new trades) through the key's index, cheaper than the JSON they would be sent as.
+   */
   recorded(fillKeys: readonly string[]): Set<string> {
-    if (fillKeys.length === 0) return new Set();
+    if (fillKeys.length <= FEW_KEYS) return new Set(fillKeys.filter((key) => this.has(key)));
     return new Set(this.recordedStmt.all(JSON.stringify(fillKeys)));
   }
 

@@ -8,7 +8,7 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { captureLogger } from '../support/capture-logger.js';
-import { buyEveryTick, diskFull, Harness, instance, matching } from './harness.js';
+import { buyEveryTick, diskFull, firstTick, Harness, instance, matching } from './harness.js';
 
 let h: Harness;
 const dbFile = () => join(h.dir, 'bot.db');
@@ -104,4 +104,39 @@ it('a read-only journal is one incident in the log: a line when it starts, a cou
   // Trading resumed: the next tick's order went out.
   await h.tick(100, 1_000);
   expect(h.venue.creates).toBe(2);
+});
+
+it('a fill whose transaction rolled back is recorded by the next poll (its trade is not taken for recorded), once across a restart', async () => {
+  h = new Harness();
+  h.price(100);
+  const rest = instance(
+    'a',
+    firstTick((ctx) => ctx.limit('BUY', '90', '0.01', { tag: 'rest' })),
+  );
+  await h.start([rest]);
+  await h.tick(100);
+  const [placed] = h.store.orders.active();
+  // The fill's transaction fails after its insert (its order row refused): the insert is rolled back with it.
+  const journal = h.store.orders;
+  const update = journal.update.bind(journal);
+  let refuse = true;
+  journal.update = (row) => {
+    if (refuse && row.fillSource !== undefined) {
+      refuse = false;
+      throw new Error('order row refused');
+    }
+    update(row);
+  };
+  await h.tick(89);
+  expect(refuse).toBe(false);
+  expect(h.store.fills.forOrder(placed!.localId)).toEqual([]);
+  // The next poll reads the trade again and records it: it was never recorded, whatever the first poll saw.
+  await h.tick(89);
+  expect(h.store.fills.forOrder(placed!.localId)).toMatchObject([{ price: '90', qty: '0.01' }]);
+  expect(h.store.orders.get(placed!.localId)?.status).toBe('FILLED');
+  // After a restart the trade is read again (its lookback) and found recorded: not recorded twice.
+  await h.restart([rest]);
+  await h.tick(89);
+  expect(h.store.fills.forOrder(placed!.localId)).toHaveLength(1);
+  expect(h.store.fills.positions.tracker('a').book.quantity.toFixed()).toBe('0.00999'); // net of its fee in BTC
 });

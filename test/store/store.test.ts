@@ -145,9 +145,12 @@ describe('Store', () => {
     expect(store.fills.undelivered('grid')).toEqual([]);
     expect(store.fills.latestTradeTime('BTCUSDT')).toBe(2000);
     expect(store.fills.latestTradeTime('ETHUSDT')).toBeUndefined();
-    // Which keys of a page of trades are recorded, in one lookup (keys with quotes and the like are plain text).
+    // Which keys of a page of trades are recorded: a few looked up one by one, a page in one lookup (keys with
+    // quotes and the like are plain text either way).
     store.fills.insert(fill({ fillKey: 'it\'s "2"', time: 2500 }));
     expect(store.fills.recorded(['t-0', 't-1', 'it\'s "2"', 't-3'])).toEqual(new Set(['t-1', 'it\'s "2"']));
+    const page = ['t-0', 't-1', 'it\'s "2"', 't-3', ...Array.from({ length: 96 }, (_, i) => `x-${i}`)];
+    expect(store.fills.recorded(page)).toEqual(new Set(['t-1', 'it\'s "2"']));
     expect(store.fills.recorded([])).toEqual(new Set());
   });
 
