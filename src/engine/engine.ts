@@ -461,6 +461,7 @@ export class Engine implements FillSink {
   private startLocked(): Promise<void> {
     const { journal, logger, market } = this.parts;
     journal.load();
+    this.delivery.load();
     this.candles.restore();
     for (const r of this.roster.all) r.init();
     return this.lock.run(async () => {

@@ -18,6 +18,13 @@ import type { TickPath } from './tick-path.js';
 import type { VenueReads } from './venue-reads.js';
 
 export class FillDelivery implements FillSink {
+  /**
+   * By instance, its fills onFill has not seen, as the journal holds them (FillStore.undelivered): read from the
+   * journal at an instance's first delivery after a start, then kept here as fills are recorded (once committed)
+   * and marked delivered (once committed), so a delivery reads no fill back. An instance absent has its read to come.
+   */
+  private readonly undelivered = new Map<string, FillRow[]>();
+
   constructor(
     private readonly p: EngineParts,
     private readonly roster: Instances,
@@ -29,6 +36,7 @@ export class FillDelivery implements FillSink {
 
   /** A fill was recorded (its transaction committed): the position, the counters, the exits, onFill's queue. */
   fillRecorded(row: OrderRow, fill: FillRow): void {
+    if (row.instance !== undefined && !fill.delivered) this.undelivered.get(row.instance)?.push(fill);
     this.reads.fillRecorded(row, fill);
     this.p.logger.info(
       {
@@ -52,6 +60,11 @@ export class FillDelivery implements FillSink {
     this.p.journal.fillRecorded(row.localId);
   }
 
+  /** The engine starts (its journal loaded again): each instance's undelivered fills are read from the journal. */
+  load(): void {
+    this.undelivered.clear();
+  }
+
   /** Every instance's undelivered fills to its onFill. The caller holds the engine's lock. */
   async deliverAll(): Promise<void> {
     for (const r of this.roster.all) await this.deliver(r);
@@ -61,7 +74,10 @@ export class FillDelivery implements FillSink {
   private async deliver(r: InstanceRunner): Promise<void> {
     if (!r.takeFillsToDeliver()) return;
     const { store, journal } = this.p;
-    for (const f of store.fills.undelivered(r.name)) {
+    let waiting = this.undelivered.get(r.name);
+    if (waiting === undefined) this.undelivered.set(r.name, (waiting = store.fills.undelivered(r.name)));
+    // A copy: a fill recorded meanwhile (onFill may be async) waits for the next delivery, as it did when read.
+    for (const f of [...waiting]) {
       if (r.status !== 'running') break;
       const row = journal.get(f.orderLocalId);
       if (!row) continue;
@@ -90,6 +106,9 @@ export class FillDelivery implements FillSink {
         store.fills.markDelivered(f.fillKey);
         r.saveState();
       });
+      // Committed (a transaction that failed threw, and the fill stays waiting, in the journal and here).
+      const at = waiting.indexOf(f);
+      if (at >= 0) waiting.splice(at, 1);
       await this.ticks.processQueued(r);
     }
   }

@@ -171,3 +171,44 @@ it('two ticks in a row while the exit of the first waits for the lock: one exit'
 
   expect(sells()).toHaveLength(1);
 });
+
+it('a fill whose delivery mark rolled back is delivered again, before the next one, as the journal says (kept in memory as it)', async () => {
+  h = new Harness();
+  h.price(100);
+  const told: string[] = [];
+  const def = strategy({
+    onStart(ctx) {
+      if (ctx.state.placed === true) return;
+      ctx.state.placed = true;
+      ctx.limit('BUY', '99', '0.01', { tag: 'first' });
+      ctx.limit('BUY', '98', '0.01', { tag: 'second' });
+    },
+    onFill(_ctx, fill) {
+      told.push(fill.order.tag as string);
+    },
+  });
+  await h.start([instance('a', def)]);
+  // The first fill's delivery mark fails inside its transaction: the mark and the state are rolled back.
+  const fills = h.store.fills;
+  const mark = fills.markDelivered.bind(fills);
+  let refuse = true;
+  fills.markDelivered = (key) => {
+    mark(key);
+    if (refuse) {
+      refuse = false;
+      throw new Error('mark refused');
+    }
+  };
+  h.clock.advance(5000);
+  h.sim.onPrice('BTCUSDT', 98.9, h.clock.now());
+  await expect(Promise.resolve(h.engine!.pollOrders())).rejects.toThrow(/mark refused/);
+  expect(told).toEqual(['first']);
+  expect(fills.undelivered('a').map((f) => f.qty)).toEqual(['0.01']);
+  // The next fill's delivery tells the first again (still undelivered in the journal), then the second.
+  await h.tick(97.9);
+  expect(told).toEqual(['first', 'first', 'second']);
+  expect(fills.undelivered('a')).toEqual([]);
+  // A restart reads what is left undelivered from the journal: nothing, so nothing is told again.
+  await h.restart([instance('a', def)]);
+  expect(told).toEqual(['first', 'first', 'second']);
+});
