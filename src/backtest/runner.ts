@@ -191,10 +191,13 @@ export interface Trace {
 /**
  * The orders (as journaled) and fills (as recorded) of some instances, read from a store: the same function
  * reads a backtest's store and a daemon's database, so a parity test compares like with like. Fills are in
- * time order, ties in instance-name then recording order.
+ * time order, ties in instance-name then recording order. `rows`: the store's order rows read already (all()).
  */
-export function storeTrace(store: Store, instances: readonly string[]): Trace {
-  const rows = store.orders.all();
+export function storeTrace(
+  store: Store,
+  instances: readonly string[],
+  rows: readonly OrderRow[] = store.orders.all(),
+): Trace {
   const byId = new Map(rows.map((r) => [r.localId, r]));
   const fills = [...instances]
     .sort()
@@ -401,10 +404,12 @@ async function runWalked(
 
     const final = assetTotals(sim, API_KEY, assetCodes);
     checkAccounting(initial, final, fills, pairs);
+    // Read once: the run's trace and each instance's are made from the same rows (a full read a trace else).
     const orders = store.orders.all();
     const trace = storeTrace(
       store,
       instances.map((i) => i.config.name),
+      orders,
     );
     if (trace.fills.length !== fills.length)
       throw new BotError(
@@ -455,7 +460,13 @@ async function runWalked(
       instances: engine.instances(),
       trace,
       log,
-      traces: new Map(instances.map((i) => [i.config.name, storeTrace(store, [i.config.name])])),
+      // One instance's trace is the run's (the same rows read the same way).
+      traces: new Map(
+        instances.map((i) => [
+          i.config.name,
+          instances.length === 1 ? trace : storeTrace(store, [i.config.name], orders),
+        ]),
+      ),
     };
   } finally {
     store.close();

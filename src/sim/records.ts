@@ -138,7 +138,11 @@ const tradeRecords = new WeakMap<SimFill, SimTradeRecord>();
 export function orderRecord(o: SimOrder): SimOrderRecord {
   const known = orderRecords.get(o);
   if (known !== undefined && SHOWN.every((k) => known.shown[k] === o[k])) return known.record;
-  const record = deepFreeze(buildOrderRecord(o));
+  const record = buildOrderRecord(o);
+  // Its two nested objects and itself, named (deepFreeze would walk its forty fields to find them).
+  Object.freeze(record.feeMetadata);
+  Object.freeze(record.metadata);
+  Object.freeze(record);
   orderRecords.set(o, { shown: Object.fromEntries(SHOWN.map((k) => [k, o[k]])) as Shown, record });
   return record;
 }
@@ -199,7 +203,9 @@ function buildOrderRecord(o: SimOrder): SimOrderRecord {
 export function tradeRecord(f: SimFill, baseAssetId: number, quoteAssetId: number): SimTradeRecord {
   let record = tradeRecords.get(f);
   if (record === undefined) {
-    record = deepFreeze(buildTradeRecord(f, baseAssetId, quoteAssetId));
+    record = buildTradeRecord(f, baseAssetId, quoteAssetId);
+    Object.freeze(record.feeMetadata);
+    Object.freeze(record);
     tradeRecords.set(f, record);
   }
   return record;

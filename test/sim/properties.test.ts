@@ -313,7 +313,10 @@ describe('matching engine properties', () => {
       fc.property(settings, actions, (options, list) => {
         const everyStep = run(options, list, (r) => {
           const read = records(r.engine);
-          for (const o of [...read.open, ...read.orders, ...read.trades]) expect(Object.isFrozen(o)).toBe(true);
+          for (const o of [...read.open, ...read.orders, ...read.trades]) {
+            expect(Object.isFrozen(o)).toBe(true);
+            expect(Object.isFrozen(o.feeMetadata)).toBe(true);
+          }
         });
         expect(records(everyStep.engine)).toEqual(records(run(options, list).engine));
       }),
