@@ -80,8 +80,10 @@ function sources() {
   for (const top of SOURCES) {
     for (const entry of readdirSync(join(ROOT, top), { recursive: true, withFileTypes: true })) {
       if (!entry.isFile()) continue;
-      const path = join(entry.parentPath, entry.name);
-      files[relative(ROOT, path).split(sep).join('/')] = stamp(path);
+      // Paths by concatenation (ROOT ends with a separator): path.relative resolves both paths against the working
+      // directory, for every file of every start (~5 ms CPU of each).
+      const path = `${entry.parentPath}${sep}${entry.name}`;
+      files[path.slice(ROOT.length).split(sep).join('/')] = stamp(path);
     }
   }
   for (const name of [...BUNDLED_PACKAGES, ...PREBUILT_PACKAGES]) {

@@ -5,7 +5,8 @@
  * that `Env` stays the one type of the environment.
  */
 import { statSync } from 'node:fs';
-import { config as loadDotenv } from 'dotenv';
+import { createRequire } from 'node:module';
+import type * as Dotenv from 'dotenv';
 import { cronProblem } from '../clocks/cron-schedule.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -357,9 +358,14 @@ export function parseEnvWith<T>(schema: z.ZodType<T>, source: Readonly<Record<st
   throw new ConfigError(problems);
 }
 
+/** `require` from this module: dotenv is loaded by the first loadDotenvFile, not by every process importing this
+ * module (a backtest and each sweep worker read no .env; loading dotenv cost ~10 ms CPU). */
+const requirePackage = createRequire(import.meta.url);
+
 /** Loads `.env` (from the working directory unless `path` is given) into process.env without overriding what is set. */
 export function loadDotenvFile(path?: string): void {
-  loadDotenv({ quiet: true, ...(path === undefined ? {} : { path }) });
+  const dotenv = requirePackage('dotenv') as typeof Dotenv;
+  dotenv.config({ quiet: true, ...(path === undefined ? {} : { path }) });
 }
 /**
  * A warning when the `.env` file (which may hold the API secret) can be read by other users of the machine:

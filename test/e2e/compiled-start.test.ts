@@ -201,7 +201,23 @@ export async function load(url, context, next) { appendFileSync(${JSON.stringify
     expect(zod).toContain(`${dist}/node_modules/zod/index.js`);
     expect(zod.filter((u) => !u.startsWith(`${dist}/node_modules/zod/`))).toEqual([]);
     expect(zod.length).toBeLessThanOrEqual(10);
+    // dotenv only where a command reads .env (config/env.ts requires it then): a backtest reads none.
+    expect(loaded.filter((u) => u.includes('/node_modules/dotenv/'))).toEqual([]);
   }, 120_000);
+
+  it('reads .env where a command does, dotenv found from the build', () => {
+    const dir = mkdtempSync(join(work, 'dotenv-'));
+    writeFileSync(join(dir, '.env'), 'METRICS_PORT=eighty\n');
+    const run = spawnSync(process.execPath, [join(clone, 'bin/bot.js'), 'healthcheck'], {
+      cwd: dir,
+      env: daemonEnv({}),
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(
+      "METRICS_PORT: expected a port number (0 to 65535; 0 turns the listener off), got 'eighty'",
+    );
+  }, 60_000);
 
   it("checks every strategy's params against the engine's zod: a shipped one, and .ts ones importing zod themselves", () => {
     // A strategy's schema meets the engine's zod (src/config: a plain z.object made strict, the schema walked for
