@@ -47,6 +47,10 @@ import { againstBacktrader } from './against-backtrader.js';
 import { peakRssRuns } from './peak-rss.js';
 import { projectToYear, YEAR_TICKS } from './sweep-projection.js';
 import { valueAt } from '../src/backtest/number-column.js';
+import { tierUpLater } from '../src/ops/v8-tiering.js';
+
+// V8's tier-up budget as `bot` sets it (src/cli.ts): the sweeps and runs here run as the command runs them.
+tierUpLater();
 
 const SAMPLE = 'data/samples/BTCUSDT-2023-03-01_21.jsonl.gz';
 const GRID = 'config/grid-btcusdt.json';

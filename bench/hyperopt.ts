@@ -21,6 +21,10 @@ import { readConfigs } from '../src/backtest/strategy-configs.js';
 import { SweepPool } from '../src/backtest/sweep.js';
 import { loadTicks } from '../src/backtest/tick-data.js';
 import { projectToYear } from './sweep-projection.js';
+import { tierUpLater } from '../src/ops/v8-tiering.js';
+
+// V8's tier-up budget as `bot` sets it (src/cli.ts): the sweeps and runs here run as the command runs them.
+tierUpLater();
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

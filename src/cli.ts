@@ -8,6 +8,7 @@ import { installation, versionLine } from './app/installation.js';
 import { didYouMean } from './config/problems.js';
 import { COMMANDS as commands } from './cli/commands.js';
 import { BotError } from './errors.js';
+import { tierUpLater } from './ops/v8-tiering.js';
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length), 8);
@@ -16,6 +17,8 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Before any command's module is loaded: its code is compiled once it has run long (ops/v8-tiering.ts).
+  tierUpLater();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
