@@ -108,25 +108,62 @@ function quoteValue(o: SimOrder): Dec {
 
 /**
  * An order's fields that its record shows and that can change once it is placed (the others, id, account,
- * pair, side, type, useQuoteQty and createdAt, never do). Decimals are immutable: a change assigns a new one.
+ * pair, side, type, useQuoteQty and createdAt, never do), as its record was built from them. Decimals are
+ * immutable: a change assigns a new one.
  */
-const SHOWN = [
-  'status',
-  'quantity',
-  'price',
-  'stopPrice',
-  'limitPrice',
-  'quoteOrderQty',
-  'leg',
-  'lockPerUnit',
-  'executedQty',
-  'executedQuoteQty',
-  'fee',
-  'feeRatio',
-  'updatedAt',
-] as const;
+type Shown = Pick<
+  SimOrder,
+  | 'status'
+  | 'quantity'
+  | 'price'
+  | 'stopPrice'
+  | 'limitPrice'
+  | 'quoteOrderQty'
+  | 'leg'
+  | 'lockPerUnit'
+  | 'executedQty'
+  | 'executedQuoteQty'
+  | 'fee'
+  | 'feeRatio'
+  | 'updatedAt'
+>;
 
-type Shown = Pick<SimOrder, (typeof SHOWN)[number]>;
+function shownOf(o: SimOrder): Shown {
+  return {
+    status: o.status,
+    quantity: o.quantity,
+    price: o.price,
+    stopPrice: o.stopPrice,
+    limitPrice: o.limitPrice,
+    quoteOrderQty: o.quoteOrderQty,
+    leg: o.leg,
+    lockPerUnit: o.lockPerUnit,
+    executedQty: o.executedQty,
+    executedQuoteQty: o.executedQuoteQty,
+    fee: o.fee,
+    feeRatio: o.feeRatio,
+    updatedAt: o.updatedAt,
+  };
+}
+
+/** Each field of Shown, named: this runs for every order of every history read (a loop over keys is slower). */
+function unchanged(s: Shown, o: SimOrder): boolean {
+  return (
+    s.status === o.status &&
+    s.quantity === o.quantity &&
+    s.price === o.price &&
+    s.stopPrice === o.stopPrice &&
+    s.limitPrice === o.limitPrice &&
+    s.quoteOrderQty === o.quoteOrderQty &&
+    s.leg === o.leg &&
+    s.lockPerUnit === o.lockPerUnit &&
+    s.executedQty === o.executedQty &&
+    s.executedQuoteQty === o.executedQuoteQty &&
+    s.fee === o.fee &&
+    s.feeRatio === o.feeRatio &&
+    s.updatedAt === o.updatedAt
+  );
+}
 
 const orderRecords = new WeakMap<SimOrder, { shown: Shown; record: SimOrderRecord }>();
 const tradeRecords = new WeakMap<SimFill, SimTradeRecord>();
@@ -137,17 +174,18 @@ const tradeRecords = new WeakMap<SimFill, SimTradeRecord>();
  */
 export function orderRecord(o: SimOrder): SimOrderRecord {
   const known = orderRecords.get(o);
-  if (known !== undefined && SHOWN.every((k) => known.shown[k] === o[k])) return known.record;
-  const record = buildOrderRecord(o);
+  if (known !== undefined && unchanged(known.shown, o)) return known.record;
+  // createdAt never changes: its text is the last record's.
+  const record = buildOrderRecord(o, known?.record.createdAt ?? iso(o.createdAt));
   // Its two nested objects and itself, named (deepFreeze would walk its forty fields to find them).
   Object.freeze(record.feeMetadata);
   Object.freeze(record.metadata);
   Object.freeze(record);
-  orderRecords.set(o, { shown: Object.fromEntries(SHOWN.map((k) => [k, o[k]])) as Shown, record });
+  orderRecords.set(o, { shown: shownOf(o), record });
   return record;
 }
 
-function buildOrderRecord(o: SimOrder): SimOrderRecord {
+function buildOrderRecord(o: SimOrder, createdAt: string): SimOrderRecord {
   const { pair } = o;
   const feeAsset = o.side === 'BUY' ? pair.base : pair.quote;
   const executed = !o.executedQty.isZero();
@@ -184,7 +222,7 @@ function buildOrderRecord(o: SimOrder): SimOrderRecord {
     liquidityTransferFee: 0,
     liquidityOrderId: null,
     internalError: false,
-    createdAt: iso(o.createdAt),
+    createdAt,
     updatedAt: iso(o.updatedAt),
     feeMetadata: {
       feeMode: 0,
