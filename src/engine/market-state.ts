@@ -38,6 +38,11 @@ export class MarketState {
   private readsInFlight = 0;
   /** Where the newest read applied began (an older one answering later is dropped). */
   private appliedMark = -1;
+  /**
+   * The venue's figures a balance entry was read as (an entry lowered here since is a new object, absent): a
+   * read that repeats them keeps the entry without parsing them again (most reads between fills change nothing).
+   */
+  private readonly readAs = new WeakMap<Balance, { value: number; locked: number }>();
 
   /**
    * Derives the rules of the wanted pairs. A venue that hands out the same (frozen) config object while the
@@ -120,13 +125,22 @@ export class MarketState {
         unknown.push(id);
         continue;
       }
+      const held = this.balances.get(asset);
+      const was = held === undefined ? undefined : this.readAs.get(held);
+      if (was !== undefined && was.value === entry.value && was.locked === entry.locked_value) {
+        next.set(asset, held as Balance);
+        continue;
+      }
       const total = fromWire(entry.value);
       const locked = fromWire(entry.locked_value);
       const free = total.minus(locked);
-      const held = this.balances.get(asset);
-      if (held !== undefined && held.free.eq(free) && held.locked.eq(locked)) next.set(asset, held);
-      else {
-        next.set(asset, { asset, free, locked });
+      if (held !== undefined && held.free.eq(free) && held.locked.eq(locked)) {
+        next.set(asset, held);
+        this.readAs.set(held, { value: entry.value, locked: entry.locked_value });
+      } else {
+        const balance = { asset, free, locked };
+        next.set(asset, balance);
+        this.readAs.set(balance, { value: entry.value, locked: entry.locked_value });
         changed = true;
       }
     }

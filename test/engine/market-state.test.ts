@@ -53,4 +53,27 @@ describe('MarketState balances between reads', () => {
     market.balanceReadEnded();
     expect(usdtFree(market)).toBe('600'); // nothing out any more: the venue's figure as it is
   });
+
+  it('keeps the entry a read repeats (the object a strategy saw), and takes the figures again after a local lowering', () => {
+    const market = new MarketState();
+    market.setPairs([simPairConfig(btc, usdt)], wanted);
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    const read = market.balances.get('USDT');
+    const version = market.balancesVersion;
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    expect(market.balances.get('USDT')).toBe(read);
+    expect(market.balancesVersion).toBe(version);
+    // Lowered here: the same figures read again are the venue's balance, not the lowered one.
+    market.reserve('USDT', dec(100));
+    expect(usdtFree(market)).toBe('900');
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    expect(usdtFree(market)).toBe('1000');
+    expect(market.balances.get('USDT')?.locked.toFixed()).toBe('0');
+    market.setBalances(answer(700), market.balanceReadStarted());
+    market.balanceReadEnded();
+    expect(usdtFree(market)).toBe('700');
+  });
 });
