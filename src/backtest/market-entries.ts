@@ -65,12 +65,15 @@ export class MarketEntries {
   private anyPending = false;
   /** Per symbol of the data, its name. */
   private readonly names: string[];
+  /** Per symbol, at 3s, 3s + 1 and 3s + 2, the market's quiet bounds for a stretch (MatchingEngine.quietBounds). */
+  private readonly bounds: Float64Array;
 
   constructor(private readonly data: TickData) {
     this.inputs = new Array<TickerInput | undefined>(data.symbols.length).fill(undefined);
     this.inputKeys = new Int8Array(data.symbols.length);
     this.pending = new Int32Array(data.symbols.length).fill(-1);
     this.names = data.symbols.map((info) => info.symbol);
+    this.bounds = new Float64Array(3 * data.symbols.length);
   }
 
   /**
@@ -82,20 +85,55 @@ export class MarketEntries {
   move(sim: MatchingEngine, i: number, volume: CandleInfo | undefined): void {
     const { sym, time, price } = this.data.columns;
     const s = sym[i] as number;
-    if (this.moveQuiet(sim, s, i, valueAt(price, i), valueAt(time, i))) return;
+    if (sim.quietPrice(this.names[s] as string, valueAt(price, i), valueAt(time, i))) {
+      this.pending[s] = i;
+      this.anyPending = true;
+      return;
+    }
     this.pending[s] = -1;
     sim.onTicker(this.at(i), volume?.at(i));
   }
 
   /**
-   * move()'s usual case alone, for tick i of symbol s at `price` and `time` (read by the caller): true when it was
-   * quiet and moved the market; else false, nothing moved.
+   * A stretch of quiet moves that the market learns of at its end (endStretch): the market's bounds are read once,
+   * each tick is checked against them (moveInStretch), and nothing may read the market's last prices before the
+   * stretch ends.
    */
-  moveQuiet(sim: MatchingEngine, s: number, i: number, price: number, time: number): boolean {
-    if (!sim.quietPrice(this.names[s] as string, price, time)) return false;
+  startStretch(sim: MatchingEngine): void {
+    for (let s = 0; s < this.names.length; s++) sim.quietBounds(this.names[s] as string, this.bounds, 3 * s);
+  }
+
+  /**
+   * move()'s quiet case within a stretch, without the market: true when tick i of symbol s at `price` and `time` lies within
+   * the market's quiet bounds (it is then the symbol's pending tick); else false, nothing moved.
+   */
+  moveInStretch(s: number, i: number, price: number, time: number): boolean {
+    const b = this.bounds;
+    const o = 3 * s;
+    if (!(price > (b[o] as number) && price < (b[o + 1] as number) && time < (b[o + 2] as number))) return false;
     this.pending[s] = i;
     this.anyPending = true;
     return true;
+  }
+
+  /**
+   * The end of the stretch that followed tick `from`: the market moved by each symbol's last tick in it, in the
+   * ticks' order (its clock is the last one's), as quietPrice would have left it tick by tick.
+   */
+  endStretch(sim: MatchingEngine, from: number): void {
+    const { pending } = this;
+    const { price, time } = this.data.columns;
+    for (;;) {
+      let next = -1;
+      for (let s = 0; s < pending.length; s++) {
+        const i = pending[s] as number;
+        if (i > from && (next === -1 || i < (pending[next] as number))) next = s;
+      }
+      if (next === -1) break;
+      from = pending[next] as number;
+      if (!sim.quietPrice(this.names[next] as string, valueAt(price, from), valueAt(time, from)))
+        throw new Error(`a stretch's quiet tick ${from} is no longer quiet for the market`);
+    }
   }
 
   /** Gives the market the entries of the ticks that moved it quietly: before anything reads the market watch. */

@@ -130,13 +130,13 @@ export class TickAccount {
     }
   }
 
-  /** After the tick of unit symbol `k` at `t`, price `price`, has been handled. */
-  settle(t: number, k: number, price: number): void {
+  /** After the tick of unit symbol `k` at `t` has been handled (its price in the equity's prices). */
+  settle(t: number, k: number): void {
     const { sim, balances, equity, charts } = this.p;
     if (sim.revision !== balances.revision) balances.read();
     const e = equity.update(t);
     // No chart at all when the run gathers none (RunOptions.charts).
-    charts[k]?.add(t, price, e);
+    charts[k]?.add(t, e);
     if ((++this.done & PROGRESS_MASK) === 0) this.onProgress?.(this.done);
   }
 }
@@ -227,7 +227,7 @@ export class Replay {
         prices[k] = p;
         // A candle's extremes are the modelled path: the market walks it, no strategy observes it (invariant 15).
         if (this.p.volume?.inPath(i) === true) {
-          this.account.settle(t, k, p);
+          this.account.settle(t, k);
           continue;
         }
         this.entries.flush(sim);
@@ -240,7 +240,7 @@ export class Replay {
         const polled = engine.pollOrders();
         if (polled) return this.resumeAt(SETTLE, polled);
       }
-      this.account.settle(t, k, p);
+      this.account.settle(t, k);
     }
     this.entries.flush(sim);
     return undefined;

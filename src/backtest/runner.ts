@@ -18,7 +18,7 @@ import type { PairConfig } from '../ports/venue-records.js';
 import type { SimFill } from '../sim/state.js';
 import type { OrderRow } from '../store/order-journal.js';
 import { openStore, type Store } from '../store/store.js';
-import { ChartSeries, chartNeeds, REPORT_SLOTS, reportTimeframe } from './chart-series.js';
+import { ChartSeries, chartCandles, chartNeeds, REPORT_SLOTS, reportTimeframe } from './chart-series.js';
 import { TIMEFRAME_MS } from '../market/candles.js';
 import { type ChartData, chartData } from '../strategy/indicator-chart.js';
 import { type DrawdownPoint, type EquitySample, EquityTracker } from './equity-tracker.js';
@@ -359,7 +359,7 @@ async function runWalked(
           TIMEFRAME_MS[timeframe],
         ),
     );
-    warmUp(engine, charts, data, slot, warmFrom, first);
+    warmUp(engine, data, slot, warmFrom, first);
     const equity = new EquityTracker(symbols.length);
     const balances = new BalanceReader(sim, API_KEY, quoteAsset, bases, equity);
 
@@ -394,6 +394,8 @@ async function runWalked(
         : new ScheduledReplay(data, slot, first, parts, settings.jobs ?? DEFAULT_DAEMON_SCHEDULE, sampleMs);
     replay.account.onProgress = (done: number) => options.onProgress?.(done, total);
     await replayAll(replay);
+    // The chart's candles from the ticks the warm-up and the replay saw: every unit tick to the data's end.
+    chartCandles(charts, data, slot, warmFrom, data.length);
     const fills = sim.fills(API_KEY);
     const done = replay.account.done;
     const lastTime = clock.time;
@@ -477,15 +479,8 @@ async function runWalked(
 // has V8 compile the whole function on the spot (on-stack replacement), and again on every run of a sweep's worker
 // once the code after the loop deoptimises it.
 
-/** The engine's candles and the report's chart fed with the unit's ticks [from, to) (data before the backtest's start). */
-function warmUp(
-  engine: Engine,
-  charts: readonly ChartSeries[],
-  data: TickData,
-  slot: Int32Array,
-  from: number,
-  to: number,
-): void {
+/** The engine's candles fed with the unit's ticks [from, to) (data before the backtest's start). */
+function warmUp(engine: Engine, data: TickData, slot: Int32Array, from: number, to: number): void {
   const { sym, time, price, vb } = data.columns;
   for (let i = from; i < to; i++) {
     const s = sym[i] as number;
@@ -494,7 +489,6 @@ function warmUp(
     const t = valueAt(time, i);
     const p = valueAt(price, i);
     engine.warmUp(data.symbols[s]!.symbol, t, p, valueAt(vb, i));
-    charts[k]?.warm(t, p);
   }
 }
 

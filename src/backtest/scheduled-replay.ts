@@ -207,7 +207,7 @@ export class ScheduledReplay {
       this.latest[sym[i] as number] = i;
       this.moved++;
       equity.prices[k] = p;
-      this.account.settle(t, k, p);
+      this.account.settle(t, k);
       if (this.quiet !== undefined) this.passQuiet(this.quiet);
     }
     // The jobs due up to the last ticker's time, after it (the daemon's clock stops there in the parity test).
@@ -381,11 +381,13 @@ export class ScheduledReplay {
 
   /**
    * The ticks after the current one while market job `job`'s firings would still call nothing and the other jobs
-   * stay passable: each moves the market at once (sampled and charted as in run()), with no job stepped, until one
-   * that a firing must see (a price out of the job's quiet bands, a move that reaches an order: MarketEntries.
-   * moveQuiet), or the time the stretch stops at (a job that cannot be passed, a pair list due). Nothing the engine
-   * decides from can change meanwhile: it runs no job, and the simulated exchange moves only its last prices. The
-   * next tick then goes through run(), whose refireUnchanged passes the whole stretch's firings at once.
+   * stay passable: each moves the run's prices and equity at once (sampled and charted as in run()), with no job
+   * stepped, until one that a firing must see (a price out of the job's quiet bands, a move that reaches an order:
+   * MarketEntries.moveInStretch, against the simulated exchange's bounds read when the stretch starts), or the time
+   * the stretch stops at (a job that cannot be passed, a pair list due). Nothing the engine decides from can change
+   * meanwhile: it runs no job, and the simulated exchange would move only its last prices, which it is given at the
+   * stretch's end (each pair's last tick in it). The next tick then goes through run(), whose refireUnchanged passes
+   * the whole stretch's firings at once.
    */
   private passQuiet(job: Job): void {
     this.quiet = undefined;
@@ -406,6 +408,8 @@ export class ScheduledReplay {
     const n = this.data.length;
     const { entries, latest, slot, account } = this;
     let t = clock.time;
+    const from = i;
+    entries.startStretch(sim);
     for (i++; i < n; i++) {
       const s = sym[i] as number;
       const k = slot[s] as number;
@@ -415,14 +419,15 @@ export class ScheduledReplay {
       const p = valueAt(price, i);
       const j = slotOf[s] as number;
       if (j !== -1 && !((bands[2 * j] as number) < p && p < (bands[2 * j + 1] as number))) break;
-      if (!entries.moveQuiet(sim, s, i, p, at)) break;
+      if (!entries.moveInStretch(s, i, p, at)) break;
       t = at;
       account.sampleUpTo(t);
       latest[s] = i;
       this.moved++;
       equity.prices[k] = p;
-      account.settle(t, k, p);
+      account.settle(t, k);
     }
+    entries.endStretch(sim, from);
     // Nothing reads the clock inside the stretch: it is where its last tick left it.
     clock.time = t;
     this.i = i - 1;

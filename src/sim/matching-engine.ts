@@ -499,6 +499,18 @@ export class MatchingEngine {
     return true;
   }
 
+  /**
+   * What quietPrice asks of the pair's ticks, for a stretch of them moved at once: writes at out[at], out[at + 1]
+   * and out[at + 2] the prices a quiet tick lies strictly between and the time it comes before (an unknown pair:
+   * bounds no tick meets). They hold until the market moves otherwise than by quietPrice.
+   */
+  quietBounds(symbol: string, out: Float64Array, at: number): void {
+    const book = this.books.get(symbol);
+    out[at] = book === undefined ? Infinity : book.downAt;
+    out[at + 1] = book === undefined ? -Infinity : book.upAt;
+    out[at + 2] = book === undefined ? -Infinity : book.nextArrival;
+  }
+
   /** The pair's market-watch entry, as onTicker keeps it, for a price already moved (quietPrice). */
   setTicker(ticker: TickerInput): void {
     this.book(ticker.s).ticker = ticker;
