@@ -138,7 +138,8 @@ export class MarketState {
         next.set(asset, held);
         this.readAs.set(held, { value: entry.value, locked: entry.locked_value });
       } else {
-        const balance = { asset, free, locked };
+        // Frozen: strategies are handed these very entries (ctx.balances), and a repeated read keeps one unseen.
+        const balance = Object.freeze({ asset, free, locked });
         next.set(asset, balance);
         this.readAs.set(balance, { value: entry.value, locked: entry.locked_value });
         changed = true;
@@ -193,7 +194,10 @@ export class MarketState {
   private lower(asset: string, amount: Dec, locks: boolean): void {
     const b = this.balances.get(asset);
     if (b === undefined) return;
-    this.balances.set(asset, { asset, free: b.free.minus(amount), locked: locks ? b.locked.plus(amount) : b.locked });
+    this.balances.set(
+      asset,
+      Object.freeze({ asset, free: b.free.minus(amount), locked: locks ? b.locked.plus(amount) : b.locked }),
+    );
     this.balancesVersion++;
   }
 }

@@ -31,6 +31,23 @@ describe('MarketState balances between reads', () => {
   const usdtFree = (market: MarketState) => market.balances.get('USDT')?.free.toFixed();
   const answer = (free: number) => ({ [String(usdt.id)]: { value: free, locked_value: 0 } });
 
+  it("cannot be changed by a reader: a strategy's write throws, and a repeated read keeps the venue's figures", () => {
+    const market = new MarketState();
+    market.setPairs([simPairConfig(btc, usdt)], wanted);
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    // ctx.balances hands strategies these very entries; a repeated read keeps an entry without reading it again.
+    const entry = market.balances.get('USDT') as { free: unknown };
+    expect(() => (entry.free = dec(1_000_000))).toThrow(TypeError);
+    market.reserve('USDT', dec(100));
+    expect(() => ((market.balances.get('USDT') as { free: unknown }).free = dec(1_000_000))).toThrow(TypeError);
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    market.setBalances(answer(1000), market.balanceReadStarted());
+    market.balanceReadEnded();
+    expect(market.free('USDT')?.toFixed()).toBe('1000');
+  });
+
   it("lowers a read's answer again by what was reserved after the read began, and drops an answer older than one applied", () => {
     const market = new MarketState();
     market.setPairs([simPairConfig(btc, usdt)], wanted);
