@@ -19,7 +19,7 @@
 // build never reads half a file, and two starts making it at once write the same bytes. A source that does not
 // compile becomes a module that throws its error when imported, so a broken strategy fails as that strategy, as
 // it would under tsx. `node bin/build.js` (`npm run build`) makes it and says what it did.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -28,8 +28,9 @@ export const DIST = join(ROOT, 'dist');
 const SOURCES = ['src', 'strategies'];
 const RECORD = join(DIST, 'sources.json');
 const BUNDLE = join(DIST, 'bundle');
-/** Raised when what the build makes of a source changes (its options, its layout): everything is made again. */
-const FORMAT = 5;
+/** Raised when what the build makes of a source changes (its options, its layout; 6: zod's locale files by their
+ * exported names): everything is made again. */
+const FORMAT = 6;
 /**
  * The modules a process starts from, by their name in dist/bundle: the command line, the strategy API (what
  * strategy modules import: the bundle's own, so a strategy and the engine share its decimals and indicators) and
@@ -234,7 +235,8 @@ async function prebuild(esbuild, name) {
   });
   const files = result.outputFiles.map((file) => ({ path: file.path, contents: file.contents }));
   for (const pattern of patterns) {
-    // ./v4/locales/*.js: the folder's index, when it was bundled, exports each file of it under the file's name.
+    // ./v4/locales/*.js: the folder's index, when it was bundled, exports each file of it under the name the
+    // package's own index gives it.
     const folder = dirname(pattern);
     const index =
       result.metafile.outputs[
@@ -242,10 +244,18 @@ async function prebuild(esbuild, name) {
           .split(sep)
           .join('/')
       ];
+    // The name each file's default is exported under, from the package's own index (fr-CA.js as frCA).
+    const names = new Map();
+    const source = join(from, folder, 'index.js');
+    if (existsSync(source))
+      for (const [, name, file] of readFileSync(source, 'utf8').matchAll(
+        /export\s*\{\s*default\s+as\s+([\w$]+)\s*\}\s*from\s*["']\.\/([^"']+)["']/g,
+      ))
+        names.set(file, name);
     for (const file of readdirSync(join(from, folder))) {
-      const stem = basename(file, '.js');
-      if (file.endsWith('.js') && stem !== 'index' && index?.exports.includes(stem))
-        files.push({ path: join(to, folder, file), contents: `export { ${stem} as default } from "./index.js";\n` });
+      const name = names.get(file);
+      if (file.endsWith('.js') && name !== undefined && index?.exports.includes(name))
+        files.push({ path: join(to, folder, file), contents: `export { ${name} as default } from "./index.js";\n` });
     }
   }
   const pkg = { name, version: manifest.version, type: 'module', exports };

@@ -219,6 +219,23 @@ export async function load(url, context, next) { appendFileSync(${JSON.stringify
     );
   }, 60_000);
 
+  it("resolves every one of zod's locale files from the build as from node_modules (fr-CA.js is exported as frCA)", () => {
+    const files = readdirSync(join(clone, 'node_modules/zod/v4/locales')).filter(
+      (f) => f.endsWith('.js') && f !== 'index.js',
+    );
+    expect(files).toContain('zh-CN.js');
+    // The build made (or found up to date) as any start makes it.
+    expect(spawnSync(process.execPath, [join(clone, 'bin/bot.js'), '--version'], { cwd: clone }).status).toBe(0);
+    const probe = join(clone, 'dist', `locales-probe-${process.pid}.mjs`);
+    writeFileSync(
+      probe,
+      `const bad = [];\nfor (const f of ${JSON.stringify(files)}) { try { const m = await import('zod/v4/locales/' + f); if (typeof m.default !== 'function') bad.push(f); } catch { bad.push(f); } }\nconsole.log(JSON.stringify(bad));\n`,
+    );
+    const run = spawnSync(process.execPath, [probe], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  }, 60_000);
+
   it("checks every strategy's params against the engine's zod: a shipped one, and .ts ones importing zod themselves", () => {
     // A strategy's schema meets the engine's zod (src/config: a plain z.object made strict, the schema walked for
     // a misspelt key's suggestion, the issues worded): the messages read as they did with node_modules' zod.
