@@ -432,6 +432,9 @@ export class FillRecorder {
    */
   private record(row: OrderRow, mayClose: boolean, fill: FillRow): void {
     const { store, journal } = this.p;
+    // Shared once recorded (the delivery keeps it until onFill has seen it, the exits and protections read it):
+    // frozen, so no reader can change what the journal holds for another.
+    Object.freeze(fill);
     crashPoint('before-fill-record');
     const inserted = store.transaction(() => {
       const added = store.fills.insert(fill);

@@ -187,7 +187,14 @@ it('a fill whose delivery mark rolled back is delivered again, before the next o
       told.push(fill.order.tag as string);
     },
   });
-  await h.start([instance('a', def)]);
+  const engine = await h.start([instance('a', def)]);
+  // What waits for onFill is the recorded row itself, shared: frozen, so no reader can change it for another.
+  const recorded: object[] = [];
+  const fillRecorded = engine.fillRecorded.bind(engine);
+  engine.fillRecorded = (row, fill) => {
+    recorded.push(fill);
+    fillRecorded(row, fill);
+  };
   // The first fill's delivery mark fails inside its transaction: the mark and the state are rolled back.
   const fills = h.store.fills;
   const mark = fills.markDelivered.bind(fills);
@@ -208,6 +215,8 @@ it('a fill whose delivery mark rolled back is delivered again, before the next o
   await h.tick(97.9);
   expect(told).toEqual(['first', 'first', 'second']);
   expect(fills.undelivered('a')).toEqual([]);
+  expect(recorded).toHaveLength(2);
+  expect(recorded.every((fill) => Object.isFrozen(fill))).toBe(true);
   // A restart reads what is left undelivered from the journal: nothing, so nothing is told again.
   await h.restart([instance('a', def)]);
   expect(told).toEqual(['first', 'first', 'second']);
