@@ -188,8 +188,8 @@ interface Answer {
 }
 
 /** Where and how to reach the daemon, from the flags and the environment; a number is an exit code. */
-function connection(name: string, values: Values) {
-  const env = commandEnv();
+async function connection(name: string, values: Values) {
+  const env = await commandEnv();
   if (env === 1) return 1;
   let token = env.API_TOKEN;
   const tokenFile = values['token-file'];
@@ -224,7 +224,7 @@ async function operatorCommand(command: OperatorCommand, argv: string[]): Promis
     if (positionals.length !== command.args)
       throw usage(s.name, `expected ${s.usage.split(' [--url')[0]}, got ${positionals.length} argument(s)`);
     const request = command.request(positionals, values);
-    const reach = connection(s.name, values);
+    const reach = await connection(s.name, values);
     if (reach === 1) return 1;
     const url = `${reach.base}/api/v1${request.path}`;
     let response: Response;

@@ -37,7 +37,7 @@ docs/configuration.md.`,
 export async function run(argv: string[]): Promise<number> {
   const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
-  const loaded = commandEnv({ fd: 1 });
+  const loaded = await commandEnv({ fd: 1 });
   if (loaded === 1) return 1;
   const env = {
     ...loaded,

@@ -21,14 +21,10 @@ PnL (at the last price recorded), and the kill switch, circuit breaker and authe
   },
 });
 
-export function run(argv: string[]): Promise<number> {
-  return Promise.resolve(status(argv));
-}
-
-function status(argv: string[]): number {
+export async function run(argv: string[]): Promise<number> {
   const flags = parseCommandFlags(SPEC, argv);
   if (typeof flags === 'number') return flags;
-  const env = commandEnv();
+  const env = await commandEnv();
   if (env === 1) return 1;
   const path = flags.values.db ?? env.DB_PATH;
   // Opening would create an empty database: a wrong path must be an error, not "nothing to show".

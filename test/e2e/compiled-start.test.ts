@@ -94,6 +94,40 @@ function bot(args: string[], env: Record<string, string> = {}) {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/**
+ * `bot ARGS` from the clone, every module any thread of it loads recorded: ES modules by a loader hook (worker
+ * threads inherit --import), CommonJS ones by the module loader's own `_load` (a package required lazily).
+ */
+function traced(args: string[], env: Record<string, string> = {}) {
+  const loads = join(mkdtempSync(join(work, 'trace-')), 'loads.txt');
+  const hooks = join(work, 'trace-hooks.mjs');
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) { appendFileSync(process.env.TRACE_LOADS, url + '\\n'); return next(url, context); }
+`,
+  );
+  const trace = join(work, 'trace.mjs');
+  writeFileSync(
+    trace,
+    `import { appendFileSync } from 'node:fs';
+import Module, { register } from 'node:module';
+register(${JSON.stringify(pathToFileURL(hooks).href)});
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  appendFileSync(process.env.TRACE_LOADS, Module._resolveFilename(request, parent, isMain) + '\\n');
+  return load.apply(this, arguments);
+};
+`,
+  );
+  const run = spawnSync(process.execPath, ['--import', trace, join(clone, 'bin/bot.js'), ...args], {
+    cwd: clone,
+    env: daemonEnv({ TRACE_LOADS: loads, ...env }),
+    encoding: 'utf8',
+  });
+  return { run, loaded: existsSync(loads) ? readFileSync(loads, 'utf8').trim().split('\n') : [] };
+}
+
 beforeAll(() => {
   cleanClone(ROOT, clone);
   mkdirSync(join(mine, 'config'), { recursive: true });
@@ -156,35 +190,21 @@ describe('the compiled build', () => {
   }, 120_000);
 
   it('runs from the bundle: of dist/src a process loads only what re-exports it, in every thread', () => {
-    // Every module loaded, by any thread of the process (workers inherit --import), appended to a file.
-    const loads = join(work, 'loads.txt');
-    const hooks = join(work, 'trace-hooks.mjs');
-    writeFileSync(
-      hooks,
-      `import { appendFileSync } from 'node:fs';
-export async function load(url, context, next) { appendFileSync(${JSON.stringify(loads)}, url + '\\n'); return next(url, context); }
-`,
-    );
-    const trace = join(work, 'trace.mjs');
-    writeFileSync(
-      trace,
-      `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-    );
     const out = join(work, 'traced');
-    const run = spawnSync(
-      process.execPath,
-      [
-        '--import',
-        trace,
-        join(clone, 'bin/bot.js'),
-        'backtest',
-        '--config',
-        join(clone, 'config/grid-btcusdt.json'),
-      ].concat(['--data', SAMPLE, ...DAY, '--sweep', 'spacingPct=0.2,0.3', '--workers', '2', '--out', out]),
-      { cwd: clone, env: daemonEnv({}), encoding: 'utf8' },
+    const { run, loaded } = traced(
+      ['backtest', '--config', join(clone, 'config/grid-btcusdt.json')].concat([
+        '--data',
+        SAMPLE,
+        ...DAY,
+        '--sweep',
+        'spacingPct=0.2,0.3',
+        '--workers',
+        '2',
+        '--out',
+        out,
+      ]),
     );
     expect(run.status, run.stderr).toBe(0);
-    const loaded = readFileSync(loads, 'utf8').trim().split('\n');
     const dist = pathToFileURL(join(clone, 'dist')).href;
     const fromSrc = [...new Set(loaded.filter((u) => u.startsWith(`${dist}/src/`)))];
     // cli.js, the strategy API (the grid imports it) and the sweep's worker module: each only re-exports.
@@ -204,6 +224,25 @@ export async function load(url, context, next) { appendFileSync(${JSON.stringify
     // dotenv only where a command reads .env (config/env.ts requires it then): a backtest reads none.
     expect(loaded.filter((u) => u.includes('/node_modules/dotenv/'))).toEqual([]);
   }, 120_000);
+
+  it('loads the logger (pino) for bot status only to report an invalid environment', () => {
+    const quiet = traced(['status', '--db', join(work, 'none.db')]);
+    expect(quiet.run.status).toBe(1);
+    expect(quiet.run.stderr).toContain('status: no database at');
+    expect(quiet.loaded.filter((u) => u.includes('/node_modules/pino/'))).toEqual([]);
+    expect(quiet.loaded.some((u) => u.includes('/node_modules/dotenv/'))).toBe(true);
+    // Not on a terminal: each problem a JSON log line on stderr, as every other.
+    const invalid = traced(['status'], { LOG_LEVEL: 'loud' });
+    expect(invalid.run.status).toBe(1);
+    const lines = invalid.run.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [50, "LOG_LEVEL: expected one of trace, debug, info, warn, error, fatal, silent, got 'loud'"],
+    ]);
+    expect(invalid.loaded.some((u) => u.includes('/node_modules/pino/'))).toBe(true);
+  }, 60_000);
 
   it('reads .env where a command does, dotenv found from the build', () => {
     const dir = mkdtempSync(join(work, 'dotenv-'));
