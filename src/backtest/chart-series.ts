@@ -1,9 +1,9 @@
 /**
- * What report.html's chart draws of a run, gathered as the replay goes: each symbol's candles at the report's
- * timeframe (and at the timeframes its instances' indicators read, to draw them as the page does:
- * strategy/indicator-chart.ts), fed the warm-up's ticks as well (so an indicator is drawn from the run's start, as
- * the strategy read it), and the equity after the last tick of each of the report's candles. Display only: doubles
- * are fine here.
+ * What report.html's chart draws of a run: the equity after the last tick of each of the report's candles,
+ * gathered as the replay goes, and each symbol's candles at the report's timeframe (and at the timeframes its
+ * instances' indicators read, to draw them as the page does: strategy/indicator-chart.ts), made after the run from
+ * the warm-up's ticks and the run's (so an indicator is drawn from the run's start, as the strategy read it).
+ * Display only: doubles are fine here.
  */
 import { CandleBuilder, type CandleNeeds, TIMEFRAME_MS, TIMEFRAMES, type Timeframe } from '../market/candles.js';
 import type { IndicatorSpecs } from '../strategy/indicators.js';
