@@ -244,19 +244,16 @@ async function prebuild(esbuild, name) {
           .split(sep)
           .join('/')
       ];
-    // The name each file's default is exported under, from the package's own index (fr-CA.js as frCA).
-    const names = new Map();
     const source = join(from, folder, 'index.js');
-    if (existsSync(source))
-      for (const [, name, file] of readFileSync(source, 'utf8').matchAll(
-        /export\s*\{\s*default\s+as\s+([\w$]+)\s*\}\s*from\s*["']\.\/([^"']+)["']/g,
-      ))
-        names.set(file, name);
-    for (const file of readdirSync(join(from, folder))) {
-      const name = names.get(file);
-      if (file.endsWith('.js') && name !== undefined && index?.exports.includes(name))
-        files.push({ path: join(to, folder, file), contents: `export { ${name} as default } from "./index.js";\n` });
-    }
+    const text = existsSync(source) ? readFileSync(source, 'utf8') : '';
+    for (const [, exported, file] of text.matchAll(
+      /export\s*\{\s*default\s+as\s+([\w$]+)\s*\}\s*from\s*["']\.\/([^"']+\.js)["']/g,
+    ))
+      if (index?.exports.includes(exported))
+        files.push({
+          path: join(to, folder, file),
+          contents: `export { ${exported} as default } from "./index.js";\n`,
+        });
   }
   const pkg = { name, version: manifest.version, type: 'module', exports };
   files.push({ path: join(to, 'package.json'), contents: `${JSON.stringify(pkg, null, 2)}\n` });

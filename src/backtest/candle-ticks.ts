@@ -92,6 +92,11 @@ export interface KnownRoles {
   roles: Uint8Array;
 }
 
+/** The candle roles the load found for the data's columns as they are (the column cache's), if any. */
+function knownRoles(data: TickData): Uint8Array | undefined {
+  return data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+}
+
 /** The candle roles of ticks [from, to) of the columns, found by findCandles over each symbol's ticks. */
 export function candleRoles(columns: TickColumns, from: number, to: number, symbols: number): Uint8Array {
   const role = new Uint8Array(to - from);
@@ -161,7 +166,7 @@ export function keptRoles(
  * those ticks alone finds the same: each symbol's last tick before them closed a candle (or there is none).
  */
 export function slicedRoles(data: TickData, a: number, b: number): Uint8Array | undefined {
-  const known = data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+  const known = knownRoles(data);
   if (known === undefined) return undefined;
   const { sym } = data.columns;
   const symbols = data.symbols.length;
@@ -316,7 +321,7 @@ export function candleTicks(data: TickData, path: CandlePath, inPlace = false): 
   const swaps = new Int32Array(room);
   const ranges = new Float64Array(room);
   // The roles the load found (the column cache's), else found here.
-  const known = data.candleRoles?.of === data.columns ? data.candleRoles.roles : undefined;
+  const known = knownRoles(data);
   const role = known ?? new Uint8Array(data.length);
   let candles = 0;
   let swapped = 0;

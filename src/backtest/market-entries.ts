@@ -104,8 +104,8 @@ export class MarketEntries {
   }
 
   /**
-   * move()'s quiet case within a stretch, without the market: true when tick i of symbol s at `price` and `time` lies within
-   * the market's quiet bounds (it is then the symbol's pending tick); else false, nothing moved.
+   * move()'s quiet case within a stretch, without the market: true when tick i of symbol s at `price` and `time`
+   * lies within the market's quiet bounds (it is then the symbol's pending tick); else false, nothing moved.
    */
   moveInStretch(s: number, i: number, price: number, time: number): boolean {
     const b = this.bounds;
@@ -160,8 +160,7 @@ export class MarketEntries {
     const keys = (h === h ? 1 : 0) | (l === l ? 2 : 0) | (b === b ? 4 : 0) | (q === q ? 8 : 0);
     let entry = this.inputs[s];
     if (entry === undefined || this.inputKeys[s] !== keys) {
-      entry =
-        keys === ALL_KEYS ? new FullEntry((this.data.symbols[s] as SymbolInfo).symbol) : marketTicker(this.data, i);
+      entry = keys === ALL_KEYS ? new FullEntry(this.names[s] as string) : marketTicker(this.data, i);
       this.inputs[s] = entry;
       this.inputKeys[s] = keys;
       if (keys !== ALL_KEYS) return entry;

@@ -158,8 +158,17 @@ export class ScheduledReplay {
       const slotOf = new Int32Array(slot.length).fill(-1);
       slots.forEach((s, j) => (slotOf[s] = j));
       return {
-        ...{ kind, schedule, cron, slots, symbols: names, watch: [], movedAt: -1 },
-        ...{ bands, bandAt: -1, bandOk: false, slotOf },
+        kind,
+        schedule,
+        cron,
+        slots,
+        symbols: names,
+        watch: [],
+        movedAt: -1,
+        bands,
+        bandAt: -1,
+        bandOk: false,
+        slotOf,
       };
     };
     this.jobs = [

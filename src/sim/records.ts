@@ -111,24 +111,7 @@ function quoteValue(o: SimOrder): Dec {
  * pair, side, type, useQuoteQty and createdAt, never do), as its record was built from them. Decimals are
  * immutable: a change assigns a new one.
  */
-type Shown = Pick<
-  SimOrder,
-  | 'status'
-  | 'quantity'
-  | 'price'
-  | 'stopPrice'
-  | 'limitPrice'
-  | 'quoteOrderQty'
-  | 'leg'
-  | 'lockPerUnit'
-  | 'executedQty'
-  | 'executedQuoteQty'
-  | 'fee'
-  | 'feeRatio'
-  | 'updatedAt'
->;
-
-function shownOf(o: SimOrder): Shown {
+function shownOf(o: SimOrder) {
   return {
     status: o.status,
     quantity: o.quantity,
@@ -145,6 +128,8 @@ function shownOf(o: SimOrder): Shown {
     updatedAt: o.updatedAt,
   };
 }
+
+type Shown = ReturnType<typeof shownOf>;
 
 /** Each field of Shown, named: this runs for every order of every history read (a loop over keys is slower). */
 function unchanged(s: Shown, o: SimOrder): boolean {
