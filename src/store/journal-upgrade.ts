@@ -75,9 +75,12 @@ export async function upgradeJournal(
   if (from > LATEST_VERSION) throw newerSchema(path, from);
   const task: UpgradeTask = { path, now, from };
   const worker = new Worker(workerEntry(import.meta.url, 'migration-worker'), { workerData: task });
+  // The worker ends by itself once it has said 'done' (it is never stopped from here: see migration-worker.ts);
+  // its messages all arrive before its 'exit'.
   await new Promise<void>((resolve, reject) => {
+    let done = false;
     worker.on('message', (message: UpgradeMessage) => {
-      if (message.kind === 'done') resolve();
+      if (message.kind === 'done') done = true;
       else if (message.kind === 'failed')
         reject(new DatabaseError(message.code, message.message, { context: { path } }));
       else onStep(message);
@@ -85,10 +88,11 @@ export async function upgradeJournal(
     worker.once('error', (err) =>
       reject(new DatabaseError('E_DB_OPEN', `migrating ${path}: ${err.message}`, { cause: err, context: { path } })),
     );
-    worker.once('exit', (code) =>
-      reject(new DatabaseError('E_DB_OPEN', `migrating ${path}: the worker exited (${code})`, { context: { path } })),
-    );
+    worker.once('exit', (code) => {
+      if (done) resolve();
+      else
+        reject(new DatabaseError('E_DB_OPEN', `migrating ${path}: the worker exited (${code})`, { context: { path } }));
+    });
   });
-  await worker.terminate();
   return { from, to: LATEST_VERSION, backup: backupPath(path, from, LATEST_VERSION) };
 }

@@ -43,7 +43,12 @@ function holdForTest(): void {
   while (!existsSync(file)) Atomics.wait(nap, 0, 0, 50);
 }
 
-try {
+/**
+ * The upgrade, in a function the module starts rather than at the module's top level: a module that awaits at
+ * its top level is evaluated asynchronously, and Node 22's V8 aborts the whole process (a failed check in
+ * AsyncModuleExecutionFulfilled) when such a module's thread is stopped as its evaluation completes.
+ */
+async function upgrade(): Promise<UpgradeMessage> {
   const db = connect(path);
   try {
     await backUp(db, LATEST_VERSION);
@@ -57,7 +62,9 @@ try {
   } finally {
     db.close();
   }
-  post({ kind: 'done' });
-} catch (err) {
-  post({ kind: 'failed', code: errorCode(err), message: err instanceof Error ? err.message : String(err) });
+  return { kind: 'done' };
 }
+
+upgrade().then(post, (err: unknown) =>
+  post({ kind: 'failed', code: errorCode(err), message: err instanceof Error ? err.message : String(err) }),
+);

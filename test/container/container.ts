@@ -14,7 +14,8 @@
  *   /strategies (a bare folder importing spot-bot/strategy and zod, which the image resolves to its own):
  *   orders and fills land in the volume's database and survive `podman stop` + `podman start`;
  * - a journal of an older schema is backed up beside itself (named for the versions) and migrated, every order
- *   kept; the counters are on /metrics at 0 before their first event;
+ *   kept; 80 upgrades, eight at once, leave every journal current and the process alive; the counters are on
+ *   /metrics at 0 before their first event;
  * - every `podman stop` exits 0 within the grace period (node, PID 1, stops on SIGTERM itself).
  * Needs root, podman, debootstrap and runc (.ci/run installs them). Exit 0 when every check passed.
  */
@@ -48,6 +49,36 @@ const GRACE_S = 10;
 
 const t0 = Date.now();
 const phases: { name: string; start: number }[] = [];
+/**
+ * A script for the image's node: ROUNDS times, WIDTH copies of the journal TEMPLATE upgraded at once
+ * (store/journal-upgrade.ts); prints how many ended at the latest schema. A file, not `node -e`: the upgrade's
+ * worker thread would inherit --input-type and refuse to start.
+ */
+const UPGRADE_STRESS = `
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, schemaVersion } from '/app/src/store/database.js';
+import { upgradeJournal } from '/app/src/store/journal-upgrade.js';
+import { LATEST_VERSION } from '/app/src/store/migrations.js';
+const [template, rounds, width] = process.argv.slice(2);
+const dir = mkdtempSync(join(tmpdir(), 'upgrades-'));
+let current = 0;
+for (let r = 0; r < Number(rounds); r++) {
+  await Promise.all(Array.from({ length: Number(width) }, async (_, i) => {
+    const path = join(dir, 'r' + r + '-' + i + '.db');
+    copyFileSync(template, path);
+    await upgradeJournal(path, Date.now(), () => {});
+    const db = connect(path);
+    if (schemaVersion(db) === LATEST_VERSION) current++;
+    db.close();
+  }));
+}
+console.log(current);
+`;
+const UPGRADE_ROUNDS = 10;
+const UPGRADE_WIDTH = 8;
+
 function phase(name: string): void {
   phases.push({ name, start: Date.now() });
   console.log(`\n== ${name}`);
@@ -450,6 +481,35 @@ async function main(): Promise<void> {
       backupVersion === 4 && backupOrders === 200 && nowVersion === LATEST_VERSION && nowOrders >= 200,
       `upgrade: schema 4 -> ${LATEST_VERSION}, every order kept (${nowOrders}), the backup ${backup.slice(oldData.length + 1)} at schema ${backupVersion} with ${backupOrders}`,
       logs(upgrade),
+    );
+
+    phase("journal upgrades under load, on the image's Node");
+    // Many schema-4 journals upgraded, eight at once, in one process of the image: each upgrade's worker thread
+    // must end by itself. A worker stopped as its module's evaluation completed aborted the process on Node 22's
+    // V8 (a failed check in AsyncModuleExecutionFulfilled): all 10 of 10 runs of 80 upgrades aborted.
+    const upgrades = hostFolder(work, 'upgrades', 1000);
+    writeOldJournal(join(upgrades, 'schema-4.db'), { fills: 200, schema: 4, venue: 'paper' });
+    writeFileSync(join(upgrades, 'stress.mjs'), UPGRADE_STRESS);
+    const stress = podman.run(
+      [
+        'run',
+        '--rm',
+        '-v',
+        `${upgrades}:/upgrades:ro`,
+        '--entrypoint',
+        'node',
+        IMAGE,
+        '/upgrades/stress.mjs',
+        '/upgrades/schema-4.db',
+        String(UPGRADE_ROUNDS),
+        String(UPGRADE_WIDTH),
+      ],
+      { allowFail: true },
+    );
+    check(
+      stress.code === 0 && stress.stdout.trim() === String(UPGRADE_ROUNDS * UPGRADE_WIDTH),
+      `${UPGRADE_ROUNDS * UPGRADE_WIDTH} journal upgrades, ${UPGRADE_WIDTH} at once: every one current, the process alive`,
+      stress.stdout + stress.stderr,
     );
 
     phase('live against a `bot sim` container');
