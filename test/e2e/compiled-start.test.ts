@@ -442,14 +442,15 @@ export default defineStrategy<typeof params, { n?: number }>({
 
   it('makes the bundle and the prebuilt zod again when a package they are made of is upgraded', () => {
     // The clone's node_modules as links to the repository's, but for copies of trading-signals (bundled in) and
-    // zod (made again as dist/node_modules/zod).
+    // zod (made again as dist/node_modules/zod): copies of what they hold, also where the repository's entries are
+    // links themselves (a linked or pnpm-style node_modules), so the upgrade below never writes into a shared one.
     const modules = join(clone, 'node_modules');
     const shared = readlinkSync(modules);
     rmSync(modules);
     mkdirSync(modules);
     for (const name of readdirSync(shared)) {
       if (name === 'trading-signals' || name === 'zod')
-        cpSync(join(shared, name), join(modules, name), { recursive: true });
+        cpSync(join(shared, name), join(modules, name), { recursive: true, dereference: true });
       else symlinkSync(join(shared, name), join(modules, name));
     }
     const stamp = (name: string) =>
