@@ -17,8 +17,6 @@ function usage(): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  // Before any command's module is loaded: its code is compiled once it has run long (ops/v8-tiering.ts).
-  tierUpLater();
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     console.log(usage());
@@ -36,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  // A replay's code is compiled once it has run long, set before its module is loaded (ops/v8-tiering.ts).
+  if (command.replays) tierUpLater();
   const module = await command.load();
   return module.run(rest);
 }

@@ -8,6 +8,11 @@ import type { CommandModule } from './flags.js';
 export interface Command {
   summary: string;
   load: () => Promise<CommandModule>;
+  /**
+   * A research command that replays recordings for as long as it runs: V8's tier-up threshold is raised for it
+   * (ops/v8-tiering.ts). Never for the daemon or its tools, where it gains nothing.
+   */
+  replays?: true;
 }
 
 /** The operator's actions against a running daemon (src/cli/operator-commands.ts: one module, one spec each). */
@@ -57,19 +62,23 @@ export const COMMANDS: Record<string, Command> = {
   backtest: {
     summary: 'replay recordings through the engine and strategies; reports and parameter sweeps',
     load: () => import('./backtest.js'),
+    replays: true,
   },
   'check-strategy': {
     summary: 'check that a strategy decides the same from any start and reads nothing after its decisions',
     load: () => import('./check-strategy.js'),
+    replays: true,
   },
   hyperopt: {
     summary:
       'search strategy file keys (params, risk, exits, protections) for the lowest loss, and say how much is luck',
     load: () => import('./hyperopt.js'),
+    replays: true,
   },
   worker: {
     summary: 'take sweep and walk-forward combinations from a Redis queue and run them (bot backtest --queue)',
     load: () => import('./worker.js'),
+    replays: true,
   },
   run: { summary: 'run the daemon (paper unless MODE=live)', load: () => import('./run.js') },
   status: {

@@ -5,8 +5,10 @@
  * report), and the compiler's threads took about 0.75 of the process's 2.1 CPU s. With the threshold raised about
  * ninefold, only code that runs long is compiled: the compiler's threads took about 0.3 CPU s, and the process
  * 0.84 of the CPU in all for the same wall time (docs/benchmarks.md). On Node 22 (the image's), whose Maglev
- * compiles first, the same run took 0.91 of the CPU (9,000 to 27,000 alike, 81,000 worse). A daemon, long-lived
- * and mostly idle, compiles what it runs a little later.
+ * compiles first, the same run took 0.91 of the CPU (9,000 to 27,000 alike, 81,000 worse).
+ * Only the commands that replay set it (cli/commands.ts `replays`): Node documents a V8 flag changed after start as
+ * a possible cause of unpredictable behaviour, and the daemon, long-lived and mostly idle, would gain nothing from
+ * taking that risk with the account it trades.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -26,7 +28,7 @@ export function tierUpFlag(v8: string = process.versions.v8): string | undefined
 
 /**
  * Raises V8's tier-up threshold for the whole process (the flag is the process's: every thread and worker thread,
- * started before or after, reads it). Called by the command line before it loads a command.
+ * started before or after, reads it). Called by the command line before it loads a command that replays.
  */
 export function tierUpLater(): void {
   const flag = tierUpFlag();

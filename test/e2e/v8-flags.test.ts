@@ -3,9 +3,9 @@
  * sets up the heap, so the flag is on the command line that starts node, as a user starts the bot: the
  * executable itself (its shebang, `env -S`), `npm run bot` and `npm start`'s script. Each node started reports
  * its script and flags (a hook loaded through NODE_OPTIONS prints process.argv[1] and process.execArgv on exit).
- * The tier-up threshold (src/ops/v8-tiering.ts) is raised by the command line itself, at run time: a hook calls
- * probe functions at exit, more and more times, with V8's tracing of its decisions on, and the trace says how
- * many calls it took to mark one for optimisation.
+ * The tier-up threshold (src/ops/v8-tiering.ts) is raised by the command line itself, at run time, for the commands
+ * that replay and no other: a hook calls probe functions at exit, more and more times, with V8's tracing of its
+ * decisions on, and the trace says how many calls it took to mark one for optimisation.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -90,15 +90,23 @@ describe('the tier-up threshold', () => {
     expect(Number.isFinite(plain.calls), 'the probe is marked in a plain node').toBe(true);
   });
 
-  it('is raised by the command line, however node started it, without a word on stderr', () => {
+  it('is raised for a command that replays, however node started it, without a word on stderr', () => {
     for (const [command, args] of [
-      [join(ROOT, 'bin/bot.js'), ['--version']],
-      [process.execPath, [join(ROOT, 'bin/bot.js'), '--version']],
+      [join(ROOT, 'bin/bot.js'), ['backtest', '--help']],
+      [process.execPath, [join(ROOT, 'bin/bot.js'), 'hyperopt', '--help']],
     ] as const) {
       const bot = callsToOptimise(command, [...args]);
       expect(bot.stderr).toBe('');
       // A V8 with no flag set tiers as it will (Node 24's own heuristics move the probe's count either way).
       if (tierUpFlag() !== undefined) expect(bot.calls).toBeGreaterThanOrEqual(4 * plain.calls);
+    }
+  });
+
+  it("is left at V8's default for the daemon and the commands that do not replay", () => {
+    for (const args of [['run', '--help'], ['status', '--help'], ['--version']]) {
+      const bot = callsToOptimise(join(ROOT, 'bin/bot.js'), args);
+      expect(bot.stderr).toBe('');
+      expect(bot.calls, args.join(' ')).toBeLessThan(4 * plain.calls);
     }
   });
 });
