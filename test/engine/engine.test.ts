@@ -4,6 +4,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { FillView, OrderView, StrategyContext } from '../../src/strategy/api.js';
 import { readStatus } from '../../src/status/status-report.js';
 import { FillStore } from '../../src/store/fills.js';
+import { dec } from '../../src/market/decimal.js';
+import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
+import { captureLogger } from '../support/capture-logger.js';
 import { orderRow } from '../store/fixtures.js';
 import { firstTick, Harness, instance, matching, strategy, venueError } from './harness.js';
 
@@ -816,6 +819,82 @@ describe('fills without trade history', () => {
     expect(fills).toHaveLength(1);
     expect(fills[0]!.fillId).not.toContain(':');
     expect(h.store.orders.get('a-1')).toMatchObject({ status: 'FILLED', fillSource: 'trades' });
+  });
+
+  it('tells once an incident that fills come from executedQty deltas (a flap is the same one), again for the next; each fill once', async () => {
+    const log = captureLogger();
+    h = new Harness({ sim: { participationRate: '0.5' } });
+    h.price(100);
+    let placed = 0;
+    const twoBuys = strategy({
+      onTick(ctx) {
+        if (placed < 2 && ctx.openOrders.length === 0) ctx.limit('BUY', '99.9', '1', { tag: `entry-${++placed}` });
+      },
+    });
+    await h.start([instance('a', twoBuys)], { logger: log.logger, tradeHistoryFallbackAfter: 2 });
+    await h.tick(100); // a-1 rests at 99.9
+    const told = () => log.messages(/fills now come from executedQty deltas/);
+    const sources = (localId: string) => h.store.fills.forOrder(localId).map((f) => f.source);
+    // The resting BUY fills `qty` on the venue (half the tick's volume), then one orders poll.
+    const fill = async (qty: number) => {
+      h.clock.advance(5_000);
+      h.sim.onPrice('BTCUSDT', 99.8, h.clock.now(), qty * 2);
+      await h.engine!.pollOrders();
+    };
+    /** The order ends FILLED, its recorded fills adding up to what the venue executed for it, the first from its trade. */
+    const filledAsExecuted = (localId: string) => {
+      const row = h.store.orders.get(localId)!;
+      const executed = h.sim
+        .fills('k')
+        .filter((f) => String(f.orderId) === row.exchangeId)
+        .reduce((sum, f) => sum.plus(f.baseQty), dec(0));
+      const recorded = h.store.fills.forOrder(localId).reduce((sum, f) => sum.plus(f.qty), dec(0));
+      expect(executed.toFixed()).toBe('1');
+      expect(recorded.toFixed()).toBe('1');
+      expect(row).toMatchObject({ status: 'FILLED', filledQty: '1', execQty: '1', fillSource: 'delta' });
+      expect(sources(localId)[0]).toBe('trade');
+    };
+
+    await fill(0.01); // from its trade
+    h.venue.tradesFail = true;
+    await fill(0.01); // one failure: the fill waits for its trade
+    expect(sources('a-1')).toEqual(['trade']);
+    expect(told()).toEqual([]);
+    // The second failure and six more, the order filling on each poll: a delta fill a poll, one line.
+    for (let i = 0; i < 7; i++) await fill(0.01);
+    expect(sources('a-1')).toEqual(['trade', ...Array<string>(7).fill('delta')]);
+    expect(told()).toEqual(['trade history still unavailable for BTCUSDT: fills now come from executedQty deltas']);
+    // A flap: one read works within the quiet time (its trade is not mixed into an order filled from deltas),
+    // then two fail again. The same incident: not told again (before the quiet time, nothing has ended).
+    h.venue.tradesFail = false;
+    const asked = h.venue.tradesAsked.length;
+    await fill(0.01);
+    expect(h.venue.tradesAsked).toHaveLength(asked + 1);
+    h.venue.tradesFail = true;
+    await fill(0.01);
+    await fill(0.01);
+    expect(sources('a-1')).toEqual(['trade', ...Array<string>(10).fill('delta')]);
+    expect(told()).toHaveLength(1);
+    expect(log.messages(/trade history BTCUSDT recovered/)).toEqual([]);
+    // Trade history answers again past the quiet time: the incident ends; the rest of the order, and the
+    // trades of what deltas recorded, are not counted twice.
+    h.venue.tradesFail = false;
+    h.clock.advance(INCIDENT_QUIET_MS);
+    await fill(1);
+    filledAsExecuted('a-1');
+    expect(log.messages(/trade history BTCUSDT recovered/)).toHaveLength(1);
+    // A new incident on the next order: told again, once.
+    await h.tick(100);
+    expect(h.store.orders.get('a-2')?.status).toBe('OPEN');
+    await fill(0.01);
+    h.venue.tradesFail = true;
+    for (let i = 0; i < 4; i++) await fill(0.01);
+    expect(told()).toHaveLength(2);
+    h.venue.tradesFail = false;
+    h.clock.advance(INCIDENT_QUIET_MS);
+    await fill(1);
+    filledAsExecuted('a-2');
+    expect(told()).toHaveLength(2);
   });
 });
 
