@@ -11,6 +11,7 @@ import { DEFAULT_ASSETS, simPairConfig } from '../../src/sim/default-market.js';
 import type { Logger } from '../../src/ops/logger.js';
 import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
 import { captureLogger } from '../support/capture-logger.js';
+import { LyingVenue } from '../support/lying-venue.js';
 import { firstTick, Harness, instance, venueError } from './harness.js';
 
 const restingBuy = (price: string) => firstTick((ctx) => ctx.limit('BUY', price, '0.01', { tag: 'rest' }));
@@ -58,11 +59,11 @@ const SYMBOLS = PAIRS.map((p) => p.symbol);
 const names = SYMBOLS.map((_, i) => `p${i}`);
 const specs = () => SYMBOLS.map((symbol, i) => instance(names[i]!, restingBuy('90'), { symbol }));
 
-/** The six pairs at 100 on an account of USDT alone, nothing started. */
-function sixPairsAt100(): Harness {
+/** The six pairs at 100 on an account of USDT alone, nothing started (`participationRate`: the sim's). */
+function sixPairsAt100(participationRate?: string): Harness {
   const h = new Harness({
     balances: { USDT: '1000000' },
-    sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS },
+    sim: { assets: [...DEFAULT_ASSETS, ...BASES], pairs: PAIRS, participationRate },
   });
   for (const symbol of SYMBOLS) h.price(100, symbol);
   return h;
@@ -338,5 +339,57 @@ describe('order and trade history in a many-pair poll', () => {
     // Before, every poll tried the shared read again; after three, every pair's fills came from deltas.
     expect(h.venue.tradesAsked.map((q) => q.symbol)).toEqual([undefined, ...SYMBOLS]);
     expectOthersFilledFromTrades(h);
+  });
+
+  it("open orders without executedQty: each pair's fills from the account's trade history, each trade once", async () => {
+    const h = sixPairsAt100('0.5');
+    const venue = new LyingVenue(h.venue);
+    // The venue's open orders never say what executed (the figure missing, not 0); history and trades are honest.
+    venue.order = (r, source) => (source === 'open-orders' ? { ...r, executedQty: undefined } : r);
+    // The second pair's first trade comes late: absent from the first read of trade history after it.
+    let late = true;
+    venue.trades = (trades) => (late ? trades.filter((t) => t.symbol !== SYMBOLS[1]) : trades);
+    await h.start(specs(), { venue });
+    for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
+    await h.engine!.pollOrders();
+    const rows = () => names.map((name) => h.store.orders.get(`${name}-1`)!);
+    const poll = async (fills: readonly string[], volume: number) => {
+      h.clock.advance(5_000);
+      for (const symbol of fills) h.sim.onPrice(symbol, 89, h.clock.now(), volume);
+      h.venue.tradesAsked.length = 0;
+      await h.engine!.pollOrders();
+      return h.venue.tradesAsked.map((q) => q.symbol);
+    };
+    const SHARED = [undefined]; // one read of the account's trades, never one a pair
+
+    // Every pair fills 0.003 of its 0.01, seen only in trades: recorded while the orders work.
+    expect(await poll(SYMBOLS, 0.006)).toEqual(SHARED);
+    rows().forEach((row, i) =>
+      expect(row, SYMBOLS[i]).toMatchObject(
+        i === 1
+          ? { status: 'PARTIALLY_FILLED', filledQty: '0', execQty: '0' }
+          : { status: 'PARTIALLY_FILLED', filledQty: '0.003', execQty: '0.003', fillSource: 'trades' },
+      ),
+    );
+    // The next poll, nothing new on the venue: the late trade is recorded, nothing else again.
+    late = false;
+    expect(await poll([], 0)).toEqual(SHARED);
+    for (const row of rows()) expect(row).toMatchObject({ status: 'PARTIALLY_FILLED', filledQty: '0.003' });
+    // Three pairs fill 0.004 more, then every pair the rest (gone from open orders: FILLED in order history).
+    expect(await poll(SYMBOLS.slice(0, 3), 0.008)).toEqual(SHARED);
+    expect(await poll(SYMBOLS, 1)).toEqual(SHARED);
+    // Nothing works or is owed any more: nothing is read.
+    expect(await poll([], 0)).toEqual([]);
+    await h.restart(specs(), { venue });
+    await h.engine!.pollOrders();
+
+    for (const [i, row] of rows().entries()) {
+      expect(row, SYMBOLS[i]).toMatchObject({ status: 'FILLED', filledQty: '0.01', execQty: '0.01' });
+      // Its fills are its trades on the venue, each once.
+      const traded = (await h.venue.inner.tradeHistory({ symbol: SYMBOLS[i] })).map((t) => [t._id, String(t.baseQty)]);
+      const recorded = h.store.fills.forOrder(row.localId).map((f) => [f.fillKey, f.qty]);
+      expect(recorded.sort(), SYMBOLS[i]).toEqual(traded.sort());
+      expect(recorded, SYMBOLS[i]).toHaveLength(i < 3 ? 3 : 2);
+    }
   });
 });
