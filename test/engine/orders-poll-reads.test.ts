@@ -12,7 +12,7 @@ import type { Logger } from '../../src/ops/logger.js';
 import { INCIDENT_QUIET_MS } from '../../src/ops/incident.js';
 import { captureLogger } from '../support/capture-logger.js';
 import { LyingVenue } from '../support/lying-venue.js';
-import { firstTick, Harness, instance, venueError } from './harness.js';
+import { firstTick, Harness, instance, strategy, venueError } from './harness.js';
 
 const restingBuy = (price: string) => firstTick((ctx) => ctx.limit('BUY', price, '0.01', { tag: 'rest' }));
 
@@ -284,6 +284,69 @@ describe('order and trade history in a many-pair poll', () => {
     expect(log.messages(/fills now come from executedQty deltas/)).toEqual([
       'trade history still unavailable for 6 pairs: fills now come from executedQty deltas',
     ]);
+  });
+
+  it('a shared trade read failing in two incidents: each told once in one line naming every pair, never per poll', async () => {
+    const log = captureLogger();
+    const h = sixPairsAt100();
+    // Each pair keeps one BUY at 90 working; the breaker (not this test's subject) never stops the next one.
+    const keepOne = strategy({
+      onTick(ctx) {
+        if (ctx.openOrders.length === 0) ctx.limit('BUY', '90', '0.01', { tag: 'rest' });
+      },
+    });
+    await h.start(
+      SYMBOLS.map((symbol, i) => instance(names[i]!, keepOne, { symbol })),
+      { logger: log.logger, circuitBreaker: { threshold: 1_000 } },
+    );
+    const told = () =>
+      log.lines
+        .map((l) => JSON.parse(l) as { msg: string; symbols?: string[] })
+        .filter((l) => /fills now come from executedQty deltas/.test(l.msg));
+    const sources = () => names.map((name) => h.store.fills.forInstance(name).map((f) => f.source));
+    // A round: every pair places its BUY, all fill on the venue, then `polls` orders polls 5 s apart.
+    const round = async (polls: number) => {
+      for (const symbol of SYMBOLS) await h.marketTick(100, 0, symbol);
+      await h.engine!.pollOrders();
+      h.clock.advance(5_000);
+      for (const symbol of SYMBOLS) h.sim.onPrice(symbol, 89, h.clock.now());
+      for (let i = 0; i < polls; i++) {
+        h.clock.advance(5_000);
+        await h.engine!.pollOrders();
+      }
+      expect(h.store.orders.active()).toEqual([]);
+    };
+
+    // Every trade read fails: from the third failure each pair's fill comes from its delta; one line for all.
+    h.venue.tradesFail = true;
+    await round(6);
+    for (const s of sources()) expect(s).toEqual(['delta']);
+    expect(told().map((l) => [l.msg, [...l.symbols!].sort()])).toEqual([
+      ['trade history still unavailable for 6 pairs: fills now come from executedQty deltas', SYMBOLS],
+    ]);
+    // Still failing, the next orders fill: the same incident, not told again.
+    await round(6);
+    for (const s of sources()) expect(s).toEqual(['delta', 'delta']);
+    expect(told()).toHaveLength(1);
+    // Trade history answers past the quiet time: fills from trades again, each pair's incident over.
+    h.venue.tradesFail = false;
+    h.clock.advance(INCIDENT_QUIET_MS);
+    await round(2);
+    for (const s of sources()) expect(s).toEqual(['delta', 'delta', 'trade']);
+    for (const symbol of SYMBOLS)
+      expect(log.messages(new RegExp(`^trade history ${symbol} recovered`))).toHaveLength(1);
+    // A new incident: told again, once, in one line naming every pair.
+    h.venue.tradesFail = true;
+    await round(6);
+    for (const s of sources()) expect(s).toEqual(['delta', 'delta', 'trade', 'delta']);
+    expect(told().map((l) => [...l.symbols!].sort())).toEqual([SYMBOLS, SYMBOLS]);
+    // Every order FILLED, its 0.01 recorded once: what the venue executed for each pair.
+    for (const row of h.store.orders.all()) expect(row).toMatchObject({ status: 'FILLED', filledQty: '0.01' });
+    for (const [i, symbol] of SYMBOLS.entries()) {
+      const executed = h.sim.fills('k').filter((f) => f.symbol === symbol);
+      expect(executed, symbol).toHaveLength(4);
+      expect(h.store.fills.forInstance(names[i]!).map((f) => f.qty)).toEqual(executed.map((f) => f.baseQty.toFixed()));
+    }
   });
 
   it.each([
