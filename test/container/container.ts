@@ -5,7 +5,7 @@
  *   no compiler or better-sqlite3 build leftovers; its size and the build time are printed;
  * - the trading image (the default target) without the research dependencies (none installed or in its SBOM;
  *   `bot data export --format parquet` and `bot worker` say what they need and where it is); the research target
- *   with them, exporting an hour of the sample to Parquet;
+ *   with them, exporting an hour of the sample to Parquet; a sweep of 4 on 2 worker threads in the trading image;
  * - paper with an empty host folder on /app/data: owned by root it fails with one line saying what to do,
  *   owned by the image's user it runs, as uid 1000, and `podman healthcheck run` passes; the probes and the
  *   metrics answer on the metrics port from outside the container, and nothing else does there;
@@ -277,6 +277,29 @@ async function main(): Promise<void> {
         leftOut.stderr.includes('--target research'),
       'the trading image: bot data export --format parquet says it needs hyparquet-writer and where it is',
       leftOut.stdout + leftOut.stderr,
+    );
+    // A sweep on the image's Node: its worker threads started, fed and stopped, under the tier-up flag V8 12 takes
+    // (a flag it did not know would be an error line on stderr).
+    const sweep = podman.run(
+      [
+        'run',
+        '--rm',
+        '--entrypoint',
+        'sh',
+        IMAGE,
+        '-c',
+        'node /app/src/cli.js backtest --config /app/config/grid-btcusdt.json --data /app/samples/BTCUSDT-2023-03-01_21.jsonl.gz ' +
+          '--from 2023-03-08T00:00:00Z --to 2023-03-09T00:00:00Z --sweep spacingPct=0.2,0.3,0.4,0.5 --workers 2 ' +
+          '--no-cache --out /tmp/sweep && tail -n +2 /tmp/sweep/sweep.csv | wc -l',
+      ],
+      { allowFail: true },
+    );
+    check(
+      sweep.code === 0 &&
+        sweep.stdout.trim().split('\n').at(-1) === '4' &&
+        !/Fatal error|Check failed|unrecognized flag|Error:/.test(sweep.stderr),
+      'the trading image: a sweep of 4 on 2 worker threads, every combination in sweep.csv, no error on stderr',
+      sweep.stdout + sweep.stderr,
     );
     const noWorker = podman.run(['run', '--rm', IMAGE, 'worker', '--queue', 'redis://127.0.0.1:1'], {
       allowFail: true,
