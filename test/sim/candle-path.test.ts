@@ -1,13 +1,15 @@
 /**
  * The path inside a candle (sim/candle-path.ts): which order each model walks, and that a backtest's columns
- * and paper's recorded feed walk the same one with the same volume per tick (one import serves every model).
+ * and paper's recorded feed find the same candles and walk the same path with the same volume per tick (one
+ * import serves every model).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseEnv } from '../../src/app/env.js';
-import { candleTicks } from '../../src/backtest/candle-ticks.js';
+import fc from 'fast-check';
+import { candleRoles, candleTicks } from '../../src/backtest/candle-ticks.js';
 import type { ConfigError } from '../../src/errors.js';
 import { loadTicks } from '../../src/backtest/tick-data.js';
 import { fromWire } from '../../src/market/decimal.js';
@@ -15,6 +17,7 @@ import { importCandles } from '../../src/record/candles.js';
 import {
   CANDLE_KEY,
   CANDLE_PATHS,
+  CandleFinder,
   candleTickVolume,
   parseCandlePath,
   swapsExtremes,
@@ -22,7 +25,8 @@ import {
 import { lockstepFeed } from '../../src/sim/feeds.js';
 import { MatchingEngine, type TickerInput } from '../../src/sim/matching-engine.js';
 import { tempDir } from '../support/temp-dir.js';
-import { columnValues, valueAt } from '../../src/backtest/number-column.js';
+import { columnValues, type NumberColumn, valueAt } from '../../src/backtest/number-column.js';
+import type { TickColumns } from '../../src/backtest/tick-columns.js';
 import { columnArrays } from '../support/tick-columns.js';
 import { assetsOf } from '../../src/cli/import-candles.js';
 
@@ -186,6 +190,59 @@ describe('one path for backtests and paper', () => {
     expect(new Set(walked.values()).size).toBe(CANDLE_PATHS.length);
     const nearer = JSON.parse(walked.get('nearer-first')!) as number[][];
     expect(nearer.map((x) => x[1])).toEqual(columnValues(data.columns.price));
+  });
+
+  it('finds the same candles in a backtest’s columns as in a recorded feed, on any interleaving of pairs', () => {
+    // The rule is one (isCandle); the scans are two, for memory's sake: findCandles over the columns (a backtest)
+    // and one CandleFinder a pair over its feed (paper on recordings). Streams on a 15-second grid with a few
+    // off-grid steps and four price levels, so that four ticks in a row are often a candle, often nearly one, and
+    // windows overlap: both scans must take the same candles, each left to right, whatever the other pairs do.
+    const wide = (values: number[]): NumberColumn => ({
+      values: Float64Array.from(values),
+      mul: 1,
+      div: 1,
+      narrow: false,
+    });
+    const step = fc.tuple(fc.constantFrom(15_000, 15_000, 15_000, 30_000, 1_000), fc.integer({ min: 1, max: 4 }));
+    const pairStream = fc.array(step, { maxLength: 80 });
+    fc.assert(
+      fc.property(fc.array(pairStream, { minLength: 1, maxLength: 3 }), fc.array(fc.nat()), (pairs, picks) => {
+        // Each pair's ticks in its own time order, the pairs interleaved as `picks` says.
+        const queues = pairs.map((steps, s) => {
+          let t = 1_680_000_000_000;
+          return steps.map(([dt, p]) => ({ s, t: (t += dt), p }));
+        });
+        const ticks: { s: number; t: number; p: number }[] = [];
+        for (let k = 0; queues.some((q) => q.length > 0); k++) {
+          const open = queues.filter((q) => q.length > 0);
+          ticks.push(open[(picks[k] ?? k) % open.length]!.shift()!);
+        }
+        const none = () => wide(ticks.map(() => NaN));
+        const columns: TickColumns = {
+          sym: Uint16Array.from(ticks.map((x) => x.s)),
+          time: wide(ticks.map((x) => x.t)),
+          price: wide(ticks.map((x) => x.p)),
+          high: none(),
+          low: none(),
+          vb: none(),
+          vq: none(),
+        };
+        const backtest = Array.from(candleRoles(columns, 0, ticks.length, pairs.length));
+        const paper = new Array<number>(ticks.length).fill(0);
+        const finders = pairs.map(
+          () =>
+            new CandleFinder<number>(
+              (i) => ticks[i]!.t,
+              (i) => ticks[i]!.p,
+              (...quad) => quad.forEach((i, role) => (paper[i] = role + 1)),
+              () => {},
+            ),
+        );
+        ticks.forEach((x, i) => finders[x.s]!.push(i));
+        expect(backtest).toEqual(paper);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('gives each tick its candle’s volume on two pairs interleaved, whichever tick is asked first', async () => {
