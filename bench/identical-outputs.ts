@@ -3,8 +3,13 @@
  * (the BTCUSDT ones on the 21-day sample, ema-trend-usdt on the April 2023 USDT pairs), scheduled and
  * `--every-tick`, run by each checkout's own `bot backtest` (bin/bot.js, its build made on demand) into a temporary
  * folder, each checkout with a column cache of its own; then every file of the two output folders and the two exit
- * codes compared. A speed change keeps all of them identical (issue 39). Prints `identical` or `DIFFERENT` (with
- * the files that differ and the first differing line) a run, and exits 1 when any run differs or fails.
+ * codes compared (bench/output-comparison.ts). A speed change keeps all of them identical (issue 39). Prints a run
+ * `identical`; `identical but for source hashes` when the outputs differ only in the recorded sha256 of source
+ * files that differ between the checkouts (a strategy module or strategy file changed, each side's value that
+ * file's hash in its checkout; the output folder's inputs hash with them when summary.json, which records every
+ * input, differs in nothing else), with those files named; or `DIFFERENT`, with the changed sources, the files
+ * that differ and the first line that differs once those hashes are masked. Exits 1 when any run differs or fails
+ * (the first two verdicts count as identical), and the last line says how many were identical but for hashes.
  * `npm run bench:identical -- --against main [--only grid] [--synthetic] [--keep]` (--against: a checkout with its
  * node_modules, used as it is, or a commit, or a checkout without node_modules such as /work/main for its HEAD,
  * checked out in a temporary git worktree with this checkout's node_modules)
@@ -12,9 +17,10 @@
  * `npm run bench:backtest`, data/cache/bench/, when it has been generated; --keep: leave the output folders).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { compareOutputs, outputFiles } from './output-comparison.js';
 
 const flag = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
@@ -101,54 +107,41 @@ function backtest(root: string, run: Run, out: string, cache: string): Promise<n
   });
 }
 
-function files(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((f) => statSync(join(dir, f)).isFile())
-    .sort();
-}
-
-/** What differs between two output folders: one line a file, with the first differing line of a text file. */
-function differences(a: string, b: string): string[] {
-  const names = [...new Set([...files(a), ...files(b)])].sort();
-  const out: string[] = [];
-  for (const name of names) {
-    const [fa, fb] = [join(a, name), join(b, name)];
-    if (!existsSync(fa) || !existsSync(fb)) {
-      out.push(`${name}: only in ${existsSync(fa) ? 'this checkout' : 'the other'}`);
-      continue;
-    }
-    const [ba, bb] = [readFileSync(fa), readFileSync(fb)];
-    if (ba.equals(bb)) continue;
-    const [la, lb] = [ba.toString('utf8').split('\n'), bb.toString('utf8').split('\n')];
-    const i = la.findIndex((line, n) => line !== lb[n]);
-    const at = i < 0 ? la.length : i;
-    const cut = (s: string | undefined) => (s === undefined ? '(none)' : s.length > 160 ? `${s.slice(0, 160)}...` : s);
-    out.push(`${name}: line ${at + 1}\n      here:  ${cut(la[at])}\n      there: ${cut(lb[at])}`);
-  }
-  return out;
-}
-
 process.stdout.write(`${runs.length} runs, this checkout against ${side.label} (load ${loadavg()[0]!.toFixed(1)})\n`);
 let bad = 0;
+let sourcesOnly = 0;
 try {
   for (const [i, run] of runs.entries()) {
     const [outHere, outThere] = [join(work, `${i}-here`), join(work, `${i}-there`)];
     const codeHere = await backtest(here, run, outHere, join(work, 'cache-here'));
     const codeThere = await backtest(other, run, outThere, join(work, 'cache-there'));
-    const diff = differences(outHere, outThere);
-    if (codeHere !== codeThere) diff.unshift(`exit code ${codeHere} here, ${codeThere} there`);
-    if (files(outHere).length === 0) diff.unshift('no output written');
-    if (diff.length > 0) bad++;
-    process.stdout.write(`${diff.length === 0 ? 'identical' : 'DIFFERENT'}  ${run.name}\n`);
-    for (const line of diff) process.stdout.write(`    ${line}\n`);
+    const { sources, masked, differences } = compareOutputs(
+      { out: outHere, root: here },
+      { out: outThere, root: other },
+    );
+    if (codeHere !== codeThere) differences.unshift(`exit code ${codeHere} here, ${codeThere} there`);
+    if (outputFiles(outHere).length === 0) differences.unshift('no output written');
+    const verdict =
+      differences.length > 0 ? 'DIFFERENT' : sources.length > 0 ? 'identical but for source hashes' : 'identical';
+    if (differences.length > 0) bad++;
+    else if (sources.length > 0) sourcesOnly++;
+    process.stdout.write(`${verdict}  ${run.name}\n`);
+    for (const s of sources)
+      process.stdout.write(
+        `    ${s.file} changed: sha256 ${s.here.slice(0, 12)}… here, ${s.there.slice(0, 12)}… there\n`,
+      );
+    if (masked.length > 0) process.stdout.write(`    differing only in those hashes: ${masked.join(', ')}\n`);
+    for (const line of differences) process.stdout.write(`    ${line}\n`);
   }
 } finally {
   if (side.worktree !== undefined) execFileSync('git', ['worktree', 'remove', '--force', side.worktree]);
   if (keep) process.stdout.write(`outputs kept in ${work}\n`);
   else rmSync(work, { recursive: true, force: true });
 }
+const butFor = (what: string) => (sourcesOnly > 0 ? `, ${sourcesOnly} ${what} but for source hashes` : '');
 process.stdout.write(
-  bad === 0 ? `all ${runs.length} identical\n` : `${bad} of ${runs.length} differ (load ${loadavg()[0]!.toFixed(1)})\n`,
+  bad === 0
+    ? `all ${runs.length} identical${butFor('of them')}\n`
+    : `${bad} of ${runs.length} differ${butFor('identical')} (load ${loadavg()[0]!.toFixed(1)})\n`,
 );
 process.exitCode = bad === 0 ? 0 : 1;
