@@ -212,25 +212,15 @@ async function main(): Promise<void> {
       shown === `spot-bot ${version}${revision === '' ? '' : ` (commit ${revision.slice(0, 12)})`}`,
       `bot --version: ${shown}`,
     );
-    const nodeVersion = podman.run(['run', '--rm', '--entrypoint', 'node', IMAGE, '--version']).stdout.trim();
+    const nodeVersion = podman.runIn(IMAGE, 'node', ['--version']).stdout.trim();
     const sbom = podman
-      .run([
-        'run',
-        '--rm',
-        '--entrypoint',
-        'node',
-        IMAGE,
+      .runIn(IMAGE, 'node', [
         '-p',
         'const b = require("/app/sbom.cdx.json"); [b.bomFormat, b.metadata.component.name, b.components.some((c) => c.name === "better-sqlite3")].join(" ")',
       ])
       .stdout.trim();
     check(sbom === 'CycloneDX spot-bot true', `/app/sbom.cdx.json: the image's bill of materials (${sbom})`);
-    const leftovers = podman.run([
-      'run',
-      '--rm',
-      '--entrypoint',
-      'sh',
-      IMAGE,
+    const leftovers = podman.runIn(IMAGE, 'sh', [
       '-c',
       'cd node_modules/better-sqlite3 && ls -A . build build/Release; command -v g++ make python3 cc || true; if test -d /app/node_modules/typescript; then echo devDependencies; fi',
     ]).stdout;
@@ -243,12 +233,7 @@ async function main(): Promise<void> {
     phase('the trading image leaves the research dependencies out; the research target has them');
     const shipped = (image: string) =>
       podman
-        .run([
-          'run',
-          '--rm',
-          '--entrypoint',
-          'node',
-          image,
+        .runIn(image, 'node', [
           '-p',
           `const b = require("/app/sbom.cdx.json"); ${JSON.stringify(RESEARCH_PACKAGES)}.filter((p) => require("fs").existsSync("/app/node_modules/" + p) || b.components.some((c) => c.name === p)).join(" ")`,
         ])
@@ -280,13 +265,10 @@ async function main(): Promise<void> {
     );
     // A sweep on the image's Node: its worker threads started, fed and stopped, under the tier-up flag V8 12 takes
     // (a flag it did not know would be an error line on stderr).
-    const sweep = podman.run(
+    const sweep = podman.runIn(
+      IMAGE,
+      'sh',
       [
-        'run',
-        '--rm',
-        '--entrypoint',
-        'sh',
-        IMAGE,
         '-c',
         'node /app/src/cli.js backtest --config /app/config/grid-btcusdt.json --data /app/samples/BTCUSDT-2023-03-01_21.jsonl.gz ' +
           '--from 2023-03-08T00:00:00Z --to 2023-03-09T00:00:00Z --sweep spacingPct=0.2,0.3,0.4,0.5 --workers 2 ' +
@@ -314,16 +296,10 @@ async function main(): Promise<void> {
       shipped(RESEARCH_IMAGE) === RESEARCH_PACKAGES.join(' '),
       `the research image: ${RESEARCH_PACKAGES.join(', ')} installed and in its SBOM`,
     );
-    const exported = podman.run(
-      [
-        'run',
-        '--rm',
-        '--entrypoint',
-        'sh',
-        RESEARCH_IMAGE,
-        '-c',
-        `node /app/src/cli.js ${exportArgs('/tmp/hour.parquet').join(' ')} && wc -c < /tmp/hour.parquet`,
-      ],
+    const exported = podman.runIn(
+      RESEARCH_IMAGE,
+      'sh',
+      ['-c', `node /app/src/cli.js ${exportArgs('/tmp/hour.parquet').join(' ')} && wc -c < /tmp/hour.parquet`],
       { allowFail: true },
     );
     check(
@@ -513,21 +489,11 @@ async function main(): Promise<void> {
     const upgrades = hostFolder(work, 'upgrades', 1000);
     writeOldJournal(join(upgrades, 'schema-4.db'), { fills: 200, schema: 4, venue: 'paper' });
     writeFileSync(join(upgrades, 'stress.mjs'), UPGRADE_STRESS);
-    const stress = podman.run(
-      [
-        'run',
-        '--rm',
-        '-v',
-        `${upgrades}:/upgrades:ro`,
-        '--entrypoint',
-        'node',
-        IMAGE,
-        '/upgrades/stress.mjs',
-        '/upgrades/schema-4.db',
-        String(UPGRADE_ROUNDS),
-        String(UPGRADE_WIDTH),
-      ],
-      { allowFail: true },
+    const stress = podman.runIn(
+      IMAGE,
+      'node',
+      ['/upgrades/stress.mjs', '/upgrades/schema-4.db', String(UPGRADE_ROUNDS), String(UPGRADE_WIDTH)],
+      { mounts: [`${upgrades}:/upgrades:ro`], allowFail: true },
     );
     check(
       stress.code === 0 && stress.stdout.trim() === String(UPGRADE_ROUNDS * UPGRADE_WIDTH),

@@ -70,6 +70,22 @@ export class Podman {
     return result;
   }
 
+  /**
+   * `podman run --rm [-v MOUNT …] --entrypoint ENTRYPOINT IMAGE ARGS…`: one command in a throwaway container of the
+   * image (a node or sh of its own, not the bot's entrypoint), as run() runs podman.
+   */
+  runIn(
+    image: string,
+    entrypoint: string,
+    args: string[],
+    options: { mounts?: string[]; allowFail?: boolean } = {},
+  ): Result {
+    const mounts = (options.mounts ?? []).flatMap((m) => ['-v', m]);
+    return this.run(['run', '--rm', ...mounts, '--entrypoint', entrypoint, image, ...args], {
+      allowFail: options.allowFail,
+    });
+  }
+
   /** Runs podman with its output shown as it comes (long builds), each line prefixed. */
   async stream(args: string[], prefix: string): Promise<void> {
     const child = spawn('podman', args, { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
